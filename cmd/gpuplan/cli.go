@@ -1,0 +1,175 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// env carries the process's streams to a subcommand. Subcommands never touch
+// os.Stdout or os.Stderr directly, so every one is testable through run.
+type env struct {
+	stdout io.Writer
+	stderr io.Writer
+	stdin  io.Reader
+}
+
+// command is one gpuplan subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(e *env, args []string) error
+}
+
+// usageError is a bad invocation: exit status 2 and a pointer to --help.
+type usageError struct{ msg string }
+
+func (u *usageError) Error() string { return u.msg }
+
+func usagef(format string, args ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, args...)}
+}
+
+// errHelpShown signals that --help was printed; the command exits 0.
+var errHelpShown = errors.New("help shown")
+
+// flags wraps a flag.FlagSet with the options every subcommand shares.
+type flags struct {
+	*flag.FlagSet
+	json bool
+	out  io.Writer
+}
+
+// newFlags returns a flag set for subcommand name. synopsis is the usage
+// line(s) after "gpuplan"; about is the help text printed under it.
+func (e *env) newFlags(name, synopsis, about string) *flags {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	f := &flags{FlagSet: fs, out: e.stdout}
+	fs.SetOutput(io.Discard)
+	fs.BoolVar(&f.json, "json", false, "write machine-readable JSON instead of text")
+	fs.Usage = func() {
+		fmt.Fprintf(f.out, "usage: gpuplan %s\n\n%s\n\nflags:\n", synopsis, strings.TrimSpace(about))
+		fs.SetOutput(f.out)
+		fs.PrintDefaults()
+		fs.SetOutput(io.Discard)
+	}
+	return f
+}
+
+// parse parses args. --help prints usage to stdout and returns errHelpShown;
+// any other problem is a *usageError naming the subcommand.
+func (f *flags) parse(args []string) error {
+	err := f.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		f.Usage()
+		return errHelpShown
+	default:
+		return usagef("gpuplan %s: %v (run 'gpuplan %s --help' for usage)", f.Name(), err, f.Name())
+	}
+}
+
+// noArgs fails with a usage error when positional arguments remain.
+func (f *flags) noArgs() error {
+	if f.NArg() > 0 {
+		return usagef("gpuplan %s: unexpected argument %q (run 'gpuplan %s --help' for usage)", f.Name(), f.Arg(0), f.Name())
+	}
+	return nil
+}
+
+// writeJSON writes v as indented JSON followed by a newline.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+// readInput reads a named file, or standard input when name is "-".
+func (e *env) readInput(name string) ([]byte, error) {
+	if name == "-" {
+		if e.stdin == nil {
+			return nil, errors.New("standard input is not available. Fix: pass a file name")
+		}
+		return io.ReadAll(e.stdin)
+	}
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w. Fix: check the path", name, err)
+	}
+	return data, nil
+}
+
+// run executes gpuplan with args (without the program name) and returns the
+// process exit status.
+func run(stdout, stderr io.Writer, args []string) int {
+	return runWithInput(stdout, stderr, os.Stdin, args)
+}
+
+func runWithInput(stdout, stderr io.Writer, stdin io.Reader, args []string) int {
+	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	cmds := commands()
+	if len(args) == 0 {
+		printHelp(stderr, cmds)
+		return exitUsage
+	}
+	name := args[0]
+	switch name {
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 {
+			return runCommand(e, cmds, args[1], []string{"--help"})
+		}
+		printHelp(stdout, cmds)
+		return exitOK
+	}
+	return runCommand(e, cmds, name, args[1:])
+}
+
+func runCommand(e *env, cmds []command, name string, args []string) int {
+	for _, c := range cmds {
+		if c.name != name {
+			continue
+		}
+		err := c.run(e, args)
+		var ue *usageError
+		switch {
+		case err == nil, errors.Is(err, errHelpShown):
+			return exitOK
+		case errors.As(err, &ue):
+			fmt.Fprintln(e.stderr, err)
+			return exitUsage
+		default:
+			fmt.Fprintf(e.stderr, "gpuplan %s: %v\n", name, err)
+			return exitFailure
+		}
+	}
+	names := make([]string, len(cmds))
+	for i, c := range cmds {
+		names[i] = c.name
+	}
+	sort.Strings(names)
+	fmt.Fprintf(e.stderr, "gpuplan: unknown command %q; known commands: %s (run 'gpuplan help')\n", name, strings.Join(names, ", "))
+	return exitUsage
+}
+
+func printHelp(w io.Writer, cmds []command) {
+	fmt.Fprintln(w, "gpuplan plans GPU execution offline and proves its plans on NVIDIA hardware.")
+	fmt.Fprintln(w, "\nusage: gpuplan <command> [flags]\n\ncommands:")
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nEvery command accepts --help and --json.")
+}

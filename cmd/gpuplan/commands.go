@@ -1,0 +1,9 @@
+package main
+
+// commands lists gpuplan's subcommands in the order help prints them.
+// Each subcommand lives in its own file next to this one.
+func commands() []command {
+	return []command{
+		{name: "version", summary: "print the gpuplan version", run: runVersion},
+	}
+}

@@ -1,0 +1,75 @@
+package checked
+
+import (
+	"math"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestAddMul(t *testing.T) {
+	tests := []struct {
+		name    string
+		op      func(a, b uint64, f string) (uint64, error)
+		a, b    uint64
+		want    uint64
+		wantErr bool
+	}{
+		{"add", Add, 3, 4, 7, false},
+		{"add max", Add, math.MaxUint64, 0, math.MaxUint64, false},
+		{"add overflow", Add, math.MaxUint64, 1, 0, true},
+		{"mul", Mul, 1 << 31, 1 << 31, 1 << 62, false},
+		{"mul zero", Mul, 0, math.MaxUint64, 0, false},
+		{"mul overflow", Mul, 1 << 32, 1 << 32, 0, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := tc.op(tc.a, tc.b, "test bytes")
+			if tc.wantErr {
+				var oe *OverflowError
+				require.ErrorAs(t, err, &oe)
+				assert.Equal(t, "test bytes", oe.Field)
+				assert.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestSum(t *testing.T) {
+	s, err := Sum("x", 1, 2, 3)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(6), s)
+	_, err = Sum("x", math.MaxUint64, 1)
+	require.Error(t, err)
+}
+
+func TestCeilDiv(t *testing.T) {
+	for _, tc := range []struct{ v, d, q uint64 }{{0, 3, 0}, {1, 3, 1}, {3, 3, 1}, {4, 3, 2}, {math.MaxUint64, 1, math.MaxUint64}, {math.MaxUint64, 2, 1 << 63}} {
+		q, ok := CeilDiv(tc.v, tc.d)
+		require.True(t, ok)
+		assert.Equal(t, tc.q, q, "%d/%d", tc.v, tc.d)
+	}
+	_, ok := CeilDiv(5, 0)
+	assert.False(t, ok)
+}
+
+func TestRatioBPS(t *testing.T) {
+	assert.Equal(t, uint32(5000), RatioBPS(1<<62, 1<<63, 0))
+	assert.Equal(t, uint32(7), RatioBPS(0, 0, 7))
+	assert.Equal(t, uint32(math.MaxUint32), RatioBPS(math.MaxUint64, 1, 0))
+	assert.Equal(t, uint32(9296), RatioBPS(476, 512, 0))
+	assert.Equal(t, uint64(math.MaxUint64), RatioBPSWide(math.MaxUint64, 1, 0))
+	assert.Equal(t, uint64(40000), RatioBPSWide(4000, 1000, 0))
+}
+
+func TestClamp01(t *testing.T) {
+	for in, want := range map[float64]float64{-1: 0, 0.5: 0.5, 2: 1, math.NaN(): 0, math.Inf(1): 0} {
+		assert.Equal(t, want, Clamp01(in))
+	}
+	assert.True(t, Finite(1))
+	assert.False(t, Finite(math.Inf(-1)))
+}

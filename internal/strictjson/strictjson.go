@@ -1,0 +1,89 @@
+// Package strictjson decodes JSON documents strictly: unknown fields,
+// trailing data and type mismatches are errors that name the offending field
+// and say how to fix it.
+package strictjson
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+)
+
+// Error is a decoding failure. Field is the JSON path of the offending value
+// when known (for example "waves[3].frontier_bytes").
+type Error struct {
+	Source string // file name or "<input>"
+	Field  string
+	Msg    string
+	Fix    string
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	if e.Source != "" {
+		b.WriteString(e.Source)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, "field %q: ", e.Field)
+	}
+	b.WriteString(e.Msg)
+	if e.Fix != "" {
+		b.WriteString(". Fix: ")
+		b.WriteString(e.Fix)
+	}
+	return b.String()
+}
+
+// Decode decodes exactly one JSON value from data into v. Unknown fields,
+// trailing data and type mismatches are *Error values. source names the
+// input in messages.
+func Decode(source string, data []byte, v any) error {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return &Error{Source: source, Msg: "input is empty", Fix: "provide a JSON object"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return convert(source, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return &Error{Source: source, Msg: "trailing data after the JSON value", Fix: "remove everything after the closing brace"}
+	}
+	return nil
+}
+
+func convert(source string, err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.As(err, &typeErr):
+		field := typeErr.Field
+		if field == "" {
+			field = "(top level)"
+		}
+		return &Error{Source: source, Field: field,
+			Msg: fmt.Sprintf("cannot use JSON %s as %s", typeErr.Value, typeErr.Type),
+			Fix: fmt.Sprintf("give %s a value of type %s", field, typeErr.Type)}
+	case errors.As(err, &syntaxErr):
+		return &Error{Source: source, Msg: fmt.Sprintf("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr),
+			Fix: "check the JSON syntax near that offset"}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &Error{Source: source, Msg: "JSON input ends early", Fix: "close every object and array"}
+	}
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
+		name = strings.Trim(name, `"`)
+		return &Error{Source: source, Field: name, Msg: "unknown field",
+			Fix: fmt.Sprintf("remove %q or check its spelling against the documented fields", name)}
+	}
+	return &Error{Source: source, Msg: msg, Fix: "check the input against the documented format"}
+}
+
+// Required reports a missing required field as an *Error.
+func Required(source, field, fix string) error {
+	return &Error{Source: source, Field: field, Msg: "required field is missing", Fix: fix}
+}
