@@ -1,0 +1,222 @@
+package occupancy
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+
+	"github.com/gpuplan/gpuplan/internal/strictjson"
+)
+
+// InvalidDeviceError reports an impossible value in a Device. Field is the
+// JSON name of the offending field.
+type InvalidDeviceError struct {
+	Field string
+	Msg   string
+	Fix   string
+}
+
+func (e *InvalidDeviceError) Error() string {
+	return fmt.Sprintf("device field %q: %s. Fix: %s", e.Field, e.Msg, e.Fix)
+}
+
+func invalid(field, fix, format string, args ...any) error {
+	return &InvalidDeviceError{Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
+}
+
+// requiredDeviceFields are the JSON fields a custom profile must give. The
+// other fields have defaults (see LoadDeviceJSON).
+var requiredDeviceFields = []string{
+	"name", "cc_major", "cc_minor", "sm_count", "warp_size",
+	"max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm",
+	"registers_per_sm", "registers_per_block", "registers_per_thread",
+	"shared_mem_per_sm", "shared_mem_per_block", "total_memory_bytes",
+}
+
+// LoadDeviceJSON decodes a custom device profile from one JSON object, using
+// the snake_case field names of Device's JSON tags. source names the input
+// in error messages (a file name, or "<input>").
+//
+// Decoding is strict: an unknown field, a type mismatch, trailing data or a
+// missing required field is a *strictjson.Error naming the field and the fix,
+// and so is an impossible value (see Device.Validate). Required fields: name,
+// cc_major, cc_minor, sm_count, warp_size, max_threads_per_block,
+// max_threads_per_sm, max_blocks_per_sm, registers_per_sm,
+// registers_per_block, registers_per_thread, shared_mem_per_sm,
+// shared_mem_per_block and total_memory_bytes.
+//
+// Defaults for absent optional fields: register_alloc_unit 256,
+// sub_partitions 4, shared_mem_per_block_optin = shared_mem_per_block,
+// reserved_shared_mem_per_block 1024 on cc >= 8.0 and 0 before,
+// shared_mem_alloc_unit 128 on cc >= 8.0 and 256 before, no carveouts (the
+// exact model then uses the whole shared_mem_per_sm), max_grid_dim
+// [2147483647, 65535, 65535] and max_block_dim [1024, 1024, 64]. Booleans
+// default to false and the remaining numbers to 0 (0 memory clock or bus
+// width means the bandwidth is unknown).
+func LoadDeviceJSON(source string, data []byte) (Device, error) {
+	if source == "" {
+		source = "<input>"
+	}
+	var d Device
+	if err := strictjson.Decode(source, data, &d); err != nil {
+		return Device{}, err
+	}
+	// Presence check: the document is already known to be one valid object
+	// with known fields, so a second, plain decode into raw values cannot
+	// fail in a new way.
+	var present map[string]json.RawMessage
+	if err := json.Unmarshal(data, &present); err != nil {
+		return Device{}, &strictjson.Error{Source: source, Msg: "the profile must be a JSON object", Fix: "write the profile as {\"name\": ..., ...}"}
+	}
+	for _, f := range requiredDeviceFields {
+		if v, ok := present[f]; !ok || string(v) == "null" {
+			return Device{}, strictjson.Required(source, f, fmt.Sprintf("add %q to the profile (see gpuplan devices --json for complete examples)", f))
+		}
+	}
+	has := func(f string) bool { v, ok := present[f]; return ok && string(v) != "null" }
+	if !has("register_alloc_unit") {
+		d.RegisterAllocUnit = 256
+	}
+	if !has("sub_partitions") {
+		d.SubPartitions = 4
+	}
+	if !has("shared_mem_per_block_optin") {
+		d.SharedMemPerBlockOptIn = d.SharedMemPerBlock
+	}
+	if !has("reserved_shared_mem_per_block") && d.Major >= 8 {
+		d.ReservedSharedMemPerBlk = 1024
+	}
+	if !has("shared_mem_alloc_unit") {
+		d.SharedMemAllocUnit = 256
+		if d.Major >= 8 {
+			d.SharedMemAllocUnit = 128
+		}
+	}
+	if !has("max_grid_dim") {
+		d.MaxGridDim = defaultMaxGridDim
+	}
+	if !has("max_block_dim") {
+		d.MaxBlockDim = defaultMaxBlockDim
+	}
+	if err := d.Validate(); err != nil {
+		ie := err.(*InvalidDeviceError)
+		return Device{}, &strictjson.Error{Source: source, Field: ie.Field, Msg: ie.Msg, Fix: ie.Fix}
+	}
+	return d, nil
+}
+
+// Validate checks that d describes a possible CUDA device. The first
+// impossible value is an *InvalidDeviceError naming the JSON field and the
+// fix. Built-in profiles always validate.
+func (d Device) Validate() error {
+	switch {
+	case d.Name == "":
+		return invalid("name", "give the device a name such as \"NVIDIA H100 80GB HBM3\"", "is empty")
+	case d.Ordinal < 0:
+		return invalid("ordinal", "use 0 or the CUDA device index", "is %d, below 0", d.Ordinal)
+	case d.Major < 1 || d.Major > 99:
+		return invalid("cc_major", "give the compute capability major version, for example 9 for cc 9.0", "is %d, outside 1..99", d.Major)
+	case d.Minor < 0 || d.Minor > 9:
+		return invalid("cc_minor", "give the compute capability minor version, for example 0 for cc 9.0", "is %d, outside 0..9", d.Minor)
+	case d.SMCount < 1:
+		return invalid("sm_count", "give the number of streaming multiprocessors (132 on an H100 SXM)", "is %d; a device has at least one SM", d.SMCount)
+	case d.WarpSize != 32:
+		return invalid("warp_size", "set warp_size to 32 (every NVIDIA GPU)", "is %d, not 32", d.WarpSize)
+	case d.MaxThreadsPerSM < 32 || d.MaxThreadsPerSM%32 != 0:
+		return invalid("max_threads_per_sm", "give a positive multiple of 32 (2048 on sm_90)", "is %d, not a positive multiple of the warp size", d.MaxThreadsPerSM)
+	case d.MaxThreadsPerBlock < 32 || d.MaxThreadsPerBlock%32 != 0:
+		return invalid("max_threads_per_block", "give a positive multiple of 32 (1024 on every current GPU)", "is %d, not a positive multiple of the warp size", d.MaxThreadsPerBlock)
+	case d.MaxThreadsPerBlock > d.MaxThreadsPerSM:
+		return invalid("max_threads_per_block", "lower max_threads_per_block to at most max_threads_per_sm", "is %d, above max_threads_per_sm %d", d.MaxThreadsPerBlock, d.MaxThreadsPerSM)
+	case d.MaxBlocksPerSM < 1:
+		return invalid("max_blocks_per_sm", "give the architecture's resident block limit (32 on sm_90)", "is %d; at least one block must fit", d.MaxBlocksPerSM)
+	case d.RegistersPerSM < 1:
+		return invalid("registers_per_sm", "give the register file size in 32-bit registers (65536)", "is %d", d.RegistersPerSM)
+	case d.RegistersPerBlock < 1 || d.RegistersPerBlock > d.RegistersPerSM:
+		return invalid("registers_per_block", "give a value in 1..registers_per_sm (65536)", "is %d, outside 1..registers_per_sm %d", d.RegistersPerBlock, d.RegistersPerSM)
+	case d.RegistersPerThread < 1 || d.RegistersPerThread > 255:
+		return invalid("registers_per_thread", "give the per-thread register limit (255 on sm_70+)", "is %d, outside 1..255", d.RegistersPerThread)
+	case d.RegisterAllocUnit < 1:
+		return invalid("register_alloc_unit", "use 256 (registers per warp allocation unit) or omit the field", "is %d", d.RegisterAllocUnit)
+	case d.SubPartitions < 1 || d.SubPartitions > 8:
+		return invalid("sub_partitions", "use 4 (sm_70+) or omit the field", "is %d, outside 1..8", d.SubPartitions)
+	case d.SharedMemPerSM < 1:
+		return invalid("shared_mem_per_sm", "give the shared memory per SM in bytes (233472 on sm_90)", "is %d", d.SharedMemPerSM)
+	case d.SharedMemPerBlock < 0 || d.SharedMemPerBlock > d.SharedMemPerSM:
+		return invalid("shared_mem_per_block", "give at most shared_mem_per_sm (49152 is the CUDA default)", "is %d, outside 0..shared_mem_per_sm %d", d.SharedMemPerBlock, d.SharedMemPerSM)
+	case d.SharedMemPerBlockOptIn < d.SharedMemPerBlock || d.SharedMemPerBlockOptIn > d.SharedMemPerSM:
+		return invalid("shared_mem_per_block_optin", "give a value between shared_mem_per_block and shared_mem_per_sm", "is %d, outside %d..%d", d.SharedMemPerBlockOptIn, d.SharedMemPerBlock, d.SharedMemPerSM)
+	case d.ReservedSharedMemPerBlk < 0 || d.ReservedSharedMemPerBlk > d.SharedMemPerSM:
+		return invalid("reserved_shared_mem_per_block", "use 1024 on sm_80+ and 0 before, or omit the field", "is %d, outside 0..shared_mem_per_sm", d.ReservedSharedMemPerBlk)
+	case d.SharedMemAllocUnit < 1 || d.SharedMemAllocUnit > d.SharedMemPerSM:
+		return invalid("shared_mem_alloc_unit", "use 128 on sm_80+ and 256 before, or omit the field", "is %d, outside 1..shared_mem_per_sm", d.SharedMemAllocUnit)
+	case d.L2Bytes < 0:
+		return invalid("l2_bytes", "give the L2 size in bytes or 0 when unknown", "is %d, below 0", d.L2Bytes)
+	case d.TotalMemoryBytes < 1:
+		return invalid("total_memory_bytes", "give the device memory in bytes", "is %d", d.TotalMemoryBytes)
+	case d.MemoryBusBits < 0:
+		return invalid("memory_bus_bits", "give the bus width in bits or 0 when unknown", "is %d, below 0", d.MemoryBusBits)
+	case d.MemoryClockKHz < 0:
+		return invalid("memory_clock_khz", "give the memory clock in kHz or 0 when unknown", "is %d, below 0", d.MemoryClockKHz)
+	case d.AsyncEngines < 0:
+		return invalid("async_engines", "give the copy engine count or 0", "is %d, below 0", d.AsyncEngines)
+	}
+	prev := -1
+	for i, c := range d.SharedMemCarveoutsKiB {
+		if c < 0 || c <= prev {
+			return invalid("shared_mem_carveouts_kib", "list the supported carveouts in KiB in strictly ascending order", "entry %d (%d) is negative or not ascending", i, c)
+		}
+		if c > d.SharedMemPerSM/1024 {
+			return invalid("shared_mem_carveouts_kib", "drop carveouts larger than shared_mem_per_sm", "entry %d (%d KiB) exceeds shared_mem_per_sm (%d B)", i, c, d.SharedMemPerSM)
+		}
+		prev = c
+	}
+	for i, g := range d.MaxGridDim {
+		if g < 1 || g > math.MaxInt32 {
+			return invalid("max_grid_dim", "use [2147483647, 65535, 65535] or omit the field", "entry %d is %d, outside 1..2147483647", i, g)
+		}
+	}
+	for i, b := range d.MaxBlockDim {
+		if b < 1 || b > d.MaxThreadsPerBlock {
+			return invalid("max_block_dim", "use [1024, 1024, 64] or omit the field", "entry %d is %d, outside 1..max_threads_per_block", i, b)
+		}
+	}
+	return nil
+}
+
+// DDRFactor is the number of transfers per memory clock used by
+// BandwidthBytesPerSec. The driver reports the memory clock such that
+// 2 x clock x bus width matches NVIDIA's datasheet bandwidth for HBM2,
+// HBM2e, HBM3, HBM3e, GDDR6, GDDR6X and GDDR7 parts alike (for example the
+// H100 SXM's 2,619 MHz on 5,120 bits gives 3.35 TB/s and the H200's
+// 3,201 MHz on 6,016 bits gives 4.81 TB/s).
+const DDRFactor = 2
+
+// BandwidthBytesPerSec estimates the peak memory bandwidth as
+// DDRFactor x MemoryClockKHz x 1000 x MemoryBusBits / 8 bytes per second.
+// It returns 0 when the clock or bus width is unknown (0 or negative) or
+// when the product would overflow int64 (no real device comes close).
+func (d Device) BandwidthBytesPerSec() int64 {
+	bw, _ := d.bandwidth()
+	return bw
+}
+
+func (d Device) bandwidth() (int64, bool) {
+	if d.MemoryClockKHz <= 0 || d.MemoryBusBits <= 0 {
+		return 0, false
+	}
+	// clockKHz*1000*2*bits/8 = clockKHz*bits*250.
+	hz := uint64(d.MemoryClockKHz)
+	bits := uint64(d.MemoryBusBits)
+	if hz > math.MaxInt64/250/bits {
+		return 0, false
+	}
+	return int64(hz * bits * 250), true
+}
+
+// HasTensorCores reports whether the device has tensor cores (cc 7.0 and
+// later, every part gpuplan profiles).
+func (d Device) HasTensorCores() bool { return d.Major >= 7 }
+
+// CC returns the compute capability as "major.minor".
+func (d Device) CC() string { return fmt.Sprintf("%d.%d", d.Major, d.Minor) }
