@@ -1,0 +1,212 @@
+package planners
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/checked"
+)
+
+const mib = 1 << 20
+
+func specSessionProfile() ResidentGraphSessionProfile {
+	return ResidentGraphSessionProfile{
+		GraphLayoutHash:      0xabc,
+		GraphBytes:           mib,
+		RunCount:             128,
+		PerRunFrontierBytes:  4096,
+		ReusableScratchBytes: 65536,
+		PerRunOutputBytes:    2048,
+		BudgetBytes:          2_000_000,
+		Readback:             ReadbackFinalOnly,
+	}
+}
+
+func TestPlanResidentGraphSessionSpecVector(t *testing.T) {
+	plan, err := PlanResidentGraphSession(specSessionProfile())
+	require.NoError(t, err)
+	assert.Equal(t, ResidentGraphSessionPlan{
+		GraphLayoutHash:           0xabc,
+		OneTimeGraphUploadBytes:   mib,
+		TotalFrontierRefreshBytes: 524_288,
+		PeakResidentBytes:         mib + 4096 + 65536 + 2048,
+		AvoidedGraphUploadBytes:   133_169_152,
+		GraphReuse:                ResidentGraphReuseTelemetry{ColdUploads: 1, WarmReuses: 127, UploadBytes: mib, AvoidedUploadBytes: 133_169_152},
+		AvoidedDeviceAllocations:  381,
+		AvoidedHostFences:         127,
+		HostReadbackBytes:         2048,
+		GraphTopologyResident:     true,
+		ScratchReused:             true,
+		FinalOnlyHostReadback:     true,
+	}, plan)
+}
+
+func TestPlanResidentGraphSessionSingleRun(t *testing.T) {
+	p := specSessionProfile()
+	p.RunCount = 1
+	plan, err := PlanResidentGraphSession(p)
+	require.NoError(t, err)
+	assert.Equal(t, ResidentGraphReuseTelemetry{ColdUploads: 1, UploadBytes: mib}, plan.GraphReuse)
+	assert.Zero(t, plan.AvoidedGraphUploadBytes)
+	assert.Zero(t, plan.AvoidedDeviceAllocations)
+	assert.Zero(t, plan.AvoidedHostFences)
+	assert.Equal(t, uint64(4096), plan.TotalFrontierRefreshBytes)
+	assert.True(t, plan.GraphTopologyResident && plan.ScratchReused && plan.FinalOnlyHostReadback)
+}
+
+func TestPlanResidentGraphSessionErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		edit func(*ResidentGraphSessionProfile)
+		want error
+	}{
+		{"per-run readback", func(p *ResidentGraphSessionProfile) { p.Readback = ReadbackPerRun }, &SessionError{Kind: PerRunReadbackRejected}},
+		{"zero hash", func(p *ResidentGraphSessionProfile) { p.GraphLayoutHash = 0 }, &SessionError{Kind: ZeroGraphHash}},
+		{"zero graph bytes", func(p *ResidentGraphSessionProfile) { p.GraphBytes = 0 }, &SessionError{Kind: ZeroGraphBytes}},
+		{"zero runs", func(p *ResidentGraphSessionProfile) { p.RunCount = 0 }, &SessionError{Kind: ZeroRuns}},
+		{"zero budget", func(p *ResidentGraphSessionProfile) { p.BudgetBytes = 0 }, &SessionError{Kind: ZeroBudget}},
+		{"over budget", func(p *ResidentGraphSessionProfile) {
+			*p = ResidentGraphSessionProfile{GraphLayoutHash: 1, GraphBytes: 128, RunCount: 1,
+				PerRunFrontierBytes: 16, ReusableScratchBytes: 16, PerRunOutputBytes: 16, BudgetBytes: 127}
+		}, &SessionError{Kind: OverBudget, RequiredBytes: 176, BudgetBytes: 127}},
+		{"order: hash before runs", func(p *ResidentGraphSessionProfile) { p.GraphLayoutHash, p.RunCount = 0, 0 }, &SessionError{Kind: ZeroGraphHash}},
+		{"order: budget before readback", func(p *ResidentGraphSessionProfile) { p.BudgetBytes, p.Readback = 0, ReadbackPerRun }, &SessionError{Kind: ZeroBudget}},
+		{"overflow graph plus frontier", func(p *ResidentGraphSessionProfile) { p.PerRunFrontierBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph plus frontier bytes"}},
+		{"overflow scratch", func(p *ResidentGraphSessionProfile) { p.ReusableScratchBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph frontier scratch bytes"}},
+		{"overflow peak", func(p *ResidentGraphSessionProfile) { p.PerRunOutputBytes = math.MaxUint64 }, &checked.OverflowError{Field: "peak resident bytes"}},
+		{"overflow avoided upload", func(p *ResidentGraphSessionProfile) {
+			p.GraphBytes, p.RunCount, p.PerRunFrontierBytes, p.BudgetBytes = 1<<40, 1<<30, 0, math.MaxUint64
+		}, &checked.OverflowError{Field: "avoided graph upload bytes"}},
+		{"overflow frontier refresh", func(p *ResidentGraphSessionProfile) {
+			p.PerRunFrontierBytes, p.RunCount, p.BudgetBytes = 1<<40, 1<<30, math.MaxUint64
+		}, &checked.OverflowError{Field: "total frontier refresh bytes"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := specSessionProfile()
+			tc.edit(&p)
+			_, err := PlanResidentGraphSession(p)
+			require.Equal(t, tc.want, err)
+			assert.Contains(t, err.Error(), "Fix:")
+		})
+	}
+}
+
+func TestSessionErrorKindString(t *testing.T) {
+	assert.Equal(t, "OverBudget", OverBudget.String())
+	assert.Equal(t, "SessionErrorKind(99)", SessionErrorKind(99).String())
+	assert.Equal(t, "final-only", ReadbackFinalOnly.String())
+	assert.Equal(t, "per-run", ReadbackPerRun.String())
+	assert.Equal(t, "ResidentGraphReadback(7)", ResidentGraphReadback(7).String())
+	assert.Contains(t, (&SessionError{Kind: 42}).Error(), "Fix:")
+}
+
+// checkSessionInvariants states what every accepted plan satisfies.
+func checkSessionInvariants(t *testing.T, p ResidentGraphSessionProfile, plan ResidentGraphSessionPlan) {
+	t.Helper()
+	require.Equal(t, p.GraphLayoutHash, plan.GraphLayoutHash)
+	require.Equal(t, p.GraphBytes, plan.OneTimeGraphUploadBytes)
+	require.LessOrEqual(t, plan.PeakResidentBytes, p.BudgetBytes)
+	require.GreaterOrEqual(t, plan.PeakResidentBytes, p.GraphBytes)
+	require.Equal(t, p.RunCount-1, plan.AvoidedHostFences)
+	require.Equal(t, plan.AvoidedHostFences, plan.GraphReuse.WarmReuses)
+	require.Equal(t, uint64(1), plan.GraphReuse.ColdUploads)
+	require.Equal(t, 3*plan.AvoidedHostFences, plan.AvoidedDeviceAllocations)
+	require.Equal(t, plan.AvoidedGraphUploadBytes, plan.GraphReuse.AvoidedUploadBytes)
+	require.Equal(t, p.PerRunOutputBytes, plan.HostReadbackBytes)
+	if p.PerRunFrontierBytes > 0 {
+		require.Equal(t, p.RunCount, plan.TotalFrontierRefreshBytes/p.PerRunFrontierBytes)
+	}
+	require.True(t, plan.GraphTopologyResident && plan.ScratchReused && plan.FinalOnlyHostReadback)
+}
+
+func TestPlanResidentGraphSessionProperties(t *testing.T) {
+	for seed := uint64(1); seed <= 4; seed++ {
+		r := rand.New(rand.NewPCG(seed, 0x5e55))
+		for range 2000 {
+			p := ResidentGraphSessionProfile{
+				GraphLayoutHash:      r.Uint64N(4),
+				GraphBytes:           r.Uint64N(1 << 30),
+				RunCount:             r.Uint64N(1 << 12),
+				PerRunFrontierBytes:  r.Uint64N(1 << 24),
+				ReusableScratchBytes: r.Uint64N(1 << 24),
+				PerRunOutputBytes:    r.Uint64N(1 << 20),
+				BudgetBytes:          r.Uint64N(1 << 31),
+				Readback:             ResidentGraphReadback(r.IntN(8) / 7),
+			}
+			plan, err := PlanResidentGraphSession(p)
+			if err != nil {
+				var se *SessionError
+				require.True(t, errors.As(err, &se), "%v", err)
+				if se.Kind == OverBudget {
+					require.Greater(t, se.RequiredBytes, p.BudgetBytes)
+				}
+				continue
+			}
+			checkSessionInvariants(t, p, plan)
+		}
+	}
+}
+
+func FuzzPlanResidentGraphSession(f *testing.F) {
+	p := specSessionProfile()
+	f.Add(p.GraphLayoutHash, p.GraphBytes, p.RunCount, p.PerRunFrontierBytes, p.ReusableScratchBytes, p.PerRunOutputBytes, p.BudgetBytes, uint8(0))
+	f.Add(uint64(1), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(1), uint64(1), uint64(1), uint64(math.MaxUint64), uint8(1))
+	f.Fuzz(func(t *testing.T, hash, graph, runs, frontier, scratch, output, budget uint64, readback uint8) {
+		p := ResidentGraphSessionProfile{hash, graph, runs, frontier, scratch, output, budget, ResidentGraphReadback(readback % 3)}
+		plan, err := PlanResidentGraphSession(p)
+		if err != nil {
+			require.True(t, strings.Contains(err.Error(), "Fix:"), err.Error())
+			return
+		}
+		checkSessionInvariants(t, p, plan)
+	})
+}
+
+func BenchmarkPlanResidentGraphSession(b *testing.B) {
+	profiles := make([]ResidentGraphSessionProfile, 100_000)
+	r := rand.New(rand.NewPCG(7, 7))
+	for i := range profiles {
+		profiles[i] = specSessionProfile()
+		profiles[i].RunCount = 1 + r.Uint64N(1<<16)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, p := range profiles {
+			if _, err := PlanResidentGraphSession(p); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func ExamplePlanResidentGraphSession() {
+	plan, err := PlanResidentGraphSession(ResidentGraphSessionProfile{
+		GraphLayoutHash:      0xabc,
+		GraphBytes:           1 << 20,
+		RunCount:             128,
+		PerRunFrontierBytes:  4096,
+		ReusableScratchBytes: 65536,
+		PerRunOutputBytes:    2048,
+		BudgetBytes:          2_000_000,
+		Readback:             ReadbackFinalOnly,
+	})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println("peak resident bytes:", plan.PeakResidentBytes)
+	fmt.Println("avoided graph upload bytes:", plan.AvoidedGraphUploadBytes)
+	fmt.Println("avoided host fences:", plan.AvoidedHostFences)
+	// Output:
+	// peak resident bytes: 1120256
+	// avoided graph upload bytes: 133169152
+	// avoided host fences: 127
+}
