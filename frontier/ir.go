@@ -1,0 +1,303 @@
+package frontier
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/gpuplan/gpuplan/internal/checked"
+)
+
+// Domain is the analysis domain of a frontier-typed IR node. Layers of the
+// plan are ordered Parser < Semantic < Dataflow < Diagnostic.
+type Domain uint8
+
+// The four frontier-typed IR domains, in plan order.
+const (
+	DomainParser Domain = iota
+	DomainSemantic
+	DomainDataflow
+	DomainDiagnostic
+)
+
+var domainNames = [...]string{"parser", "semantic", "dataflow", "diagnostic"}
+
+// String returns the lower-case domain name ("parser", "semantic", ...).
+func (d Domain) String() string {
+	if int(d) < len(domainNames) {
+		return domainNames[d]
+	}
+	return fmt.Sprintf("domain(%d)", uint8(d))
+}
+
+// Valid reports whether d is one of the four defined domains.
+func (d Domain) Valid() bool { return int(d) < len(domainNames) }
+
+// MarshalText encodes the domain as its lower-case name.
+func (d Domain) MarshalText() ([]byte, error) {
+	if !d.Valid() {
+		return nil, fmt.Errorf("unknown domain %d. Fix: use parser, semantic, dataflow or diagnostic", uint8(d))
+	}
+	return []byte(domainNames[d]), nil
+}
+
+// UnmarshalText decodes a lower-case domain name.
+func (d *Domain) UnmarshalText(b []byte) error {
+	for i, n := range domainNames {
+		if string(b) == n {
+			*d = Domain(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown domain %q. Fix: use parser, semantic, dataflow or diagnostic", string(b))
+}
+
+// IRNode is one node of a frontier-typed IR: a unit of frontier work in a
+// domain with a number of active frontier items.
+type IRNode struct {
+	ID          uint32 `json:"id"`
+	Domain      Domain `json:"domain"`
+	ActiveItems uint32 `json:"active_items"`
+}
+
+// IRDependency says that node Before must finish before node After starts.
+// Both are node ids, not indices.
+type IRDependency struct {
+	Before uint32 `json:"before"`
+	After  uint32 `json:"after"`
+}
+
+// FrontierWave is one Kahn layer of the frontier-typed IR plan. NodeIDs are
+// sorted by (domain, id); Domains lists the distinct domains of the wave in
+// first-seen order of that sorted list; ActiveItems is the sum of the nodes'
+// active items.
+type FrontierWave struct {
+	Index       int      `json:"index"`
+	Domains     []Domain `json:"domains"`
+	NodeIDs     []uint32 `json:"node_ids"`
+	ActiveItems uint64   `json:"active_items"`
+}
+
+// IRPlan is the frontier-typed IR plan: waves in dependency order. Waves in
+// one layer are independent; a barrier separates consecutive waves.
+type IRPlan struct {
+	Waves []FrontierWave `json:"waves"`
+}
+
+// DuplicateNodeError reports a node id that appears twice in the node list.
+type DuplicateNodeError struct {
+	NodeID uint32
+}
+
+func (e *DuplicateNodeError) Error() string {
+	return fmt.Sprintf("DuplicateNode: node id %d appears more than once. Fix: give every frontier IR node a unique id", e.NodeID)
+}
+
+// UnknownDependencyNodeError reports a dependency endpoint that names no node.
+type UnknownDependencyNodeError struct {
+	Before, After uint32
+	NodeID        uint32 // the endpoint that is missing
+}
+
+func (e *UnknownDependencyNodeError) Error() string {
+	return fmt.Sprintf("UnknownDependencyNode: dependency %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the dependency", e.Before, e.After, e.NodeID, e.NodeID)
+}
+
+// CycleError reports that the dependencies form a cycle; UnscheduledNodes
+// nodes could not be placed in any wave.
+type CycleError struct {
+	UnscheduledNodes int
+}
+
+func (e *CycleError) Error() string {
+	return fmt.Sprintf("Cycle: %d frontier IR nodes lie on or behind a dependency cycle. Fix: remove a dependency so the graph is acyclic", e.UnscheduledNodes)
+}
+
+// PlanTooLargeError reports a node or dependency count beyond what the
+// compact int32 CSR used by the planner can index.
+type PlanTooLargeError struct {
+	Field string // "frontier IR nodes" or "frontier IR dependencies"
+	Count int
+	Limit int
+}
+
+func (e *PlanTooLargeError) Error() string {
+	return fmt.Sprintf("PlanTooLarge: %s count %d exceeds the limit %d. Fix: split the frontier IR into smaller plans", e.Field, e.Count, e.Limit)
+}
+
+// maxIRIndex is the largest node or dependency count the int32 CSR indexes.
+const maxIRIndex = math.MaxInt32
+
+// PlanFrontierTypedIR builds Kahn layers over nodes and deps. Each layer is
+// sorted by (domain, id) and becomes one FrontierWave.
+//
+// Errors, checked in this order: *DuplicateNodeError (first repeated id in
+// input order), *PlanTooLargeError, *UnknownDependencyNodeError (first bad
+// dependency in input order, Before checked before After), *CycleError, and
+// *checked.OverflowError for a wave's active-item sum. A self dependency is a
+// cycle. Duplicate dependencies are harmless.
+func PlanFrontierTypedIR(nodes []IRNode, deps []IRDependency) (IRPlan, error) {
+	return planFrontierTypedIR(nodes, deps, maxIRIndex)
+}
+
+func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan, error) {
+	n := len(nodes)
+	index := make(map[uint32]int32, n)
+	for i, nd := range nodes {
+		if _, dup := index[nd.ID]; dup {
+			return IRPlan{}, &DuplicateNodeError{NodeID: nd.ID}
+		}
+		if !nd.Domain.Valid() {
+			return IRPlan{}, fmt.Errorf("node %d: unknown domain %d. Fix: use parser, semantic, dataflow or diagnostic", nd.ID, uint8(nd.Domain))
+		}
+		index[nd.ID] = int32(i) // bounded by the limit check below before use
+	}
+	if n > limit {
+		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
+	}
+	if len(deps) > limit {
+		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR dependencies", Count: len(deps), Limit: limit}
+	}
+	// CSR adjacency in flat int32 arrays: outgoing edges per node index.
+	offsets := make([]int32, n+1)
+	indeg := make([]int32, n)
+	src := make([]int32, len(deps))
+	dst := make([]int32, len(deps))
+	for k, d := range deps {
+		b, ok := index[d.Before]
+		if !ok {
+			return IRPlan{}, &UnknownDependencyNodeError{Before: d.Before, After: d.After, NodeID: d.Before}
+		}
+		a, ok := index[d.After]
+		if !ok {
+			return IRPlan{}, &UnknownDependencyNodeError{Before: d.Before, After: d.After, NodeID: d.After}
+		}
+		src[k], dst[k] = b, a
+		offsets[b+1]++
+		indeg[a]++
+	}
+	for i := 0; i < n; i++ {
+		offsets[i+1] += offsets[i]
+	}
+	targets := make([]int32, len(deps))
+	cursor := slices.Clone(offsets[:n])
+	for k := range deps {
+		targets[cursor[src[k]]] = dst[k]
+		cursor[src[k]]++
+	}
+
+	less := func(a, b int32) int {
+		na, nb := nodes[a], nodes[b]
+		if na.Domain != nb.Domain {
+			return int(na.Domain) - int(nb.Domain)
+		}
+		switch {
+		case na.ID < nb.ID:
+			return -1
+		case na.ID > nb.ID:
+			return 1
+		}
+		return 0
+	}
+	// order holds every scheduled node index, layer after layer.
+	order := make([]int32, 0, n)
+	for i := 0; i < n; i++ {
+		if indeg[i] == 0 {
+			order = append(order, int32(i))
+		}
+	}
+	var plan IRPlan
+	start := 0
+	for start < len(order) {
+		end := len(order)
+		layer := order[start:end]
+		slices.SortFunc(layer, less)
+		for _, v := range layer {
+			for _, t := range targets[offsets[v]:offsets[v+1]] {
+				indeg[t]--
+				if indeg[t] == 0 {
+					order = append(order, t)
+				}
+			}
+		}
+		layer = order[start:end]
+		w := FrontierWave{Index: len(plan.Waves), NodeIDs: make([]uint32, len(layer))}
+		for i, v := range layer {
+			nd := nodes[v]
+			w.NodeIDs[i] = nd.ID
+			if len(w.Domains) == 0 || w.Domains[len(w.Domains)-1] != nd.Domain {
+				// layer is sorted by domain, so first-seen order is the
+				// order of the last appended domain.
+				w.Domains = append(w.Domains, nd.Domain)
+			}
+			var err error
+			if w.ActiveItems, err = checked.Add(w.ActiveItems, uint64(nd.ActiveItems), "frontier wave active items"); err != nil {
+				return IRPlan{}, err
+			}
+		}
+		plan.Waves = append(plan.Waves, w)
+		start = end
+	}
+	if len(order) < n {
+		return IRPlan{}, &CycleError{UnscheduledNodes: n - len(order)}
+	}
+	return plan, nil
+}
+
+// CudaFrontierWave is the per-wave memory demand of one frontier wave on
+// the GPU: frontier, scratch and output bytes.
+type CudaFrontierWave struct {
+	FrontierBytes uint64 `json:"frontier_bytes"`
+	ScratchBytes  uint64 `json:"scratch_bytes"`
+	OutputBytes   uint64 `json:"output_bytes"`
+}
+
+// WaveDependency says wave Before must complete before wave After (indices).
+type WaveDependency struct {
+	Before int `json:"before"`
+	After  int `json:"after"`
+}
+
+// CudaFrontierInput is a frontier-typed IR plan adapted to CUDA waves: the
+// per-wave memory demand, the per-wave active items and a linear dependency
+// chain (wave i-1 before wave i).
+type CudaFrontierInput struct {
+	Waves        []CudaFrontierWave `json:"waves"`
+	ActiveItems  []uint64           `json:"active_items"`
+	Dependencies []WaveDependency   `json:"dependencies"`
+}
+
+// AdaptFrontierTypedIRToCUDA turns plan's waves into CUDA frontier waves.
+// Wave i gets frontier = items*frontierBytesPerItem, scratch =
+// items*scratchBytesPerItem and output = outputBytesPerWave. Dependencies are
+// a linear chain because the waves are already topological layers.
+//
+// Every wave is checked before any output is produced; an overflow is a
+// *checked.OverflowError with field "frontier bytes" or "scratch bytes".
+func AdaptFrontierTypedIRToCUDA(plan IRPlan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave uint64) (CudaFrontierInput, error) {
+	for _, w := range plan.Waves {
+		if _, err := checked.Mul(w.ActiveItems, frontierBytesPerItem, "frontier bytes"); err != nil {
+			return CudaFrontierInput{}, err
+		}
+		if _, err := checked.Mul(w.ActiveItems, scratchBytesPerItem, "scratch bytes"); err != nil {
+			return CudaFrontierInput{}, err
+		}
+	}
+	in := CudaFrontierInput{
+		Waves:        make([]CudaFrontierWave, len(plan.Waves)),
+		ActiveItems:  make([]uint64, len(plan.Waves)),
+		Dependencies: make([]WaveDependency, 0, max(len(plan.Waves)-1, 0)),
+	}
+	for i, w := range plan.Waves {
+		in.Waves[i] = CudaFrontierWave{
+			FrontierBytes: w.ActiveItems * frontierBytesPerItem, // checked above
+			ScratchBytes:  w.ActiveItems * scratchBytesPerItem,  // checked above
+			OutputBytes:   outputBytesPerWave,
+		}
+		in.ActiveItems[i] = w.ActiveItems
+		if i > 0 {
+			in.Dependencies = append(in.Dependencies, WaveDependency{Before: i - 1, After: i})
+		}
+	}
+	return in, nil
+}
