@@ -1,0 +1,193 @@
+package evidence
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/planners"
+)
+
+// ResidentGraphSessionCSVHeader is the 17-column header of vyre's resident
+// graph session evidence CSV (RESIDENT_GRAPH_SESSION_INPUT_HEADER).
+const ResidentGraphSessionCSVHeader = "backend_id,device_ordinal,device_memory_bytes,compute_capability_major,compute_capability_minor,graph_nodes,graph_edges,graph_layout_hash,graph_bytes,run_count,per_run_frontier_bytes,reusable_scratch_bytes,per_run_output_bytes,budget_bytes,host_orchestrated_ns,resident_megakernel_ns,setup_ns"
+
+var sessionColumns = strings.Split(ResidentGraphSessionCSVHeader, ",")
+
+// ResidentGraphSessionEvidence is one measured resident graph session: the
+// device, the graph, the session plan and the two timings.
+type ResidentGraphSessionEvidence struct {
+	BackendID              string
+	DeviceOrdinal          uint64
+	DeviceMemoryBytes      uint64
+	ComputeCapabilityMajor uint32
+	ComputeCapabilityMinor uint32
+	GraphNodes             uint64
+	GraphEdges             uint64
+	Plan                   planners.ResidentGraphSessionPlan
+	HostOrchestratedNS     float64
+	ResidentMegakernelNS   float64
+	SetupNS                float64
+}
+
+// ErrNonResidentEvidence reports a session plan that does not keep the graph
+// resident, reuse scratch and read back once (vyre's NonResidentEvidence).
+var ErrNonResidentEvidence = errors.New("resident graph evidence: the plan does not keep the graph topology resident, reuse scratch and read back only once. Fix: plan the session with PlanResidentGraphSession and final-only readback")
+
+// SessionSpeedupSample turns resident graph session evidence into a speedup
+// sample (vyre's resident_graph_session_speedup_sample): repetitions are
+// avoided host fences + 1 (the run count) and every timed pollution counter
+// is 0, because the plan keeps uploads, allocations and fences out of the
+// runs.
+func SessionSpeedupSample(ev ResidentGraphSessionEvidence) (SpeedupSample, error) {
+	if !ev.Plan.GraphTopologyResident || !ev.Plan.ScratchReused || !ev.Plan.FinalOnlyHostReadback {
+		return SpeedupSample{}, ErrNonResidentEvidence
+	}
+	reps, err := checked.Add(ev.Plan.AvoidedHostFences, 1, "repetitions")
+	if err != nil {
+		return SpeedupSample{}, err
+	}
+	return SpeedupSample{
+		BackendID:              ev.BackendID,
+		DeviceOrdinal:          ev.DeviceOrdinal,
+		DeviceMemoryBytes:      ev.DeviceMemoryBytes,
+		ComputeCapabilityMajor: ev.ComputeCapabilityMajor,
+		ComputeCapabilityMinor: ev.ComputeCapabilityMinor,
+		GraphNodes:             ev.GraphNodes,
+		GraphEdges:             ev.GraphEdges,
+		Repetitions:            reps,
+		HostOrchestratedNS:     ev.HostOrchestratedNS,
+		ResidentMegakernelNS:   ev.ResidentMegakernelNS,
+		SetupNS:                ev.SetupNS,
+	}, nil
+}
+
+// FormatSessionSpeedupCSV maps every session through SessionSpeedupSample
+// and formats the result with FormatSpeedupCSV (vyre's
+// format_validated_cuda_resident_graph_session_evidence_csv).
+func FormatSessionSpeedupCSV(evs []ResidentGraphSessionEvidence, requiredX float64) (SpeedupProof, string, error) {
+	samples := make([]SpeedupSample, 0, len(evs))
+	for i, ev := range evs {
+		s, err := SessionSpeedupSample(ev)
+		if err != nil {
+			return SpeedupProof{}, "", fmt.Errorf("resident graph evidence %d: %w", i, err)
+		}
+		samples = append(samples, s)
+	}
+	return FormatSpeedupCSV(samples, requiredX)
+}
+
+// SessionCSVError is a malformed row of the 17-column resident graph
+// session CSV. Line counts non-blank lines with the header as line 1;
+// Column is 1-based and Field names the column (both 0/empty when the
+// whole row is wrong). Err holds a planning error, if that is the cause.
+type SessionCSVError struct {
+	Line   int
+	Column int
+	Field  string
+	Value  string
+	Msg    string
+	Fix    string
+	Err    error
+}
+
+func (e *SessionCSVError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "resident graph evidence line %d", e.Line)
+	if e.Column > 0 {
+		fmt.Fprintf(&b, ", column %d (%s)", e.Column, e.Field)
+	}
+	b.WriteString(": ")
+	b.WriteString(e.Msg)
+	if e.Err != nil {
+		b.WriteString(e.Err.Error())
+		return b.String()
+	}
+	b.WriteString(". Fix: ")
+	b.WriteString(e.Fix)
+	return b.String()
+}
+
+// Unwrap returns the planning error behind the row, if any.
+func (e *SessionCSVError) Unwrap() error { return e.Err }
+
+// ParseSessionCSV parses the 17-column resident graph session evidence CSV
+// and plans every row with final-only readback, as vyre's CLI does. A
+// planning error is reported as "resident graph evidence line N: …".
+func ParseSessionCSV(csv string) ([]ResidentGraphSessionEvidence, error) {
+	lines := nonBlankLines(csv)
+	if len(lines) == 0 {
+		return nil, speedupErr(EmptySamples, 0)
+	}
+	if strings.TrimSpace(lines[0]) != ResidentGraphSessionCSVHeader {
+		return nil, &SessionCSVError{Line: 1, Msg: fmt.Sprintf("header %q is not the resident graph session header", lines[0]),
+			Fix: "start the file with " + ResidentGraphSessionCSVHeader}
+	}
+	out := make([]ResidentGraphSessionEvidence, 0, len(lines)-1)
+	for i, text := range lines[1:] {
+		line := i + 2
+		fields := strings.Split(text, ",")
+		if len(fields) != len(sessionColumns) {
+			return nil, &SessionCSVError{Line: line, Msg: fmt.Sprintf("row has %d fields but must have 17 fields", len(fields)),
+				Fix: "give every row the 17 comma-separated fields of the header"}
+		}
+		for j := range fields {
+			fields[j] = strings.TrimSpace(fields[j])
+		}
+		if fields[0] != CUDABackendID {
+			return nil, &SessionCSVError{Line: line, Column: 1, Field: "backend_id", Value: fields[0],
+				Msg: fmt.Sprintf("backend_id %q: release evidence must be produced by the CUDA backend", fields[0]),
+				Fix: "record the session on the CUDA backend (backend_id cuda)"}
+		}
+		p := rowParser{line: line, fields: fields, columns: sessionColumns}
+		ev := ResidentGraphSessionEvidence{
+			BackendID:              fields[0],
+			DeviceOrdinal:          p.u64(1),
+			DeviceMemoryBytes:      p.u64(2),
+			ComputeCapabilityMajor: p.u32(3),
+			ComputeCapabilityMinor: p.u32(4),
+			GraphNodes:             p.u64(5),
+			GraphEdges:             p.u64(6),
+		}
+		profile := planners.ResidentGraphSessionProfile{
+			GraphLayoutHash:      p.u64(7),
+			GraphBytes:           p.u64(8),
+			RunCount:             p.u64(9),
+			PerRunFrontierBytes:  p.u64(10),
+			ReusableScratchBytes: p.u64(11),
+			PerRunOutputBytes:    p.u64(12),
+			BudgetBytes:          p.u64(13),
+			Readback:             planners.ReadbackFinalOnly,
+		}
+		ev.HostOrchestratedNS = p.f64(14)
+		ev.ResidentMegakernelNS = p.f64(15)
+		ev.SetupNS = p.f64(16)
+		if p.err != nil {
+			se := p.err.(*SpeedupError)
+			return nil, &SessionCSVError{Line: line, Column: se.Column, Field: se.Field, Value: se.Value,
+				Msg: fmt.Sprintf("invalid %s %q", se.Field, se.Value), Fix: fieldFix(se.Field)}
+		}
+		plan, err := planners.PlanResidentGraphSession(profile)
+		if err != nil {
+			return nil, &SessionCSVError{Line: line, Err: err}
+		}
+		ev.Plan = plan
+		out = append(out, ev)
+	}
+	return out, nil
+}
+
+// ConvertSessionCSV parses the 17-column session CSV, plans each session,
+// validates the resulting speedup samples against requiredX and returns
+// vyre's 14-column speedup CSV (vyre's --format-resident-graph-speedup-csv).
+func ConvertSessionCSV(csv string, requiredX float64) (SpeedupProof, string, error) {
+	if err := ValidateSpeedupRequired(requiredX); err != nil {
+		return SpeedupProof{}, "", err
+	}
+	evs, err := ParseSessionCSV(csv)
+	if err != nil {
+		return SpeedupProof{}, "", err
+	}
+	return FormatSessionSpeedupCSV(evs, requiredX)
+}

@@ -1,0 +1,170 @@
+package evidence
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/planners"
+)
+
+// specSessionCSV holds vyre's two CLI test rows.
+const specSessionCSV = ResidentGraphSessionCSVHeader + `
+cuda,0,34359738368,12,0,10000,80000,2748,1048576,128,4096,65536,2048,2000000,1e6,1e4,250000
+cuda,0,34359738368,12,0,10000,80000,3567,2097152,256,8192,131072,4096,4000000,2.5e6,2e4,350000
+`
+
+func sessionEvidence(t *testing.T, runs uint64, hostNS, residentNS float64) ResidentGraphSessionEvidence {
+	t.Helper()
+	plan, err := planners.PlanResidentGraphSession(planners.ResidentGraphSessionProfile{
+		GraphLayoutHash: 0xabc, GraphBytes: 1 << 20, RunCount: runs, PerRunFrontierBytes: 4096,
+		ReusableScratchBytes: 65536, PerRunOutputBytes: 2048, BudgetBytes: 2_000_000,
+	})
+	require.NoError(t, err)
+	return ResidentGraphSessionEvidence{BackendID: "cuda", DeviceMemoryBytes: 32 << 30, ComputeCapabilityMajor: 12,
+		GraphNodes: 10_000, GraphEdges: 80_000, Plan: plan, HostOrchestratedNS: hostNS, ResidentMegakernelNS: residentNS, SetupNS: 250_000}
+}
+
+func TestSessionSpeedupSample(t *testing.T) {
+	s, err := SessionSpeedupSample(sessionEvidence(t, 128, 1e6, 1e4))
+	require.NoError(t, err)
+	assert.Equal(t, uint64(128), s.Repetitions)
+	assert.Zero(t, s.TimedGraphUploads+s.TimedHostAllocations+s.TimedHostSyncs+s.BorrowedFallbackDispatches)
+
+	for _, edit := range []func(*planners.ResidentGraphSessionPlan){
+		func(p *planners.ResidentGraphSessionPlan) { p.GraphTopologyResident = false },
+		func(p *planners.ResidentGraphSessionPlan) { p.ScratchReused = false },
+		func(p *planners.ResidentGraphSessionPlan) { p.FinalOnlyHostReadback = false },
+	} {
+		ev := sessionEvidence(t, 128, 1e6, 1e4)
+		edit(&ev.Plan)
+		_, err := SessionSpeedupSample(ev)
+		require.ErrorIs(t, err, ErrNonResidentEvidence)
+	}
+	ev := sessionEvidence(t, 2, 1e6, 1e4)
+	ev.Plan.AvoidedHostFences = math.MaxUint64
+	_, err = SessionSpeedupSample(ev)
+	require.ErrorContains(t, err, "repetitions overflows")
+}
+
+func TestFormatSessionSpeedupCSV(t *testing.T) {
+	proof, csv, err := FormatSessionSpeedupCSV([]ResidentGraphSessionEvidence{
+		sessionEvidence(t, 128, 1e6, 1e4), sessionEvidence(t, 128, 2.5e6, 2e4)}, 100)
+	require.NoError(t, err)
+	assert.Equal(t, SpeedupProof{MinSpeedupX: 100, MaxSpeedupX: 125, SampleCount: 2, TotalRepetitions: 256}, proof)
+	assert.Len(t, strings.Split(strings.TrimRight(csv, "\n"), "\n"), 3)
+
+	bad := sessionEvidence(t, 128, 1e6, 1e4)
+	bad.Plan.ScratchReused = false
+	_, _, err = FormatSessionSpeedupCSV([]ResidentGraphSessionEvidence{sessionEvidence(t, 128, 1e6, 1e4), bad}, 100)
+	require.ErrorIs(t, err, ErrNonResidentEvidence)
+	assert.Contains(t, err.Error(), "resident graph evidence 1")
+}
+
+func TestConvertSessionCSVSpecRows(t *testing.T) {
+	proof, csv, err := ConvertSessionCSV(specSessionCSV, 100)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(2), proof.SampleCount)
+	assert.Equal(t, uint64(384), proof.TotalRepetitions)
+	assert.True(t, strings.HasPrefix(csv, MegakernelSpeedupCSVHeader+"\n"))
+	assert.Equal(t, MegakernelSpeedupCSVHeader+`
+cuda,0,34359738368,12,0,10000,80000,128,1000000,10000,250000,0,0,0
+cuda,0,34359738368,12,0,10000,80000,256,2500000,20000,350000,0,0,0
+`, csv)
+	again, err := ValidateSpeedupCSV(csv, 100)
+	require.NoError(t, err)
+	assert.Equal(t, proof, again)
+}
+
+func TestConvertSessionCSVRejects(t *testing.T) {
+	row := "cuda,0,34359738368,12,0,10000,80000,2748,1048576,128,4096,65536,2048,2000000,1e6,1e4,250000"
+	tests := []struct {
+		name    string
+		csv     string
+		line    int
+		column  int
+		field   string
+		message string
+	}{
+		{"bad header", MegakernelSpeedupCSVHeader + "\n" + row, 1, 0, "", "not the resident graph session header"},
+		{"not bytes", ResidentGraphSessionCSVHeader + "\n" + strings.Replace(row, "1048576", "not_bytes", 1), 2, 9, "graph_bytes", "graph_bytes"},
+		{"wgpu", ResidentGraphSessionCSVHeader + "\nwgpu" + strings.TrimPrefix(row, "cuda"), 2, 1, "backend_id", "release evidence must be produced by the CUDA backend"},
+		{"16 fields", ResidentGraphSessionCSVHeader + "\n" + strings.TrimSuffix(row, ",250000"), 2, 0, "", "must have 17 fields"},
+		{"bad float", ResidentGraphSessionCSVHeader + "\n" + row + "\n" + strings.Replace(row, "1e4", "fast", 1), 3, 16, "resident_megakernel_ns", "resident_megakernel_ns"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ConvertSessionCSV(tc.csv, 100)
+			var ce *SessionCSVError
+			require.True(t, errors.As(err, &ce), "%v", err)
+			assert.Equal(t, tc.line, ce.Line)
+			assert.Equal(t, tc.column, ce.Column)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Contains(t, err.Error(), tc.message)
+			assert.Contains(t, err.Error(), "Fix:")
+		})
+	}
+}
+
+func TestConvertSessionCSVPlanningErrors(t *testing.T) {
+	over := ResidentGraphSessionCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,1,128,1,16,16,16,127,1e6,1e4,0"
+	_, _, err := ConvertSessionCSV(over, 100)
+	var se *planners.SessionError
+	require.True(t, errors.As(err, &se), "%v", err)
+	assert.Equal(t, &planners.SessionError{Kind: planners.OverBudget, RequiredBytes: 176, BudgetBytes: 127}, se)
+	assert.True(t, strings.HasPrefix(err.Error(), "resident graph evidence line 2: "), err.Error())
+	assert.Contains(t, err.Error(), "Fix:")
+
+	zeroRuns := strings.Replace(specSessionCSV, ",128,4096,", ",0,4096,", 1)
+	_, _, err = ConvertSessionCSV(zeroRuns, 100)
+	require.True(t, errors.As(err, &se))
+	assert.Equal(t, planners.ZeroRuns, se.Kind)
+
+	// Speedup checks run after conversion: 128 runs of a 10k-node graph at 50x fails.
+	slow := strings.Replace(specSessionCSV, ",1e6,1e4,", ",5e5,1e4,", 1)
+	_, _, err = ConvertSessionCSV(slow, 100)
+	assertKind(t, err, SpeedupBelowThreshold)
+
+	_, _, err = ConvertSessionCSV("\n\n", 100)
+	assertKind(t, err, EmptySamples)
+	_, _, err = ConvertSessionCSV(ResidentGraphSessionCSVHeader, 100)
+	assertKind(t, err, EmptySamples)
+}
+
+func FuzzConvertSessionCSV(f *testing.F) {
+	f.Add(specSessionCSV, 100.0)
+	f.Add(ResidentGraphSessionCSVHeader+"\ncuda,0,1,1,0,1,1,1,128,1,16,16,16,127,1e6,1e4,0", 2.0)
+	f.Fuzz(func(t *testing.T, csv string, required float64) {
+		proof, out, err := ConvertSessionCSV(csv, required)
+		if err != nil {
+			require.Contains(t, err.Error(), "Fix:")
+			return
+		}
+		again, err := ValidateSpeedupCSV(out, required)
+		require.NoError(t, err)
+		require.Equal(t, proof, again)
+	})
+}
+
+func ExampleConvertSessionCSV() {
+	csv := ResidentGraphSessionCSVHeader + `
+cuda,0,34359738368,12,0,10000,80000,2748,1048576,128,4096,65536,2048,2000000,1e6,1e4,250000
+cuda,0,34359738368,12,0,10000,80000,3567,2097152,256,8192,131072,4096,4000000,2.5e6,2e4,350000
+`
+	proof, out, err := ConvertSessionCSV(csv, 100)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(proof.SummaryLine())
+	fmt.Print(out[len(MegakernelSpeedupCSVHeader)+1:])
+	// Output:
+	// validated_cuda_megakernel_speedup,min_x=100.000,max_x=125.000,samples=2,repetitions=384
+	// cuda,0,34359738368,12,0,10000,80000,128,1000000,10000,250000,0,0,0
+	// cuda,0,34359738368,12,0,10000,80000,256,2500000,20000,350000,0,0,0
+}
