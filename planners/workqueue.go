@@ -116,6 +116,19 @@ func (d DrainStrategy) MarshalText() ([]byte, error) {
 	return nil, fmt.Errorf("drain strategy %d is not defined. Fix: use a plan returned by PlanDeviceWorkQueueBackpressure", uint8(d))
 }
 
+// UnmarshalText decodes "single_resident_drain" or "chunked_resident_drain".
+func (d *DrainStrategy) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "single_resident_drain":
+		*d = SingleResidentDrain
+	case "chunked_resident_drain":
+		*d = ChunkedResidentDrain
+	default:
+		return fmt.Errorf("strategy %q is not a drain strategy. Fix: use \"single_resident_drain\" or \"chunked_resident_drain\"", string(text))
+	}
+	return nil
+}
+
 // DeviceWorkQueueBackpressurePlan adds a drain strategy to a queue plan.
 type DeviceWorkQueueBackpressurePlan struct {
 	// Queue is the plan of the queue itself.

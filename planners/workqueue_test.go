@@ -211,6 +211,15 @@ func TestWorkQueueHostSyncText(t *testing.T) {
 	assert.Equal(t, "WorkQueueHostSync(9)", WorkQueueHostSync(9).String())
 	_, err = DrainStrategy(0).MarshalText()
 	require.Error(t, err)
+	for _, d := range []DrainStrategy{SingleResidentDrain, ChunkedResidentDrain} {
+		text, err := d.MarshalText()
+		require.NoError(t, err)
+		var back DrainStrategy
+		require.NoError(t, back.UnmarshalText(text))
+		assert.Equal(t, d, back)
+	}
+	var d DrainStrategy
+	require.ErrorContains(t, d.UnmarshalText([]byte("eager")), "Fix:")
 }
 
 // randomWorkQueueProfile mixes small values with ones near the 64-bit limit.

@@ -5,5 +5,6 @@ package main
 func commands() []command {
 	return []command{
 		{name: "version", summary: "print the gpuplan version", run: runVersion},
+		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 	}
 }
