@@ -109,6 +109,22 @@ func LoadDeviceJSON(source string, data []byte) (Device, error) {
 // impossible value is an *InvalidDeviceError naming the JSON field and the
 // fix. Built-in profiles always validate.
 func (d Device) Validate() error {
+	const big = 1 << 30 // far above any real count; keeps the arithmetic overflow-free
+	const bigBytes = 1 << 40
+	switch {
+	case d.SMCount > big:
+		return invalid("sm_count", "give the real SM count", "is %d, above 2^30", d.SMCount)
+	case d.MaxThreadsPerSM > big:
+		return invalid("max_threads_per_sm", "give the real limit (2048 on sm_90)", "is %d, above 2^30", d.MaxThreadsPerSM)
+	case d.MaxBlocksPerSM > big:
+		return invalid("max_blocks_per_sm", "give the real limit (32 on sm_90)", "is %d, above 2^30", d.MaxBlocksPerSM)
+	case d.RegistersPerSM > big:
+		return invalid("registers_per_sm", "give the real register file size (65536)", "is %d, above 2^30", d.RegistersPerSM)
+	case d.RegisterAllocUnit > big:
+		return invalid("register_alloc_unit", "use 256 or omit the field", "is %d, above 2^30", d.RegisterAllocUnit)
+	case d.SharedMemPerSM > bigBytes:
+		return invalid("shared_mem_per_sm", "give the real shared memory per SM (233472 on sm_90)", "is %d, above 2^40", d.SharedMemPerSM)
+	}
 	switch {
 	case d.Name == "":
 		return invalid("name", "give the device a name such as \"NVIDIA H100 80GB HBM3\"", "is empty")

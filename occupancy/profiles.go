@@ -16,6 +16,9 @@ type Profile struct {
 	// Note explains where unusual numbers come from; empty when the profile
 	// is NVIDIA's published data.
 	Note string `json:"note,omitempty"`
+	// Synthetic marks a profile that is not a real part's limits (vyre's
+	// RTX 5090); Closest never picks it.
+	Synthetic bool `json:"synthetic,omitempty"`
 	// Device is the profile itself.
 	Device Device `json:"device"`
 }
@@ -220,8 +223,9 @@ func Profiles() []Profile {
 			Note:   "cc 10.0 limits are gpu-facts.md's row; check them against a live device (gpuplan devices --probe)",
 			Device: part{"NVIDIA B200", 10, 0, 148, 126 * mib, 183359 * mib, 8192, 3_996_000, 4}.device()},
 		{Short: "rtx5090", Aliases: []string{"5090", "rtx-5090", "blackwell-sm120", "vyre-rtx5090"},
-			Note:   "vyre's synthetic blackwell_sm120_caps (2048 threads and 256 KiB shared memory per SM); see rtx5090-sm120 for the CUDA sm_120 limits",
-			Device: Blackwell5090Default()},
+			Synthetic: true,
+			Note:      "vyre's synthetic blackwell_sm120_caps (2048 threads and 256 KiB shared memory per SM); see rtx5090-sm120 for the CUDA sm_120 limits",
+			Device:    Blackwell5090Default()},
 		{Short: "rtx5090-sm120", Aliases: []string{"rtx5090-cuda", "geforce-rtx-5090"},
 			Note:   "cc 12.0 limits are gpu-facts.md's row; check them against a live device (gpuplan devices --probe)",
 			Device: part{"NVIDIA GeForce RTX 5090", 12, 0, 170, 96 * mib, 32607 * mib, 512, 14_001_000, 2}.device()},
