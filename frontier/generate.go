@@ -1,0 +1,249 @@
+package frontier
+
+import (
+	"fmt"
+	"math/rand/v2"
+)
+
+// Graph500 Kronecker initiator probabilities (D = 1 - A - B - C = 0.05).
+const (
+	KroneckerA = 0.57
+	KroneckerB = 0.19
+	KroneckerC = 0.19
+)
+
+// DefaultEdgeFactor is Graph500's edge factor: 16 generated edges per vertex.
+const DefaultEdgeFactor = 16
+
+// MaxKroneckerScale is the largest scale Kronecker accepts at edge factor 16:
+// 2 x 16 x 2^26 adjacency entries still fit in uint32 offsets.
+const MaxKroneckerScale = 26
+
+// kronChunk is the number of edges one deterministic random stream makes.
+const kronChunk = 1 << 16
+
+// GeneratorError reports an invalid generator parameter.
+type GeneratorError struct {
+	Generator string
+	Field     string
+	Value     int64
+	Msg       string
+}
+
+func (e *GeneratorError) Error() string {
+	return fmt.Sprintf("%s generator: %s=%d %s", e.Generator, e.Field, e.Value, e.Msg)
+}
+
+// Kronecker generates a Graph500 Kronecker (R-MAT) graph with 2^scale
+// vertices and edgeFactor x 2^scale generated edges, initiator A=0.57,
+// B=C=0.19, D=0.05, as the Graph500 reference generator does: each edge
+// picks one quadrant per bit, then vertex labels are permuted at random. The
+// graph is symmetrized, and self loops and duplicate edges are dropped, so
+// it has fewer than 2 x edgeFactor x 2^scale adjacency entries. Vertices may
+// be isolated. The result depends only on (scale, edgeFactor, seed), not on
+// the number of CPUs.
+func Kronecker(scale, edgeFactor int, seed uint64) (*CSR, error) {
+	if scale < 1 || scale > 30 {
+		return nil, &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale), Msg: "is outside 1..30. Fix: pass a scale between 1 and 26"}
+	}
+	if edgeFactor < 1 || edgeFactor > 1024 {
+		return nil, &GeneratorError{Generator: "kronecker", Field: "edgefactor", Value: int64(edgeFactor), Msg: "is outside 1..1024. Fix: use Graph500's 16"}
+	}
+	n := 1 << scale
+	m := uint64(edgeFactor) << scale
+	if 2*m > MaxGraphEdgeEntries || n > MaxGraphVertices {
+		return nil, &TooLargeError{Source: fmt.Sprintf("kron-%d", scale), Field: "edge entries", Value: 2 * m, Limit: MaxGraphEdgeEntries}
+	}
+	src := make([]int32, m)
+	dst := make([]int32, m)
+	perm := permutation(n, seed^0x9e3779b97f4a7c15)
+	ab := KroneckerA + KroneckerB
+	cNorm := KroneckerC / (1 - ab)
+	aNorm := KroneckerA / ab
+	tAB := threshold32(ab)
+	tC := threshold32(cNorm)
+	tA := threshold32(aNorm)
+	chunks := int((m + kronChunk - 1) / kronChunk)
+	parallelRanges(chunks, func(lo, hi int) {
+		for c := lo; c < hi; c++ {
+			s := splitmix{state: seed ^ (uint64(c)+1)*0xbf58476d1ce4e5b9}
+			end := min(uint64(c+1)*kronChunk, m)
+			for e := uint64(c) * kronChunk; e < end; e++ {
+				var i, j int32
+				for bit := 0; bit < scale; bit++ {
+					r := s.next()
+					ii := uint32(r) >= tAB
+					t := tA
+					if ii {
+						t = tC
+					}
+					jj := uint32(r>>32) >= t
+					if ii {
+						i |= 1 << bit
+					}
+					if jj {
+						j |= 1 << bit
+					}
+				}
+				src[e] = perm[i]
+				dst[e] = perm[j]
+			}
+		}
+	})
+	return BuildUndirected(fmt.Sprintf("kron-%d", scale), n, src, dst)
+}
+
+// threshold32 maps a probability p in [0,1] to the uint32 t such that a
+// uniform uint32 u satisfies u >= t with probability 1-p.
+func threshold32(p float64) uint32 {
+	v := p * (1 << 32)
+	if v >= 1<<32-1 {
+		return 1<<32 - 1
+	}
+	return uint32(v)
+}
+
+// splitmix is the SplitMix64 generator: tiny, fast and good enough to draw
+// Kronecker quadrants; one stream per chunk keeps generation deterministic
+// under any parallel schedule.
+type splitmix struct{ state uint64 }
+
+func (s *splitmix) next() uint64 {
+	s.state += 0x9e3779b97f4a7c15
+	z := s.state
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}
+
+// permutation returns a uniformly random permutation of 0..n-1 drawn from a
+// PCG stream seeded by seed.
+func permutation(n int, seed uint64) []int32 {
+	p := make([]int32, n)
+	for i := range p {
+		p[i] = int32(i)
+	}
+	r := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+	r.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
+	return p
+}
+
+// Grid generates the n x n 2D grid with 4-neighbour connectivity: vertex
+// (r, c) has id r*n+c. Its diameter is 2(n-1), so BFS from a corner runs
+// 2n-1 levels: the high-diameter case where per-level overhead dominates.
+func Grid(n int) (*CSR, error) {
+	if n < 2 {
+		return nil, &GeneratorError{Generator: "grid", Field: "n", Value: int64(n), Msg: "is below 2 (a grid needs at least one edge). Fix: pass a side length of at least 2"}
+	}
+	if uint64(n)*uint64(n) > MaxGraphVertices || 4*uint64(n)*uint64(n) > MaxGraphEdgeEntries {
+		return nil, &TooLargeError{Source: fmt.Sprintf("grid-%d", n), Field: "vertices", Value: uint64(n) * uint64(n), Limit: MaxGraphVertices}
+	}
+	nv := n * n
+	offsets := make([]uint32, nv+1)
+	entries := 4 * uint64(n) * uint64(n-1)
+	targets := make([]int32, entries)
+	// Degrees depend only on position, so the offsets of each row are known
+	// in closed form and rows fill in parallel.
+	rowStart := func(r int) uint32 {
+		// Rows 0 and n-1 have 3n-2 entries, inner rows 4n-2.
+		if r == 0 {
+			return 0
+		}
+		return uint32(3*n-2) + uint32(r-1)*uint32(4*n-2)
+	}
+	parallelRanges(n, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			pos := rowStart(r)
+			for c := 0; c < n; c++ {
+				v := r*n + c
+				offsets[v] = pos
+				if r > 0 {
+					targets[pos] = int32(v - n)
+					pos++
+				}
+				if c > 0 {
+					targets[pos] = int32(v - 1)
+					pos++
+				}
+				if c < n-1 {
+					targets[pos] = int32(v + 1)
+					pos++
+				}
+				if r < n-1 {
+					targets[pos] = int32(v + n)
+					pos++
+				}
+			}
+		}
+	})
+	offsets[nv] = uint32(entries)
+	return &CSR{Name: fmt.Sprintf("grid-%d", n), Offsets: offsets, Targets: targets}, nil
+}
+
+// Road generates a road-like planar graph on an n x n lattice: a random
+// spanning tree of the lattice (so the graph is connected and, like a road
+// network, has long detours), plus each remaining lattice edge with
+// probability 0.3 and, in each lattice cell, one of its two diagonals with
+// probability 0.05 (never both, so the embedding stays planar). The average
+// degree is about 2.6, close to real road networks, and the diameter is
+// well above the grid's. The result depends only on (n, seed).
+func Road(n int, seed uint64) (*CSR, error) {
+	if n < 2 {
+		return nil, &GeneratorError{Generator: "road", Field: "n", Value: int64(n), Msg: "is below 2. Fix: pass a side length of at least 2"}
+	}
+	if uint64(n)*uint64(n) > 1<<28 {
+		return nil, &TooLargeError{Source: fmt.Sprintf("road-%d", n), Field: "vertices", Value: uint64(n) * uint64(n), Limit: 1 << 28}
+	}
+	nv := n * n
+	// Lattice edges: horizontal ones first (r, c)-(r, c+1), then vertical.
+	nh := n * (n - 1)
+	order := permutation(2*nh, seed)
+	parent := make([]int32, nv)
+	for i := range parent {
+		parent[i] = int32(i)
+	}
+	find := func(x int32) int32 {
+		for parent[x] != x {
+			parent[x] = parent[parent[x]]
+			x = parent[x]
+		}
+		return x
+	}
+	ends := func(e int32) (int32, int32) {
+		if int(e) < nh {
+			r, c := int(e)/(n-1), int(e)%(n-1)
+			v := int32(r*n + c)
+			return v, v + 1
+		}
+		e -= int32(nh)
+		v := e // vertical edge (r, c)-(r+1, c) has index r*n+c
+		return v, v + int32(n)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0xda942042e4dd58b5))
+	src := make([]int32, 0, nv+nv/2)
+	dst := make([]int32, 0, nv+nv/2)
+	for _, e := range order {
+		u, v := ends(e)
+		ru, rv := find(u), find(v)
+		if ru != rv {
+			parent[ru] = rv
+			src, dst = append(src, u), append(dst, v)
+		} else if rng.Float64() < 0.3 {
+			src, dst = append(src, u), append(dst, v)
+		}
+	}
+	for r := 0; r+1 < n; r++ {
+		for c := 0; c+1 < n; c++ {
+			if rng.Float64() >= 0.05 {
+				continue
+			}
+			v := int32(r*n + c)
+			if rng.IntN(2) == 0 {
+				src, dst = append(src, v), append(dst, v+int32(n)+1)
+			} else {
+				src, dst = append(src, v+1), append(dst, v+int32(n))
+			}
+		}
+	}
+	return BuildUndirected(fmt.Sprintf("road-%d", n), nv, src, dst)
+}

@@ -1,0 +1,132 @@
+package frontier
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestGrid(t *testing.T) {
+	for _, n := range []int{2, 3, 5, 16} {
+		g, err := Grid(n)
+		require.NoError(t, err)
+		require.NoError(t, g.Check())
+		assert.Equal(t, n*n, g.NumVertices())
+		assert.Equal(t, 4*n*(n-1), g.NumEdgeEntries())
+		assert.Equal(t, fmt.Sprintf("grid-%d", n), g.Name)
+		// Same graph as building it from its edge list.
+		var src, dst []int32
+		for r := 0; r < n; r++ {
+			for c := 0; c < n; c++ {
+				v := int32(r*n + c)
+				if c+1 < n {
+					src, dst = append(src, v), append(dst, v+1)
+				}
+				if r+1 < n {
+					src, dst = append(src, v), append(dst, v+int32(n))
+				}
+			}
+		}
+		ref, err := BuildUndirected(g.Name, n*n, src, dst)
+		require.NoError(t, err)
+		assert.Equal(t, ref.Offsets, g.Offsets)
+		assert.Equal(t, ref.Targets, g.Targets)
+		levels, err := BFS(g, 0)
+		require.NoError(t, err)
+		assert.Equal(t, 2*n-1, Stats(g, levels).Levels, "corner-to-corner diameter")
+	}
+	var ge *GeneratorError
+	_, err := Grid(1)
+	require.ErrorAs(t, err, &ge)
+	assert.Contains(t, err.Error(), "Fix:")
+	var tl *TooLargeError
+	_, err = Grid(1 << 16)
+	require.ErrorAs(t, err, &tl)
+}
+
+func TestKronecker(t *testing.T) {
+	g, err := Kronecker(10, 16, 1)
+	require.NoError(t, err)
+	require.NoError(t, g.Check())
+	assert.Equal(t, 1024, g.NumVertices())
+	assert.Equal(t, "kron-10", g.Name)
+	assert.LessOrEqual(t, g.NumEdgeEntries(), 2*16*1024)
+	assert.Greater(t, g.NumEdgeEntries(), 16*1024/2, "dedup keeps most edges")
+	// Deterministic from the seed, different across seeds.
+	g2, err := Kronecker(10, 16, 1)
+	require.NoError(t, err)
+	assert.Equal(t, g.Targets, g2.Targets)
+	g3, err := Kronecker(10, 16, 2)
+	require.NoError(t, err)
+	assert.NotEqual(t, g.Targets, g3.Targets)
+	// Skewed degrees: the largest degree is far above the average.
+	maxDeg := 0
+	for v := int32(0); int(v) < g.NumVertices(); v++ {
+		maxDeg = max(maxDeg, g.Degree(v))
+	}
+	assert.Greater(t, maxDeg, 8*g.NumEdgeEntries()/g.NumVertices())
+	// Permuted labels: vertex 0 is not the hub it would be unpermuted.
+	assert.Less(t, g.Degree(0), maxDeg)
+
+	for _, bad := range [][2]int{{0, 16}, {31, 16}, {10, 0}, {10, 2000}} {
+		_, err := Kronecker(bad[0], bad[1], 1)
+		var ge *GeneratorError
+		require.ErrorAs(t, err, &ge, "%v", bad)
+		assert.Contains(t, err.Error(), "Fix:")
+	}
+	var tl *TooLargeError
+	_, err = Kronecker(27, 16, 1)
+	require.ErrorAs(t, err, &tl)
+}
+
+func TestRoad(t *testing.T) {
+	g, err := Road(64, 3)
+	require.NoError(t, err)
+	require.NoError(t, g.Check())
+	assert.Equal(t, 64*64, g.NumVertices())
+	avg := float64(g.NumEdgeEntries()) / float64(g.NumVertices())
+	assert.InDelta(t, 2.6, avg, 0.3)
+	levels, err := BFS(g, 0)
+	require.NoError(t, err)
+	st := Stats(g, levels)
+	assert.Equal(t, g.NumVertices(), st.Reached, "spanning tree keeps it connected")
+	grid, _ := Grid(64)
+	gl, _ := BFS(grid, 0)
+	assert.Greater(t, st.Levels, Stats(grid, gl).Levels/2)
+	g2, err := Road(64, 3)
+	require.NoError(t, err)
+	assert.Equal(t, g.Targets, g2.Targets)
+	_, err = Road(1, 3)
+	require.Error(t, err)
+	// Planar: at most 3V-6 edges.
+	assert.LessOrEqual(t, g.NumEdgeEntries()/2, 3*g.NumVertices()-6)
+}
+
+func BenchmarkKronecker16(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Kronecker(16, 16, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGrid1024(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Grid(1024); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkRoad512(b *testing.B) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Road(512, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
