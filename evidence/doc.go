@@ -1,3 +1,141 @@
 // Package evidence provides the evidence CSV formats, their validation, and
 // the release gates that judge measured speedups.
+//
+// It covers three formats:
+//
+//   - vyre's megakernel speedup CSV (14 columns, and the later 15-column
+//     variant) with vyre's validation, proof and formatter;
+//   - vyre's 17-column resident graph session CSV, converted to the speedup
+//     CSV through planners.PlanResidentGraphSession;
+//   - gpuplan's own evidence CSV: one row per measured sample, which
+//     `gpuplan gate` checks against the claims in evidence/gates.json and
+//     `gpuplan report` turns into a chart and a Markdown table.
+//
+// # vyre compatibility
+//
+// ValidateSpeedupSamples, ValidateSpeedupCSV and FormatSpeedupCSV port
+// vyre-driver-cuda 0.6.1's megakernel_speedup_gate: the same constants,
+// header, per-sample checks in the same order (the first failure wins) and
+// the same proof. Errors are *SpeedupError whose Kind carries vyre's variant
+// name. One quirk is fixed: vyre's CSV path does not check the required
+// speedup, so a NaN threshold passes everything; here a NaN, infinite, zero
+// or negative required speedup is InvalidRequiredSpeedup on every path.
+// Line numbers in vyre CSV errors follow vyre: blank lines are dropped first
+// and the header is line 1. ConvertSessionCSV is vyre's
+// --format-resident-graph-speedup-csv.
+//
+// # gpuplan's evidence format (version 1)
+//
+// A UTF-8 CSV file (RFC 4180 quoting; lines starting with '#' are comments)
+// whose first record is exactly SampleCSVHeader:
+//
+//	gpuplan_version,gpuplan_commit,source_fingerprint,device_name,compute_capability,driver_version,date,workload,graph_nodes,graph_edges,iterations,arm,sample,wall_ns,device_ns,checksum,timed_uploads,timed_allocations,timed_host_syncs,bytes_moved
+//
+// Each following record is one measured sample (one timed repetition of one
+// arm on one workload):
+//
+//	column               meaning                                        rule
+//	gpuplan_version      version of the gpuplan build                    token ("devel" for a source build)
+//	gpuplan_commit       VCS commit of the build                         token ("unknown" when not embedded)
+//	source_fingerprint   SourceFingerprint of the measured tree          "sha256:" + 64 lowercase hex digits
+//	device_name          device name as the driver reports it            printable text, quoted if it has a comma
+//	compute_capability   MAJOR.MINOR                                     two integers, e.g. 9.0
+//	driver_version       driver version                                  token, e.g. 580.159.04
+//	date                 when the sample was taken                       RFC 3339, written in UTC
+//	workload             input name, e.g. grid-2048 or rmat-20           token
+//	graph_nodes          nodes of the input graph                        integer >= 0
+//	graph_edges          edges of the input graph                        integer >= 0
+//	iterations           BFS levels, or fixed-point iterations           integer >= 0
+//	arm                  execution strategy (open set)                   [a-z0-9-]+, e.g. host-loop, device-loop, megakernel
+//	sample               index of the sample within (workload, arm)      integer >= 0, unique
+//	wall_ns              host wall-clock time of the timed region        finite number > 0
+//	device_ns            CUDA-event time of the timed region             finite number >= 0; 0 = not recorded
+//	checksum             hash of the result                              token; compared arms must agree
+//	timed_uploads        input uploads inside the timed region           integer >= 0; pollution
+//	timed_allocations    allocations inside the timed region             integer >= 0; pollution
+//	timed_host_syncs     host syncs beyond the arm's own control flow    integer >= 0; pollution
+//	bytes_moved          device bytes moved (bandwidth arms), else 0     integer >= 0
+//
+// A token is a non-empty run of letters, digits and . _ - : +. Numbers are
+// decimal; integers have no sign; floats are written in shortest round-trip
+// form without an exponent, and NaN, infinities and negative times are
+// rejected.
+//
+// One file is one benchmark run: every row carries the same version, commit,
+// fingerprint, device, compute capability and driver (a file that mixes
+// devices is malformed), each workload has one size, and (workload, arm,
+// sample) never repeats. The arms of one workload are measured in the same
+// process, interleaved, on resident inputs; the timed region holds only the
+// work of the arm, so a non-zero pollution counter marks the sample as
+// unusable for a claim.
+//
+// Auxiliary measurements use the same rows. A bandwidth ceiling is an arm of
+// its own, conventionally copy-ceiling, with bytes_moved set; its bandwidth
+// is bytes_moved / device_ns (or wall_ns when device_ns is 0). Reports show
+// it; claims may compare it like any other arm.
+//
+// Producers use Writer (NewWriter, Write, Flush) or WriteSamples, which
+// apply the same rules as ReadSamples, so a written file always reads back.
+// Errors are *FormatError with the source, line, column (1-based field
+// number), field name and a "Fix:" sentence.
+//
+// # Staleness: the source fingerprint
+//
+// SourceFingerprint hashes the files that decide what a measurement means:
+// every */kernels/*.ptx, */kernels/*.cu and executor/*.go (test files
+// excluded), sorted by path, each hashed with its path and length. The
+// benchmark records it in every row; the gate recomputes it over the current
+// tree. Evidence whose fingerprint differs was measured on other kernels or
+// another executor and is stale. This works on a checkout without git
+// history and is immune to rebases; editing a comment in a kernel also makes
+// the evidence stale, which errs on the safe side.
+//
+// # Gates
+//
+// evidence/gates.json states claims:
+//
+//	{
+//	  "claims": [
+//	    {"name": "megakernel beats the host loop on grid-2048",
+//	     "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel",
+//	     "metric": "wall_ns", "min_speedup": 5}
+//	  ]
+//	}
+//
+// The speedup is baseline time / candidate time on the chosen metric
+// (wall_ns or device_ns). Optional fields: "file" picks one results file
+// (relative to the results directory) and "device" requires a device name.
+// CheckClaims judges each claim against the evidence files under
+// evidence/results/, in this order, and the first failing step fails it:
+//
+//  1. evidence exists: at least one row of each arm on the workload;
+//  2. one run: all of it comes from one file, hence one device, one
+//     commit and one build (the claim's "file" picks among several);
+//     compared arms on different devices or commits fail;
+//  3. not stale: the rows' source_fingerprint equals the current tree's;
+//  4. equal checksums across every sample of both arms;
+//  5. no pollution: every counter is 0 on every sample;
+//  6. at least MinSamplesPerArm (10) samples per arm, and device_ns
+//     recorded when the metric is device_ns;
+//  7. the lower bound of the 95% confidence interval of the ratio of
+//     medians is at least min_speedup.
+//
+// The interval comes from golang.org/x/perf/benchmath, the statistics behind
+// benchstat, so the gate and benchstat agree on what the medians and their
+// intervals are. benchmath gives a distribution-free interval for each
+// arm's median (order statistics, no normality assumption, deterministic: no
+// resampling, no seed). Each arm's interval is taken at confidence
+// sqrt(0.95); the arms are measured independently, so both intervals hold
+// together with probability at least 0.95, and whenever they do the ratio of
+// the true medians lies in [baseline.lo / candidate.hi, baseline.hi /
+// candidate.lo]. The claim must hold at that lower end. This is
+// conservative (a bootstrap would give a narrower interval) and exact to
+// reproduce, which is what a release gate wants. With 10 samples per arm
+// the per-arm interval spans the 2nd to 9th order statistics.
+//
+// A failing claim makes `gpuplan gate` exit non-zero with a line naming the
+// claim, what was observed and what was required. With no claims and no
+// results, the gate passes and says that no evidence is recorded. A
+// malformed file under evidence/results/ fails the gate with its line,
+// column and fix.
 package evidence
