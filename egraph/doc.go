@@ -1,4 +1,30 @@
 // Package egraph provides e-graph state packed for the GPU: the flat device
 // image of an e-graph snapshot and the launch-wave plans of the
 // equality-saturation kernels that run over it.
+//
+// It ports the planning parts of vyre-driver-cuda's egraph_device_image,
+// egraph_kernel_plan and egraph_readback modules; nothing here touches a GPU.
+//
+//   - Snapshot and Snapshot.Validate: rows (eclass_id, language_op_id,
+//     children_offset, children_len), the children array and the language
+//     as op arities. Integrity failures are *ImageError values naming the
+//     rule, the row and the offending value.
+//   - PackDeviceImage: one flat u32 image with nine sections in order
+//     (row_eclass_ids, row_language_op_ids, row_children_offsets,
+//     row_children_lens, row_signatures, children, group_eclass_ids,
+//     group_offsets, group_rows). RowSignature documents the signature hash
+//     (FNV-1a over op, children_len and children).
+//   - PlanDeviceUpload / PlanDeviceUploadFromImage: the byte layout, every
+//     span multiplied by 4 with overflow checks; NewKernelView: per-section
+//     device pointers.
+//   - PlanKernelWork: RowScan, ChildEdgeScan and EclassGroupScan waves.
+//   - PlanSignatureBuckets, SignaturePairRows, CollectStructuralEquivalences,
+//     PlanStructuralEquivalenceOutput, PlanScratchSlab: candidate pairs of
+//     equal-signature rows, decoded by binary search without materialising
+//     them, and the CPU reference of the structural-equivalence kernel.
+//   - PlanUnionCompaction: union-find with the smallest e-class id as the
+//     representative, and the canonical rewrite records.
+//   - PTXVersionForTarget: the PTX ISA version per target sm.
+//   - DecodeReadbackPairs / DecodeReadbackPairsUnique: the readback format
+//     (an 8-byte LE count, then 8-byte (left, right) u32 LE pairs).
 package egraph

@@ -1,0 +1,122 @@
+package egraph_test
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gpuplan/gpuplan/egraph"
+)
+
+// snapshot: e-class 0 = x, e-class 1 = f(x), e-class 2 = f(x) again.
+func snapshot() *egraph.Snapshot {
+	return &egraph.Snapshot{
+		Rows: []egraph.Row{
+			{EclassID: 0, LanguageOpID: 0},
+			{EclassID: 1, LanguageOpID: 1, ChildrenOffset: 0, ChildrenLen: 1},
+			{EclassID: 2, LanguageOpID: 1, ChildrenOffset: 1, ChildrenLen: 1},
+		},
+		Children:  []uint32{0, 0},
+		OpArities: []uint32{0, 1},
+	}
+}
+
+func ExamplePlanDeviceUpload() {
+	plan, err := egraph.PlanDeviceUpload(snapshot())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for i, s := range plan.Layout.Spans {
+		fmt.Printf("%-20s offset %3d bytes %2d\n", egraph.Section(i), s.Offset, s.ByteLen)
+	}
+	fmt.Println("total", plan.ByteLen)
+	// Output:
+	// row_eclass_ids       offset   0 bytes 12
+	// row_language_op_ids  offset  12 bytes 12
+	// row_children_offsets offset  24 bytes 12
+	// row_children_lens    offset  36 bytes 12
+	// row_signatures       offset  48 bytes 12
+	// children             offset  60 bytes  8
+	// group_eclass_ids     offset  68 bytes 12
+	// group_offsets        offset  80 bytes 16
+	// group_rows           offset  96 bytes 12
+	// total 108
+}
+
+func ExampleSnapshot_Validate() {
+	s := snapshot()
+	s.Rows[0].LanguageOpID = 99
+	fmt.Println(s.Validate())
+	// Output:
+	// e-graph image: unknown language_op_id at row 0 (value 99). Fix: add the op to op_arities or correct the row's language_op_id
+}
+
+func ExamplePlanKernelWork() {
+	plan, _ := egraph.PlanDeviceUpload(snapshot())
+	view, _ := egraph.NewKernelView(0x10000, plan)
+	work, err := egraph.PlanKernelWork(view, egraph.DefaultLaunchConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	for _, w := range work.Waves {
+		fmt.Println(w.Pass, w.ItemCount, w.Blocks)
+	}
+	// Output:
+	// RowScan 3 1
+	// ChildEdgeScan 2 1
+	// EclassGroupScan 3 1
+}
+
+func ExampleCollectStructuralEquivalences() {
+	img, _ := egraph.PackDeviceImage(snapshot())
+	plan, _ := egraph.PlanDeviceUploadFromImage(img)
+	view, _ := egraph.NewKernelView(0, plan)
+	buckets, err := egraph.PlanSignatureBuckets(img, view, egraph.DefaultLaunchConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	a, b, _ := egraph.SignaturePairRows(&buckets, 0, 0)
+	fmt.Println("candidate rows", a, b)
+	eq, _ := egraph.CollectStructuralEquivalences(img, &buckets)
+	fmt.Println(eq.Equivalences, eq.ExactPairCount)
+	// Output:
+	// candidate rows 1 2
+	// [{1 2}] 1
+}
+
+func ExamplePlanUnionCompaction() {
+	p, err := egraph.PlanUnionCompaction([]egraph.EclassPair{{A: 9, B: 4}, {A: 4, B: 7}, {A: 2, B: 2}}, egraph.DefaultLaunchConfig())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.CanonicalRewrites, p.IgnoredSelfPairCount)
+	// Output:
+	// [{7 4} {9 4}] 1
+}
+
+func ExamplePTXVersionForTarget() {
+	for _, sm := range []uint32{80, 90, 100, 120} {
+		v, _ := egraph.PTXVersionForTarget(sm)
+		fmt.Println(sm, v)
+	}
+	// Output:
+	// 80 8.5
+	// 90 8.0
+	// 100 8.6
+	// 120 8.7
+}
+
+func ExampleDecodeReadbackPairsUnique() {
+	count := binary.LittleEndian.AppendUint64(nil, 3)
+	var pairs []byte
+	for _, w := range []uint32{5, 6, 1, 2, 5, 6} {
+		pairs = binary.LittleEndian.AppendUint32(pairs, w)
+	}
+	got, emitted, err := egraph.DecodeReadbackPairsUnique(count, pairs)
+	fmt.Println(got, emitted, err)
+	// Output:
+	// [{1 2} {5 6}] 3 <nil>
+}
