@@ -5,6 +5,7 @@ package main
 func commands() []command {
 	return []command{
 		{name: "version", summary: "print the gpuplan version", run: runVersion},
+		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 	}
 }
