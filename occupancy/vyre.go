@@ -64,6 +64,11 @@ func toVyreCaps(d *Device) vyreCaps {
 // exceeds Device.SharedMemPerBlock. Device caps that are not positive are
 // treated as 0.
 //
+// A vyre quirk kept for parity: the thread term divides threads, not warps,
+// so for a block size that is not a multiple of 32 WarpsPerSM can exceed
+// the SM's warp slots (wg 33 on 2048 threads: 62 blocks, 124 warps); the
+// basis points are capped at 10000.
+//
 // Use it for parity with vyre's planners and their test vectors (for
 // example ranking candidate workgroup sizes the way vyre does). It
 // over-estimates whenever the register allocation granularity or the block
