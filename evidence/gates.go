@@ -1,0 +1,414 @@
+package evidence
+
+import (
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/strictjson"
+)
+
+// Metrics a claim can be judged on.
+const (
+	MetricWallNS   = "wall_ns"
+	MetricDeviceNS = "device_ns"
+)
+
+// Claim is one release claim: on Workload, Candidate is at least MinSpeedup
+// times faster than Baseline on Metric (speedup = baseline time / candidate
+// time), at the lower bound of the 95% confidence interval.
+type Claim struct {
+	Name       string  `json:"name"`
+	Workload   string  `json:"workload"`
+	Baseline   string  `json:"baseline"`
+	Candidate  string  `json:"candidate"`
+	Metric     string  `json:"metric"`
+	MinSpeedup float64 `json:"min_speedup"`
+	// File optionally picks one results file, relative to the results
+	// directory, when several hold the workload.
+	File string `json:"file,omitempty"`
+	// Device optionally requires the evidence to come from this device.
+	Device string `json:"device,omitempty"`
+}
+
+// String describes the claim in one line.
+func (c Claim) String() string {
+	return fmt.Sprintf("%s vs %s on %s (%s) at least %sx", c.Candidate, c.Baseline, c.Workload, c.Metric, formatFloat(c.MinSpeedup))
+}
+
+// Gates is the content of evidence/gates.json.
+type Gates struct {
+	Claims []Claim `json:"claims"`
+}
+
+type rawClaim struct {
+	Name       *string  `json:"name"`
+	Workload   *string  `json:"workload"`
+	Baseline   *string  `json:"baseline"`
+	Candidate  *string  `json:"candidate"`
+	Metric     *string  `json:"metric"`
+	MinSpeedup *float64 `json:"min_speedup"`
+	File       string   `json:"file"`
+	Device     string   `json:"device"`
+}
+
+// ParseGates decodes a gates file strictly: unknown fields, a missing
+// "claims" list or claim field, an unknown metric, a min_speedup that is not
+// a finite number above 0, a claim comparing an arm with itself and a
+// repeated claim name are *strictjson.Error values naming the field.
+func ParseGates(source string, data []byte) (Gates, error) {
+	var raw struct {
+		Claims *[]rawClaim `json:"claims"`
+	}
+	if err := strictjson.Decode(source, data, &raw); err != nil {
+		return Gates{}, err
+	}
+	if raw.Claims == nil {
+		return Gates{}, strictjson.Required(source, "claims", `add "claims": [] (a list of claims, empty until evidence exists)`)
+	}
+	g := Gates{Claims: make([]Claim, 0, len(*raw.Claims))}
+	names := map[string]int{}
+	for i, rc := range *raw.Claims {
+		field := func(name string) string { return fmt.Sprintf("claims[%d].%s", i, name) }
+		bad := func(name, msg, fix string) error {
+			return &strictjson.Error{Source: source, Field: field(name), Msg: msg, Fix: fix}
+		}
+		for _, req := range []struct {
+			name string
+			v    *string
+		}{{"name", rc.Name}, {"workload", rc.Workload}, {"baseline", rc.Baseline}, {"candidate", rc.Candidate}, {"metric", rc.Metric}} {
+			if req.v == nil {
+				return Gates{}, strictjson.Required(source, field(req.name), "state the claim's "+req.name)
+			}
+		}
+		if rc.MinSpeedup == nil {
+			return Gates{}, strictjson.Required(source, field("min_speedup"), "state the required speedup, for example 5")
+		}
+		c := Claim{Name: *rc.Name, Workload: *rc.Workload, Baseline: *rc.Baseline, Candidate: *rc.Candidate,
+			Metric: *rc.Metric, MinSpeedup: *rc.MinSpeedup, File: rc.File, Device: rc.Device}
+		switch {
+		case strings.TrimSpace(c.Name) == "":
+			return Gates{}, bad("name", "name is empty", "give the claim a short name")
+		case names[c.Name] > 0:
+			return Gates{}, bad("name", fmt.Sprintf("name %q repeats claims[%d]", c.Name, names[c.Name]-1), "give every claim its own name")
+		case !isToken(c.Workload):
+			return Gates{}, bad("workload", fmt.Sprintf("workload %q is not a token", c.Workload), "use the workload name of the evidence rows, for example grid-2048")
+		case !isArm(c.Baseline):
+			return Gates{}, bad("baseline", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Baseline), "use an arm name of the evidence rows, for example host-loop")
+		case !isArm(c.Candidate):
+			return Gates{}, bad("candidate", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Candidate), "use an arm name of the evidence rows, for example megakernel")
+		case c.Baseline == c.Candidate:
+			return Gates{}, bad("candidate", "candidate and baseline are the same arm", "compare two different arms")
+		case c.Metric != MetricWallNS && c.Metric != MetricDeviceNS:
+			return Gates{}, bad("metric", fmt.Sprintf("metric %q is unknown", c.Metric), `use "wall_ns" or "device_ns"`)
+		case !checked.Finite(c.MinSpeedup) || c.MinSpeedup <= 0:
+			return Gates{}, bad("min_speedup", fmt.Sprintf("min_speedup %v is not a finite number above 0", c.MinSpeedup), "state the required speedup as a positive number, for example 5")
+		case c.File != "" && (!fs.ValidPath(c.File) || !strings.HasSuffix(c.File, ".csv")):
+			return Gates{}, bad("file", fmt.Sprintf("file %q is not a relative .csv path inside the results directory", c.File), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
+		}
+		names[c.Name] = i + 1
+		g.Claims = append(g.Claims, c)
+	}
+	return g, nil
+}
+
+// MarshalGates renders gates as indented JSON, the committed form.
+func MarshalGates(g Gates) ([]byte, error) {
+	if g.Claims == nil {
+		g.Claims = []Claim{}
+	}
+	b, err := json.MarshalIndent(g, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// ResultFile is one evidence file: its path relative to the results
+// directory (slash-separated) and its samples.
+type ResultFile struct {
+	Path    string
+	Samples []Sample
+}
+
+// LoadResults reads every *.csv file under dir (recursively, in path
+// order) with ReadSamples. A missing directory holds no results. A
+// malformed file is an error naming it, its line and column.
+func LoadResults(dir string) ([]ResultFile, error) {
+	if _, err := os.Stat(dir); os.IsNotExist(err) {
+		return nil, nil
+	}
+	return LoadResultsFS(os.DirFS(dir), dir)
+}
+
+// LoadResultsFS is LoadResults over a file system; prefix is prepended to
+// file names in errors.
+func LoadResultsFS(fsys fs.FS, prefix string) ([]ResultFile, error) {
+	var paths []string
+	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".csv") {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing results in %s: %w. Fix: check the results directory", prefix, err)
+	}
+	sort.Strings(paths)
+	out := make([]ResultFile, 0, len(paths))
+	for _, p := range paths {
+		f, err := fsys.Open(p)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w. Fix: check the file's permissions", p, err)
+		}
+		samples, err := ReadSamples(filepath.ToSlash(filepath.Join(prefix, p)), f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ResultFile{Path: p, Samples: samples})
+	}
+	return out, nil
+}
+
+// Verdict is the judgement of one claim.
+type Verdict struct {
+	Claim Claim
+	Pass  bool
+	// Stale is set when the evidence was measured on other kernels or
+	// another executor than the current tree's.
+	Stale bool
+	// Reason says, for a failed claim, what was observed and what was
+	// required, ending with a "Fix:" sentence.
+	Reason string
+	// The evidence used, when the claim got as far as choosing it.
+	File                 string
+	Device               string
+	Compute              string
+	Commit               string
+	BaselineN            int
+	CandidateN           int
+	BaselineMedian       Interval // ns, per-arm 95% interval
+	CandidateMedian      Interval // ns, per-arm 95% interval
+	Speedup              Interval // baseline/candidate, 95% interval
+	RequiredSpeedupLower float64
+}
+
+// String renders the verdict as one line starting with PASS or FAIL.
+func (v Verdict) String() string {
+	var b strings.Builder
+	if v.Pass {
+		b.WriteString("PASS ")
+	} else {
+		b.WriteString("FAIL ")
+	}
+	fmt.Fprintf(&b, "%s: %s", v.Claim.Name, v.Claim)
+	if v.Pass {
+		fmt.Fprintf(&b, ": observed %s, 95%% CI [%s, %s], n=%d+%d, %s (%s), commit %s, %s",
+			fmtX(v.Speedup.Center), fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, v.Device, v.Compute, v.Commit, v.File)
+		return b.String()
+	}
+	b.WriteString(": ")
+	b.WriteString(v.Reason)
+	return b.String()
+}
+
+func fmtX(x float64) string { return fmt.Sprintf("%.2fx", x) }
+
+// armRows are the samples of one arm in one file, in file order.
+type armRows struct {
+	file    string
+	samples []Sample
+}
+
+// CheckClaims judges every claim against files. currentFingerprint is
+// SourceFingerprint of the current tree. The steps and their order are in
+// the package documentation; CheckClaims is a pure function.
+func CheckClaims(g Gates, files []ResultFile, currentFingerprint string) []Verdict {
+	out := make([]Verdict, 0, len(g.Claims))
+	for _, c := range g.Claims {
+		out = append(out, checkClaim(c, files, currentFingerprint))
+	}
+	return out
+}
+
+func checkClaim(c Claim, files []ResultFile, current string) Verdict {
+	v := Verdict{Claim: c, RequiredSpeedupLower: c.MinSpeedup}
+	fail := func(format string, args ...any) Verdict {
+		v.Reason = fmt.Sprintf(format, args...)
+		return v
+	}
+	// 1. Evidence exists.
+	type candidateFile struct {
+		path       string
+		base, cand []Sample
+	}
+	var found []candidateFile
+	for _, f := range files {
+		if c.File != "" && f.Path != c.File {
+			continue
+		}
+		cf := candidateFile{path: f.Path}
+		for _, s := range f.Samples {
+			if s.Workload.Name != c.Workload || (c.Device != "" && s.Provenance.DeviceName != c.Device) {
+				continue
+			}
+			switch s.Arm {
+			case c.Baseline:
+				cf.base = append(cf.base, s)
+			case c.Candidate:
+				cf.cand = append(cf.cand, s)
+			}
+		}
+		if len(cf.base) > 0 || len(cf.cand) > 0 {
+			found = append(found, cf)
+		}
+	}
+	where := "evidence/results/"
+	if c.File != "" {
+		where = c.File
+	}
+	if c.Device != "" {
+		where += " on device " + c.Device
+	}
+	if len(found) == 0 {
+		return fail("no evidence recorded: no %s or %s samples of workload %s in %s; required at least %d samples of each. Fix: run the benchmark and commit its CSV under evidence/results/",
+			c.Baseline, c.Candidate, c.Workload, where, MinSamplesPerArm)
+	}
+	// 2. One run: one file, one device, one commit.
+	if len(found) > 1 {
+		names := make([]string, len(found))
+		for i, f := range found {
+			names[i] = f.path
+		}
+		return fail("evidence for workload %s is spread over %d files (%s); required the compared arms from one run. Fix: set \"file\" on the claim or remove the outdated files",
+			c.Workload, len(found), strings.Join(names, ", "))
+	}
+	f := found[0]
+	v.File = f.path
+	for _, arm := range []struct {
+		name string
+		rows []Sample
+	}{{c.Baseline, f.base}, {c.Candidate, f.cand}} {
+		if len(arm.rows) == 0 {
+			return fail("no evidence recorded for arm %s: %s has %d %s samples of workload %s and none of %s; required at least %d samples of each. Fix: measure both arms in the same run",
+				arm.name, f.path, len(f.base)+len(f.cand), otherArm(c, arm.name), c.Workload, arm.name, MinSamplesPerArm)
+		}
+	}
+	first := f.base[0].Provenance
+	v.Device, v.Commit = first.DeviceName, first.Commit
+	v.Compute = computeString(first.ComputeMajor, first.ComputeMinor)
+	for _, s := range append(append([]Sample(nil), f.base...), f.cand...) {
+		p := s.Provenance
+		if p.DeviceName != first.DeviceName || p.ComputeMajor != first.ComputeMajor || p.ComputeMinor != first.ComputeMinor ||
+			p.DriverVersion != first.DriverVersion || p.Commit != first.Commit || p.SourceFingerprint != first.SourceFingerprint {
+			return fail("mixed devices or builds in one comparison: %s sample %d ran on %s (%s), commit %s, but %s sample %d on %s (%s), commit %s; required one device and one commit. Fix: compare arms measured in one run",
+				f.base[0].Arm, f.base[0].Index, first.DeviceName, v.Compute, first.Commit,
+				s.Arm, s.Index, p.DeviceName, computeString(p.ComputeMajor, p.ComputeMinor), p.Commit)
+		}
+	}
+	// 3. Not stale.
+	if first.SourceFingerprint != current {
+		v.Stale = true
+		return fail("stale evidence: %s was measured on kernels and executor with source fingerprint %s, but the current tree has %s; required evidence of the current kernels and executor. Fix: re-run the benchmark on this tree and replace the file",
+			f.path, first.SourceFingerprint, current)
+	}
+	// 4. Equal checksums.
+	ref := f.base[0]
+	for _, s := range append(append([]Sample(nil), f.base...), f.cand...) {
+		if s.Checksum != ref.Checksum {
+			return fail("checksum mismatch: %s sample %d has %s but %s sample %d has %s; required equal results from every sample of both arms. Fix: find why the arms compute different results before timing them",
+				s.Arm, s.Index, s.Checksum, ref.Arm, ref.Index, ref.Checksum)
+		}
+	}
+	// 5. No pollution.
+	for _, s := range append(append([]Sample(nil), f.base...), f.cand...) {
+		if s.TimedUploads != 0 || s.TimedAllocations != 0 || s.TimedHostSyncs != 0 {
+			return fail("polluted timed region: %s sample %d has %d timed uploads, %d allocations and %d host syncs; required 0 of each. Fix: keep uploads, allocations and extra syncs out of the timed region",
+				s.Arm, s.Index, s.TimedUploads, s.TimedAllocations, s.TimedHostSyncs)
+		}
+	}
+	// 6. Enough samples, and the metric recorded.
+	v.BaselineN, v.CandidateN = len(f.base), len(f.cand)
+	for _, arm := range [][]Sample{f.base, f.cand} {
+		if len(arm) < MinSamplesPerArm {
+			return fail("too few samples: arm %s has %d samples; required at least %d. Fix: record more samples per arm",
+				arm[0].Arm, len(arm), MinSamplesPerArm)
+		}
+	}
+	base, err := metricValues(c.Metric, f.base)
+	if err != nil {
+		return fail("%v", err)
+	}
+	cand, err := metricValues(c.Metric, f.cand)
+	if err != nil {
+		return fail("%v", err)
+	}
+	// 7. The lower confidence bound.
+	v.BaselineMedian = MedianCI(base, Confidence)
+	v.CandidateMedian = MedianCI(cand, Confidence)
+	v.Speedup = SpeedupCI(base, cand)
+	if !(v.Speedup.Lo >= c.MinSpeedup) {
+		return fail("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d) has its lower bound %s below the required %sx. Fix: improve %s, record more samples to narrow the interval, or lower the claim",
+			fmtX(v.Speedup.Center), fmtNS(v.BaselineMedian.Center), fmtNS(v.CandidateMedian.Center),
+			fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, fmtX(v.Speedup.Lo), formatFloat(c.MinSpeedup), c.Candidate)
+	}
+	v.Pass = true
+	return v
+}
+
+func otherArm(c Claim, arm string) string {
+	if arm == c.Baseline {
+		return c.Candidate
+	}
+	return c.Baseline
+}
+
+func metricValues(metric string, rows []Sample) ([]float64, error) {
+	out := make([]float64, len(rows))
+	for i, s := range rows {
+		switch metric {
+		case MetricDeviceNS:
+			if s.DeviceNS <= 0 {
+				return nil, fmt.Errorf("device time not recorded: %s sample %d has device_ns 0; required a CUDA-event time on every sample for metric device_ns. Fix: record device_ns or judge the claim on wall_ns", s.Arm, s.Index)
+			}
+			out[i] = s.DeviceNS
+		default:
+			out[i] = s.WallNS
+		}
+	}
+	return out, nil
+}
+
+// fmtNS renders nanoseconds with a readable unit.
+func fmtNS(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return fmt.Sprintf("%.3g s", ns/1e9)
+	case ns >= 1e6:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case ns >= 1e3:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}
+
+// StaleFiles lists the files whose fingerprint differs from current, for
+// a warning about evidence no claim uses.
+func StaleFiles(files []ResultFile, current string) []string {
+	var out []string
+	for _, f := range files {
+		if len(f.Samples) > 0 && f.Samples[0].Provenance.SourceFingerprint != current {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
