@@ -1,0 +1,257 @@
+// Breadth-first search kernels for gpuplan's frontier arms.
+//
+// Graphs are CSR: offsets (uint32, n+1 entries) and targets (int32). Levels
+// are int32, -1 for unreached. The frontier queue holds work items: an edge
+// range (begin, end) of one frontier vertex's adjacency, at most `chunk`
+// edges long, so a hub vertex becomes many items and no warp is stuck with a
+// 100,000-edge list. A warp takes up to 32 items and spreads their edges
+// over its lanes (one edge per lane per round), so a warp is busy whether its
+// items hold 2 edges or 200.
+//
+// Control words live in `ctl`, one 128-byte line each (32 uint32):
+//   line 0..2  the queue counts of a three-level ring: level d reads the
+//              count in slot d%3, pushes into slot (d+1)%3 and clears slot
+//              (d+2)%3, which nothing reads until level d+1 pushes into it;
+//   line 3     the grid barrier counter (monotonic within one launch);
+//   line 4     results: [0] levels with a non-empty frontier, [1] the final
+//              changed flag (0 = converged), [2] queue overflow (must stay 0).
+//
+// Every scalar parameter is 64 bits wide: the Go driver binding copies each
+// kernel argument as 8 bytes.
+//
+// Build: make ptx (nvcc 11.8, -arch=compute_80); the PTX is committed and
+// embedded in the frontier package.
+
+#define FULL_MASK 0xffffffffu
+#define CTL_LINE 32u
+#define CTL_COUNT(slot) ((slot) * CTL_LINE)
+#define CTL_BARRIER (3u * CTL_LINE)
+#define CTL_RESULT (4u * CTL_LINE)
+#define CTL_WORDS (5u * CTL_LINE)
+
+typedef unsigned int u32;
+typedef unsigned long long u64;
+
+// ld.acquire.gpu: a load that orders the loads after it.
+__device__ __forceinline__ u32 load_acquire(const u32* p) {
+    u32 v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// red.release.gpu: an add that publishes the writes before it.
+__device__ __forceinline__ void add_release(u32* p, u32 v) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// A read that bypasses L1 (which is not coherent across SMs): for data
+// other blocks wrote since this launch began.
+__device__ __forceinline__ u32 load_cg(const u32* p) { return __ldcg(p); }
+
+// grid_barrier: a counter barrier. Every block adds 1 (release) and waits
+// until the counter reaches round x gridDim.x (acquire); the target grows
+// monotonically, so nothing is ever reset inside the launch.
+__device__ __forceinline__ void grid_barrier(u32* counter, u32 round) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        __threadfence();
+        add_release(counter, 1u);
+        u32 target = round * gridDim.x;
+        while (load_acquire(counter) < target) {
+        }
+    }
+    __syncthreads();
+}
+
+// push_items appends ceil((e-b)/chunk) items for a newly discovered vertex
+// whose adjacency is [b, e). The warp allocates all lanes' items with one
+// atomic add: a warp-wide scan gives each lane its offset.
+__device__ __forceinline__ void push_items(uint2* qout, u32 qcap, u32* out_count, u32* overflow, u32 lane,
+                                           u32 nitems, u32 b, u32 e, u32 chunk) {
+    u32 incl = nitems;
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        u32 t = __shfl_up_sync(FULL_MASK, incl, o);
+        if (lane >= o) incl += t;
+    }
+    u32 total = __shfl_sync(FULL_MASK, incl, 31);
+    if (total == 0) return;
+    u32 base = 0;
+    if (lane == 31) base = atomicAdd(out_count, total);
+    base = __shfl_sync(FULL_MASK, base, 31);
+    u32 pos = base + incl - nitems;
+    for (u32 i = 0; i < nitems; i++) {
+        u32 ib = b + i * chunk;
+        u32 ie = min(ib + chunk, e);
+        if (pos + i < qcap) {
+            qout[pos + i] = make_uint2(ib, ie);
+        } else {
+            atomicExch(overflow, 1u);
+        }
+    }
+}
+
+// expand_level processes the `count` items of qin with `nwarps` warps; this
+// warp is `gwarp`. Each newly reached vertex gets level `next` and its items
+// go to qout. low_degree selects the path for graphs of small degree (grids,
+// road networks): claim each target with a compare-and-swap straight away
+// and read its offsets in parallel with it, one memory round trip shorter
+// per level than testing the level first. Graphs of high degree test first,
+// so most edges cost one cached load instead of an atomic.
+__device__ __forceinline__ void expand_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
+                                             int* level, const uint2* qin, uint2* qout, u32* out_count,
+                                             u32* overflow, u32 count, int next, u32 chunk, u32 qcap,
+                                             bool low_degree, u32 gwarp, u32 nwarps, u32 lane) {
+    if (count == 0) return;
+    u32 k = (count + nwarps - 1) / nwarps;  // items per warp and round, at most 32
+    if (k > 32) k = 32;
+    u32 stride = nwarps * k;
+    for (u32 base = gwarp * k; base < count; base += stride) {
+        u32 idx = base + lane;
+        uint2 it = make_uint2(0, 0);
+        if (lane < k && idx < count) it = __ldcg(&qin[idx]);
+        u32 len = it.y - it.x;
+        u32 incl = len;
+#pragma unroll
+        for (u32 o = 1; o < 32; o <<= 1) {
+            u32 t = __shfl_up_sync(FULL_MASK, incl, o);
+            if (lane >= o) incl += t;
+        }
+        u32 total = __shfl_sync(FULL_MASK, incl, 31);
+        u32 excl = incl - len;
+        for (u32 e0 = 0; e0 < total; e0 += 32) {
+            u32 e = e0 + lane;
+            // The owner of edge e is the last lane j with excl_j <= e (lanes
+            // with empty items share their successor's excl and are skipped).
+            u32 j = 0;
+#pragma unroll
+            for (u32 step = 16; step >= 1; step >>= 1) {
+                u32 v = __shfl_sync(FULL_MASK, excl, (j + step) & 31);
+                if (j + step < 32 && v <= e) j += step;
+            }
+            u32 ob = __shfl_sync(FULL_MASK, it.x, j);
+            u32 oe = __shfl_sync(FULL_MASK, excl, j);
+            u32 nitems = 0, nb = 0, ne = 0;
+            if (e < total) {
+                int w = __ldg(&targets[ob + (e - oe)]);
+                if (low_degree) {
+                    u32 b = __ldg(&offsets[w]);
+                    u32 en = __ldg(&offsets[w + 1]);
+                    if (atomicCAS(&level[w], -1, next) == -1) {
+                        nb = b;
+                        ne = en;
+                        nitems = (en - b + chunk - 1) / chunk;
+                    }
+                } else if (level[w] == -1) {
+                    if (atomicCAS(&level[w], -1, next) == -1) {
+                        nb = __ldg(&offsets[w]);
+                        ne = __ldg(&offsets[w + 1]);
+                        nitems = (ne - nb + chunk - 1) / chunk;
+                    }
+                }
+            }
+            push_items(qout, qcap, out_count, overflow, lane, nitems, nb, ne, chunk);
+        }
+    }
+}
+
+// bfs_init resets one BFS: every level to -1 except the root's 0, the
+// root's items into q0 and the control words (counts, barrier, results).
+extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level, uint2* q0, u32* ctl, u64 n,
+                                    u64 root, u64 chunk) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        level[i] = (i == root) ? 0 : -1;
+    }
+    if (blockIdx.x == 0) {
+        for (u32 i = threadIdx.x; i < CTL_WORDS; i += blockDim.x) ctl[i] = 0;
+        __syncthreads();
+        u32 b = offsets[root], e = offsets[root + 1];
+        u32 c = (u32)chunk;
+        u32 nitems = (e - b + c - 1) / c;
+        for (u32 i = threadIdx.x; i < nitems; i += blockDim.x) {
+            u32 ib = b + i * c;
+            q0[i] = make_uint2(ib, min(ib + c, e));
+        }
+        if (threadIdx.x == 0) ctl[CTL_COUNT(0)] = nitems;
+    }
+}
+
+// bfs_wave_scan is the plain level-synchronous top-down wave: one thread per
+// vertex; a vertex at level `depth` labels its unreached neighbours
+// depth+1 and sets *changed. The host loops until a level changes nothing.
+extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const int* __restrict__ targets,
+                                         int* level, u32* changed, u64 n, u64 depth) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    int d = (int)depth;
+    bool any = false;
+    for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
+        if (level[v] != d) continue;
+        for (u32 i = offsets[v], e = offsets[v + 1]; i < e; i++) {
+            int w = targets[i];
+            if (level[w] == -1) {
+                level[w] = d + 1;
+                any = true;
+            }
+        }
+    }
+    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) *changed = 1u;
+}
+
+// bfs_queue_level expands one level from the frontier queue qin into qout
+// (one launch per level). It reads the level's count from the ring slot
+// depth%3, pushes into slot (depth+1)%3 and clears slot (depth+2)%3, so the
+// host can enqueue many levels without reading anything back; after the
+// launch the next count (slot (depth+1)%3) is the level's changed flag.
+extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
+                                           int* level, const uint2* qin, uint2* qout, u32* ctl, u64 depth,
+                                           u64 chunk, u64 qcap, u64 low_degree) {
+    u32 d = (u32)depth;
+    u32 count = load_cg(&ctl[CTL_COUNT(d % 3)]);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctl[CTL_COUNT((d + 2) % 3)] = 0;
+        if (count > 0) ctl[CTL_RESULT] = d + 1;
+    }
+    u32 lane = threadIdx.x & 31;
+    u32 nwarps = (gridDim.x * blockDim.x) >> 5;
+    u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    expand_level(offsets, targets, level, qin, qout, &ctl[CTL_COUNT((d + 1) % 3)], &ctl[CTL_RESULT + 2], count,
+                 (int)d + 1, (u32)chunk, (u32)qcap, low_degree != 0, gwarp, nwarps, lane);
+}
+
+// bfs_megakernel runs every level in one cooperative launch: expand a level,
+// cross a grid barrier, read the next count, until the frontier is empty or
+// max_levels levels ran. One barrier per level; the host reads the final
+// changed flag (ctl result [1]) once, after the launch.
+extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __restrict__ offsets,
+                                                                  const int* __restrict__ targets, int* level,
+                                                                  uint2* q0, uint2* q1, u32* ctl, u64 chunk,
+                                                                  u64 qcap, u64 low_degree, u64 max_levels) {
+    u32 lane = threadIdx.x & 31;
+    u32 nwarps = (gridDim.x * blockDim.x) >> 5;
+    u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    bool lowd = low_degree != 0;
+    u32 d = 0;
+    u32 count = load_cg(&ctl[CTL_COUNT(0)]);
+    while (count > 0 && d < (u32)max_levels) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_COUNT((d + 2) % 3)] = 0;
+        const uint2* qin = (d & 1) ? q1 : q0;
+        uint2* qout = (d & 1) ? q0 : q1;
+        expand_level(offsets, targets, level, qin, qout, &ctl[CTL_COUNT((d + 1) % 3)], &ctl[CTL_RESULT + 2], count,
+                     (int)d + 1, (u32)chunk, (u32)qcap, lowd, gwarp, nwarps, lane);
+        d++;
+        grid_barrier(&ctl[CTL_BARRIER], d);
+        count = load_cg(&ctl[CTL_COUNT(d % 3)]);
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        ctl[CTL_RESULT] = d;
+        ctl[CTL_RESULT + 1] = count > 0 ? 1u : 0u;
+    }
+}
+
+// copy_u4 copies n16 16-byte words from src to dst (grid-stride): the
+// device's copy-bandwidth ceiling, measured in the same run as the BFS arms.
+extern "C" __global__ void copy_u4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n16) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) dst[i] = __ldcs(&src[i]);
+}
