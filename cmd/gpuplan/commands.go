@@ -6,6 +6,8 @@ func commands() []command {
 	return []command{
 		{name: "version", summary: "print the gpuplan version", run: runVersion},
 		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
+		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
+		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 	}
 }
