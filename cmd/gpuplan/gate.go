@@ -1,0 +1,234 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/gpuplan/gpuplan/evidence"
+)
+
+const gateAbout = `Check the release claims in evidence/gates.json against the evidence CSVs
+under evidence/results/ (gpuplan's evidence format, see package evidence).
+
+A claim holds when its two arms come from one run (one file: one device,
+one commit), the evidence is not stale (its source fingerprint equals the
+current kernels' and executor's), both arms agree on the result checksum,
+no sample has timed uploads, allocations or extra host syncs, each arm has
+at least 10 samples, and the lower bound of the 95% confidence interval of
+the ratio of medians (benchmath) reaches the claimed speedup. Any failing
+claim exits 1 with what was observed and what was required. With no claims
+and no results the gate passes and says that no evidence is recorded.
+
+vyre compatibility:
+  --vyre FILE           validate vyre's megakernel speedup CSV (14 or 15
+                        columns) and print vyre's summary line
+  --vyre-session FILE   convert vyre's 17-column resident graph session CSV
+                        through the session planner and print the validated
+                        14-column speedup CSV
+  --min-speedup X       required speedup for --vyre and --vyre-session
+                        (default 100, as vyre's CLI); NaN, infinite, zero
+                        and negative values are rejected
+  --vyre-header         print vyre's 14-column speedup CSV header
+FILE may be - for standard input.`
+
+func runGate(e *env, args []string) error {
+	f := e.newFlags("gate",
+		"gate [--root DIR] [--gates FILE] [--results DIR] [--json]\n       gpuplan gate --vyre FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-session FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-header",
+		gateAbout)
+	root := f.String("root", ".", "module root: the fingerprint of its kernels and executor decides staleness")
+	gatesPath := f.String("gates", "", "gates file (default ROOT/evidence/gates.json)")
+	resultsDir := f.String("results", "", "evidence directory (default ROOT/evidence/results)")
+	vyreFile := f.String("vyre", "", "validate vyre's megakernel speedup CSV `FILE`")
+	sessionFile := f.String("vyre-session", "", "convert vyre's resident graph session CSV `FILE`")
+	minSpeedup := f.Float64("min-speedup", evidence.DefaultRequiredSpeedupX, "required speedup `X` for --vyre and --vyre-session")
+	vyreHeader := f.Bool("vyre-header", false, "print vyre's megakernel speedup CSV header")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := f.noArgs(); err != nil {
+		return err
+	}
+	modes := 0
+	for _, on := range []bool{*vyreFile != "", *sessionFile != "", *vyreHeader} {
+		if on {
+			modes++
+		}
+	}
+	if modes > 1 {
+		return usagef("gpuplan gate: --vyre, --vyre-session and --vyre-header exclude each other (run 'gpuplan gate --help' for usage)")
+	}
+	minSet := false
+	f.Visit(func(fl *flag.Flag) {
+		if fl.Name == "min-speedup" {
+			minSet = true
+		}
+	})
+	if minSet && *vyreFile == "" && *sessionFile == "" {
+		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json")
+	}
+	switch {
+	case *vyreHeader:
+		if f.json {
+			return writeJSON(e.stdout, map[string]string{"header": evidence.MegakernelSpeedupCSVHeader})
+		}
+		_, err := fmt.Fprintln(e.stdout, evidence.MegakernelSpeedupCSVHeader)
+		return err
+	case *vyreFile != "":
+		data, err := e.readInput(*vyreFile)
+		if err != nil {
+			return err
+		}
+		proof, err := evidence.ValidateSpeedupCSV(string(data), *minSpeedup)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *vyreFile, err)
+		}
+		if f.json {
+			return writeJSON(e.stdout, proofJSON(proof))
+		}
+		_, err = fmt.Fprintln(e.stdout, proof.SummaryLine())
+		return err
+	case *sessionFile != "":
+		data, err := e.readInput(*sessionFile)
+		if err != nil {
+			return err
+		}
+		proof, csv, err := evidence.ConvertSessionCSV(string(data), *minSpeedup)
+		if err != nil {
+			return fmt.Errorf("%s: %w", *sessionFile, err)
+		}
+		if f.json {
+			return writeJSON(e.stdout, map[string]any{"proof": proofJSON(proof), "csv": csv})
+		}
+		_, err = fmt.Fprint(e.stdout, csv)
+		return err
+	}
+	return runClaims(e, f.json, *root, *gatesPath, *resultsDir)
+}
+
+func proofJSON(p evidence.SpeedupProof) map[string]any {
+	return map[string]any{"min_x": p.MinSpeedupX, "max_x": p.MaxSpeedupX, "samples": p.SampleCount, "repetitions": p.TotalRepetitions}
+}
+
+// verdictJSON is a verdict with infinite bounds written as null.
+type verdictJSON struct {
+	Name                string   `json:"name"`
+	Claim               string   `json:"claim"`
+	Pass                bool     `json:"pass"`
+	Stale               bool     `json:"stale"`
+	Reason              string   `json:"reason,omitempty"`
+	File                string   `json:"file,omitempty"`
+	Device              string   `json:"device,omitempty"`
+	ComputeCapability   string   `json:"compute_capability,omitempty"`
+	Commit              string   `json:"commit,omitempty"`
+	BaselineSamples     int      `json:"baseline_samples"`
+	CandidateSamples    int      `json:"candidate_samples"`
+	SpeedupMedian       *float64 `json:"speedup_median,omitempty"`
+	SpeedupLo           *float64 `json:"speedup_ci_lo,omitempty"`
+	SpeedupHi           *float64 `json:"speedup_ci_hi,omitempty"`
+	RequiredSpeedupLoGE float64  `json:"required_speedup_ci_lo_at_least"`
+}
+
+func finitePtr(f float64) *float64 {
+	if math.IsNaN(f) || math.IsInf(f, 0) || (f == 0 && math.Signbit(f)) {
+		return nil
+	}
+	return &f
+}
+
+func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
+	if gatesPath == "" {
+		gatesPath = filepath.Join(root, "evidence", "gates.json")
+	}
+	if resultsDir == "" {
+		resultsDir = filepath.Join(root, "evidence", "results")
+	}
+	data, err := os.ReadFile(gatesPath)
+	if err != nil {
+		return fmt.Errorf("reading gates file: %w. Fix: create %s with {\"claims\": []} or pass --gates", err, gatesPath)
+	}
+	gates, err := evidence.ParseGates(gatesPath, data)
+	if err != nil {
+		return err
+	}
+	files, err := evidence.LoadResults(resultsDir)
+	if err != nil {
+		return err
+	}
+	fp, err := evidence.SourceFingerprint(root)
+	if err != nil {
+		return err
+	}
+	samples := 0
+	for _, rf := range files {
+		samples += len(rf.Samples)
+	}
+	verdicts := evidence.CheckClaims(gates, files, fp)
+	failed := 0
+	for _, v := range verdicts {
+		if !v.Pass {
+			failed++
+		}
+	}
+	stale := evidence.StaleFiles(files, fp)
+	message := ""
+	switch {
+	case len(gates.Claims) == 0 && samples == 0:
+		message = fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", resultsDir, gatesPath)
+	case len(gates.Claims) == 0:
+		message = fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", gatesPath, len(files), samples)
+	case failed == 0:
+		message = fmt.Sprintf("gate passed: %d of %d claims hold", len(verdicts), len(verdicts))
+	default:
+		message = fmt.Sprintf("gate failed: %d of %d claims do not hold", failed, len(verdicts))
+	}
+	if asJSON {
+		out := struct {
+			Gates       string        `json:"gates"`
+			Results     string        `json:"results"`
+			Fingerprint string        `json:"source_fingerprint"`
+			Files       int           `json:"files"`
+			Samples     int           `json:"samples"`
+			StaleFiles  []string      `json:"stale_files"`
+			Claims      []verdictJSON `json:"claims"`
+			Pass        bool          `json:"pass"`
+			Message     string        `json:"message"`
+		}{gatesPath, resultsDir, fp, len(files), samples, nonNil(stale), []verdictJSON{}, failed == 0, message}
+		for _, v := range verdicts {
+			out.Claims = append(out.Claims, verdictJSON{
+				Name: v.Claim.Name, Claim: v.Claim.String(), Pass: v.Pass, Stale: v.Stale, Reason: v.Reason,
+				File: v.File, Device: v.Device, ComputeCapability: v.Compute, Commit: v.Commit,
+				BaselineSamples: v.BaselineN, CandidateSamples: v.CandidateN,
+				SpeedupMedian: finitePtr(v.Speedup.Center), SpeedupLo: finitePtr(v.Speedup.Lo), SpeedupHi: finitePtr(v.Speedup.Hi),
+				RequiredSpeedupLoGE: v.RequiredSpeedupLower,
+			})
+		}
+		if err := writeJSON(e.stdout, out); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.stdout, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprint %s\n",
+			len(gates.Claims), gatesPath, len(files), samples, resultsDir, fp)
+		for _, v := range verdicts {
+			fmt.Fprintln(e.stdout, v.String())
+		}
+		for _, s := range stale {
+			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other kernels or another executor)\n", s)
+		}
+		fmt.Fprintln(e.stdout, message)
+	}
+	if failed > 0 {
+		return errors.New(message + ". Fix: see the FAIL lines above; each says what was observed and what was required")
+	}
+	return nil
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

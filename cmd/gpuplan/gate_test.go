@@ -1,0 +1,227 @@
+package main
+
+import (
+	"encoding/json"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/evidence"
+)
+
+// gateTree builds a module root with one kernel, one executor file, a
+// gates file and (when n > 0) one results file of n samples per arm,
+// measured on the tree's current fingerprint. It returns the root.
+func gateTree(t *testing.T, claims string, n int, megakernelNS float64) string {
+	t.Helper()
+	root := t.TempDir()
+	write := func(rel, text string) {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
+	}
+	write("executor/run.go", "package executor\n")
+	write("megakernel/kernels/bfs.cu", "__global__ void bfs() {}\n")
+	write("evidence/gates.json", `{"claims": [`+claims+`]}`)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "evidence", "results"), 0o755))
+	if n == 0 {
+		return root
+	}
+	fp, err := evidence.SourceFingerprint(root)
+	require.NoError(t, err)
+	prov := evidence.Provenance{Version: "devel", Commit: "0123abc", SourceFingerprint: fp, DeviceName: "Test GPU X",
+		ComputeMajor: 9, DriverVersion: "580.159.04", Date: time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)}
+	w := evidence.Workload{Name: "grid-512", Nodes: 262144, Edges: 1046528, Iterations: 1022}
+	r := rand.New(rand.NewPCG(3, 4))
+	var samples []evidence.Sample
+	for i := range n {
+		for _, arm := range []struct {
+			name string
+			ns   float64
+		}{{"host-loop", 1.19e7}, {"megakernel", megakernelNS}} {
+			wall := arm.ns * (1 + 0.02*r.Float64())
+			samples = append(samples, evidence.Sample{Provenance: prov, Workload: w, Arm: arm.name, Index: uint64(i),
+				WallNS: wall, DeviceNS: wall * 0.95, Checksum: "7d2e9c41b0a35f18"})
+		}
+	}
+	f, err := os.Create(filepath.Join(root, "evidence", "results", "run.csv"))
+	require.NoError(t, err)
+	require.NoError(t, evidence.WriteSamples(f, samples))
+	require.NoError(t, f.Close())
+	return root
+}
+
+const gridClaimJSON = `{"name": "grid megakernel", "workload": "grid-512", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 5}`
+
+func TestGateNoEvidence(t *testing.T) {
+	root := gateTree(t, "", 0, 0)
+	out, errs, code := runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "no evidence recorded")
+	assert.Contains(t, out, "gate: 0 claims")
+
+	out, _, code = runCLI(t, "", "gate", "--root", root, "--json")
+	require.Equal(t, exitOK, code)
+	var got map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, true, got["pass"])
+	assert.Contains(t, got["message"], "no evidence recorded")
+}
+
+func TestGateRepositoryTreePasses(t *testing.T) {
+	// What `make gate` runs in CI, on this repository.
+	out, errs, code := runCLI(t, "", "gate", "--root", "../..")
+	require.Equal(t, exitOK, code, "stdout: %s\nstderr: %s", out, errs)
+}
+
+func TestGateClaims(t *testing.T) {
+	root := gateTree(t, gridClaimJSON, 12, 1.19e6)
+	out, errs, code := runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "PASS grid megakernel: megakernel vs host-loop on grid-512 (wall_ns) at least 5x: observed 9.96x, 95% CI [9.86x, 10.10x], n=12+12, Test GPU X (9.0), commit 0123abc, run.csv")
+	assert.Contains(t, out, "gate passed: 1 of 1 claims hold")
+
+	out, _, code = runCLI(t, "", "gate", "--root", root, "--json")
+	require.Equal(t, exitOK, code)
+	var got struct {
+		Claims []map[string]any `json:"claims"`
+		Pass   bool             `json:"pass"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	require.True(t, got.Pass)
+	require.Len(t, got.Claims, 1)
+	assert.Greater(t, got.Claims[0]["speedup_ci_lo"], 5.0)
+
+	// A false claim: 4x slower megakernel.
+	root = gateTree(t, gridClaimJSON, 12, 4e6)
+	out, errs, code = runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, out, "FAIL grid megakernel")
+	assert.Contains(t, out, "below the required 5x")
+	assert.Contains(t, errs, "gate failed: 1 of 1 claims do not hold")
+
+	// Stale: the kernel changed after the measurement.
+	root = gateTree(t, gridClaimJSON, 12, 1.19e6)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "megakernel", "kernels", "bfs.cu"), []byte("__global__ void bfs2() {}\n"), 0o644))
+	out, _, code = runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, out, "FAIL grid megakernel")
+	assert.Contains(t, out, "stale evidence: run.csv")
+	assert.Contains(t, out, "note: run.csv is stale")
+
+	// A claim with no evidence fails.
+	root = gateTree(t, gridClaimJSON, 0, 0)
+	out, _, code = runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, out, "FAIL grid megakernel: megakernel vs host-loop on grid-512 (wall_ns) at least 5x: no evidence recorded")
+
+	// Results but no claims: the files are still validated.
+	root = gateTree(t, "", 12, 1.19e6)
+	out, _, code = runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, "no claims stated")
+	assert.Contains(t, out, "1 evidence files with 24 samples")
+}
+
+func TestGateBadInput(t *testing.T) {
+	root := gateTree(t, "", 0, 0)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "evidence", "results", "bad.csv"),
+		[]byte(evidence.SampleCSVHeader+"\ndevel,abc\n"), 0o644))
+	_, errs, code := runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "bad.csv:2: row has 2 fields, want 20. Fix:")
+
+	root = gateTree(t, `{"name": "x"}`, 0, 0)
+	_, errs, code = runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, `field "claims[0].workload": required field is missing`)
+
+	_, errs, code = runCLI(t, "", "gate", "--root", t.TempDir())
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "Fix: create")
+
+	_, errs, code = runCLI(t, "", "gate", "--vyre", "a.csv", "--vyre-header")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "exclude each other")
+	_, errs, code = runCLI(t, "", "gate", "--min-speedup", "5")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "--min-speedup applies to --vyre")
+	_, _, code = runCLI(t, "", "gate", "extra")
+	assert.Equal(t, exitUsage, code)
+}
+
+const vyreCSV = evidence.MegakernelSpeedupCSVHeader + `
+cuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0
+cuda,0,34359738368,12,0,10000,80000,128,2500000,20000,250000,0,0,0
+`
+
+func TestGateVyre(t *testing.T) {
+	out, errs, code := runCLI(t, vyreCSV, "gate", "--vyre", "-")
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, "validated_cuda_megakernel_speedup,min_x=100.000,max_x=125.000,samples=2,repetitions=192\n", out)
+
+	out, _, code = runCLI(t, vyreCSV, "gate", "--vyre", "-", "--json")
+	require.Equal(t, exitOK, code)
+	assert.JSONEq(t, `{"min_x": 100, "max_x": 125, "samples": 2, "repetitions": 192}`, out)
+
+	_, errs, code = runCLI(t, vyreCSV, "gate", "--vyre", "-", "--min-speedup", "110")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "sample 0: observed speedup 100x is below the required 110x")
+
+	for _, bad := range []string{"NaN", "0", "-3", "+Inf"} {
+		_, errs, code = runCLI(t, vyreCSV, "gate", "--vyre", "-", "--min-speedup", bad)
+		require.Equal(t, exitFailure, code, bad)
+		assert.Contains(t, errs, "is not a finite positive number", bad)
+	}
+
+	_, errs, code = runCLI(t, evidence.MegakernelSpeedupCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,many,1000000,10000,250000,0,0,0\n", "gate", "--vyre", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, `line 2, column 8 (repetitions): invalid value "many". Fix:`)
+
+	_, errs, code = runCLI(t, "", "gate", "--vyre", filepath.Join(t.TempDir(), "missing.csv"))
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "Fix: check the path")
+
+	out, _, code = runCLI(t, "", "gate", "--vyre-header")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, evidence.MegakernelSpeedupCSVHeader+"\n", out)
+	out, _, code = runCLI(t, "", "gate", "--vyre-header", "--json")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"header"`)
+}
+
+const vyreSessionCSV = evidence.ResidentGraphSessionCSVHeader + `
+cuda,0,34359738368,12,0,10000,80000,2748,1048576,128,4096,65536,2048,2000000,1e6,1e4,250000
+cuda,0,34359738368,12,0,10000,80000,3567,2097152,256,8192,131072,4096,4000000,2.5e6,2e4,350000
+`
+
+func TestGateVyreSession(t *testing.T) {
+	out, errs, code := runCLI(t, vyreSessionCSV, "gate", "--vyre-session", "-")
+	require.Equal(t, exitOK, code, errs)
+	assert.True(t, strings.HasPrefix(out, evidence.MegakernelSpeedupCSVHeader+"\n"))
+	assert.Len(t, strings.Split(strings.TrimRight(out, "\n"), "\n"), 3)
+	// The output is valid input for --vyre.
+	out2, _, code := runCLI(t, out, "gate", "--vyre", "-")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "validated_cuda_megakernel_speedup,min_x=100.000,max_x=125.000,samples=2,repetitions=384\n", out2)
+
+	out, _, code = runCLI(t, vyreSessionCSV, "gate", "--vyre-session", "-", "--json")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"repetitions": 384`)
+
+	_, errs, code = runCLI(t, strings.Replace(vyreSessionCSV, "1048576", "not_bytes", 1), "gate", "--vyre-session", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "graph_bytes")
+	_, errs, code = runCLI(t, strings.Replace(vyreSessionCSV, "\ncuda,", "\nwgpu,", 1), "gate", "--vyre-session", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "release evidence must be produced by the CUDA backend")
+	_, errs, code = runCLI(t, vyreCSV, "gate", "--vyre-session", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "not the resident graph session header")
+}
