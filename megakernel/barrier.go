@@ -160,26 +160,13 @@ func buildWaveGraph(waveCount int, deps []Dependency) (waveGraph, []int32, error
 			return waveGraph{}, nil, &SelfDependencyError{Wave: d.Before, Index: i}
 		}
 	}
-	off := make([]int32, waveCount+1)
+	off, tgt := buildCSR(waveCount, deps, false)
+	// Incoming counts from the CSR: targets of nearby sources are often
+	// nearby, which keeps these increments in cache.
 	indeg := make([]int32, waveCount)
-	for _, d := range deps {
-		off[d.Before+1]++
-		indeg[d.After]++
+	for _, t := range tgt {
+		indeg[t]++
 	}
-	for i := 1; i <= waveCount; i++ {
-		off[i] += off[i-1]
-	}
-	tgt := make([]int32, len(deps))
-	// Fill using off[b] as the cursor of b, then shift the offsets back.
-	for _, d := range deps {
-		b := d.Before
-		tgt[off[b]] = int32(d.After)
-		off[b]++
-	}
-	for i := waveCount; i > 0; i-- {
-		off[i] = off[i-1]
-	}
-	off[0] = 0
 	return waveGraph{n: waveCount, off: off, tgt: tgt}, indeg, nil
 }
 

@@ -79,37 +79,24 @@ func PlanProducerWaits(waveCount int, deps []Dependency) (ProducerWaitPlan, erro
 	if g.n == 0 {
 		return ProducerWaitPlan{Stats: WaitStats{ReductionComplete: true}}, nil
 	}
-	// The cycle check needs a scratch copy of indeg; the incoming CSR needs
-	// the counts too.
-	inOff := make([]int32, g.n+1)
-	for v := 0; v < g.n; v++ {
-		inOff[v+1] = inOff[v] + indeg[v]
-	}
 	if _, err := g.layers(indeg); err != nil {
 		return ProducerWaitPlan{}, err
 	}
-	return producerWaits(g, deps, inOff), nil
+	inOff, src := buildCSR(g.n, deps, true)
+	return producerWaits(g.n, len(deps), inOff, src), nil
 }
 
-// producerWaits builds the reduced incoming lists. inOff holds the incoming
-// offsets of every dependency (duplicates included).
-func producerWaits(g waveGraph, deps []Dependency, inOff []int32) ProducerWaitPlan {
-	n := g.n
-	src := make([]int32, len(deps))
-	cur := make([]int32, n)
-	copy(cur, inOff[:n])
-	for _, d := range deps {
-		src[cur[d.After]] = int32(d.Before)
-		cur[d.After]++
-	}
+// producerWaits reduces the incoming lists inOff/src (every dependency,
+// duplicates included, in input order) in place and compacts the result.
+func producerWaits(n, depCount int, inOff, src []int32) ProducerWaitPlan {
+	mark := make([]int32, n)
 	// Pass 1: deduplicate in place, keeping first occurrences. cur[v] becomes
 	// the end of v's unique producer list.
-	mark := cur // reuse: cur is no longer needed as a cursor
 	for i := range mark {
 		mark[i] = -1
 	}
 	uniqEnd := make([]int32, n)
-	stats := WaitStats{Dependencies: len(deps), ReductionComplete: true}
+	stats := WaitStats{Dependencies: depCount, ReductionComplete: true}
 	for v := 0; v < n; v++ {
 		w := inOff[v]
 		for _, p := range src[inOff[v]:inOff[v+1]] {
@@ -128,9 +115,9 @@ func producerWaits(g waveGraph, deps []Dependency, inOff []int32) ProducerWaitPl
 	for i := range mark {
 		mark[i] = -1
 	}
-	budget := ReductionWorkPerItem * (int64(n) + int64(len(deps)))
+	budget := ReductionWorkPerItem * (int64(n) + int64(depCount))
 	waitStart := make([]int32, n+1)
-	producers := make([]int32, 0, len(deps)-stats.DuplicatesDropped)
+	producers := make([]int32, 0, depCount-stats.DuplicatesDropped)
 	for v := 0; v < n; v++ {
 		list := src[inOff[v]:uniqEnd[v]]
 		if len(list) > 1 && stats.ReductionComplete {
