@@ -1,0 +1,125 @@
+package executor
+
+import "github.com/gpuplan/gpuplan/occupancy"
+
+// DevPtr is a device address.
+type DevPtr uint64
+
+// ModuleRef, FuncRef, StreamRef and EventRef are opaque driver handles
+// issued by a Backend. Zero is never a valid handle.
+type (
+	ModuleRef uintptr
+	FuncRef   uintptr
+	StreamRef uintptr
+	EventRef  uintptr
+)
+
+// PinnedMem is page-locked host memory from Backend.HostAlloc. Data is the
+// whole allocation; ref is the backend's handle.
+type PinnedMem struct {
+	Data []byte
+	ref  uintptr
+}
+
+// FuncAttributes are a kernel's compiled resource usage as the driver
+// reports it (cuFuncGetAttribute).
+type FuncAttributes struct {
+	// NumRegs is the registers per thread (CU_FUNC_ATTRIBUTE_NUM_REGS).
+	NumRegs int `json:"num_regs"`
+	// StaticSharedBytes is the static shared memory per block.
+	StaticSharedBytes int `json:"static_shared_bytes"`
+	// LocalBytes is the local memory per thread (spills, stack arrays).
+	LocalBytes int `json:"local_bytes"`
+	// ConstBytes is the user constant memory.
+	ConstBytes int `json:"const_bytes"`
+	// MaxThreadsPerBlock is the largest block this kernel can launch with.
+	MaxThreadsPerBlock int `json:"max_threads_per_block"`
+	// MaxDynamicSharedBytes is the current dynamic shared memory limit
+	// (raised above 48 KiB by opting in).
+	MaxDynamicSharedBytes int `json:"max_dynamic_shared_bytes"`
+	// PTXVersion and BinaryVersion are major*10+minor.
+	PTXVersion    int `json:"ptx_version"`
+	BinaryVersion int `json:"binary_version"`
+}
+
+// LaunchConfig is a kernel launch shape.
+type LaunchConfig struct {
+	Grid  [3]uint32
+	Block [3]uint32
+	// DynamicSharedBytes is the dynamic shared memory per block. Above the
+	// device's default per-block limit (48 KiB) the executor opts the kernel
+	// in (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) before launching.
+	DynamicSharedBytes uint32
+	// Cooperative launches with cuLaunchCooperativeKernel; the grid must be
+	// co-resident (the executor checks it first and refuses otherwise).
+	Cooperative bool
+}
+
+// Linear returns a one-dimensional launch shape.
+func Linear(gridBlocks, blockThreads uint32) LaunchConfig {
+	return LaunchConfig{Grid: [3]uint32{gridBlocks, 1, 1}, Block: [3]uint32{blockThreads, 1, 1}}
+}
+
+// Backend is the driver boundary: the smallest set of CUDA driver
+// operations the executor needs. The cuda build implements it with
+// gorgonia.org/cu and a cgo shim (every call on one locked OS thread); the
+// CPU fake (NewFake) implements it in memory for tests without a GPU.
+//
+// A Backend is used by one Executor at a time; the Executor serialises its
+// calls. Every failed call returns an error naming the driver call and a
+// fix (a *DriverError for the CUDA backend).
+type Backend interface {
+	// Properties probes the device's capabilities.
+	Properties() (occupancy.Device, error)
+	// MemInfo returns the live free and total device memory (cuMemGetInfo).
+	MemInfo() (free, total uint64, err error)
+
+	// LoadModule JIT-loads PTX text (cuModuleLoadData).
+	LoadModule(ptx []byte) (ModuleRef, error)
+	// UnloadModule unloads a module; its functions become invalid.
+	UnloadModule(m ModuleRef) error
+	// Function looks up an entry point by its unmangled name.
+	Function(m ModuleRef, name string) (FuncRef, error)
+	// FuncAttributes reads the kernel's compiled resource usage.
+	FuncAttributes(f FuncRef) (FuncAttributes, error)
+	// SetMaxDynamicShared opts the kernel in to bytes of dynamic shared
+	// memory per block (cuFuncSetAttribute).
+	SetMaxDynamicShared(f FuncRef, bytes int) error
+	// MaxActiveBlocksPerSM is cuOccupancyMaxActiveBlocksPerMultiprocessor.
+	MaxActiveBlocksPerSM(f FuncRef, blockThreads, dynamicSharedBytes int) (int, error)
+
+	// MemAlloc and MemFree manage device memory (cuMemAlloc/cuMemFree).
+	MemAlloc(n uint64) (DevPtr, error)
+	MemFree(p DevPtr) error
+	// HostAlloc and HostFree manage pinned host memory
+	// (cuMemHostAlloc/cuMemFreeHost).
+	HostAlloc(n int) (PinnedMem, error)
+	HostFree(m PinnedMem) error
+
+	// StreamCreate creates a CU_STREAM_NON_BLOCKING stream.
+	StreamCreate() (StreamRef, error)
+	StreamDestroy(s StreamRef) error
+	StreamSync(s StreamRef) error
+	// EventCreate creates an event; timing=false disables timing.
+	EventCreate(timing bool) (EventRef, error)
+	EventDestroy(e EventRef) error
+	EventRecord(e EventRef, s StreamRef) error
+	EventSync(e EventRef) error
+	// EventQuery reports whether the event has completed.
+	EventQuery(e EventRef) (bool, error)
+	// EventElapsedMs is cuEventElapsedTime between two recorded events.
+	EventElapsedMs(start, end EventRef) (float64, error)
+
+	// CopyHtoDAsync copies src.Data[:n] to dst on stream s.
+	CopyHtoDAsync(dst DevPtr, src PinnedMem, n uint64, s StreamRef) error
+	// CopyDtoHAsync copies n bytes from src into dst.Data[:n] on stream s.
+	CopyDtoHAsync(dst PinnedMem, src DevPtr, n uint64, s StreamRef) error
+
+	// Launch enqueues a kernel on stream s. Each argument is 8 bytes (a
+	// device pointer or an 8-byte scalar). cfg.Cooperative selects
+	// cuLaunchCooperativeKernel.
+	Launch(f FuncRef, cfg LaunchConfig, args []uint64, s StreamRef) error
+
+	// Close releases the context; every handle becomes invalid.
+	Close() error
+}

@@ -1,0 +1,486 @@
+//go:build cuda
+
+package executor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+	"unsafe"
+
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/megakernel"
+	"gorgonia.org/cu"
+)
+
+// BFSArm names one way of driving the BFS levels from the host.
+type BFSArm string
+
+// The BFS execution arms. All of them produce identical levels.
+const (
+	// ArmHostLoop launches one frontier-queue level at a time, reads the
+	// 4-byte next-frontier count back and synchronises: what a user writes
+	// by hand.
+	ArmHostLoop BFSArm = "host-loop"
+	// ArmDeviceLoop enqueues BFSConfig.CheckEvery levels back to back on one
+	// stream without any host sync and reads the count once per batch.
+	ArmDeviceLoop BFSArm = "device-loop"
+	// ArmMegakernel runs every level in one cooperative launch with a grid
+	// barrier per level and reads the final changed flag once.
+	ArmMegakernel BFSArm = "megakernel"
+	// ArmHostLoopScan is the host loop over the plain scan wave (one thread
+	// per vertex, every vertex visited every level).
+	ArmHostLoopScan BFSArm = "host-loop-scan"
+)
+
+// BFSArms lists every arm in a fixed order.
+func BFSArms() []BFSArm {
+	return []BFSArm{ArmHostLoop, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan}
+}
+
+// ParseBFSArm returns the arm named s.
+func ParseBFSArm(s string) (BFSArm, error) {
+	for _, a := range BFSArms() {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, device-loop, megakernel or host-loop-scan", s)
+}
+
+// BFSConfig tunes a BFSSession; the zero value picks the defaults.
+type BFSConfig struct {
+	// Chunk is the most edges per frontier-queue item (0: frontier.DefaultChunk).
+	Chunk int
+	// CheckEvery is the device loop's levels per host check (0: 16).
+	CheckEvery int
+	// LevelThreads is the block size of the per-level kernels (0: 256).
+	LevelThreads int
+	// MegakernelThreads is the megakernel's block size (0: 1024).
+	MegakernelThreads int
+}
+
+// BFSSession holds one graph resident on the device (uploaded once) and runs
+// BFS from many roots with any arm.
+type BFSSession struct {
+	x     *Executor
+	g     *frontier.CSR
+	cfg   BFSConfig
+	qcap  uint64
+	lowDg bool
+
+	mod                                  *Module
+	kInit, kScan, kLevel, kMega, kCopy   *Kernel
+	offsets, targets, level, q0, q1, ctl Buffer
+
+	levelPlan GridPlan
+	megaPlan  GridPlan
+	conv      megakernel.ConvergencePlan
+	ctlWord   []byte
+}
+
+// BFSRun is the measurement of one BFS from one root with one arm.
+type BFSRun struct {
+	Arm  BFSArm `json:"arm"`
+	Root int32  `json:"root"`
+	// Levels is the number of levels with a non-empty frontier, as the
+	// device counted them.
+	Levels int `json:"levels"`
+	// WallNs is the host wall-clock time of the traversal (the per-root reset
+	// is outside it); DeviceNs sums the event-timed device time of its
+	// dispatches.
+	WallNs   uint64 `json:"wall_ns"`
+	DeviceNs uint64 `json:"device_ns"`
+	// Launches is the number of kernel launches of the traversal.
+	Launches uint64 `json:"launches"`
+	// Pollution inside the timed region: input uploads, allocations, and
+	// host syncs beyond the arm's own control flow.
+	TimedUploads     uint64 `json:"timed_uploads"`
+	TimedAllocations uint64 `json:"timed_allocations"`
+	TimedHostSyncs   uint64 `json:"timed_host_syncs"`
+}
+
+// bytesOf views a slice of 4-byte values as bytes (for uploads).
+func bytesOf[T int32 | uint32](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
+}
+
+// NewBFSSession checks that g's resident BFS state fits the device budget
+// (a *frontier.TooLargeError naming "device bytes" otherwise), loads the BFS
+// kernels, uploads the graph once, and plans the launches: the per-level
+// kernels' grid and the megakernel's co-resident grid from the occupancy
+// model (cross-checked with the driver), and the megakernel's final-flag-
+// only convergence plan from megakernel.PlanDeviceConvergence.
+func NewBFSSession(x *Executor, g *frontier.CSR, cfg BFSConfig) (*BFSSession, error) {
+	if cfg.Chunk == 0 {
+		cfg.Chunk = frontier.DefaultChunk
+	}
+	if cfg.CheckEvery == 0 {
+		cfg.CheckEvery = 16
+	}
+	if cfg.LevelThreads == 0 {
+		cfg.LevelThreads = 256
+	}
+	if cfg.MegakernelThreads == 0 {
+		cfg.MegakernelThreads = 1024
+	}
+	if cfg.Chunk < 1 || cfg.CheckEvery < 1 || cfg.LevelThreads%32 != 0 || cfg.MegakernelThreads%32 != 0 {
+		return nil, invalidArg("BFS config", "Fix: use a positive chunk and check interval and block sizes that are multiples of 32.", "%+v", cfg)
+	}
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	budget, err := x.Budget()
+	if err != nil {
+		return nil, err
+	}
+	if err := frontier.CheckDeviceBudget(g, cfg.Chunk, budget); err != nil {
+		return nil, err
+	}
+	qcap, err := frontier.QueueCapacity(g, cfg.Chunk)
+	if err != nil {
+		return nil, err
+	}
+	conv, err := megakernel.PlanDeviceConvergence(uint32(g.NumVertices()), megakernel.ChangedFlagBytes, 0)
+	if err != nil {
+		return nil, err
+	}
+	s := &BFSSession{x: x, g: g, cfg: cfg, qcap: qcap, lowDg: frontier.LowDegree(g), conv: conv, ctlWord: make([]byte, 4)}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Close()
+		}
+	}()
+	if s.mod, err = x.LoadModule(frontier.BFSKernelPTX()); err != nil {
+		return nil, err
+	}
+	for _, k := range []struct {
+		dst  **Kernel
+		name string
+	}{{&s.kInit, frontier.KernelInit}, {&s.kScan, frontier.KernelWaveScan}, {&s.kLevel, frontier.KernelQueueLevel},
+		{&s.kMega, frontier.KernelMegakernel}, {&s.kCopy, frontier.KernelCopy}} {
+		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
+			return nil, err
+		}
+	}
+	n := uint64(g.NumVertices())
+	for _, b := range []struct {
+		dst *Buffer
+		len uint64
+	}{{&s.offsets, 4 * (n + 1)}, {&s.targets, 4 * uint64(max(1, g.NumEdgeEntries()))}, {&s.level, 4 * n},
+		{&s.q0, 8 * qcap}, {&s.q1, 8 * qcap}, {&s.ctl, 4 * frontier.CtlWords}} {
+		if *b.dst, err = x.Alloc(b.len); err != nil {
+			return nil, err
+		}
+	}
+	if err := x.Upload(s.offsets, bytesOf(g.Offsets)); err != nil {
+		return nil, err
+	}
+	if err := x.Upload(s.targets, bytesOf(g.Targets)); err != nil {
+		return nil, err
+	}
+	if s.levelPlan, err = x.CooperativeGrid(s.kLevel, cfg.LevelThreads, 0); err != nil {
+		return nil, err
+	}
+	if s.megaPlan, err = x.CooperativeGrid(s.kMega, cfg.MegakernelThreads, 0); err != nil {
+		return nil, err
+	}
+	ok = true
+	return s, nil
+}
+
+// MegakernelGrid returns the megakernel's co-resident grid plan.
+func (s *BFSSession) MegakernelGrid() GridPlan { return s.megaPlan }
+
+// LevelGrid returns the per-level kernels' full-device grid plan (the device
+// loop's launch shape; the host loop sizes each level by its count).
+func (s *BFSSession) LevelGrid() GridPlan { return s.levelPlan }
+
+// Convergence returns the megakernel's convergence plan.
+func (s *BFSSession) Convergence() megakernel.ConvergencePlan { return s.conv }
+
+// Close frees the session's device buffers.
+func (s *BFSSession) Close() error {
+	var first error
+	for _, b := range []Buffer{s.offsets, s.targets, s.level, s.q0, s.q1, s.ctl} {
+		if b.ID == 0 {
+			continue
+		}
+		if err := s.x.Free(b); err != nil && first == nil {
+			first = err
+		}
+	}
+	s.offsets, s.targets, s.level, s.q0, s.q1, s.ctl = Buffer{}, Buffer{}, Buffer{}, Buffer{}, Buffer{}, Buffer{}
+	return first
+}
+
+// readWord reads one 4-byte control word (a 4-byte readback and a sync).
+func (s *BFSSession) readWord(word int) (uint32, error) {
+	if err := s.x.DownloadRangeInto(s.ctl, 4*uint64(word), s.ctlWord); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(s.ctlWord), nil
+}
+
+func (s *BFSSession) graphArgs() []Arg {
+	return []Arg{Ptr(s.offsets), Ptr(s.targets), Ptr(s.level)}
+}
+
+// reset runs bfs_init for root (outside any timed region).
+func (s *BFSSession) reset(root int32) error {
+	n := uint64(s.g.NumVertices())
+	blocks := uint32(min((n+255)/256, uint64(s.x.Device().SMCount)*8))
+	_, err := s.x.Launch(s.kInit, Linear(blocks, 256), Ptr(s.offsets), Ptr(s.level), Ptr(s.q0), Ptr(s.ctl),
+		U64(n), U64(uint64(root)), U64(uint64(s.cfg.Chunk)))
+	return err
+}
+
+// Run resets the BFS state for root, then runs and times one traversal with
+// arm. The levels stay on the device: Levels downloads them.
+func (s *BFSSession) Run(arm BFSArm, root int32) (BFSRun, error) {
+	if err := frontier.CheckRoot(s.g, int64(root)); err != nil {
+		return BFSRun{}, err
+	}
+	if err := s.reset(root); err != nil {
+		return BFSRun{}, err
+	}
+	r := BFSRun{Arm: arm, Root: root}
+	before := s.x.Telemetry()
+	t0 := time.Now()
+	var syncsExpected uint64
+	var err error
+	switch arm {
+	case ArmHostLoop:
+		syncsExpected, err = s.runHostLoop(&r)
+	case ArmDeviceLoop:
+		syncsExpected, err = s.runDeviceLoop(&r)
+	case ArmMegakernel:
+		syncsExpected, err = s.runMegakernel(&r)
+	case ArmHostLoopScan:
+		syncsExpected, err = s.runScanLoop(&r)
+	default:
+		_, err = ParseBFSArm(string(arm))
+	}
+	r.WallNs = uint64(time.Since(t0))
+	after := s.x.Telemetry()
+	if err != nil {
+		return r, err
+	}
+	r.Launches = after.KernelLaunches - before.KernelLaunches
+	r.TimedUploads = after.HostUploadOperations - before.HostUploadOperations
+	if after.ResidentAllocationBytesRequested+after.TransientAllocationBytesRequested >
+		before.ResidentAllocationBytesRequested+before.TransientAllocationBytesRequested {
+		r.TimedAllocations = 1
+	}
+	if syncs := after.SyncPoints - before.SyncPoints; syncs > syncsExpected {
+		r.TimedHostSyncs = syncs - syncsExpected
+	}
+	return r, s.checkControl(&r)
+}
+
+// checkControl reads the result words after a run (untimed): the device's
+// level count, and the overflow and misuse flags that must stay 0.
+func (s *BFSSession) checkControl(r *BFSRun) error {
+	words, err := s.x.DownloadRange(s.ctl, 4*frontier.CtlResultLevels, 4*4)
+	if err != nil {
+		return err
+	}
+	levels := binary.LittleEndian.Uint32(words[0:])
+	if r.Arm != ArmHostLoopScan {
+		r.Levels = int(levels)
+	}
+	if binary.LittleEndian.Uint32(words[8:]) != 0 {
+		return fmt.Errorf("BFS %s from root %d: a frontier queue overflowed its %d items. Fix: this is a sizing bug in frontier.QueueCapacity; report it", r.Arm, r.Root, s.qcap)
+	}
+	if binary.LittleEndian.Uint32(words[12:]) != 0 {
+		return fmt.Errorf("BFS %s from root %d: a per-level launch was given several phases. Fix: launch %s with one phase per launch", r.Arm, r.Root, frontier.KernelQueueLevel)
+	}
+	return nil
+}
+
+func (s *BFSSession) queueArgs(depthBase uint64) []Arg {
+	low := uint64(0)
+	if s.lowDg {
+		low = 1
+	}
+	return append(s.graphArgs(), Ptr(s.q0), Ptr(s.q1), Ptr(s.ctl), U64(uint64(s.cfg.Chunk)), U64(s.qcap), U64(low), U64(depthBase))
+}
+
+// runHostLoop: launch a level, read the 4-byte next count, repeat while it
+// is non-zero. Each level's grid is sized from the count just read (one
+// item per warp up to the full device).
+func (s *BFSSession) runHostLoop(r *BFSRun) (uint64, error) {
+	count, err := s.readWord(frontier.CtlCountWord(0))
+	if err != nil {
+		return 0, err
+	}
+	warpsPerBlock := uint64(s.cfg.LevelThreads / 32)
+	var syncs uint64 = 1
+	for d := 0; count > 0; d++ {
+		if d >= int(s.conv.MaxDeviceIterations) {
+			return syncs, fmt.Errorf("BFS host-loop from root %d ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", r.Root, d)
+		}
+		blocks := uint32(min((uint64(count)+warpsPerBlock-1)/warpsPerBlock, uint64(s.levelPlan.GridBlocks)))
+		t, err := s.x.Launch(s.kLevel, Linear(blocks, uint32(s.cfg.LevelThreads)), append(s.queueArgs(0), U64(uint64(d)), U64(uint64(d)+1))...)
+		if err != nil {
+			return syncs, err
+		}
+		r.DeviceNs += t.DeviceNs
+		if count, err = s.readWord(frontier.CtlCountWord(d + 1)); err != nil {
+			return syncs, err
+		}
+		syncs += 2
+	}
+	return syncs, nil
+}
+
+// runDeviceLoop: enqueue CheckEvery levels back to back on one stream (the
+// executor's split dispatch: one launch per phase, no host sync between),
+// then read the count after the batch. Levels past the end of the BFS see
+// an empty queue and return at once.
+func (s *BFSSession) runDeviceLoop(r *BFSRun) (uint64, error) {
+	k := uint64(s.cfg.CheckEvery)
+	var syncs uint64
+	for base := uint64(0); ; base += k {
+		if base >= uint64(s.conv.MaxDeviceIterations) {
+			return syncs, fmt.Errorf("BFS device-loop from root %d ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", r.Root, base)
+		}
+		res, err := s.x.DispatchWithGridSyncSplit(s.kLevel, s.levelPlan.Config().nonCooperative(), k, true, s.queueArgs(base)...)
+		if err != nil {
+			return syncs, err
+		}
+		r.DeviceNs += res.Timing.DeviceNs
+		count, err := s.readWord(frontier.CtlCountWord(int(base + k)))
+		if err != nil {
+			return syncs, err
+		}
+		syncs += 2
+		if count == 0 {
+			return syncs, nil
+		}
+	}
+}
+
+// nonCooperative returns c as an ordinary launch.
+func (c LaunchConfig) nonCooperative() LaunchConfig {
+	c.Cooperative = false
+	return c
+}
+
+// runMegakernel: one cooperative launch over the co-resident grid runs every
+// level; the host reads the final changed flag once (FinalFlagOnly).
+func (s *BFSSession) runMegakernel(r *BFSRun) (uint64, error) {
+	low := uint64(0)
+	if s.lowDg {
+		low = 1
+	}
+	t, err := s.x.Launch(s.kMega, s.megaPlan.Config(), append(s.graphArgs(), Ptr(s.q0), Ptr(s.q1), Ptr(s.ctl),
+		U64(uint64(s.cfg.Chunk)), U64(s.qcap), U64(low), U64(uint64(s.conv.MaxDeviceIterations)))...)
+	if err != nil {
+		return 0, err
+	}
+	r.DeviceNs = t.DeviceNs
+	changed, err := s.readWord(frontier.CtlResultChanged)
+	if err != nil {
+		return 1, err
+	}
+	if changed != 0 {
+		return 2, fmt.Errorf("BFS megakernel from root %d did not converge within %d levels. Fix: raise the convergence plan's iteration budget", r.Root, s.conv.MaxDeviceIterations)
+	}
+	return 2, nil
+}
+
+// runScanLoop: the plain scan wave, one launch per level over every
+// vertex, with a 4-byte readback of the level's changed flag.
+func (s *BFSSession) runScanLoop(r *BFSRun) (uint64, error) {
+	n := uint64(s.g.NumVertices())
+	blocks := uint32(min((n+255)/256, uint64(s.levelPlan.GridBlocks)))
+	var syncs uint64
+	for d := 0; ; d++ {
+		if d >= int(s.conv.MaxDeviceIterations) {
+			return syncs, fmt.Errorf("BFS host-loop-scan from root %d ran %d levels without converging. Fix: validate the graph", r.Root, d)
+		}
+		t, err := s.x.Launch(s.kScan, Linear(blocks, 256), append(s.graphArgs(), Ptr(s.ctl), U64(n), U64(uint64(d)))...)
+		if err != nil {
+			return syncs, err
+		}
+		r.DeviceNs += t.DeviceNs
+		changed, err := s.readWord(frontier.CtlScanChangedWord(d))
+		if err != nil {
+			return syncs, err
+		}
+		syncs += 2
+		if changed == 0 {
+			r.Levels = d + 1
+			return syncs, nil
+		}
+	}
+}
+
+// Levels downloads the level of every vertex from the last run.
+func (s *BFSSession) Levels() ([]int32, error) {
+	raw, err := s.x.Download(s.level)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int32, len(raw)/4)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
+}
+
+// CopyRun is one timed device-to-device copy.
+type CopyRun struct {
+	Bytes    uint64 `json:"bytes"` // bytes read plus bytes written
+	WallNs   uint64 `json:"wall_ns"`
+	DeviceNs uint64 `json:"device_ns"`
+}
+
+// CopyCeiling measures the device's copy bandwidth: reps timed copies of
+// size bytes (rounded down to 16-byte words) between two scratch buffers,
+// after one warm-up copy. Each run counts bytes read plus written. The
+// buffers are freed before it returns.
+func (s *BFSSession) CopyCeiling(size uint64, reps int) ([]CopyRun, error) {
+	n16 := size / 16
+	if n16 == 0 || reps < 1 {
+		return nil, invalidArg("copy ceiling", "Fix: copy at least 16 bytes at least once.", "size %d, reps %d", size, reps)
+	}
+	src, err := s.x.Alloc(16 * n16)
+	if err != nil {
+		return nil, err
+	}
+	defer s.x.Free(src)
+	dst, err := s.x.Alloc(16 * n16)
+	if err != nil {
+		return nil, err
+	}
+	defer s.x.Free(dst)
+	plan, err := s.x.CooperativeGrid(s.kCopy, 512, 0)
+	if err != nil {
+		return nil, err
+	}
+	cfg := plan.Config().nonCooperative()
+	out := make([]CopyRun, 0, reps)
+	for i := -1; i < reps; i++ {
+		t, err := s.x.Launch(s.kCopy, cfg, Ptr(src), Ptr(dst), U64(n16))
+		if err != nil {
+			return nil, err
+		}
+		if i >= 0 {
+			out = append(out, CopyRun{Bytes: 2 * 16 * n16, WallNs: t.WallNs, DeviceNs: t.DeviceNs})
+		}
+	}
+	return out, nil
+}
+
+// DriverVersion returns the CUDA driver API version as "cuda-MAJOR.MINOR"
+// (cuDriverGetVersion).
+func DriverVersion() string {
+	v := cu.Version()
+	return fmt.Sprintf("cuda-%d.%d", v/1000, (v%1000)/10)
+}

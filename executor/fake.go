@@ -1,0 +1,570 @@
+package executor
+
+import (
+	"fmt"
+	"regexp"
+	"strconv"
+	"sync"
+
+	"github.com/gpuplan/gpuplan/occupancy"
+)
+
+// FakeKernel is a kernel of the CPU fake: Run executes one whole launch on
+// the host, and Attrs are the attributes the fake reports for it.
+type FakeKernel struct {
+	Run   func(l *FakeLaunch) error
+	Attrs FuncAttributes
+	// DeviceNs is the simulated device time of one launch (default 1000).
+	DeviceNs uint64
+}
+
+// FakeLaunch is what a FakeKernel sees: the launch shape, the 8-byte
+// arguments and access to the fake device memory.
+type FakeLaunch struct {
+	Config LaunchConfig
+	Args   []uint64
+	f      *Fake
+}
+
+// Bytes returns the n bytes of fake device memory at ptr (writable), or an
+// error if the range is not inside one allocation.
+func (l *FakeLaunch) Bytes(ptr DevPtr, n uint64) ([]byte, error) { return l.f.span(ptr, n) }
+
+// FakeConfig configures NewFake.
+type FakeConfig struct {
+	// Device is what Properties returns; its TotalMemoryBytes is the fake
+	// device memory.
+	Device occupancy.Device
+	// UsedByOthers is memory counted as used, as if another process held it.
+	UsedByOthers uint64
+	// Kernels are the entry points a module may name.
+	Kernels map[string]FakeKernel
+	// MaxPTXVersion is the newest PTX ISA the fake "driver" loads, as
+	// major*10+minor (default 80: PTX 8.0).
+	MaxPTXVersion int
+}
+
+// Fake is the CPU implementation of Backend: device memory is host memory,
+// kernels are Go functions, streams run in order at enqueue time, and event
+// times are simulated. Fail injects driver errors. It tracks live
+// resources so tests can check that nothing leaks.
+type Fake struct {
+	mu       sync.Mutex
+	cfg      FakeConfig
+	mem      map[DevPtr][]byte
+	next     DevPtr
+	used     uint64
+	next2    uintptr
+	modules  map[ModuleRef][]string
+	funcs    map[FuncRef]*fakeFunc
+	streams  map[StreamRef]bool
+	events   map[EventRef]uint64
+	host     map[uintptr]bool
+	clock    uint64
+	fail     map[string]int
+	closed   bool
+	launches []LaunchConfig
+}
+
+type fakeFunc struct {
+	name  string
+	k     FakeKernel
+	optIn int
+}
+
+// FakeStats counts the fake's live resources.
+type FakeStats struct {
+	DeviceAllocations int
+	DeviceBytes       uint64
+	Modules           int
+	Streams           int
+	Events            int
+	HostAllocations   int
+	Launches          int
+}
+
+// NewFake returns a CPU fake backend.
+func NewFake(cfg FakeConfig) *Fake {
+	if cfg.MaxPTXVersion == 0 {
+		cfg.MaxPTXVersion = 80
+	}
+	return &Fake{cfg: cfg, mem: map[DevPtr][]byte{}, next: 0x10000000, modules: map[ModuleRef][]string{},
+		funcs: map[FuncRef]*fakeFunc{}, streams: map[StreamRef]bool{}, events: map[EventRef]uint64{},
+		host: map[uintptr]bool{}, fail: map[string]int{}, next2: 1}
+}
+
+// Fail makes every later call of the named driver entry point (for example
+// "cuMemAlloc") fail with CUresult code; code 0 clears it.
+func (f *Fake) Fail(call string, code int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if code == 0 {
+		delete(f.fail, call)
+		return
+	}
+	f.fail[call] = code
+}
+
+// Stats returns the live resource counts.
+func (f *Fake) Stats() FakeStats {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return FakeStats{DeviceAllocations: len(f.mem), DeviceBytes: f.used, Modules: len(f.modules), Streams: len(f.streams),
+		Events: len(f.events), HostAllocations: len(f.host), Launches: len(f.launches)}
+}
+
+// Launches returns the shapes of every launch so far.
+func (f *Fake) Launches() []LaunchConfig {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]LaunchConfig(nil), f.launches...)
+}
+
+func (f *Fake) check(call string) error {
+	if f.closed {
+		return newDriverError(call, 201, "context destroyed")
+	}
+	if c, ok := f.fail[call]; ok {
+		return newDriverError(call, c, "injected by the fake")
+	}
+	return nil
+}
+
+func (f *Fake) handle() uintptr {
+	f.next2++
+	return f.next2
+}
+
+// span resolves [ptr, ptr+n) inside one allocation.
+func (f *Fake) span(ptr DevPtr, n uint64) ([]byte, error) {
+	for base, b := range f.mem {
+		if ptr >= base && uint64(ptr-base)+n <= uint64(len(b)) && uint64(ptr-base) <= uint64(len(b)) {
+			off := uint64(ptr - base)
+			return b[off : off+n], nil
+		}
+	}
+	return nil, newDriverError("fake memory access", cuErrIllegalAddress, fmt.Sprintf("%d bytes at %#x are not inside one allocation", n, uint64(ptr)))
+}
+
+// Properties returns the configured device.
+func (f *Fake) Properties() (occupancy.Device, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuDeviceGetAttribute"); err != nil {
+		return occupancy.Device{}, err
+	}
+	return f.cfg.Device, nil
+}
+
+// MemInfo reports total minus allocations and UsedByOthers as free.
+func (f *Fake) MemInfo() (uint64, uint64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemGetInfo"); err != nil {
+		return 0, 0, err
+	}
+	total := uint64(f.cfg.Device.TotalMemoryBytes)
+	used := f.used + f.cfg.UsedByOthers
+	if used > total {
+		return 0, total, nil
+	}
+	return total - used, total, nil
+}
+
+var (
+	ptxVersionRE = regexp.MustCompile(`(?m)^\s*\.version\s+(\d+)\.(\d+)`)
+	ptxEntryRE   = regexp.MustCompile(`\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*)`)
+)
+
+// LoadModule accepts PTX with a .version no newer than MaxPTXVersion and
+// records its .entry names.
+func (f *Fake) LoadModule(ptx []byte) (ModuleRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuModuleLoadData"); err != nil {
+		return 0, err
+	}
+	m := ptxVersionRE.FindSubmatch(ptx)
+	if m == nil {
+		return 0, newDriverError("cuModuleLoadData", cuErrInvalidPTX, "no .version directive")
+	}
+	major, _ := strconv.Atoi(string(m[1]))
+	minor, _ := strconv.Atoi(string(m[2]))
+	if major*10+minor > f.cfg.MaxPTXVersion {
+		return 0, newDriverError("cuModuleLoadData", cuErrUnsupportedPTXVersion, fmt.Sprintf("PTX %d.%d is newer than the driver", major, minor))
+	}
+	var names []string
+	for _, e := range ptxEntryRE.FindAllSubmatch(ptx, -1) {
+		names = append(names, string(e[1]))
+	}
+	r := ModuleRef(f.handle())
+	f.modules[r] = names
+	return r, nil
+}
+
+// UnloadModule forgets a module.
+func (f *Fake) UnloadModule(m ModuleRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuModuleUnload"); err != nil {
+		return err
+	}
+	if _, ok := f.modules[m]; !ok {
+		return newDriverError("cuModuleUnload", 400, "unknown module")
+	}
+	delete(f.modules, m)
+	return nil
+}
+
+// Function finds an entry that the module declares and the fake knows.
+func (f *Fake) Function(m ModuleRef, name string) (FuncRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuModuleGetFunction"); err != nil {
+		return 0, err
+	}
+	names, ok := f.modules[m]
+	if !ok {
+		return 0, newDriverError("cuModuleGetFunction", 400, "unknown module")
+	}
+	found := false
+	for _, n := range names {
+		found = found || n == name
+	}
+	k, known := f.cfg.Kernels[name]
+	if name == "gpuplan_ptx_probe" && found {
+		known = true
+		k = FakeKernel{Run: func(*FakeLaunch) error { return nil }, Attrs: FuncAttributes{NumRegs: 8, MaxThreadsPerBlock: 1024}}
+	}
+	if !found || !known {
+		return 0, newDriverError("cuModuleGetFunction", cuErrNotFound, fmt.Sprintf("kernel %q", name))
+	}
+	if k.Attrs.MaxThreadsPerBlock == 0 {
+		k.Attrs.MaxThreadsPerBlock = f.cfg.Device.MaxThreadsPerBlock
+	}
+	if k.Attrs.MaxDynamicSharedBytes == 0 {
+		k.Attrs.MaxDynamicSharedBytes = max(0, f.cfg.Device.SharedMemPerBlock-k.Attrs.StaticSharedBytes)
+	}
+	r := FuncRef(f.handle())
+	f.funcs[r] = &fakeFunc{name: name, k: k, optIn: k.Attrs.MaxDynamicSharedBytes}
+	return r, nil
+}
+
+// FuncAttributes returns the kernel's configured attributes.
+func (f *Fake) FuncAttributes(fn FuncRef) (FuncAttributes, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuFuncGetAttribute"); err != nil {
+		return FuncAttributes{}, err
+	}
+	ff, ok := f.funcs[fn]
+	if !ok {
+		return FuncAttributes{}, newDriverError("cuFuncGetAttribute", 400, "unknown function")
+	}
+	a := ff.k.Attrs
+	a.MaxDynamicSharedBytes = ff.optIn
+	return a, nil
+}
+
+// SetMaxDynamicShared records the opt-in, refusing more than the device's
+// opt-in limit.
+func (f *Fake) SetMaxDynamicShared(fn FuncRef, bytes int) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuFuncSetAttribute"); err != nil {
+		return err
+	}
+	ff, ok := f.funcs[fn]
+	if !ok {
+		return newDriverError("cuFuncSetAttribute", 400, "unknown function")
+	}
+	if bytes+ff.k.Attrs.StaticSharedBytes > f.cfg.Device.SharedMemPerBlockOptIn {
+		return newDriverError("cuFuncSetAttribute", cuErrInvalidValue, "above the opt-in limit")
+	}
+	ff.optIn = bytes
+	return nil
+}
+
+func (f *Fake) occKernel(ff *fakeFunc, dyn int) occupancy.Kernel {
+	return occupancy.Kernel{RegistersPerThread: ff.k.Attrs.NumRegs, StaticSharedBytes: ff.k.Attrs.StaticSharedBytes,
+		DynamicSharedBytes: dyn, OptIn: ff.optIn+ff.k.Attrs.StaticSharedBytes > f.cfg.Device.SharedMemPerBlock,
+		MaxThreadsPerBlock: ff.k.Attrs.MaxThreadsPerBlock}
+}
+
+// MaxActiveBlocksPerSM answers with the exact occupancy model.
+func (f *Fake) MaxActiveBlocksPerSM(fn FuncRef, blockThreads, dyn int) (int, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuOccupancyMaxActiveBlocksPerMultiprocessor"); err != nil {
+		return 0, err
+	}
+	ff, ok := f.funcs[fn]
+	if !ok {
+		return 0, newDriverError("cuOccupancyMaxActiveBlocksPerMultiprocessor", 400, "unknown function")
+	}
+	r, err := occupancy.Compute(f.cfg.Device, f.occKernel(ff, dyn), blockThreads)
+	if err != nil {
+		return 0, newDriverError("cuOccupancyMaxActiveBlocksPerMultiprocessor", cuErrInvalidValue, err.Error())
+	}
+	return r.ActiveBlocksPerSM, nil
+}
+
+// MemAlloc allocates zeroed host memory standing in for device memory.
+func (f *Fake) MemAlloc(n uint64) (DevPtr, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemAlloc"); err != nil {
+		return 0, err
+	}
+	total := uint64(f.cfg.Device.TotalMemoryBytes)
+	if n == 0 || f.used+f.cfg.UsedByOthers+n > total || n > 1<<40 {
+		return 0, newDriverError("cuMemAlloc", cuErrOutOfMemory, fmt.Sprintf("%d bytes", n))
+	}
+	p := f.next
+	f.mem[p] = make([]byte, n)
+	f.next += DevPtr((n + 511) &^ 255)
+	f.used += n
+	return p, nil
+}
+
+// MemFree frees a fake allocation.
+func (f *Fake) MemFree(p DevPtr) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemFree"); err != nil {
+		return err
+	}
+	b, ok := f.mem[p]
+	if !ok {
+		return newDriverError("cuMemFree", cuErrInvalidValue, fmt.Sprintf("%#x was not allocated", uint64(p)))
+	}
+	f.used -= uint64(len(b))
+	delete(f.mem, p)
+	return nil
+}
+
+// HostAlloc returns ordinary memory standing in for pinned memory.
+func (f *Fake) HostAlloc(n int) (PinnedMem, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemHostAlloc"); err != nil {
+		return PinnedMem{}, err
+	}
+	h := f.handle()
+	f.host[h] = true
+	return PinnedMem{Data: make([]byte, n), ref: h}, nil
+}
+
+// HostFree releases it.
+func (f *Fake) HostFree(m PinnedMem) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemFreeHost"); err != nil {
+		return err
+	}
+	if !f.host[m.ref] {
+		return newDriverError("cuMemFreeHost", cuErrInvalidValue, "not allocated")
+	}
+	delete(f.host, m.ref)
+	return nil
+}
+
+// StreamCreate creates a fake non-blocking stream.
+func (f *Fake) StreamCreate() (StreamRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuStreamCreate"); err != nil {
+		return 0, err
+	}
+	s := StreamRef(f.handle())
+	f.streams[s] = true
+	return s, nil
+}
+
+func (f *Fake) stream(call string, s StreamRef) error {
+	if err := f.check(call); err != nil {
+		return err
+	}
+	if s == 0 {
+		return newDriverError(call, cuErrInvalidValue, "the null stream is never used by the executor")
+	}
+	if !f.streams[s] {
+		return newDriverError(call, 400, "unknown stream")
+	}
+	return nil
+}
+
+// StreamDestroy destroys a stream.
+func (f *Fake) StreamDestroy(s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.stream("cuStreamDestroy", s); err != nil {
+		return err
+	}
+	delete(f.streams, s)
+	return nil
+}
+
+// StreamSync returns at once: fake work completes at enqueue.
+func (f *Fake) StreamSync(s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.stream("cuStreamSynchronize", s)
+}
+
+// EventCreate creates an event.
+func (f *Fake) EventCreate(bool) (EventRef, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuEventCreate"); err != nil {
+		return 0, err
+	}
+	e := EventRef(f.handle())
+	f.events[e] = 0
+	return e, nil
+}
+
+// EventDestroy destroys an event.
+func (f *Fake) EventDestroy(e EventRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuEventDestroy"); err != nil {
+		return err
+	}
+	if _, ok := f.events[e]; !ok {
+		return newDriverError("cuEventDestroy", 400, "unknown event")
+	}
+	delete(f.events, e)
+	return nil
+}
+
+// EventRecord stamps the event with the simulated clock.
+func (f *Fake) EventRecord(e EventRef, s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.stream("cuEventRecord", s); err != nil {
+		return err
+	}
+	if _, ok := f.events[e]; !ok {
+		return newDriverError("cuEventRecord", 400, "unknown event")
+	}
+	f.events[e] = f.clock
+	return nil
+}
+
+// EventSync returns at once.
+func (f *Fake) EventSync(e EventRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.check("cuEventSynchronize")
+}
+
+// EventQuery reports completion (always complete).
+func (f *Fake) EventQuery(e EventRef) (bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return true, f.check("cuEventQuery")
+}
+
+// EventElapsedMs is the simulated time between two events.
+func (f *Fake) EventElapsedMs(a, b EventRef) (float64, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuEventElapsedTime"); err != nil {
+		return 0, err
+	}
+	return float64(f.events[b]-f.events[a]) / 1e6, nil
+}
+
+// CopyHtoDAsync copies into fake device memory.
+func (f *Fake) CopyHtoDAsync(dst DevPtr, src PinnedMem, n uint64, s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.stream("cuMemcpyHtoDAsync", s); err != nil {
+		return err
+	}
+	if !f.host[src.ref] || n > uint64(len(src.Data)) {
+		return newDriverError("cuMemcpyHtoDAsync", cuErrInvalidValue, "source is not pinned staging memory of that size")
+	}
+	d, err := f.span(dst, n)
+	if err != nil {
+		return err
+	}
+	copy(d, src.Data[:n])
+	return nil
+}
+
+// CopyDtoHAsync copies out of fake device memory.
+func (f *Fake) CopyDtoHAsync(dst PinnedMem, src DevPtr, n uint64, s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.stream("cuMemcpyDtoHAsync", s); err != nil {
+		return err
+	}
+	if !f.host[dst.ref] || n > uint64(len(dst.Data)) {
+		return newDriverError("cuMemcpyDtoHAsync", cuErrInvalidValue, "destination is not pinned staging memory of that size")
+	}
+	d, err := f.span(src, n)
+	if err != nil {
+		return err
+	}
+	copy(dst.Data[:n], d)
+	return nil
+}
+
+// Launch runs the kernel's Go function at once. A cooperative launch whose
+// grid is not co-resident fails like the driver
+// (CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE).
+func (f *Fake) Launch(fn FuncRef, cfg LaunchConfig, args []uint64, s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	call := "cuLaunchKernel"
+	if cfg.Cooperative {
+		call = "cuLaunchCooperativeKernel"
+	}
+	if err := f.stream(call, s); err != nil {
+		return err
+	}
+	ff, ok := f.funcs[fn]
+	if !ok {
+		return newDriverError(call, 400, "unknown function")
+	}
+	threads := int(cfg.Block[0] * cfg.Block[1] * cfg.Block[2])
+	if cfg.Cooperative {
+		r, err := occupancy.Compute(f.cfg.Device, f.occKernel(ff, int(cfg.DynamicSharedBytes)), threads)
+		grid := uint64(cfg.Grid[0]) * uint64(cfg.Grid[1]) * uint64(cfg.Grid[2])
+		if err != nil || grid > uint64(r.ActiveBlocksPerSM)*uint64(f.cfg.Device.SMCount) {
+			return newDriverError(call, cuErrCooperativeTooLarge, "")
+		}
+	}
+	if int(cfg.DynamicSharedBytes) > ff.optIn {
+		return newDriverError(call, cuErrInvalidValue, "dynamic shared memory above the kernel's limit")
+	}
+	f.launches = append(f.launches, cfg)
+	ns := ff.k.DeviceNs
+	if ns == 0 {
+		ns = 1000
+	}
+	f.clock += ns
+	if ff.k.Run == nil {
+		return nil
+	}
+	l := &FakeLaunch{Config: cfg, Args: append([]uint64(nil), args...), f: f}
+	if err := ff.k.Run(l); err != nil {
+		return newDriverError(call, cuErrIllegalAddress, err.Error())
+	}
+	return nil
+}
+
+// Close destroys the fake context.
+func (f *Fake) Close() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return newDriverError("cuCtxDestroy", 201, "already destroyed")
+	}
+	f.closed = true
+	f.mem = map[DevPtr][]byte{}
+	f.used = 0
+	return nil
+}

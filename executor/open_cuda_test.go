@@ -1,0 +1,25 @@
+//go:build cuda
+
+package executor
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// On a machine without a GPU the binary must start (the interposed cuInit
+// keeps gorgonia.org/cu's init from exiting) and Open must fail with one
+// clear sentence.
+func TestCUDAOpenWithoutGPUIsAnError(t *testing.T) {
+	if initStatus() == 0 {
+		t.Skip("a GPU is present")
+	}
+	_, err := Open(0, Options{})
+	require.Error(t, err)
+	require.True(t, errors.Is(err, ErrUnavailable), "%v", err)
+	_, err = DeviceCount()
+	require.ErrorIs(t, err, ErrUnavailable)
+	t.Log(err)
+}

@@ -1,0 +1,102 @@
+//go:build cuda
+
+// The small part of the CUDA driver API that gorgonia.org/cu v0.9.6 does not
+// wrap: cooperative launch, pinned host memory, function attributes,
+// device attributes above enum 91, and occupancy with flags.
+//
+// It also interposes cuInit. gorgonia.org/cu calls cuInit in its package
+// init and exits the process when that fails (no GPU, no device node).
+// Defining cuInit here makes the executable's definition win over
+// libcuda's: it calls the real cuInit through dlsym(RTLD_NEXT), records the
+// result for gp_init_status, and reports success to the caller, so a
+// CUDA-enabled gpuplan starts on a machine without a GPU and the executor
+// reports "no device" as an error instead. Open and DeviceCount check
+// gp_init_status first (see open_cuda.go).
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdlib.h>
+#include "shim_cuda.h"
+#include "_cgo_export.h"
+
+static int gp_init_done = 0;
+static int gp_init_result = -1;
+
+CUresult CUDAAPI cuInit(unsigned int flags) {
+    typedef CUresult (*init_fn)(unsigned int);
+    // The driver reads CUDA_CACHE_* when it initialises: apply vyre's JIT
+    // cache rules (jitcache.go) first.
+    gpuplanJITCacheInit();
+    init_fn real = (init_fn)dlsym(RTLD_NEXT, "cuInit");
+    if (real == NULL) {
+        gp_init_result = -1;
+    } else {
+        gp_init_result = (int)real(flags);
+    }
+    gp_init_done = 1;
+    return CUDA_SUCCESS;
+}
+
+int gp_init_status(void) {
+    if (!gp_init_done) {
+        cuInit(0);
+    }
+    return gp_init_result;
+}
+
+int gp_dev_attr(int attr, int dev, int *out) {
+    return (int)cuDeviceGetAttribute(out, (CUdevice_attribute)attr, (CUdevice)dev);
+}
+
+int gp_mem_get_info(unsigned long long *free_b, unsigned long long *total_b) {
+    size_t f = 0, t = 0;
+    CUresult r = cuMemGetInfo(&f, &t);
+    *free_b = f;
+    *total_b = t;
+    return (int)r;
+}
+
+int gp_host_alloc(void **p, unsigned long long n) {
+    return (int)cuMemHostAlloc(p, (size_t)n, 0);
+}
+
+int gp_host_free(void *p) { return (int)cuMemFreeHost(p); }
+
+int gp_func_get_attr(void *fn, int attr, int *out) {
+    return (int)cuFuncGetAttribute(out, (CUfunction_attribute)attr, (CUfunction)fn);
+}
+
+int gp_func_set_attr(void *fn, int attr, int value) {
+    return (int)cuFuncSetAttribute((CUfunction)fn, (CUfunction_attribute)attr, value);
+}
+
+int gp_occupancy(void *fn, int block, unsigned long long dyn, unsigned int flags, int *out) {
+    return (int)cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(out, (CUfunction)fn, block, (size_t)dyn, flags);
+}
+
+// gp_launch launches with 8-byte arguments vals[0..n). The driver copies the
+// parameters before returning, so vals may be freed afterwards.
+int gp_launch(void *fn, unsigned int gx, unsigned int gy, unsigned int gz,
+              unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+              void *stream, unsigned long long *vals, int n, int cooperative) {
+    void *stack_params[64];
+    void **params = stack_params;
+    if (n > 64) {
+        params = (void **)malloc(sizeof(void *) * (size_t)n);
+        if (params == NULL) {
+            return (int)CUDA_ERROR_OUT_OF_MEMORY;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        params[i] = &vals[i];
+    }
+    CUresult r;
+    if (cooperative) {
+        r = cuLaunchCooperativeKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, smem, (CUstream)stream, params);
+    } else {
+        r = cuLaunchKernel((CUfunction)fn, gx, gy, gz, bx, by, bz, smem, (CUstream)stream, params, NULL);
+    }
+    if (params != stack_params) {
+        free(params);
+    }
+    return (int)r;
+}
