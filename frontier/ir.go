@@ -49,7 +49,7 @@ func (d *Domain) UnmarshalText(b []byte) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("unknown domain %q. Fix: use parser, semantic, dataflow or diagnostic", string(b))
+	return fmt.Errorf("unknown domain %q (field domain). Fix: use parser, semantic, dataflow or diagnostic", string(b))
 }
 
 // IRNode is one node of a frontier-typed IR: a unit of frontier work in a

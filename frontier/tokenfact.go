@@ -90,7 +90,7 @@ func enumUnmarshal(names []string, b []byte, what string) (uint8, error) {
 			return uint8(i), nil
 		}
 	}
-	return 0, fmt.Errorf("unknown %s %q. Fix: use one of %v", what, string(b), names)
+	return 0, fmt.Errorf("unknown %s %q (field kind). Fix: use one of %v", what, string(b), names)
 }
 
 // TokenFactNode is one node of the builder input. Its payload is the byte

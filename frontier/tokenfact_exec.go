@@ -53,7 +53,7 @@ func (q *QueueSizing) UnmarshalText(b []byte) error {
 	case "expansion_headroom":
 		*q = QueueSizingExpansionHeadroom
 	default:
-		return fmt.Errorf("unknown queue sizing %q. Fix: use \"release\" or \"expansion_headroom\"", string(b))
+		return fmt.Errorf("queue_sizing %q is unknown. Fix: use \"release\" or \"expansion_headroom\"", string(b))
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func (r *GraphReuse) UnmarshalText(b []byte) error {
 	case "warm_resident":
 		*r = WarmResident
 	default:
-		return fmt.Errorf("unknown graph reuse %q. Fix: use \"cold_upload\" or \"warm_resident\"", string(b))
+		return fmt.Errorf("graph_reuse %q is unknown. Fix: use \"cold_upload\" or \"warm_resident\"", string(b))
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ func commands() []command {
 		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
 		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
+		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 	}
 }
