@@ -10,5 +10,6 @@ func commands() []command {
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
+		{name: "report", summary: "chart and tabulate recorded evidence (PNG/SVG and Markdown)", run: runReport},
 	}
 }
