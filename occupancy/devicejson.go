@@ -70,7 +70,7 @@ func LoadDeviceJSON(source string, data []byte) (Device, error) {
 	}
 	for _, f := range requiredDeviceFields {
 		if v, ok := present[f]; !ok || string(v) == "null" {
-			return Device{}, strictjson.Required(source, f, fmt.Sprintf("add %q to the profile (see gpuplan devices --json for complete examples)", f))
+			return Device{}, strictjson.Required(source, f, fmt.Sprintf("add %q to the profile (gpuplan devices --device h100-sxm --json shows a complete profile under \"device\")", f))
 		}
 	}
 	has := func(f string) bool { v, ok := present[f]; return ok && string(v) != "null" }

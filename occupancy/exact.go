@@ -66,6 +66,16 @@ func (l Limit) String() string {
 // MarshalText encodes the limit as its String form (used by JSON output).
 func (l Limit) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
 
+// UnmarshalText decodes the String form of a Limit.
+func (l *Limit) UnmarshalText(b []byte) error {
+	v, err := ParseLimit(string(b))
+	if err != nil {
+		return err
+	}
+	*l = v
+	return nil
+}
+
 // ParseLimit parses the String form of a Limit.
 func ParseLimit(s string) (Limit, error) {
 	for i, n := range limitNames {

@@ -55,7 +55,7 @@ func ExampleProfiles() {
 func ExampleLoadDeviceJSON() {
 	_, err := occupancy.LoadDeviceJSON("mygpu.json", []byte(`{"name": "x", "sm_count": 0}`))
 	fmt.Println(err)
-	// Output: mygpu.json: field "cc_major": required field is missing. Fix: add "cc_major" to the profile (see gpuplan devices --json for complete examples)
+	// Output: mygpu.json: field "cc_major": required field is missing. Fix: add "cc_major" to the profile (gpuplan devices --device h100-sxm --json shows a complete profile under "device")
 }
 
 func ExampleDevice_BandwidthBytesPerSec() {
