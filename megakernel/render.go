@@ -1,0 +1,228 @@
+package megakernel
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// Text rendering limits: longer lists are elided with a count.
+const (
+	textMaxGroups  = 64
+	textMaxMembers = 8
+	textMaxWaits   = 64
+	// MaxDOTWaves is the largest plan WriteDOT draws; Graphviz layouts of
+	// more waves are unreadable and slow.
+	MaxDOTWaves = 5000
+)
+
+// humanBytes renders b with a binary unit, for example "768.0 MiB".
+func humanBytes(b uint64) string {
+	const unit = 1024
+	if b < unit {
+		return fmt.Sprintf("%d B", b)
+	}
+	units := []string{"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}
+	v := float64(b) / unit
+	i := 0
+	for v >= unit && i < len(units)-1 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %s", v, units[i])
+}
+
+// groupedInt renders n with thousands separators.
+func groupedInt(n uint64) string {
+	s := strconv.FormatUint(n, 10)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func yesNo(v bool) string {
+	if v {
+		return "yes"
+	}
+	return "no"
+}
+
+func (p *WorkloadPlan) waveLabel(id int) string {
+	if n := p.WaveNames[id]; n != "" {
+		return fmt.Sprintf("%d %s", id, n)
+	}
+	return strconv.Itoa(id)
+}
+
+// WriteText writes the plan as readable tables.
+func (p *WorkloadPlan) WriteText(out io.Writer) error {
+	w := bufio.NewWriter(out)
+	title := p.Name
+	if title == "" {
+		title = "workload"
+	}
+	fmt.Fprintf(w, "Megakernel plan: %s\n", title)
+	if p.Description != "" {
+		fmt.Fprintf(w, "  %s\n", p.Description)
+	}
+	k := p.Device.Key
+	dev := p.Device.Name
+	if p.Device.Profile != "" {
+		dev = fmt.Sprintf("%s [%s]", dev, p.Device.Profile)
+	}
+	fmt.Fprintf(w, "  analysis         %s, graph layout hash %#016x\n", p.Analysis, p.GraphLayoutHash)
+	fmt.Fprintf(w, "  device           %s: sm %d.%d, warp %d, grid sync %s, tensor cores %s, max workgroup %d\n",
+		dev, k.SMMajor, k.SMMinor, k.WarpSize, yesNo(k.SupportsGridSync), yesNo(k.SupportsTensorCores), k.MaxWorkgroupSize)
+	fmt.Fprintf(w, "  memory budget    %s (%s B, %s)\n", humanBytes(p.BudgetBytes), groupedInt(p.BudgetBytes), p.BudgetSource)
+	fmt.Fprintf(w, "  resident graph   %s (%s B)\n", humanBytes(p.ResidentGraphBytes), groupedInt(p.ResidentGraphBytes))
+	fmt.Fprintf(w, "  schedule sample  dispatch %g ns, frontier density %g, readback %s; launch overhead %g ns\n",
+		p.Sample.DispatchCostNS, p.Sample.FrontierDensity, humanBytes(p.Sample.ReadbackBytes), p.LaunchOverheadNS)
+	fmt.Fprintf(w, "  fusion pressure  %.4f (%s)\n", p.FusionPressure, p.FusionPressureSource)
+
+	split := ""
+	if len(p.Groups) > len(p.Layers) {
+		split = fmt.Sprintf(" (the memory split added %d)", len(p.Groups)-len(p.Layers))
+	}
+	fmt.Fprintf(w, "\nBarrier groups: %d waves in %d dependency layers -> %d groups%s, %d grid-wide barriers\n",
+		len(p.WaveNames), len(p.Layers), len(p.Groups), split, p.GlobalBarriers)
+	fmt.Fprintf(w, "  %-5s  %-5s  %-10s  %-10s  %-10s  %s\n", "group", "width", "frontier", "scratch", "output", "waves (Kahn discovery order)")
+	for g, members := range p.Groups {
+		if g == textMaxGroups {
+			fmt.Fprintf(w, "  ... %d more groups (use --json for all)\n", len(p.Groups)-g)
+			break
+		}
+		var f, s, o uint64
+		labels := make([]string, 0, min(len(members), textMaxMembers)+1)
+		for i, id := range members {
+			wv := p.waves[id]
+			f, s, o = f+wv.FrontierBytes, s+wv.ScratchBytes, o+wv.OutputBytes
+			if i < textMaxMembers {
+				labels = append(labels, p.waveLabel(id))
+			}
+		}
+		if len(members) > textMaxMembers {
+			labels = append(labels, fmt.Sprintf("... +%d more", len(members)-textMaxMembers))
+		}
+		fmt.Fprintf(w, "  %-5d  %-5d  %-10s  %-10s  %-10s  %s\n", g, len(members), humanBytes(f), humanBytes(s), humanBytes(o), strings.Join(labels, ", "))
+	}
+
+	st := p.WaitStats
+	fmt.Fprintf(w, "\nPer-producer waits: 0 grid-wide barriers, %d counter waits for %d dependencies (%d duplicate and %d implied waits dropped)\n",
+		st.Waits, st.Dependencies, st.DuplicatesDropped, st.RedundantDropped)
+	if !st.ReductionComplete {
+		fmt.Fprintf(w, "  (the implied-wait reduction stopped at its work cap; the remaining waits are still correct)\n")
+	}
+	fmt.Fprintf(w, "  %-28s  %s\n", "wave", "waits on")
+	shown := 0
+	for v, ws := range p.Waits {
+		if len(ws) == 0 {
+			continue
+		}
+		if shown == textMaxWaits {
+			fmt.Fprintf(w, "  ... %d more waiting waves (use --json for all)\n", st.WaitingWaves-shown)
+			break
+		}
+		labels := make([]string, len(ws))
+		for i, q := range ws {
+			labels[i] = p.waveLabel(q)
+		}
+		fmt.Fprintf(w, "  %-28s  %s\n", p.waveLabel(v), strings.Join(labels, ", "))
+		shown++
+	}
+	if starts := len(p.WaveNames) - st.WaitingWaves; starts > 0 {
+		fmt.Fprintf(w, "  (%d waves wait on nothing and start at once)\n", starts)
+	}
+
+	e := p.Execution
+	d := e.Decision
+	fmt.Fprintf(w, "\nTopology: %s (%s)\n", e.Topology, d.Reason())
+	if e.DowngradedToSparse {
+		fmt.Fprintf(w, "  %s was selected but its memory plan is over the budget: downgraded to SparseFrontier\n", d.Topology)
+	}
+	fmt.Fprintf(w, "  memory pressure %d bps, average degree %d bps, launch pressure %d bps\n",
+		d.MemoryPressureBPS, d.AverageDegreeBPS, d.LaunchPressureBPS)
+	fmt.Fprintf(w, "  %s\n", p.Explanation)
+
+	m := e.Memory
+	fmt.Fprintf(w, "\nMemory plan (%s):\n", e.Topology)
+	row := func(name string, b uint64, note string) {
+		fmt.Fprintf(w, "%s\n", strings.TrimRight(fmt.Sprintf("  %-18s  %10s  %s", name, humanBytes(b), note), " "))
+	}
+	row("resident graph", m.GraphBytes, "")
+	row("frontier", m.FrontierBytes, "peak over barrier groups")
+	row("scratch", m.ScratchBytes, fmt.Sprintf("peak %s, scaled for the topology", humanBytes(p.PeakScratchBytes)))
+	row("output", m.OutputBytes, "peak over barrier groups")
+	row("required", m.RequiredBytes, fmt.Sprintf("of %s budget, pressure %d bps", humanBytes(m.BudgetBytes), m.MemoryPressureBPS))
+	row("amortized readback", p.AmortizedReadbackBytes, fmt.Sprintf("widest group %d waves", p.MaxGroupWidth))
+
+	c := p.Convergence
+	fmt.Fprintf(w, "\nConvergence: device loop of at most %d iterations; %d host sync; the %d-byte changed flag is read once at the end (%s); %d host polls per iteration\n",
+		c.MaxDeviceIterations, c.HostSyncPoints, c.ChangedFlagReadbackBytes, c.ReadbackPolicy, c.HostIterationPolls)
+	return w.Flush()
+}
+
+// TooLargeForDOTError reports a plan with more than MaxDOTWaves waves.
+type TooLargeForDOTError struct{ Waves int }
+
+func (e *TooLargeForDOTError) Error() string {
+	return fmt.Sprintf("the plan has %d waves; a Graphviz drawing is limited to %d. Fix: use --json or the text output, or plan a smaller subset of the waves", e.Waves, MaxDOTWaves)
+}
+
+func dotQuote(s string) string {
+	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(s) + `"`
+}
+
+// WriteDOT writes the wave DAG as Graphviz DOT: one cluster per barrier
+// group, solid edges for the per-producer waits and dashed grey edges for
+// the dependencies the wait form drops. Plans with more than MaxDOTWaves
+// waves are refused with *TooLargeForDOTError.
+func (p *WorkloadPlan) WriteDOT(out io.Writer) error {
+	if len(p.WaveNames) > MaxDOTWaves {
+		return &TooLargeForDOTError{Waves: len(p.WaveNames)}
+	}
+	w := bufio.NewWriter(out)
+	name := p.Name
+	if name == "" {
+		name = "megakernel"
+	}
+	fmt.Fprintf(w, "digraph %s {\n", dotQuote(name))
+	fmt.Fprintf(w, "  label=%s;\n  labelloc=t;\n  compound=true;\n  node [shape=box, style=rounded, fontsize=10];\n",
+		dotQuote(fmt.Sprintf("%s: %s, %d barrier groups, %d grid-wide barriers, %d producer waits", name, p.Execution.Topology, len(p.Groups), p.GlobalBarriers, p.WaitStats.Waits)))
+	for g, members := range p.Groups {
+		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=%s;\n    style=dashed;\n", g, dotQuote(fmt.Sprintf("group %d", g)))
+		for _, id := range members {
+			wv := p.waves[id]
+			fmt.Fprintf(w, "    w%d [label=%s];\n", id, dotQuote(fmt.Sprintf("%s\nfrontier %s, scratch %s, output %s",
+				p.waveLabel(id), humanBytes(wv.FrontierBytes), humanBytes(wv.ScratchBytes), humanBytes(wv.OutputBytes))))
+		}
+		fmt.Fprintf(w, "  }\n")
+	}
+	kept := make(map[[2]int]bool, p.WaitStats.Waits)
+	for v, ws := range p.Waits {
+		for _, q := range ws {
+			kept[[2]int{q, v}] = true
+		}
+	}
+	drawn := make(map[[2]int]bool, len(p.deps))
+	for _, d := range p.deps {
+		e := [2]int{d.Before, d.After}
+		if drawn[e] {
+			continue
+		}
+		drawn[e] = true
+		if kept[e] {
+			fmt.Fprintf(w, "  w%d -> w%d;\n", d.Before, d.After)
+		} else {
+			fmt.Fprintf(w, "  w%d -> w%d [style=dashed, color=gray];\n", d.Before, d.After)
+		}
+	}
+	fmt.Fprintf(w, "}\n")
+	return w.Flush()
+}

@@ -1,0 +1,453 @@
+package megakernel
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"math"
+	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/strictjson"
+	"github.com/gpuplan/gpuplan/occupancy"
+)
+
+// Workload defaults.
+const (
+	// DefaultBudgetPercent is the share of the device's memory used as the
+	// budget when a workload gives none.
+	DefaultBudgetPercent = 90
+	// DefaultMaxDeviceIterations bounds the device-side fixed-point loop
+	// when a workload gives no max_device_iterations.
+	DefaultMaxDeviceIterations = 1024
+	// DerivedFusionSteps and DerivedFusionDt are the homotopy scheduler
+	// settings used to derive a fusion pressure from the schedule sample
+	// when a workload gives none.
+	DerivedFusionSteps = 64
+	DerivedFusionDt    = 0.5
+)
+
+// Workload is the input of `gpuplan plan`: a wave DAG with per-wave memory,
+// the resident graph, a device, a budget and a measured schedule sample.
+// Decode it with DecodeWorkload; the fields are documented there.
+type Workload struct {
+	Name              string               `json:"name,omitempty"`
+	Description       string               `json:"description,omitempty"`
+	Analysis          *string              `json:"analysis"`
+	GraphLayoutHash   *uint64              `json:"graph_layout_hash,omitempty"`
+	Device            *string              `json:"device,omitempty"`
+	DeviceFile        *string              `json:"device_file,omitempty"`
+	MemoryBudgetBytes *uint64              `json:"memory_budget_bytes,omitempty"`
+	LaunchOverheadNS  *float64             `json:"launch_overhead_ns"`
+	Graph             *WorkloadGraph       `json:"graph"`
+	ScheduleSample    *WorkloadSample      `json:"schedule_sample"`
+	FusionPressure    *float64             `json:"fusion_pressure,omitempty"`
+	MaxDeviceIters    *uint32              `json:"max_device_iterations,omitempty"`
+	Waves             []WorkloadWave       `json:"waves"`
+	Dependencies      []WorkloadDependency `json:"dependencies"`
+
+	// Derived by DecodeWorkload.
+	kind  AnalysisKind
+	waves []FrontierWave
+	deps  []Dependency
+}
+
+// WorkloadGraph is the resident graph layout.
+type WorkloadGraph struct {
+	NodeCount    *uint64 `json:"node_count"`
+	EdgeCount    *uint64 `json:"edge_count"`
+	BytesPerNode *uint64 `json:"bytes_per_node"`
+	BytesPerEdge *uint64 `json:"bytes_per_edge"`
+}
+
+// WorkloadSample is the measured schedule sample.
+type WorkloadSample struct {
+	DispatchCostNS  *float64 `json:"dispatch_cost_ns"`
+	FrontierDensity *float64 `json:"frontier_density"`
+	ReadbackBytes   *uint64  `json:"readback_bytes"`
+}
+
+// WorkloadWave is one wave: its id (0..n-1, each exactly once), an optional
+// name and its per-wave buffers.
+type WorkloadWave struct {
+	ID            *int64  `json:"id"`
+	Name          string  `json:"name,omitempty"`
+	FrontierBytes *uint64 `json:"frontier_bytes"`
+	ScratchBytes  *uint64 `json:"scratch_bytes"`
+	OutputBytes   *uint64 `json:"output_bytes"`
+}
+
+// WorkloadDependency says wave After starts once wave Before has finished.
+type WorkloadDependency struct {
+	Before *int64 `json:"before"`
+	After  *int64 `json:"after"`
+}
+
+// WorkloadError is a workload problem found after decoding: Field is the
+// JSON path (for example "dependencies[3].after") and Err the cause, whose
+// message ends with a "Fix:" sentence. errors.As reaches Err.
+type WorkloadError struct {
+	Source string
+	Field  string
+	Err    error
+}
+
+func (e *WorkloadError) Error() string {
+	var b strings.Builder
+	if e.Source != "" {
+		b.WriteString(e.Source)
+		b.WriteString(": ")
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, "field %q: ", e.Field)
+	}
+	b.WriteString(e.Err.Error())
+	return b.String()
+}
+
+func (e *WorkloadError) Unwrap() error { return e.Err }
+
+func fieldErr(source, field, fix, format string, args ...any) error {
+	return &strictjson.Error{Source: source, Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
+}
+
+// DecodeWorkload decodes a workload strictly (unknown fields, trailing data
+// and type mismatches are *strictjson.Error) and validates it. source names
+// the input in messages.
+//
+// Fields: analysis (required: dataflow, ifds, reaching_definitions,
+// liveness, points_to, parser_frontend or custom:<n>); exactly one of device
+// (a built-in profile name) and device_file (a profile JSON path, resolved
+// by the caller); memory_budget_bytes (default: 90% of the device memory);
+// launch_overhead_ns (required, finite, >= 0); graph {node_count,
+// edge_count, bytes_per_node, bytes_per_edge} (required); schedule_sample
+// {dispatch_cost_ns > 0, frontier_density in [0,1], readback_bytes}
+// (required); fusion_pressure in [0,1] (default: derived from the sample
+// with ScheduleFusionPressure, DerivedFusionSteps steps of
+// DerivedFusionDt); max_device_iterations (default
+// DefaultMaxDeviceIterations); graph_layout_hash (default: a hash of the
+// graph layout); waves [{id, name, frontier_bytes, scratch_bytes,
+// output_bytes}] (required, at least one; ids 0..n-1 each once);
+// dependencies [{before, after}] (ids of listed waves, no self
+// dependencies).
+func DecodeWorkload(source string, data []byte) (*Workload, error) {
+	var w Workload
+	if err := strictjson.Decode(source, data, &w); err != nil {
+		return nil, err
+	}
+	if err := w.validate(source); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+func finiteIn(v float64, lo, hi float64) bool { return checked.Finite(v) && v >= lo && v <= hi }
+
+func (w *Workload) validate(src string) error {
+	if w.Analysis == nil {
+		return strictjson.Required(src, "analysis", "add \"analysis\": \"dataflow\" (or ifds, reaching_definitions, liveness, points_to, parser_frontend, custom:<n>)")
+	}
+	kind, err := ParseAnalysisKind(*w.Analysis)
+	if err != nil {
+		return &WorkloadError{Source: src, Field: "analysis", Err: err}
+	}
+	w.kind = kind
+	switch {
+	case w.Device == nil && w.DeviceFile == nil:
+		return strictjson.Required(src, "device", "add \"device\": \"h100-sxm\" (a built-in profile) or \"device_file\": \"profile.json\"")
+	case w.Device != nil && w.DeviceFile != nil:
+		return fieldErr(src, "device_file", "give either device or device_file, not both", "both device and device_file are set")
+	case w.Device != nil && *w.Device == "":
+		return fieldErr(src, "device", "name a built-in profile such as \"h100-sxm\"", "device is empty")
+	case w.DeviceFile != nil && *w.DeviceFile == "":
+		return fieldErr(src, "device_file", "give the path of a device profile JSON file", "device_file is empty")
+	}
+	if w.LaunchOverheadNS == nil {
+		return strictjson.Required(src, "launch_overhead_ns", "add the measured per-launch overhead in nanoseconds (about 4000 for a stream launch on Hopper)")
+	}
+	if !finiteIn(*w.LaunchOverheadNS, 0, math.MaxFloat64) {
+		return fieldErr(src, "launch_overhead_ns", "give a finite overhead >= 0 in nanoseconds", "launch overhead %v is negative", *w.LaunchOverheadNS)
+	}
+	if w.Graph == nil {
+		return strictjson.Required(src, "graph", "add \"graph\": {\"node_count\", \"edge_count\", \"bytes_per_node\", \"bytes_per_edge\"}")
+	}
+	for _, f := range []struct {
+		name string
+		v    *uint64
+	}{{"node_count", w.Graph.NodeCount}, {"edge_count", w.Graph.EdgeCount}, {"bytes_per_node", w.Graph.BytesPerNode}, {"bytes_per_edge", w.Graph.BytesPerEdge}} {
+		if f.v == nil {
+			return strictjson.Required(src, "graph."+f.name, "add graph."+f.name+" (an unsigned integer)")
+		}
+	}
+	if w.ScheduleSample == nil {
+		return strictjson.Required(src, "schedule_sample", "add \"schedule_sample\": {\"dispatch_cost_ns\", \"frontier_density\", \"readback_bytes\"}")
+	}
+	s := w.ScheduleSample
+	switch {
+	case s.DispatchCostNS == nil:
+		return strictjson.Required(src, "schedule_sample.dispatch_cost_ns", "add the measured dispatch cost in nanoseconds")
+	case s.FrontierDensity == nil:
+		return strictjson.Required(src, "schedule_sample.frontier_density", "add the measured active fraction of the frontier, in [0, 1]")
+	case s.ReadbackBytes == nil:
+		return strictjson.Required(src, "schedule_sample.readback_bytes", "add the bytes read back per dispatch (0 if none)")
+	case !finiteIn(*s.DispatchCostNS, math.SmallestNonzeroFloat64, math.MaxFloat64):
+		return fieldErr(src, "schedule_sample.dispatch_cost_ns", "give a positive dispatch cost in nanoseconds", "dispatch cost %v is not positive", *s.DispatchCostNS)
+	case !finiteIn(*s.FrontierDensity, 0, 1):
+		return fieldErr(src, "schedule_sample.frontier_density", "give the active fraction of the frontier, between 0 and 1", "frontier density %v is outside [0, 1]", *s.FrontierDensity)
+	}
+	if w.FusionPressure != nil && !finiteIn(*w.FusionPressure, 0, 1) {
+		return fieldErr(src, "fusion_pressure", "give a fusion pressure between 0 and 1, or leave it out to derive it", "fusion pressure %v is outside [0, 1]", *w.FusionPressure)
+	}
+	if w.MaxDeviceIters != nil && *w.MaxDeviceIters == 0 {
+		return &WorkloadError{Source: src, Field: "max_device_iterations", Err: &EmptyIterationBudgetError{}}
+	}
+	if len(w.Waves) == 0 {
+		return strictjson.Required(src, "waves", "list at least one wave: {\"id\": 0, \"frontier_bytes\": ..., \"scratch_bytes\": ..., \"output_bytes\": ...}")
+	}
+	n := len(w.Waves)
+	if n > MaxWaves {
+		return fieldErr(src, "waves", fmt.Sprintf("plan at most %d waves", MaxWaves), "%d waves do not fit 32-bit wave ids", n)
+	}
+	w.waves = make([]FrontierWave, n)
+	seen := make([]int, n)
+	for i := range seen {
+		seen[i] = -1
+	}
+	for i, wv := range w.Waves {
+		f := func(name string) string { return fmt.Sprintf("waves[%d].%s", i, name) }
+		switch {
+		case wv.ID == nil:
+			return strictjson.Required(src, f("id"), fmt.Sprintf("give every wave an id in [0, %d)", n))
+		case wv.FrontierBytes == nil:
+			return strictjson.Required(src, f("frontier_bytes"), "give the wave's frontier bytes (0 if none)")
+		case wv.ScratchBytes == nil:
+			return strictjson.Required(src, f("scratch_bytes"), "give the wave's scratch bytes (0 if none)")
+		case wv.OutputBytes == nil:
+			return strictjson.Required(src, f("output_bytes"), "give the wave's output bytes (0 if none)")
+		}
+		id := *wv.ID
+		if id < 0 || id >= int64(n) {
+			return fieldErr(src, f("id"), fmt.Sprintf("number the waves 0..%d, each exactly once", n-1), "wave id %d is out of range [0, %d)", id, n)
+		}
+		if seen[id] >= 0 {
+			return fieldErr(src, f("id"), fmt.Sprintf("number the waves 0..%d, each exactly once", n-1), "wave id %d is already used by waves[%d]", id, seen[id])
+		}
+		seen[id] = i
+		w.waves[id] = FrontierWave{FrontierBytes: *wv.FrontierBytes, ScratchBytes: *wv.ScratchBytes, OutputBytes: *wv.OutputBytes}
+	}
+	if len(w.Dependencies) > MaxDependencies {
+		return fieldErr(src, "dependencies", fmt.Sprintf("give at most %d dependencies", MaxDependencies), "%d dependencies do not fit 32-bit offsets", len(w.Dependencies))
+	}
+	w.deps = make([]Dependency, len(w.Dependencies))
+	for i, d := range w.Dependencies {
+		f := func(name string) string { return fmt.Sprintf("dependencies[%d].%s", i, name) }
+		if d.Before == nil {
+			return strictjson.Required(src, f("before"), "give the id of the wave that must finish first")
+		}
+		if d.After == nil {
+			return strictjson.Required(src, f("after"), "give the id of the wave that waits")
+		}
+		for _, e := range []struct {
+			name string
+			v    int64
+		}{{"before", *d.Before}, {"after", *d.After}} {
+			if e.v < 0 || e.v >= int64(n) {
+				return fieldErr(src, f(e.name), fmt.Sprintf("use the id of a listed wave, 0..%d", n-1), "unknown wave id %d (the workload has %d waves)", e.v, n)
+			}
+		}
+		if *d.Before == *d.After {
+			return &WorkloadError{Source: src, Field: fmt.Sprintf("dependencies[%d]", i), Err: &SelfDependencyError{Wave: int(*d.Before), Index: i}}
+		}
+		w.deps[i] = Dependency{Before: int(*d.Before), After: int(*d.After)}
+	}
+	return nil
+}
+
+// WaveName returns the wave's name from the workload, or "" when it has
+// none.
+func (w *Workload) WaveName(id int) string {
+	if i := w.waveIndex(id); i >= 0 {
+		return w.Waves[i].Name
+	}
+	return ""
+}
+
+// waveIndex returns the position in Waves of the wave with the given id.
+func (w *Workload) waveIndex(id int) int {
+	for i, wv := range w.Waves {
+		if wv.ID != nil && *wv.ID == int64(id) {
+			return i
+		}
+	}
+	return -1
+}
+
+// Kind returns the decoded analysis kind.
+func (w *Workload) Kind() AnalysisKind { return w.kind }
+
+// FrontierWaves returns the waves indexed by id.
+func (w *Workload) FrontierWaves() []FrontierWave { return w.waves }
+
+// WaveDependencies returns the validated dependencies in input order.
+func (w *Workload) WaveDependencies() []Dependency { return w.deps }
+
+// LayoutHash returns graph_layout_hash, or FNV-1a over the graph layout.
+func (w *Workload) LayoutHash() uint64 {
+	if w.GraphLayoutHash != nil {
+		return *w.GraphLayoutHash
+	}
+	h := fnv.New64a()
+	var buf [8]byte
+	for _, v := range []uint64{*w.Graph.NodeCount, *w.Graph.EdgeCount, *w.Graph.BytesPerNode, *w.Graph.BytesPerEdge} {
+		binary.LittleEndian.PutUint64(buf[:], v)
+		h.Write(buf[:])
+	}
+	return h.Sum64()
+}
+
+// WorkloadPlan is everything `gpuplan plan` prints.
+type WorkloadPlan struct {
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+	Analysis    string `json:"analysis"`
+	Device      struct {
+		Name             string    `json:"name"`
+		Profile          string    `json:"profile,omitempty"`
+		TotalMemoryBytes int64     `json:"total_memory_bytes"`
+		Key              DeviceKey `json:"key"`
+	} `json:"device"`
+	GraphLayoutHash      uint64         `json:"graph_layout_hash"`
+	BudgetBytes          uint64         `json:"budget_bytes"`
+	BudgetSource         string         `json:"budget_source"`
+	ResidentGraphBytes   uint64         `json:"resident_graph_bytes"`
+	LaunchOverheadNS     float64        `json:"launch_overhead_ns"`
+	Sample               ScheduleSample `json:"schedule_sample"`
+	FusionPressure       float64        `json:"fusion_pressure"`
+	FusionPressureSource string         `json:"fusion_pressure_source"`
+
+	WaveNames []string `json:"wave_names"`
+	// Layers are the dependency layers (Kahn discovery order); Groups are
+	// the barrier groups after the memory split.
+	Layers         [][]int `json:"layers"`
+	Groups         [][]int `json:"barrier_groups"`
+	GlobalBarriers int     `json:"global_barriers"`
+	// Waits[v] lists the producers wave v waits on in the per-producer form.
+	Waits     [][]int   `json:"producer_waits"`
+	WaitStats WaitStats `json:"producer_wait_stats"`
+
+	PeakFrontierBytes      uint64 `json:"peak_frontier_bytes"`
+	PeakScratchBytes       uint64 `json:"peak_scratch_bytes"`
+	PeakOutputBytes        uint64 `json:"peak_output_bytes"`
+	AmortizedReadbackBytes uint64 `json:"amortized_readback_bytes"`
+	MaxGroupWidth          int    `json:"max_group_width"`
+
+	Execution   ExecutionPlan   `json:"execution"`
+	Explanation string          `json:"explanation"`
+	Convergence ConvergencePlan `json:"convergence"`
+
+	waves []FrontierWave
+	deps  []Dependency
+}
+
+// PlanWorkload plans a decoded workload on dev (profile is the profile name
+// shown in the output, may be empty). It is a pure function of its inputs:
+// PlanFrontierExecution through cache (nil: a single-use cache),
+// PlanProducerWaits and PlanDeviceConvergence. Every error is a
+// *WorkloadError naming the workload field to change.
+func PlanWorkload(source string, w *Workload, dev occupancy.Device, profile string, cache *PlanCache) (*WorkloadPlan, error) {
+	if w == nil || w.waves == nil {
+		return nil, errors.New("workload was not decoded. Fix: obtain it from DecodeWorkload")
+	}
+	p := &WorkloadPlan{Name: w.Name, Description: w.Description, Analysis: w.kind.String(),
+		GraphLayoutHash: w.LayoutHash(), LaunchOverheadNS: *w.LaunchOverheadNS, waves: w.waves, deps: w.deps}
+	p.Device.Name, p.Device.Profile, p.Device.TotalMemoryBytes = dev.Name, profile, dev.TotalMemoryBytes
+	p.Device.Key = DeviceKeyFor(dev)
+	wrap := func(field string, err error) error { return &WorkloadError{Source: source, Field: field, Err: err} }
+
+	if w.MemoryBudgetBytes != nil {
+		p.BudgetBytes, p.BudgetSource = *w.MemoryBudgetBytes, "workload"
+	} else {
+		if dev.TotalMemoryBytes <= 0 {
+			return nil, fieldErr(source, "memory_budget_bytes", "set memory_budget_bytes, or use a device profile with total_memory_bytes",
+				"the device profile gives no total memory to take %d%% of", DefaultBudgetPercent)
+		}
+		b, ok := checked.MulDiv(uint64(dev.TotalMemoryBytes), DefaultBudgetPercent, 100)
+		if !ok {
+			return nil, wrap("memory_budget_bytes", &checked.OverflowError{Field: "default memory budget bytes"})
+		}
+		p.BudgetBytes, p.BudgetSource = b, fmt.Sprintf("%d%% of device memory", DefaultBudgetPercent)
+	}
+	s := w.ScheduleSample
+	p.Sample = ScheduleSample{DispatchCostNS: *s.DispatchCostNS, FrontierDensity: *s.FrontierDensity, ReadbackBytes: *s.ReadbackBytes}
+	if w.FusionPressure != nil {
+		p.FusionPressure, p.FusionPressureSource = *w.FusionPressure, "workload"
+	} else {
+		out, err := ScheduleFusionPressure([]ScheduleSample{p.Sample}, p.LaunchOverheadNS, DerivedFusionSteps, DerivedFusionDt)
+		if err != nil {
+			return nil, wrap("schedule_sample", err)
+		}
+		p.FusionPressure = out[0]
+		p.FusionPressureSource = fmt.Sprintf("derived from the schedule sample by the homotopy scheduler, %d steps of dt %g", DerivedFusionSteps, DerivedFusionDt)
+	}
+	graph := GraphShape{NodeCount: *w.Graph.NodeCount, EdgeCount: *w.Graph.EdgeCount}
+	gb, err := GraphLayoutBytes(graph, *w.Graph.BytesPerNode, *w.Graph.BytesPerEdge)
+	if err != nil {
+		return nil, wrap("graph", err)
+	}
+	p.ResidentGraphBytes = gb
+
+	layered, err := PlanBarriers(len(w.waves), w.deps)
+	if err != nil {
+		return nil, wrap("dependencies", err)
+	}
+	id := PlanIdentity{GraphLayoutHash: p.GraphLayoutHash, Kind: w.kind, Device: p.Device.Key}
+	fp, err := PlanFrontierExecution(cache, FrontierExecutionRequest{Identity: id, Sample: p.Sample, Graph: graph,
+		BytesPerNode: *w.Graph.BytesPerNode, BytesPerEdge: *w.Graph.BytesPerEdge, Waves: w.waves, Dependencies: w.deps,
+		BudgetBytes: p.BudgetBytes, LaunchOverheadNS: p.LaunchOverheadNS, FusionPressure: p.FusionPressure})
+	if err != nil {
+		var gob *GroupOverBudgetError
+		var ob *OverBudgetError
+		switch {
+		case errors.As(err, &gob) && gob.Wave >= 0:
+			return nil, wrap(fmt.Sprintf("waves[%d]", w.waveIndex(gob.Wave)), err)
+		case errors.As(err, &gob), errors.As(err, &ob):
+			return nil, wrap("memory_budget_bytes", err)
+		}
+		return nil, wrap("waves", err)
+	}
+	waits, err := PlanProducerWaits(len(w.waves), w.deps)
+	if err != nil {
+		return nil, wrap("dependencies", err)
+	}
+	iters := uint32(DefaultMaxDeviceIterations)
+	if w.MaxDeviceIters != nil {
+		iters = *w.MaxDeviceIters
+	}
+	conv, err := PlanDeviceConvergence(iters, ChangedFlagBytes, 0)
+	if err != nil {
+		return nil, wrap("max_device_iterations", err)
+	}
+
+	p.WaveNames = make([]string, len(w.waves))
+	for _, wv := range w.Waves {
+		p.WaveNames[*wv.ID] = wv.Name
+	}
+	p.Layers = layered.Groups()
+	p.Groups = fp.Barriers.Groups()
+	p.GlobalBarriers = fp.Barriers.GlobalBarriers
+	p.Waits = make([][]int, waits.WaveCount())
+	for v := range p.Waits {
+		p.Waits[v] = make([]int, 0, len(waits.Waits(v)))
+		for _, q := range waits.Waits(v) {
+			p.Waits[v] = append(p.Waits[v], int(q))
+		}
+	}
+	p.WaitStats = waits.Stats
+	p.PeakFrontierBytes, p.PeakScratchBytes, p.PeakOutputBytes = fp.PeakFrontierBytes, fp.PeakScratchBytes, fp.PeakOutputBytes
+	p.AmortizedReadbackBytes, p.MaxGroupWidth = fp.AmortizedReadbackBytes, fp.MaxGroupWidth
+	p.Execution = fp.Execution
+	p.Explanation = fp.Execution.Decision.StableExplanation()
+	p.Convergence = conv
+	return p, nil
+}
