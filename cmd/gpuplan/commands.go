@@ -8,13 +8,11 @@ func commands() []command {
 		{name: "devices", summary: "list built-in GPU device profiles or show one (custom JSON, live probe)", run: runDevices},
 		{name: "occupancy", summary: "exact occupancy of a kernel on a device: one block size or a sweep", run: runOccupancy},
 		{name: "diagnose", summary: "check a kernel launch shape against a device (vyre's stable message)", run: runDiagnose},
-		{name: "plan", summary: "plan a megakernel wave DAG: barriers, per-producer waits, topology, memory, convergence", run: runPlan},
 		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
 		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "batch", summary: "batch queries over resident graphs into few launches", run: runBatch},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
-		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 		{name: "report", summary: "chart and tabulate recorded evidence (PNG/SVG and Markdown)", run: runReport},
 	}

@@ -1,0 +1,226 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/gpuplan/gpuplan/occupancy"
+)
+
+// deviceFlags selects a device by built-in name or custom JSON profile; it
+// is shared by the occupancy and diagnose subcommands.
+type deviceFlags struct {
+	name string
+	file string
+}
+
+func (df *deviceFlags) add(f *flags) {
+	f.StringVar(&df.name, "device", "", "built-in device profile (see 'gpuplan devices'), for example h100-sxm or h200")
+	f.StringVar(&df.file, "device-file", "", "custom device profile as a JSON file (\"-\" reads standard input)")
+}
+
+// resolve returns the selected device and a short label for it. Selecting
+// none or both is a usage error, and so is an unknown name (the message
+// lists the known names).
+func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, error) {
+	switch {
+	case df.name != "" && df.file != "":
+		return occupancy.Device{}, "", usagef("gpuplan %s: give either --device or --device-file, not both (run 'gpuplan %s --help' for usage)", cmd, cmd)
+	case df.name == "" && df.file == "":
+		return occupancy.Device{}, "", usagef("gpuplan %s: missing --device NAME or --device-file FILE; known devices: %s (run 'gpuplan %s --help' for usage)",
+			cmd, strings.Join(occupancy.ProfileNames(), ", "), cmd)
+	case df.file != "":
+		d, err := loadDeviceFile(e, df.file)
+		label := df.file
+		if label == "-" {
+			label = "<stdin>"
+		}
+		return d, label, err
+	}
+	p, err := occupancy.LookupProfile(df.name)
+	if err != nil {
+		return occupancy.Device{}, "", usagef("gpuplan %s: %v", cmd, err)
+	}
+	return p.Device, p.Short, nil
+}
+
+func loadDeviceFile(e *env, path string) (occupancy.Device, error) {
+	data, err := e.readInput(path)
+	if err != nil {
+		return occupancy.Device{}, err
+	}
+	source := path
+	if path == "-" {
+		source = "<stdin>"
+	}
+	return occupancy.LoadDeviceJSON(source, data)
+}
+
+// deviceRow is one device in the devices listing (JSON form).
+type deviceRow struct {
+	Short                string           `json:"short,omitempty"`
+	Aliases              []string         `json:"aliases,omitempty"`
+	Note                 string           `json:"note,omitempty"`
+	Synthetic            bool             `json:"synthetic,omitempty"`
+	BandwidthBytesPerSec int64            `json:"bandwidth_bytes_per_sec"`
+	Device               occupancy.Device `json:"device"`
+}
+
+const devicesAbout = `
+List the built-in GPU device profiles: compute capability, SM count, the
+occupancy limits per SM, L2, memory and a bandwidth estimate
+(2 x memory clock x bus width). Profiles use NVIDIA's published numbers and
+the per-architecture limits of gpu-facts.md; "rtx5090" is vyre's synthetic
+RTX 5090 profile (kept for parity), "rtx5090-sm120" the CUDA sm_120 limits.
+
+With --device NAME or --device-file FILE, show every field of one profile
+(a custom file is checked strictly and compared with its closest built-in
+profile). With --probe, read the live GPU (needs a CUDA build).
+
+Examples:
+  gpuplan devices
+  gpuplan devices --device h200
+  gpuplan devices --device-file mygpu.json --json
+`
+
+func runDevices(e *env, args []string) error {
+	f := e.newFlags("devices", "devices [--device NAME | --device-file FILE | --probe] [--json]", devicesAbout)
+	var df deviceFlags
+	df.add(f)
+	probe := f.Bool("probe", false, "read the live GPU's properties and compare them with the closest built-in profile (needs 'make build-cuda')")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := f.noArgs(); err != nil {
+		return err
+	}
+	if *probe {
+		if df.name != "" || df.file != "" {
+			return usagef("gpuplan devices: --probe cannot be combined with --device or --device-file (run 'gpuplan devices --help' for usage)")
+		}
+		return probeLiveDevice(e, f.json)
+	}
+	if df.name != "" || df.file != "" {
+		d, label, err := df.resolve(e, "devices")
+		if err != nil {
+			return err
+		}
+		return showDevice(e, f.json, d, label, df.file != "")
+	}
+	ps := occupancy.Profiles()
+	if f.json {
+		rows := make([]deviceRow, len(ps))
+		for i, p := range ps {
+			rows[i] = deviceRow{Short: p.Short, Aliases: p.Aliases, Note: p.Note, Synthetic: p.Synthetic,
+				BandwidthBytesPerSec: p.Device.BandwidthBytesPerSec(), Device: p.Device}
+		}
+		return writeJSON(e.stdout, rows)
+	}
+	shortW, nameW := len("SHORT"), len("NAME")
+	for _, p := range ps {
+		shortW = max(shortW, len(p.Short)+2)
+		nameW = max(nameW, len(p.Device.Name))
+	}
+	fmt.Fprintf(e.stdout, "%-*s  %-*s  %4s  %4s  %10s  %9s  %11s  %10s  %6s  %10s  %8s  %7s\n", shortW, "SHORT", nameW, "NAME",
+		"CC", "SMS", "THREADS/SM", "BLOCKS/SM", "SMEM/SM KiB", "OPT-IN KiB", "L2 MiB", "MEMORY GiB", "BUS BITS", "BW GB/s")
+	for _, p := range ps {
+		d := p.Device
+		short := p.Short
+		if p.Note != "" {
+			short += " *"
+		}
+		fmt.Fprintf(e.stdout, "%-*s  %-*s  %4s  %4d  %10d  %9d  %11d  %10d  %6d  %10.1f  %8d  %7d\n", shortW, short, nameW, d.Name,
+			d.CC(), d.SMCount, d.MaxThreadsPerSM, d.MaxBlocksPerSM, d.SharedMemPerSM/1024, d.SharedMemPerBlockOptIn/1024,
+			d.L2Bytes>>20, float64(d.TotalMemoryBytes)/(1<<30), d.MemoryBusBits, d.BandwidthBytesPerSec()/1e9)
+	}
+	fmt.Fprintln(e.stdout, "\nAll profiles: warp 32, 1024 threads per block, 65,536 registers per SM and per block, 255 per thread.")
+	fmt.Fprintln(e.stdout, "BW is 2 x memory clock x bus width. Profiles marked * have notes:")
+	for _, p := range ps {
+		if p.Note != "" {
+			fmt.Fprintf(e.stdout, "  %s: %s\n", p.Short, p.Note)
+		}
+	}
+	return nil
+}
+
+// deviceDetail is the JSON form of one shown device.
+type deviceDetail struct {
+	Source               string                `json:"source"`
+	BandwidthBytesPerSec int64                 `json:"bandwidth_bytes_per_sec"`
+	Device               occupancy.Device      `json:"device"`
+	Closest              string                `json:"closest,omitempty"`
+	DiffFromClosest      []occupancy.FieldDiff `json:"diff_from_closest,omitempty"`
+}
+
+func showDevice(e *env, jsonOut bool, d occupancy.Device, label string, custom bool) error {
+	out := deviceDetail{Source: label, BandwidthBytesPerSec: d.BandwidthBytesPerSec(), Device: d}
+	if custom {
+		c := occupancy.Closest(d)
+		out.Closest = c.Short
+		out.DiffFromClosest = occupancy.Diff(c.Device, d)
+		if out.DiffFromClosest == nil {
+			out.DiffFromClosest = []occupancy.FieldDiff{}
+		}
+	}
+	if jsonOut {
+		return writeJSON(e.stdout, out)
+	}
+	writeDeviceFields(e.stdout, label, d)
+	if custom {
+		fmt.Fprintf(e.stdout, "\nclosest built-in profile: %s", out.Closest)
+		if len(out.DiffFromClosest) == 0 {
+			fmt.Fprintln(e.stdout, " (identical)")
+			return nil
+		}
+		fmt.Fprintf(e.stdout, " (%d fields differ)\n", len(out.DiffFromClosest))
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		fmt.Fprintf(tw, "  FIELD\t%s\t%s\n", out.Closest, label)
+		for _, fd := range out.DiffFromClosest {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", fd.Field, fd.A, fd.B)
+		}
+		return tw.Flush()
+	}
+	return nil
+}
+
+func writeDeviceFields(w io.Writer, label string, d occupancy.Device) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	row := func(k string, format string, args ...any) {
+		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
+	}
+	row("source", "%s", label)
+	row("name", "%s", d.Name)
+	row("compute capability", "%s", d.CC())
+	row("SMs", "%d", d.SMCount)
+	row("warp size", "%d", d.WarpSize)
+	row("threads per block / SM", "%d / %d", d.MaxThreadsPerBlock, d.MaxThreadsPerSM)
+	row("blocks per SM", "%d", d.MaxBlocksPerSM)
+	row("registers per SM / block / thread", "%d / %d / %d", d.RegistersPerSM, d.RegistersPerBlock, d.RegistersPerThread)
+	row("register unit, sub-partitions", "%d per warp, %d", d.RegisterAllocUnit, d.SubPartitions)
+	row("shared memory per SM", "%d B", d.SharedMemPerSM)
+	row("shared memory per block", "%d B default, %d B opt-in", d.SharedMemPerBlock, d.SharedMemPerBlockOptIn)
+	row("shared memory reserved, granularity", "%d B per block, %d B", d.ReservedSharedMemPerBlk, d.SharedMemAllocUnit)
+	row("carveouts (KiB)", "%s", carveouts(d.SharedMemCarveoutsKiB))
+	row("L2", "%d B", d.L2Bytes)
+	row("memory", "%d B", d.TotalMemoryBytes)
+	row("memory bus, clock", "%d bits, %d kHz", d.MemoryBusBits, d.MemoryClockKHz)
+	row("bandwidth estimate", "%.1f GB/s", float64(d.BandwidthBytesPerSec())/1e9)
+	row("cooperative launch, concurrent kernels", "%t, %t", d.CooperativeLaunch, d.ConcurrentKernels)
+	row("async engines", "%d", d.AsyncEngines)
+	row("max grid", "%v", d.MaxGridDim)
+	row("max block", "%v", d.MaxBlockDim)
+	tw.Flush()
+}
+
+func carveouts(c []int) string {
+	if len(c) == 0 {
+		return "none (the whole per-SM shared memory)"
+	}
+	s := make([]string, len(c))
+	for i, v := range c {
+		s[i] = fmt.Sprint(v)
+	}
+	return strings.Join(s, ",")
+}

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDevicesTable(t *testing.T) {
+	out, errs, code := runCLI(t, "", "devices")
+	require.Equal(t, exitOK, code, errs)
+	lines := strings.Split(out, "\n")
+	assert.True(t, strings.HasPrefix(lines[0], "SHORT"))
+	assert.Contains(t, lines[0], "BW GB/s")
+	for _, p := range occupancy.Profiles() {
+		assert.Contains(t, out, p.Short)
+		assert.Contains(t, out, p.Device.Name)
+	}
+	assert.Contains(t, out, "h200             NVIDIA H200               9.0   132        2048         32          228         227      60       140.4      6016     4814")
+	assert.Contains(t, out, "rtx5090: vyre's synthetic")
+}
+
+func TestDevicesJSON(t *testing.T) {
+	out, errs, code := runCLI(t, "", "devices", "--json")
+	require.Equal(t, exitOK, code, errs)
+	var rows []deviceRow
+	require.NoError(t, json.Unmarshal([]byte(out), &rows))
+	require.Len(t, rows, len(occupancy.Profiles()))
+	for i, p := range occupancy.Profiles() {
+		assert.Equal(t, p.Short, rows[i].Short)
+		assert.Equal(t, p.Device, rows[i].Device)
+		assert.Equal(t, p.Device.BandwidthBytesPerSec(), rows[i].BandwidthBytesPerSec)
+	}
+}
+
+func TestDevicesShowOne(t *testing.T) {
+	out, errs, code := runCLI(t, "", "devices", "--device", "h100-pcie")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "name                                    NVIDIA H100 PCIe")
+	assert.Contains(t, out, "SMs                                     114")
+	assert.Contains(t, out, "bandwidth estimate                      2039.0 GB/s")
+	assert.NotContains(t, out, "closest")
+
+	// A custom profile is compared with its closest built-in profile.
+	d, _ := occupancy.Lookup("h100-sxm")
+	d.Name = "My H100"
+	d.TotalMemoryBytes = 80 << 30
+	b, _ := json.Marshal(d)
+	path := filepath.Join(t.TempDir(), "mine.json")
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	out, errs, code = runCLI(t, "", "devices", "--device-file", path)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "closest built-in profile: h100-sxm (2 fields differ)")
+	assert.Contains(t, out, "total_memory_bytes")
+
+	out, errs, code = runCLI(t, string(b), "devices", "--device-file", "-", "--json")
+	require.Equal(t, exitOK, code, errs)
+	var det deviceDetail
+	require.NoError(t, json.Unmarshal([]byte(out), &det))
+	assert.Equal(t, "h100-sxm", det.Closest)
+	assert.Len(t, det.DiffFromClosest, 2)
+	assert.Equal(t, d, det.Device)
+}
+
+func TestDevicesErrors(t *testing.T) {
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+		want  []string
+	}{
+		{"unknown", "", []string{"--device", "k80"}, exitUsage, []string{`unknown device "k80"`, "v100", "b200"}},
+		{"probe without cuda", "", []string{"--probe"}, exitFailure, []string{"built without CUDA support", "Fix: build with `make build-cuda`"}},
+		{"probe and device", "", []string{"--probe", "--device", "h200"}, exitUsage, []string{"cannot be combined"}},
+		{"invalid profile", `{"name":"x","cc_major":9,"cc_minor":0,"sm_count":132,"warp_size":64}`, []string{"--device-file", "-"}, exitFailure, []string{"required field is missing"}},
+		{"impossible profile", "", nil, exitFailure, []string{`field "shared_mem_per_block"`, "Fix:"}},
+		{"trailing data", "", nil, exitFailure, []string{"trailing data"}},
+		{"extra argument", "", []string{"h200"}, exitUsage, []string{"unexpected argument"}},
+	}
+	d, _ := occupancy.Lookup("h200")
+	d.SharedMemPerBlock = d.SharedMemPerSM + 1
+	impossible, _ := json.Marshal(d)
+	d, _ = occupancy.Lookup("h200")
+	valid, _ := json.Marshal(d)
+	tests[4].stdin, tests[4].args = string(impossible), []string{"--device-file", "-"}
+	tests[5].stdin, tests[5].args = string(valid)+"\n{}", []string{"--device-file", "-"}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, tc.stdin, append([]string{"devices"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, errs)
+			for _, w := range tc.want {
+				assert.Contains(t, errs, w)
+			}
+		})
+	}
+}

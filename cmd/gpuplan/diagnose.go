@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/gpuplan/gpuplan/occupancy"
+)
+
+const diagnoseAbout = `
+Check a kernel launch shape against a device and print vyre's stable
+capability message (cuda-kernel-capability-v1|kernel=...|status=ok or
+status=blocked|fix=..., then the launch shape). The checks, in order: the
+required sm version, threads per block, dynamic shared memory per block
+(the 48 KiB default limit, or the opt-in maximum with --opt-in),
+cooperative launch, tensor cores.
+
+With --cooperative the grid must also be co-resident: given --regs, the
+limit is the exact occupancy model's blocks per SM x SMs; without --regs it
+is vyre's thread-only bound (max threads per SM / block x SMs), which
+ignores registers and shared memory.
+
+Exit status: 0 when the launch is possible, 1 when it is blocked.
+
+Examples:
+  gpuplan diagnose --device h200 --kernel frontier --grid 264 --block 128 --cooperative --regs 238
+  gpuplan diagnose --device a10 --grid 9,2 --block 128,2 --dyn 65536 --min-sm 9.0
+`
+
+// diagnoseOutput is the JSON form of a diagnosis.
+type diagnoseOutput struct {
+	Device                        string   `json:"device"`
+	Message                       string   `json:"message"`
+	Launchable                    bool     `json:"launchable"`
+	Failures                      []string `json:"failures"`
+	GridBlocks                    uint64   `json:"grid_blocks"`
+	ThreadsPerBlock               uint32   `json:"threads_per_block"`
+	CooperativeResidentBlockLimit *uint64  `json:"cooperative_resident_block_limit,omitempty"`
+	LimitSource                   string   `json:"limit_source,omitempty"`
+}
+
+// errLaunchBlocked makes diagnose exit 1 after printing a blocked launch.
+var errLaunchBlocked = errors.New("the kernel launch is blocked (see the fix= and cooperative_residency= fields). Fix: change the launch shape or pick a device that meets the requirements")
+
+func runDiagnose(e *env, args []string) error {
+	f := e.newFlags("diagnose", "diagnose (--device NAME | --device-file FILE) --grid X[,Y[,Z]] --block X[,Y[,Z]] [--dyn D] [--opt-in] [--cooperative [--regs R]] [--tensor-cores] [--min-sm M.m] [--kernel NAME] [--json]", diagnoseAbout)
+	var df deviceFlags
+	df.add(f)
+	var kf kernelFlags
+	kf.add(f, "dynamic shared memory per block in bytes (checked against the per-block limit)")
+	kernel := f.String("kernel", "kernel", "kernel name in the message")
+	gridS := f.String("grid", "", "grid dimensions X[,Y[,Z]] in blocks")
+	blockS := f.String("block", "", "block dimensions X[,Y[,Z]] in threads")
+	coop := f.Bool("cooperative", false, "the launch is cooperative: the grid must be co-resident")
+	tensor := f.Bool("tensor-cores", false, "the kernel requires tensor cores")
+	minSM := f.String("min-sm", "", "required compute capability M.m, for example 9.0")
+	if err := f.parse(args); err != nil {
+		return err
+	}
+	if err := f.noArgs(); err != nil {
+		return err
+	}
+	if *gridS == "" || *blockS == "" {
+		return usagef("gpuplan diagnose: --grid and --block are required (run 'gpuplan diagnose --help' for usage)")
+	}
+	grid, err := parseDims("grid", *gridS)
+	if err != nil {
+		return err
+	}
+	block, err := parseDims("block", *blockS)
+	if err != nil {
+		return err
+	}
+	var reqMajor, reqMinor uint16
+	if *minSM != "" {
+		if reqMajor, reqMinor, err = parseSM(*minSM); err != nil {
+			return err
+		}
+	}
+	if kf.dyn < 0 || kf.dyn > 1<<32-1 {
+		return usagef("gpuplan diagnose: --dyn %d is outside 0..4294967295 bytes (run 'gpuplan diagnose --help' for usage)", kf.dyn)
+	}
+	d, label, err := df.resolve(e, "diagnose")
+	if err != nil {
+		return err
+	}
+	if err := d.Validate(); err != nil {
+		return err
+	}
+	set := setFlags(f)
+	env := occupancy.EnvelopeFromDevice(d, kf.optIn)
+	shape := occupancy.CudaKernelLaunchShape{Grid: grid, Block: block, DynamicSharedMemoryBytes: uint32(kf.dyn), Cooperative: *coop, RequiresTensorCores: *tensor}
+
+	var limit *uint64
+	source := ""
+	if *coop {
+		threads := uint64(block[0]) * uint64(block[1]) * uint64(block[2])
+		switch {
+		case set["regs"] && threads >= 1 && threads <= 1<<30:
+			k := kf.kernel()
+			r, err := occupancy.Compute(d, k, int(threads))
+			if err != nil {
+				return err
+			}
+			l := uint64(r.ActiveBlocksPerSM) * uint64(d.SMCount)
+			limit = &l
+			source = fmt.Sprintf("exact occupancy model: %d blocks/SM (limited by %s) x %d SMs", r.ActiveBlocksPerSM, r.Limit, d.SMCount)
+		case threads <= 1<<32-1:
+			l := occupancy.CooperativeThreadResidencyBlockLimit(d, uint32(threads))
+			limit = &l
+			source = "vyre's thread-only bound (max threads per SM / block x SMs; ignores registers and shared memory; pass --regs for the exact limit)"
+		}
+	}
+	diag, err := occupancy.DiagnoseKernelLaunchShape(*kernel, env, shape, limit)
+	if err != nil {
+		return err
+	}
+	if *minSM != "" {
+		// The shape check requires sm 0.0; redo the capability check with the
+		// required version so the message carries sm_version first.
+		diag.Capability = occupancy.DiagnoseKernelLaunch(*kernel, env, occupancy.CudaKernelRequirement{
+			MinSMMajor: reqMajor, MinSMMinor: reqMinor,
+			RequestedThreadsPerBlock:   diag.ThreadsPerBlock,
+			RequestedSharedMemoryBytes: uint64(shape.DynamicSharedMemoryBytes),
+			RequiresCooperativeLaunch:  shape.Cooperative,
+			RequiresTensorCores:        shape.RequiresTensorCores,
+		})
+	}
+	if f.json {
+		failures := make([]string, len(diag.Capability.Failures))
+		for i, fl := range diag.Capability.Failures {
+			failures[i] = fl.String()
+		}
+		if err := writeJSON(e.stdout, diagnoseOutput{Device: label, Message: diag.Message(), Launchable: diag.IsLaunchable(), Failures: failures,
+			GridBlocks: diag.GridBlocks, ThreadsPerBlock: diag.ThreadsPerBlock, CooperativeResidentBlockLimit: limit, LimitSource: source}); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(e.stdout, diag.Message())
+		if source != "" {
+			fmt.Fprintf(e.stdout, "# cooperative_resident_block_limit on %s: %s\n", label, source)
+		}
+	}
+	if !diag.IsLaunchable() {
+		return errLaunchBlocked
+	}
+	return nil
+}
+
+// parseDims parses "X", "X,Y" or "X,Y,Z" (x also separates) into three
+// uint32 dimensions; missing ones are 1.
+func parseDims(name, s string) ([3]uint32, error) {
+	out := [3]uint32{1, 1, 1}
+	parts := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == 'x' || r == 'X' })
+	if len(parts) == 0 || len(parts) > 3 {
+		return out, usagef("gpuplan diagnose: --%s %q: give 1 to 3 dimensions, for example 128 or 128,2,1 (run 'gpuplan diagnose --help' for usage)", name, s)
+	}
+	for i, p := range parts {
+		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 32)
+		if err != nil {
+			return out, usagef("gpuplan diagnose: --%s %q: dimension %d is not a number in 0..4294967295 (run 'gpuplan diagnose --help' for usage)", name, s, i+1)
+		}
+		out[i] = uint32(v)
+	}
+	return out, nil
+}
+
+// parseSM parses "M.m" (or "M") into a compute capability.
+func parseSM(s string) (uint16, uint16, error) {
+	maj, min, found := strings.Cut(s, ".")
+	if !found {
+		min = "0"
+	}
+	a, err1 := strconv.ParseUint(maj, 10, 16)
+	b, err2 := strconv.ParseUint(min, 10, 16)
+	if err1 != nil || err2 != nil {
+		return 0, 0, usagef("gpuplan diagnose: --min-sm %q: give a compute capability such as 9.0 (run 'gpuplan diagnose --help' for usage)", s)
+	}
+	return uint16(a), uint16(b), nil
+}

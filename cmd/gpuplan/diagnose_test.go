@@ -1,0 +1,104 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDiagnoseCommand(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		out  string
+	}{
+		{"ok", []string{"--device", "h200", "--kernel", "frontier", "--grid", "132", "--block", "256"}, exitOK,
+			"cuda-kernel-capability-v1|kernel=frontier|status=ok|grid=[132, 1, 1]|block=[256, 1, 1]|grid_blocks=132|threads_per_block=256|dynamic_shared_bytes=0\n"},
+		{"cooperative exact fits", []string{"--device", "h200", "--kernel", "frontier", "--grid", "264", "--block", "128", "--cooperative", "--regs", "238"}, exitOK,
+			"cuda-kernel-capability-v1|kernel=frontier|status=ok|grid=[264, 1, 1]|block=[128, 1, 1]|grid_blocks=264|threads_per_block=128|dynamic_shared_bytes=0|cooperative_resident_block_limit=264\n" +
+				"# cooperative_resident_block_limit on h200: exact occupancy model: 2 blocks/SM (limited by registers) x 132 SMs\n"},
+		{"cooperative exact exceeded", []string{"--device", "h200", "--kernel", "frontier", "--grid", "265", "--block", "128", "--cooperative", "--regs", "238"}, exitFailure,
+			"cuda-kernel-capability-v1|kernel=frontier|status=ok|grid=[265, 1, 1]|block=[128, 1, 1]|grid_blocks=265|threads_per_block=128|dynamic_shared_bytes=0|cooperative_resident_block_limit=264|cooperative_residency=blocked(required=265,limit=264)\n" +
+				"# cooperative_resident_block_limit on h200: exact occupancy model: 2 blocks/SM (limited by registers) x 132 SMs\n"},
+		{"cooperative vyre bound", []string{"--device", "rtx5090", "--kernel", "frontier", "--grid", "9,2,1", "--block", "128,2,1", "--cooperative"}, exitOK,
+			"cuda-kernel-capability-v1|kernel=frontier|status=ok|grid=[9, 2, 1]|block=[128, 2, 1]|grid_blocks=18|threads_per_block=256|dynamic_shared_bytes=0|cooperative_resident_block_limit=1360\n" +
+				"# cooperative_resident_block_limit on rtx5090: vyre's thread-only bound (max threads per SM / block x SMs; ignores registers and shared memory; pass --regs for the exact limit)\n"},
+		{"blocked five ways", []string{"--device-file", "-", "--kernel", "frontier", "--grid", "1", "--block", "1024", "--dyn", "65536", "--cooperative", "--tensor-cores", "--min-sm", "9.0"}, exitFailure,
+			"cuda-kernel-capability-v1|kernel=frontier|status=blocked|fix=sm_version(required=9.0,actual=8.6),threads_per_block(requested=1024,max=512),shared_memory(requested=65536,max=16384),cooperative_launch,tensor_cores|grid=[1, 1, 1]|block=[1024, 1, 1]|grid_blocks=1|threads_per_block=1024|dynamic_shared_bytes=65536|cooperative_resident_block_limit=0|cooperative_residency=blocked(required=1,limit=0)\n" +
+				"# cooperative_resident_block_limit on <stdin>: vyre's thread-only bound (max threads per SM / block x SMs; ignores registers and shared memory; pass --regs for the exact limit)\n"},
+		{"opt-in raises the limit", []string{"--device", "h100", "--grid", "1", "--block", "128", "--dyn", "100000", "--opt-in"}, exitOK,
+			"cuda-kernel-capability-v1|kernel=kernel|status=ok|grid=[1, 1, 1]|block=[128, 1, 1]|grid_blocks=1|threads_per_block=128|dynamic_shared_bytes=100000\n"},
+		{"default limit", []string{"--device", "h100", "--grid", "1", "--block", "128", "--dyn", "100000"}, exitFailure,
+			"cuda-kernel-capability-v1|kernel=kernel|status=blocked|fix=shared_memory(requested=100000,max=49152)|grid=[1, 1, 1]|block=[128, 1, 1]|grid_blocks=1|threads_per_block=128|dynamic_shared_bytes=100000\n"},
+	}
+	// An sm 8.6 part with 512 threads, 16 KiB shared memory, no cooperative launch (tensor cores come from cc 7.0+, so use cc 6.1).
+	small := `{"name":"small","cc_major":6,"cc_minor":1,"sm_count":10,"warp_size":32,"max_threads_per_block":512,"max_threads_per_sm":2048,` +
+		`"max_blocks_per_sm":32,"registers_per_sm":65536,"registers_per_block":65536,"registers_per_thread":255,"shared_mem_per_sm":65536,` +
+		`"shared_mem_per_block":16384,"total_memory_bytes":1073741824,"max_block_dim":[512,512,64]}`
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			stdin := ""
+			if strings.Contains(strings.Join(tc.args, " "), "--device-file -") {
+				stdin = small
+				tc.out = strings.Replace(tc.out, "actual=8.6", "actual=6.1", 1)
+			}
+			out, errs, code := runCLI(t, stdin, append([]string{"diagnose"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, errs)
+			assert.Equal(t, tc.out, out)
+			if tc.code == exitFailure {
+				assert.Contains(t, errs, "blocked")
+				assert.Contains(t, errs, "Fix:")
+			}
+		})
+	}
+}
+
+func TestDiagnoseCommandJSON(t *testing.T) {
+	out, errs, code := runCLI(t, "", "diagnose", "--device", "h200", "--kernel", "frontier", "--grid", "9,2", "--block", "128x2", "--cooperative", "--regs", "255", "--json")
+	require.Equal(t, exitOK, code, errs)
+	var got diagnoseOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.True(t, got.Launchable)
+	assert.Equal(t, uint64(18), got.GridBlocks)
+	assert.Equal(t, uint32(256), got.ThreadsPerBlock)
+	require.NotNil(t, got.CooperativeResidentBlockLimit)
+	assert.Equal(t, uint64(132), *got.CooperativeResidentBlockLimit)
+	assert.Empty(t, got.Failures)
+	assert.Contains(t, got.Message, "|cooperative_resident_block_limit=132")
+
+	out, _, code = runCLI(t, "", "diagnose", "--device", "h200", "--grid", "1", "--block", "2048", "--json")
+	require.Equal(t, exitFailure, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.False(t, got.Launchable)
+	require.Len(t, got.Failures, 1)
+	assert.Equal(t, "threads_per_block(requested=2048,max=1024)", got.Failures[0])
+}
+
+func TestDiagnoseCommandErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"no grid", []string{"--device", "h200", "--block", "128"}, exitUsage, "--grid and --block are required"},
+		{"bad grid", []string{"--device", "h200", "--grid", "a,b", "--block", "128"}, exitUsage, "not a number"},
+		{"four dims", []string{"--device", "h200", "--grid", "1,1,1,1", "--block", "128"}, exitUsage, "1 to 3 dimensions"},
+		{"bad sm", []string{"--device", "h200", "--grid", "1", "--block", "128", "--min-sm", "nine"}, exitUsage, "--min-sm"},
+		{"unknown device", []string{"--device", "nope", "--grid", "1", "--block", "128"}, exitUsage, "known devices"},
+		{"block product overflow", []string{"--device", "h200", "--grid", "1", "--block", "4294967295,4294967295,2"}, exitFailure, "threads per block"},
+		{"negative dyn", []string{"--device", "h200", "--grid", "1", "--block", "128", "--dyn", "-1"}, exitUsage, "--dyn"},
+		{"negative regs", []string{"--device", "h200", "--grid", "1", "--block", "128", "--cooperative", "--regs", "-4"}, exitFailure, "registers_per_thread"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, "", append([]string{"diagnose"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, errs)
+			assert.Contains(t, errs, tc.want)
+		})
+	}
+}
