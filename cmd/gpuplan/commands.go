@@ -8,6 +8,7 @@ func commands() []command {
 		{name: "devices", summary: "list built-in GPU device profiles or show one (custom JSON, live probe)", run: runDevices},
 		{name: "occupancy", summary: "exact occupancy of a kernel on a device: one block size or a sweep", run: runOccupancy},
 		{name: "diagnose", summary: "check a kernel launch shape against a device (vyre's stable message)", run: runDiagnose},
+		{name: "plan", summary: "plan a megakernel wave DAG: barriers, per-producer waits, topology, memory, convergence", run: runPlan},
 		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
 		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "batch", summary: "batch queries over resident graphs into few launches", run: runBatch},
