@@ -15,10 +15,13 @@ const (
 	// KernelInit resets one BFS: (offsets, level, q0, ctl, n, root, chunk).
 	KernelInit = "bfs_init"
 	// KernelWaveScan is the level-synchronous top-down wave, one thread per
-	// vertex: (offsets, targets, level, changed, n, depth).
+	// vertex: (offsets, targets, level, ctl, n, depth); it sets the changed
+	// flag CtlScanChangedWord(depth).
 	KernelWaveScan = "bfs_wave_scan"
 	// KernelQueueLevel expands one level from the frontier queue: (offsets,
-	// targets, level, qin, qout, ctl, depth, chunk, qcap, lowDegree).
+	// targets, level, q0, q1, ctl, chunk, qcap, lowDegree, depthBase,
+	// phaseBegin, phaseEnd) runs level depthBase+phaseBegin and needs
+	// phaseEnd = phaseBegin+1 (the executor's split-dispatch convention).
 	KernelQueueLevel = "bfs_queue_level"
 	// KernelMegakernel runs every level in one cooperative launch: (offsets,
 	// targets, level, q0, q1, ctl, chunk, qcap, lowDegree, maxLevels).
@@ -44,7 +47,14 @@ const (
 	// CtlResultOverflow is non-zero if a push ever exceeded the queue's
 	// capacity (a sizing bug; the result is then invalid).
 	CtlResultOverflow = CtlResultLevels + 2
+	// CtlResultMisuse is non-zero if a KernelQueueLevel launch was given more
+	// than one phase.
+	CtlResultMisuse = CtlResultLevels + 3
 )
+
+// CtlScanChangedWord returns the control word holding the scan wave's
+// changed flag for level depth (the wave clears the other parity's word).
+func CtlScanChangedWord(depth int) int { return CtlResultLevels + 8 + depth%2 }
 
 // CtlCountWord returns the control word holding the queue count of ring slot
 // depth%3: level depth reads CtlCountWord(depth) and pushes into

@@ -14,7 +14,9 @@
 //              (d+2)%3, which nothing reads until level d+1 pushes into it;
 //   line 3     the grid barrier counter (monotonic within one launch);
 //   line 4     results: [0] levels with a non-empty frontier, [1] the final
-//              changed flag (0 = converged), [2] queue overflow (must stay 0).
+//              changed flag (0 = converged), [2] queue overflow (must stay 0),
+//              [3] a bfs_queue_level launch given more than one phase,
+//              [8] and [9] the scan wave's changed flags (by depth parity).
 //
 // Every scalar parameter is 64 bits wide: the Go driver binding copies each
 // kernel argument as 8 bytes.
@@ -179,11 +181,15 @@ extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level,
 
 // bfs_wave_scan is the plain level-synchronous top-down wave: one thread per
 // vertex; a vertex at level `depth` labels its unreached neighbours
-// depth+1 and sets *changed. The host loops until a level changes nothing.
+// depth+1 and sets the changed flag of this level, ctl result word
+// 8 + depth%2 (it clears the other slot, which the next level sets). The
+// host reads the flag after each level and stops when a level changed
+// nothing.
 extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                         int* level, u32* changed, u64 n, u64 depth) {
+                                         int* level, u32* ctl, u64 n, u64 depth) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     int d = (int)depth;
+    if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 8 + ((d + 1) & 1)] = 0;
     bool any = false;
     for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
         if (level[v] != d) continue;
@@ -195,23 +201,33 @@ extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const 
             }
         }
     }
-    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) *changed = 1u;
+    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) ctl[CTL_RESULT + 8 + (d & 1)] = 1u;
 }
 
-// bfs_queue_level expands one level from the frontier queue qin into qout
-// (one launch per level). It reads the level's count from the ring slot
-// depth%3, pushes into slot (depth+1)%3 and clears slot (depth+2)%3, so the
-// host can enqueue many levels without reading anything back; after the
-// launch the next count (slot (depth+1)%3) is the level's changed flag.
+// bfs_queue_level expands one level from the frontier queue into the other
+// queue (one launch per level): level d = depth_base + phase_begin reads q0
+// when d is even and q1 when odd. It takes the executor's split-dispatch
+// convention (phase_begin, phase_end) as its last two parameters so that
+// many levels can be enqueued back to back on one stream without any host
+// sync; it runs exactly one level, so phase_end must be phase_begin + 1
+// (otherwise it sets ctl result word 3 and does nothing). It reads the
+// level's count from ring slot d%3, pushes into slot (d+1)%3 and clears slot
+// (d+2)%3; after the launch the next count is the level's changed flag.
 extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                           int* level, const uint2* qin, uint2* qout, u32* ctl, u64 depth,
-                                           u64 chunk, u64 qcap, u64 low_degree) {
-    u32 d = (u32)depth;
+                                           int* level, uint2* q0, uint2* q1, u32* ctl, u64 chunk, u64 qcap,
+                                           u64 low_degree, u64 depth_base, u64 phase_begin, u64 phase_end) {
+    if (phase_end != phase_begin + 1) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 3] = 1u;
+        return;
+    }
+    u32 d = (u32)(depth_base + phase_begin);
     u32 count = load_cg(&ctl[CTL_COUNT(d % 3)]);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[CTL_COUNT((d + 2) % 3)] = 0;
         if (count > 0) ctl[CTL_RESULT] = d + 1;
     }
+    const uint2* qin = (d & 1) ? q1 : q0;
+    uint2* qout = (d & 1) ? q0 : q1;
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
