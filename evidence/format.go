@@ -440,6 +440,12 @@ func csvError(err error) error {
 }
 
 func checkHeader(line int, rec []string) error {
+	switch strings.Join(rec, ",") {
+	case MegakernelSpeedupCSVHeader, MegakernelSpeedupCSVHeader15, ResidentGraphSessionCSVHeader:
+		return &FormatError{Line: line, Column: 1, Field: sampleColumns[0], Value: rec[0],
+			Msg: "this is a vyre evidence CSV, not gpuplan's evidence format",
+			Fix: "check it with gpuplan gate --vyre FILE (or --vyre-session FILE) and keep it out of evidence/results/"}
+	}
 	for i, name := range sampleColumns {
 		if i >= len(rec) {
 			return &FormatError{Line: line, Column: i + 1, Field: name,

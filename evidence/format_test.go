@@ -133,7 +133,9 @@ func TestReadSamplesMalformed(t *testing.T) {
 		contains string
 	}{
 		{"empty", "", 1, 0, "empty"},
-		{"vyre header", MegakernelSpeedupCSVHeader + "\n", 1, 1, `header column 1 is "backend_id"`},
+		{"vyre header", MegakernelSpeedupCSVHeader + "\n", 1, 1, "this is a vyre evidence CSV"},
+		{"vyre session header", ResidentGraphSessionCSVHeader + "\n", 1, 1, "gpuplan gate --vyre FILE"},
+		{"wrong column name", strings.Replace(SampleCSVHeader, "wall_ns", "wall", 1) + "\n", 1, 14, `header column 14 is "wall", want "wall_ns"`},
 		{"short header", strings.TrimSuffix(SampleCSVHeader, ",bytes_moved") + "\n", 1, 20, "header has 19 columns"},
 		{"long header", SampleCSVHeader + ",extra\n", 1, 21, "header has 21 columns"},
 		{"19 fields", h + strings.TrimSuffix(good, ",0"), 2, 0, "row has 19 fields, want 20"},

@@ -1,0 +1,59 @@
+package evidence_test
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+
+	"github.com/gpuplan/gpuplan/evidence"
+)
+
+func ExampleValidateSpeedupSamples() {
+	base := evidence.SpeedupSample{BackendID: "cuda", DeviceMemoryBytes: 32 << 30, ComputeCapabilityMajor: 12,
+		GraphNodes: 10_000, GraphEdges: 80_000, Repetitions: 64,
+		HostOrchestratedNS: 1e6, ResidentMegakernelNS: 1e4, SetupNS: 250_000}
+	slow := base
+	slow.HostOrchestratedNS = 5e5
+	_, err := evidence.ValidateSpeedupSamples([]evidence.SpeedupSample{base, slow}, 100)
+	fmt.Println(err)
+	// vyre's CSV path let a NaN threshold pass everything; here it is rejected.
+	_, err = evidence.ValidateSpeedupSamples([]evidence.SpeedupSample{base, base}, math.NaN())
+	fmt.Println(err)
+	// Output:
+	// sample 1: observed speedup 50x is below the required 100x. Fix: improve the resident megakernel or lower the claim
+	// required speedup NaN is not a finite positive number. Fix: pass a required speedup greater than 0, such as 100
+}
+
+func ExampleSpeedupCI() {
+	host := []float64{11.9e6, 12.0e6, 11.8e6, 12.1e6, 11.95e6, 12.05e6, 11.85e6, 12.2e6, 11.9e6, 12.0e6}
+	mega := []float64{1.19e6, 1.2e6, 1.18e6, 1.21e6, 1.2e6, 1.22e6, 1.19e6, 1.2e6, 1.21e6, 1.2e6}
+	ci := evidence.SpeedupCI(host, mega)
+	fmt.Printf("speedup %.2fx, 95%% CI [%.2fx, %.2fx]\n", ci.Center, ci.Lo, ci.Hi)
+	// Output:
+	// speedup 9.98x, 95% CI [9.79x, 10.17x]
+}
+
+func ExampleSourceFingerprint() {
+	root, err := os.MkdirTemp("", "fingerprint")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer os.RemoveAll(root)
+	write := func(rel, text string) {
+		p := filepath.Join(root, rel)
+		_ = os.MkdirAll(filepath.Dir(p), 0o755)
+		_ = os.WriteFile(p, []byte(text), 0o644)
+	}
+	write("executor/run.go", "package executor\n")
+	write("megakernel/kernels/bfs.cu", "__global__ void bfs() {}\n")
+	before, _ := evidence.SourceFingerprint(root)
+	write("README.md", "docs do not matter\n")
+	same, _ := evidence.SourceFingerprint(root)
+	write("megakernel/kernels/bfs.cu", "__global__ void bfs() { /* changed */ }\n")
+	after, _ := evidence.SourceFingerprint(root)
+	fmt.Println(len(before), before == same, before == after)
+	// Output:
+	// 71 true false
+}
