@@ -47,6 +47,14 @@ func groupedInt(n uint64) string {
 	return b.String()
 }
 
+// plural renders "1 wave" or "3 waves".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
+}
+
 func yesNo(v bool) string {
 	if v {
 		return "yes"
@@ -90,8 +98,9 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	if len(p.Groups) > len(p.Layers) {
 		split = fmt.Sprintf(" (the memory split added %d)", len(p.Groups)-len(p.Layers))
 	}
-	fmt.Fprintf(w, "\nBarrier groups: %d waves in %d dependency layers -> %d groups%s, %d grid-wide barriers\n",
-		len(p.WaveNames), len(p.Layers), len(p.Groups), split, p.GlobalBarriers)
+	fmt.Fprintf(w, "\nBarrier groups: %s in %s -> %s%s, %s\n",
+		plural(len(p.WaveNames), "wave", "waves"), plural(len(p.Layers), "dependency layer", "dependency layers"),
+		plural(len(p.Groups), "group", "groups"), split, plural(p.GlobalBarriers, "grid-wide barrier", "grid-wide barriers"))
 	fmt.Fprintf(w, "  %-5s  %-5s  %-10s  %-10s  %-10s  %s\n", "group", "width", "frontier", "scratch", "output", "waves (Kahn discovery order)")
 	for g, members := range p.Groups {
 		if g == textMaxGroups {
@@ -114,8 +123,8 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	}
 
 	st := p.WaitStats
-	fmt.Fprintf(w, "\nPer-producer waits: 0 grid-wide barriers, %d counter waits for %d dependencies (%d duplicate and %d implied waits dropped)\n",
-		st.Waits, st.Dependencies, st.DuplicatesDropped, st.RedundantDropped)
+	fmt.Fprintf(w, "\nPer-producer waits: 0 grid-wide barriers, %s for %s (%d duplicate and %d implied waits dropped)\n",
+		plural(st.Waits, "counter wait", "counter waits"), plural(st.Dependencies, "dependency", "dependencies"), st.DuplicatesDropped, st.RedundantDropped)
 	if !st.ReductionComplete {
 		fmt.Fprintf(w, "  (the implied-wait reduction stopped at its work cap; the remaining waits are still correct)\n")
 	}
@@ -137,14 +146,19 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 		shown++
 	}
 	if starts := len(p.WaveNames) - st.WaitingWaves; starts > 0 {
-		fmt.Fprintf(w, "  (%d waves wait on nothing and start at once)\n", starts)
+		if starts == 1 {
+			fmt.Fprintf(w, "  (1 wave waits on nothing and starts at once)\n")
+		} else {
+			fmt.Fprintf(w, "  (%d waves wait on nothing and start at once)\n", starts)
+		}
 	}
 
 	e := p.Execution
 	d := e.Decision
-	fmt.Fprintf(w, "\nTopology: %s (%s)\n", e.Topology, d.Reason())
 	if e.DowngradedToSparse {
-		fmt.Fprintf(w, "  %s was selected but its memory plan is over the budget: downgraded to SparseFrontier\n", d.Topology)
+		fmt.Fprintf(w, "\nTopology: %s, downgraded: %s (%s) was selected but its memory plan is over the budget\n", e.Topology, d.Topology, d.Reason())
+	} else {
+		fmt.Fprintf(w, "\nTopology: %s (%s)\n", e.Topology, d.Reason())
 	}
 	fmt.Fprintf(w, "  memory pressure %d bps, average degree %d bps, launch pressure %d bps\n",
 		d.MemoryPressureBPS, d.AverageDegreeBPS, d.LaunchPressureBPS)
@@ -160,11 +174,12 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	row("scratch", m.ScratchBytes, fmt.Sprintf("peak %s, scaled for the topology", humanBytes(p.PeakScratchBytes)))
 	row("output", m.OutputBytes, "peak over barrier groups")
 	row("required", m.RequiredBytes, fmt.Sprintf("of %s budget, pressure %d bps", humanBytes(m.BudgetBytes), m.MemoryPressureBPS))
-	row("amortized readback", p.AmortizedReadbackBytes, fmt.Sprintf("widest group %d waves", p.MaxGroupWidth))
+	row("amortized readback", p.AmortizedReadbackBytes, "widest group "+plural(p.MaxGroupWidth, "wave", "waves"))
 
 	c := p.Convergence
-	fmt.Fprintf(w, "\nConvergence: device loop of at most %d iterations; %d host sync; the %d-byte changed flag is read once at the end (%s); %d host polls per iteration\n",
-		c.MaxDeviceIterations, c.HostSyncPoints, c.ChangedFlagReadbackBytes, c.ReadbackPolicy, c.HostIterationPolls)
+	fmt.Fprintf(w, "\nConvergence: device loop of at most %s; %s; the %d-byte changed flag is read once at the end (%s); %d host polls per iteration\n",
+		plural(int(c.MaxDeviceIterations), "iteration", "iterations"), plural(int(c.HostSyncPoints), "host sync", "host syncs"),
+		c.ChangedFlagReadbackBytes, c.ReadbackPolicy, c.HostIterationPolls)
 	return w.Flush()
 }
 
