@@ -27,6 +27,9 @@ type Kernel struct {
 	// CarveoutPercent is the preferred shared-memory carveout in percent of
 	// the SM's shared memory (CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT,
 	// 1..100); -1 or 0 means the default (the whole per-SM shared memory).
+	// CUDA's 0 ("prefer maximum L1") therefore cannot be written, but 1
+	// gives the same capacity on every profile: both round up to the
+	// smallest carveout that holds one block.
 	CarveoutPercent int `json:"carveout_percent"`
 }
 
@@ -116,11 +119,12 @@ type Result struct {
 	Limit Limit `json:"limit"`
 
 	// RegistersPerWarp is the allocated registers per warp
-	// (roundup(R*32, RegisterAllocUnit)).
+	// (roundup(R*32, RegisterAllocUnit)); 0 when R is 0.
 	RegistersPerWarp int `json:"registers_per_warp"`
 	// SharedBytesPerBlock is the allocated shared memory per block
-	// (roundup(static + dynamic + reserved, granularity)); 0 when the kernel
-	// uses no shared memory.
+	// (roundup(static + dynamic + reserved, granularity)); on sm_80+ at least
+	// the 1 KiB reserved, 0 only before sm_80 for a kernel without shared
+	// memory.
 	SharedBytesPerBlock int `json:"shared_bytes_per_block"`
 	// SharedMemLimitPerBlock is the per-block limit the allocation was
 	// checked against (default or opt-in, plus the reserved bytes on sm_80+).
@@ -183,7 +187,12 @@ func roundUp(v, unit int) int {
 //  4. shared memory: allocated = roundup(S + reserved, granularity), zero
 //     when it exceeds the per-block limit (default or opt-in, plus the
 //     reserved bytes on sm_80+); else floor(carveout capacity / allocated).
-//     A kernel with no shared memory is not limited by shared memory.
+//     As in cuda_occupancy.h the reserved bytes are allocated even when
+//     S = 0: gpu-facts.md's "a kernel with S = 0 is not limited by shared
+//     memory" holds for the default carveout (228 or 100 reserved-only
+//     blocks per SM, above every block cap), but a small carveout
+//     preference can bind (8 KiB holds 8 blocks of 1 KiB). Before sm_80
+//     (no reserved bytes) S = 0 is never limited.
 //
 // Errors versus zero blocks. Compute returns an error (an *InputError or the
 // device's *InvalidDeviceError, each naming the field) only for input that
@@ -262,8 +271,10 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	}
 	r.SharedMemLimitPerBlock = limit
 	r.SharedMemCapacityPerSM = carveoutCapacity(d, k.CarveoutPercent, 0)
-	if s := k.SharedBytes(); s > 0 {
-		alloc := roundUp(s+d.ReservedSharedMemPerBlk, d.SharedMemAllocUnit)
+	// As in cuda_occupancy.h the reserved bytes count even for a kernel
+	// without shared memory, so only pre-sm_80 kernels with S = 0 are
+	// unlimited here.
+	if alloc := roundUp(k.SharedBytes()+d.ReservedSharedMemPerBlk, d.SharedMemAllocUnit); alloc > 0 {
 		r.SharedBytesPerBlock = alloc
 		if alloc > limit {
 			r.BlocksBySharedMemory = 0
@@ -294,7 +305,8 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 
 // carveoutCapacity returns the shared memory configured per SM for a kernel
 // whose blocks allocate alloc bytes each: the preference (percent of the
-// per-SM shared memory, rounded up; the whole per-SM memory by default)
+// per-SM shared memory, rounded down as cuda_occupancy.h does; the whole
+// per-SM memory by default)
 // rounded up to a supported carveout, or, when one block does not fit in
 // that, the smallest supported carveout that fits one block. A device with
 // no carveout list always uses its whole per-SM shared memory.
@@ -302,7 +314,7 @@ func carveoutCapacity(d *Device, percent, alloc int) int {
 	if len(d.SharedMemCarveoutsKiB) == 0 || percent <= 0 {
 		return d.SharedMemPerSM
 	}
-	pref := (d.SharedMemPerSM*percent + 99) / 100
+	pref := d.SharedMemPerSM * percent / 100
 	capacity := d.SharedMemPerSM
 	for _, c := range d.SharedMemCarveoutsKiB {
 		if c*1024 >= pref {

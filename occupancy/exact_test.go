@@ -57,18 +57,18 @@ func TestComputeRules(t *testing.T) {
 		capacity  int
 	}{
 		// Warps: 1024-thread blocks, 2 per SM.
-		{"full warps", h100, Kernel{RegistersPerThread: 32}, 1024, 2, LimitWarps, 0, 233472},
+		{"full warps", h100, Kernel{RegistersPerThread: 32}, 1024, 2, LimitWarps, 1024, 233472},
 		// Block cap: 32-thread blocks hit the 32-block cap before 64 warps.
-		{"block cap", h100, Kernel{RegistersPerThread: 16}, 32, 32, LimitBlocks, 0, 233472},
+		{"block cap", h100, Kernel{RegistersPerThread: 16}, 32, 32, LimitBlocks, 1024, 233472},
 		{"block cap t4", t4, Kernel{RegistersPerThread: 16}, 32, 16, LimitBlocks, 0, 65536},
 		// Registers: 64 regs -> 2048 per warp -> 8 warps per sub-partition -> 32 warps -> 4 blocks of 256.
-		{"registers 64", h100, Kernel{RegistersPerThread: 64}, 256, 4, LimitRegisters, 0, 233472},
+		{"registers 64", h100, Kernel{RegistersPerThread: 64}, 256, 4, LimitRegisters, 1024, 233472},
 		// Registers: 255 regs -> 8192 per warp -> 2 warps per sub-partition -> 8 warps -> 1 block of 256.
-		{"registers 255", h100, Kernel{RegistersPerThread: 255}, 256, 1, LimitRegisters, 0, 233472},
+		{"registers 255", h100, Kernel{RegistersPerThread: 255}, 256, 1, LimitRegisters, 1024, 233472},
 		// 255 regs at 288 threads: 9 warps need more than the 65536 per block.
-		{"registers over per-block", h100, Kernel{RegistersPerThread: 255}, 288, 0, LimitRegisters, 0, 233472},
+		{"registers over per-block", h100, Kernel{RegistersPerThread: 255}, 288, 0, LimitRegisters, 1024, 233472},
 		// Registers above the per-thread maximum cannot run.
-		{"registers over per-thread", h100, Kernel{RegistersPerThread: 256}, 32, 0, LimitRegisters, 0, 233472},
+		{"registers over per-thread", h100, Kernel{RegistersPerThread: 256}, 32, 0, LimitRegisters, 1024, 233472},
 		// Shared memory: 48 KiB default limit plus 1 KiB reserved on sm_80+.
 		{"smem at default limit", h100, Kernel{DynamicSharedBytes: 48 * 1024}, 128, 4, LimitSharedMemory, 50176, 233472},
 		{"smem above default limit", h100, Kernel{DynamicSharedBytes: 48*1024 + 1}, 128, 0, LimitSharedMemory, 50304, 233472},
@@ -86,12 +86,17 @@ func TestComputeRules(t *testing.T) {
 		{"v100 smem", v100, Kernel{DynamicSharedBytes: 48 * 1024}, 64, 2, LimitSharedMemory, 49152, 98304},
 		{"v100 above default", v100, Kernel{DynamicSharedBytes: 48*1024 + 1}, 64, 0, LimitSharedMemory, 49408, 98304},
 		// Block above the device maximum: 0 blocks, warps.
-		{"block above device max", h100, Kernel{}, 1056, 0, LimitWarps, 0, 233472},
+		{"block above device max", h100, Kernel{}, 1056, 0, LimitWarps, 1024, 233472},
 		// Block above the kernel's own maximum.
-		{"block above kernel max", h100, Kernel{MaxThreadsPerBlock: 256}, 512, 0, LimitWarps, 0, 233472},
+		{"block above kernel max", h100, Kernel{MaxThreadsPerBlock: 256}, 512, 0, LimitWarps, 1024, 233472},
 		// Odd block sizes round up to whole warps.
-		{"odd block", h100, Kernel{}, 33, 32, LimitWarps, 0, 233472},
-		{"odd block 100", h100, Kernel{}, 100, 16, LimitWarps, 0, 233472},
+		{"odd block", h100, Kernel{}, 33, 32, LimitWarps, 1024, 233472},
+		{"odd block 100", h100, Kernel{}, 100, 16, LimitWarps, 1024, 233472},
+		// The reserved 1 KiB is allocated even without shared memory: a small
+		// carveout preference (1% -> 8 KiB) then holds 8 blocks.
+		{"reserved only, small carveout", h100, Kernel{RegistersPerThread: 16, CarveoutPercent: 1}, 32, 8, LimitSharedMemory, 1024, 8 * 1024},
+		// Before sm_80 nothing is reserved: no shared memory, no limit.
+		{"no smem before sm_80", t4, Kernel{RegistersPerThread: 16, CarveoutPercent: 1}, 32, 16, LimitBlocks, 0, 32 * 1024},
 		// vyre's synthetic profile: no carveouts, the whole 256 KiB.
 		{"vyre profile", Blackwell5090Default(), Kernel{RegistersPerThread: 16, DynamicSharedBytes: 96 * 1024}, 256, 2, LimitSharedMemory, 99328, 262144},
 	}
