@@ -223,12 +223,6 @@ func (v Verdict) String() string {
 
 func fmtX(x float64) string { return fmt.Sprintf("%.2fx", x) }
 
-// armRows are the samples of one arm in one file, in file order.
-type armRows struct {
-	file    string
-	samples []Sample
-}
-
 // CheckClaims judges every claim against files. currentFingerprint is
 // SourceFingerprint of the current tree. The steps and their order are in
 // the package documentation; CheckClaims is a pure function.
@@ -249,7 +243,7 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	// 1. Evidence exists.
 	type candidateFile struct {
 		path       string
-		base, cand []Sample
+		base, cand []*Sample
 	}
 	var found []candidateFile
 	for _, f := range files {
@@ -257,7 +251,8 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 			continue
 		}
 		cf := candidateFile{path: f.Path}
-		for _, s := range f.Samples {
+		for i := range f.Samples {
+			s := &f.Samples[i]
 			if s.Workload.Name != c.Workload || (c.Device != "" && s.Provenance.DeviceName != c.Device) {
 				continue
 			}
@@ -296,7 +291,7 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	v.File = f.path
 	for _, arm := range []struct {
 		name string
-		rows []Sample
+		rows []*Sample
 	}{{c.Baseline, f.base}, {c.Candidate, f.cand}} {
 		if len(arm.rows) == 0 {
 			return fail("no evidence recorded for arm %s: %s has %d %s samples of workload %s and none of %s; required at least %d samples of each. Fix: measure both arms in the same run",
@@ -306,7 +301,7 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	first := f.base[0].Provenance
 	v.Device, v.Commit = first.DeviceName, first.Commit
 	v.Compute = computeString(first.ComputeMajor, first.ComputeMinor)
-	for _, s := range append(append([]Sample(nil), f.base...), f.cand...) {
+	for _, s := range bothArms(f.base, f.cand) {
 		p := s.Provenance
 		if p.DeviceName != first.DeviceName || p.ComputeMajor != first.ComputeMajor || p.ComputeMinor != first.ComputeMinor ||
 			p.DriverVersion != first.DriverVersion || p.Commit != first.Commit || p.SourceFingerprint != first.SourceFingerprint {
@@ -323,14 +318,14 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	}
 	// 4. Equal checksums.
 	ref := f.base[0]
-	for _, s := range append(append([]Sample(nil), f.base...), f.cand...) {
+	for _, s := range bothArms(f.base, f.cand) {
 		if s.Checksum != ref.Checksum {
 			return fail("checksum mismatch: %s sample %d has %s but %s sample %d has %s; required equal results from every sample of both arms. Fix: find why the arms compute different results before timing them",
 				s.Arm, s.Index, s.Checksum, ref.Arm, ref.Index, ref.Checksum)
 		}
 	}
 	// 5. No pollution.
-	for _, s := range append(append([]Sample(nil), f.base...), f.cand...) {
+	for _, s := range bothArms(f.base, f.cand) {
 		if s.TimedUploads != 0 || s.TimedAllocations != 0 || s.TimedHostSyncs != 0 {
 			return fail("polluted timed region: %s sample %d has %d timed uploads, %d allocations and %d host syncs; required 0 of each. Fix: keep uploads, allocations and extra syncs out of the timed region",
 				s.Arm, s.Index, s.TimedUploads, s.TimedAllocations, s.TimedHostSyncs)
@@ -338,7 +333,7 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	}
 	// 6. Enough samples, and the metric recorded.
 	v.BaselineN, v.CandidateN = len(f.base), len(f.cand)
-	for _, arm := range [][]Sample{f.base, f.cand} {
+	for _, arm := range [][]*Sample{f.base, f.cand} {
 		if len(arm) < MinSamplesPerArm {
 			return fail("too few samples: arm %s has %d samples; required at least %d. Fix: record more samples per arm",
 				arm[0].Arm, len(arm), MinSamplesPerArm)
@@ -365,6 +360,22 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	return v
 }
 
+// bothArms yields the samples of both arms without copying them.
+func bothArms(base, cand []*Sample) func(yield func(int, *Sample) bool) {
+	return func(yield func(int, *Sample) bool) {
+		for i := range base {
+			if !yield(i, base[i]) {
+				return
+			}
+		}
+		for i := range cand {
+			if !yield(len(base)+i, cand[i]) {
+				return
+			}
+		}
+	}
+}
+
 func otherArm(c Claim, arm string) string {
 	if arm == c.Baseline {
 		return c.Candidate
@@ -372,7 +383,7 @@ func otherArm(c Claim, arm string) string {
 	return c.Baseline
 }
 
-func metricValues(metric string, rows []Sample) ([]float64, error) {
+func metricValues(metric string, rows []*Sample) ([]float64, error) {
 	out := make([]float64, len(rows))
 	for i, s := range rows {
 		switch metric {
