@@ -12,6 +12,7 @@ func commands() []command {
 		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
 		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "batch", summary: "batch queries over resident graphs into few launches", run: runBatch},
+		{name: "diagnostics", summary: "aggregate kernel diagnostics on the device for one compact readback", run: runDiagnostics},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
