@@ -36,8 +36,10 @@ const (
 const (
 	// CtlLineWords is the number of uint32 words in one 128-byte line.
 	CtlLineWords = 32
-	// CtlWords is the size of the control buffer in uint32 words.
-	CtlWords = 5 * CtlLineWords
+	// CtlWords is the size of the control buffer in uint32 words: three
+	// count lines, one unused line, the result line and the megakernel's
+	// three level-word lines.
+	CtlWords = 8 * CtlLineWords
 	// CtlResultLevels is the word holding the number of levels with a
 	// non-empty frontier.
 	CtlResultLevels = 4 * CtlLineWords
@@ -51,6 +53,11 @@ const (
 	// than one phase.
 	CtlResultMisuse = CtlResultLevels + 3
 )
+
+// CtlMegaWord returns the uint32 index of the megakernel's 64-bit level word
+// for ring slot depth%3: level depth pushes into CtlMegaWord(depth+1) (high
+// half: items pushed) and its blocks arrive on it (low half: one per block).
+func CtlMegaWord(depth int) int { return (5 + depth%3) * CtlLineWords }
 
 // CtlScanChangedWord returns the control word holding the scan wave's
 // changed flag for level depth (the wave clears the other parity's word).

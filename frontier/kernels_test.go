@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -135,16 +136,31 @@ func (d *emuDevice) expand(qin, qout []item, outCount *uint32, count uint32, nex
 	}
 }
 
-// megakernel mirrors bfs_megakernel's loop over levels and returns the
-// result words (levels, changed).
-func (d *emuDevice) megakernel(maxLevels uint32) (uint32, uint32) {
+// megakernel mirrors bfs_megakernel's loop over levels, with its ring of
+// 64-bit level words (high half: items pushed, low half: block arrivals),
+// for a grid of blocks blocks; it returns the result words (levels,
+// changed).
+func (d *emuDevice) megakernel(maxLevels, blocks uint32) (uint32, uint32) {
+	word := func(depth uint32) *uint64 {
+		i := CtlMegaWord(int(depth))
+		return (*uint64)(unsafe.Pointer(&d.ctl[i]))
+	}
 	dd := uint32(0)
 	count := d.ctl[CtlCountWord(0)]
 	for count > 0 && dd < maxLevels {
-		d.ctl[CtlCountWord(int(dd+2))] = 0
-		d.expand(d.q[dd&1], d.q[(dd+1)&1], &d.ctl[CtlCountWord(int(dd+1))], count, int32(dd)+1)
+		*word(dd + 2) = 0
+		out := word(dd + 1)
+		var pushed uint32
+		d.expand(d.q[dd&1], d.q[(dd+1)&1], &pushed, count, int32(dd)+1)
+		*out += uint64(pushed) << 32
 		dd++
-		count = d.ctl[CtlCountWord(int(dd))]
+		// Every block arrives; the barrier opens when the low half reaches
+		// the grid size and hands out the high half as the next count.
+		*out += uint64(blocks)
+		if uint32(*out) != blocks {
+			panic("level word was not fresh")
+		}
+		count = uint32(*out >> 32)
 	}
 	changed := uint32(0)
 	if count > 0 {
@@ -203,7 +219,7 @@ func TestKernelEmulation(t *testing.T) {
 
 					d := newEmu(g, chunk, nwarps, uint64(root))
 					d.init(root)
-					levels, changed := d.megakernel(uint32(g.NumVertices()))
+					levels, changed := d.megakernel(uint32(g.NumVertices()), 132)
 					require.Equal(t, want, d.level, name)
 					assert.EqualValues(t, st.Levels, levels, name)
 					assert.Zero(t, changed, name)
@@ -239,7 +255,7 @@ func TestKernelEmulationBudget(t *testing.T) {
 	require.NoError(t, err)
 	d := newEmu(g, DefaultChunk, 4, 1)
 	d.init(0)
-	levels, changed := d.megakernel(5)
+	levels, changed := d.megakernel(5, 3)
 	assert.EqualValues(t, 5, levels)
 	assert.EqualValues(t, 1, changed)
 }

@@ -12,11 +12,16 @@
 //   line 0..2  the queue counts of a three-level ring: level d reads the
 //              count in slot d%3, pushes into slot (d+1)%3 and clears slot
 //              (d+2)%3, which nothing reads until level d+1 pushes into it;
-//   line 3     the grid barrier counter (monotonic within one launch);
+//   line 3     unused;
 //   line 4     results: [0] levels with a non-empty frontier, [1] the final
 //              changed flag (0 = converged), [2] queue overflow (must stay 0),
 //              [3] a bfs_queue_level launch given more than one phase,
-//              [8] and [9] the scan wave's changed flags (by depth parity).
+//              [8] and [9] the scan wave's changed flags (by depth parity);
+//   line 5..7  the megakernel's level words, a ring of three 64-bit words:
+//              level d pushes into word (d+1)%3 (high half: items pushed)
+//              and its blocks then arrive on the same word (low half: one
+//              add per block), so the barrier's final acquire load also
+//              yields the next level's count. Level d clears word (d+2)%3.
 //
 // Every scalar parameter is 64 bits wide: the Go driver binding copies each
 // kernel argument as 8 bytes.
@@ -27,48 +32,62 @@
 #define FULL_MASK 0xffffffffu
 #define CTL_LINE 32u
 #define CTL_COUNT(slot) ((slot) * CTL_LINE)
-#define CTL_BARRIER (3u * CTL_LINE)
 #define CTL_RESULT (4u * CTL_LINE)
-#define CTL_WORDS (5u * CTL_LINE)
+#define CTL_MEGA(slot) ((5u + (slot)) * CTL_LINE)
+#define CTL_WORDS (8u * CTL_LINE)
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
 
 // ld.acquire.gpu: a load that orders the loads after it.
-__device__ __forceinline__ u32 load_acquire(const u32* p) {
-    u32 v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+__device__ __forceinline__ u64 load_acquire64(const u64* p) {
+    u64 v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
-// red.release.gpu: an add that publishes the writes before it.
-__device__ __forceinline__ void add_release(u32* p, u32 v) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+// red.release.gpu: an add that publishes the writes before it (and, after a
+// __syncthreads, the writes of the whole block).
+__device__ __forceinline__ void add_release64(u64* p, u64 v) {
+    asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
 // A read that bypasses L1 (which is not coherent across SMs): for data
 // other blocks wrote since this launch began.
 __device__ __forceinline__ u32 load_cg(const u32* p) { return __ldcg(p); }
 
-// grid_barrier: a counter barrier. Every block adds 1 (release) and waits
-// until the counter reaches round x gridDim.x (acquire); the target grows
-// monotonically, so nothing is ever reset inside the launch.
-__device__ __forceinline__ void grid_barrier(u32* counter, u32 round) {
+// reserve adds n to a queue count and returns the old count: a plain 32-bit
+// count, or the high half of a megakernel level word.
+__device__ __forceinline__ u32 reserve(u32* count, u32 n) { return atomicAdd(count, n); }
+__device__ __forceinline__ u32 reserve(u64* word, u32 n) {
+    return (u32)(atomicAdd((unsigned long long*)word, (unsigned long long)n << 32) >> 32);
+}
+
+// level_barrier: a counter barrier on a megakernel level word. Every block
+// adds 1 to the low half (release) and its first thread spins until the low
+// half reaches gridDim.x (acquire). The word is fresh for every level (the
+// ring clears it two levels ahead), so nothing is reset inside the barrier,
+// and the final load also carries the level's push count in the high half,
+// which the block receives through shared memory. One barrier per level.
+__device__ __forceinline__ u32 level_barrier(u64* word, u32* s_count) {
     __syncthreads();
     if (threadIdx.x == 0) {
-        __threadfence();
-        add_release(counter, 1u);
-        u32 target = round * gridDim.x;
-        while (load_acquire(counter) < target) {
-        }
+        add_release64(word, 1ull);
+        u64 v;
+        do {
+            v = load_acquire64(word);
+        } while ((u32)v < gridDim.x);
+        *s_count = (u32)(v >> 32);
     }
     __syncthreads();
+    return *s_count;
 }
 
 // push_items appends ceil((e-b)/chunk) items for a newly discovered vertex
 // whose adjacency is [b, e). The warp allocates all lanes' items with one
 // atomic add: a warp-wide scan gives each lane its offset.
-__device__ __forceinline__ void push_items(uint2* qout, u32 qcap, u32* out_count, u32* overflow, u32 lane,
+template <typename C>
+__device__ __forceinline__ void push_items(uint2* qout, u32 qcap, C* out_count, u32* overflow, u32 lane,
                                            u32 nitems, u32 b, u32 e, u32 chunk) {
     u32 incl = nitems;
 #pragma unroll
@@ -79,7 +98,7 @@ __device__ __forceinline__ void push_items(uint2* qout, u32 qcap, u32* out_count
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
     if (total == 0) return;
     u32 base = 0;
-    if (lane == 31) base = atomicAdd(out_count, total);
+    if (lane == 31) base = reserve(out_count, total);
     base = __shfl_sync(FULL_MASK, base, 31);
     u32 pos = base + incl - nitems;
     for (u32 i = 0; i < nitems; i++) {
@@ -100,8 +119,9 @@ __device__ __forceinline__ void push_items(uint2* qout, u32 qcap, u32* out_count
 // and read its offsets in parallel with it, one memory round trip shorter
 // per level than testing the level first. Graphs of high degree test first,
 // so most edges cost one cached load instead of an atomic.
+template <typename C>
 __device__ __forceinline__ void expand_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                             int* level, const uint2* qin, uint2* qout, u32* out_count,
+                                             int* level, const uint2* qin, uint2* qout, C* out_count,
                                              u32* overflow, u32 count, int next, u32 chunk, u32 qcap,
                                              bool low_degree, u32 gwarp, u32 nwarps, u32 lane) {
     if (count == 0) return;
@@ -236,28 +256,31 @@ extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, cons
 }
 
 // bfs_megakernel runs every level in one cooperative launch: expand a level,
-// cross a grid barrier, read the next count, until the frontier is empty or
-// max_levels levels ran. One barrier per level; the host reads the final
-// changed flag (ctl result [1]) once, after the launch.
+// cross the grid barrier (which hands every block the next count), repeat
+// until the frontier is empty or max_levels levels ran. One barrier per
+// level; the host reads the final changed flag (ctl result [1]) once, after
+// the launch.
 extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __restrict__ offsets,
                                                                   const int* __restrict__ targets, int* level,
                                                                   uint2* q0, uint2* q1, u32* ctl, u64 chunk,
                                                                   u64 qcap, u64 low_degree, u64 max_levels) {
+    __shared__ u32 s_count;
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
     bool lowd = low_degree != 0;
+    u64* words = (u64*)&ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
     u32 d = 0;
     u32 count = load_cg(&ctl[CTL_COUNT(0)]);
     while (count > 0 && d < (u32)max_levels) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_COUNT((d + 2) % 3)] = 0;
+        if (blockIdx.x == 0 && threadIdx.x == 0) words[((d + 2) % 3) * (CTL_LINE / 2)] = 0ull;
         const uint2* qin = (d & 1) ? q1 : q0;
         uint2* qout = (d & 1) ? q0 : q1;
-        expand_level(offsets, targets, level, qin, qout, &ctl[CTL_COUNT((d + 1) % 3)], &ctl[CTL_RESULT + 2], count,
-                     (int)d + 1, (u32)chunk, (u32)qcap, lowd, gwarp, nwarps, lane);
+        u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
+        expand_level(offsets, targets, level, qin, qout, out, &ctl[CTL_RESULT + 2], count, (int)d + 1, (u32)chunk,
+                     (u32)qcap, lowd, gwarp, nwarps, lane);
         d++;
-        grid_barrier(&ctl[CTL_BARRIER], d);
-        count = load_cg(&ctl[CTL_COUNT(d % 3)]);
+        count = level_barrier(out, &s_count);
     }
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[CTL_RESULT] = d;
