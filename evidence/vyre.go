@@ -351,11 +351,19 @@ func (p *rowParser) fail(i int) {
 	}
 }
 
+// rustUint strips the single leading '+' that Rust's integer parser accepts.
+func rustUint(s string) string {
+	if len(s) > 1 && s[0] == '+' && s[1] != '+' && s[1] != '-' {
+		return s[1:]
+	}
+	return s
+}
+
 func (p *rowParser) u64(i int) uint64 {
 	if p.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseUint(p.fields[i], 10, 64)
+	v, err := strconv.ParseUint(rustUint(p.fields[i]), 10, 64)
 	if err != nil {
 		p.fail(i)
 	}
@@ -366,7 +374,7 @@ func (p *rowParser) u32(i int) uint32 {
 	if p.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseUint(p.fields[i], 10, 32)
+	v, err := strconv.ParseUint(rustUint(p.fields[i]), 10, 32)
 	if err != nil {
 		p.fail(i)
 	}
@@ -397,6 +405,9 @@ func parseRustFloat(s string) (float64, bool) {
 		if !strings.EqualFold(body, "infinity") {
 			return 0, false
 		}
+	}
+	if strings.EqualFold(body, "nan") {
+		return math.NaN(), true // Rust accepts a signed NaN; Go does not
 	}
 	v, err := strconv.ParseFloat(s, 64)
 	if err != nil {

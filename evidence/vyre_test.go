@@ -114,6 +114,10 @@ func TestValidateSpeedupCSVMalformed(t *testing.T) {
 			&SpeedupError{Kind: InvalidTiming}},
 		{"huge float is infinite", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1e400,10000,250000,0,0,0",
 			&SpeedupError{Kind: InvalidTiming}},
+		{"plus sign is accepted like Rust", MegakernelSpeedupCSVHeader + "\n" + row + "\ncuda,+0,34359738368,+12,0,10000,80000,+1,1000000,10000,250000,0,0,0",
+			&SpeedupError{Kind: NotRepeatedFixedGraph, Index: 1}},
+		{"double sign", MegakernelSpeedupCSVHeader + "\ncuda,++0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0",
+			&SpeedupError{Kind: InvalidEvidenceValue, Line: 2, Column: 2, Field: "device_ordinal", Value: "++0"}},
 		{"one row", MegakernelSpeedupCSVHeader + "\n" + row, &SpeedupError{Kind: InsufficientSampleCount, N: 1}},
 		{"header only", MegakernelSpeedupCSVHeader, &SpeedupError{Kind: InsufficientSampleCount, N: 0}},
 		{"second row below threshold", MegakernelSpeedupCSVHeader + "\n" + row + "\ncuda,0,34359738368,12,0,10000,80000,64,500000,10000,250000,0,0,0",
@@ -254,9 +258,11 @@ func TestParseRustFloat(t *testing.T) {
 		require.True(t, ok, s)
 		assert.Equal(t, want, v, s)
 	}
-	v, ok := parseRustFloat("NaN")
-	require.True(t, ok)
-	assert.True(t, math.IsNaN(v))
+	for _, s := range []string{"NaN", "nan", "-NaN", "+nan"} {
+		v, ok := parseRustFloat(s)
+		require.True(t, ok, s)
+		assert.True(t, math.IsNaN(v), s)
+	}
 	for _, s := range []string{"", "+", "--1", "+-1", "0x10", "1_000", "1p3", "abc", "1e", "one"} {
 		_, ok := parseRustFloat(s)
 		assert.False(t, ok, s)
