@@ -28,7 +28,9 @@ func MedianCI(values []float64, confidence float64) Interval {
 	if len(values) == 0 {
 		return Interval{Center: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
 	}
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(values, &benchmath.DefaultThresholds), confidence)
+	// benchmath sorts the slice it is given; sort a copy.
+	own := append([]float64(nil), values...)
+	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(own, &benchmath.DefaultThresholds), confidence)
 	return Interval{Center: s.Center, Lo: s.Lo, Hi: s.Hi}
 }
 
