@@ -206,25 +206,43 @@ func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]ui
 		}
 	}
 	p.t0 = time.Now()
-	if err := x.b.EventRecord(p.start, p.s); err != nil {
-		return nil, err
-	}
-	for _, tail := range tails {
-		if err := x.b.Launch(k.ref, cfg, append(vals[:len(args):len(args)], tail...), p.s); err != nil {
-			var de *DriverError
-			if errors.As(err, &de) {
-				de.Detail = fmt.Sprintf("kernel %s, grid %v, block %v, %d B dynamic shared memory", k.name, cfg.Grid, cfg.Block, cfg.DynamicSharedBytes)
-			}
-			return nil, err
+	err = x.onDriver(func() error {
+		if err := x.b.EventRecord(p.start, p.s); err != nil {
+			return err
 		}
-		x.tel.RecordLaunch(cfg, uint64(cfg.Grid[0])*uint64(cfg.Block[0]))
-	}
-	if err := x.b.EventRecord(p.stop, p.s); err != nil {
+		for _, tail := range tails {
+			if err := x.b.Launch(k.ref, cfg, append(vals[:len(args):len(args)], tail...), p.s); err != nil {
+				var de *DriverError
+				if errors.As(err, &de) {
+					de.Detail = fmt.Sprintf("kernel %s, grid %v, block %v, %d B dynamic shared memory", k.name, cfg.Grid, cfg.Block, cfg.DynamicSharedBytes)
+				}
+				return err
+			}
+			x.tel.RecordLaunch(cfg, uint64(cfg.Grid[0])*uint64(cfg.Block[0]))
+		}
+		return x.b.EventRecord(p.stop, p.s)
+	})
+	if err != nil {
 		return nil, err
 	}
 	p.enqueue = time.Since(p.t0)
 	ok = true
 	return p, nil
+}
+
+// driverSequencer is implemented by backends that run driver calls on a
+// dedicated thread: it runs a sequence of calls in one round trip.
+type driverSequencer interface {
+	runOnDriver(func() error) error
+}
+
+// onDriver runs f, in one round trip to the driver thread when the backend
+// has one.
+func (x *Executor) onDriver(f func() error) error {
+	if s, ok := x.b.(driverSequencer); ok {
+		return s.runOnDriver(f)
+	}
+	return f()
 }
 
 // checkShapeLocked validates a launch shape against the kernel and device.
@@ -287,15 +305,23 @@ func (p *Pending) Wait() (Timing, error) {
 	if p.done {
 		return p.result, p.err
 	}
-	w0 := time.Now()
-	err := x.b.EventSync(p.stop)
-	wait := time.Since(w0)
-	t := Timing{WallNs: uint64(time.Since(p.t0)), EnqueueNs: uint64(p.enqueue), WaitNs: uint64(wait)}
+	var t Timing
+	var ms float64
+	var msErr error
+	err := x.onDriver(func() error {
+		w0 := time.Now()
+		err := x.b.EventSync(p.stop)
+		end := time.Now()
+		t = Timing{WallNs: uint64(end.Sub(p.t0)), EnqueueNs: uint64(p.enqueue), WaitNs: uint64(end.Sub(w0))}
+		if err == nil {
+			ms, msErr = x.b.EventElapsedMs(p.start, p.stop)
+		}
+		return err
+	})
 	if err == nil {
 		x.tel.add(cSyncPoints, 1)
-		ms, e := x.b.EventElapsedMs(p.start, p.stop)
-		if e == nil {
-			if ns, e2 := msToNs(ms); e2 == nil {
+		if msErr == nil {
+			if ns, e := msToNs(ms); e == nil {
 				t.DeviceNs, t.HasDeviceTime = ns, true
 			}
 		}
