@@ -1,0 +1,327 @@
+package planners
+
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+
+	"github.com/gpuplan/gpuplan/internal/checked"
+)
+
+// The CUDA optimisation pass ids vyre ships benchmark evidence for.
+const (
+	PassGraphCaptureReplay = "cuda.graph_capture_replay"
+	PassLaunchFusion       = "cuda.launch_fusion"
+	PassResultCompaction   = "cuda.result_compaction"
+	PassResidentGraphReuse = "cuda.resident_graph_reuse"
+)
+
+// BenchmarkPassCandidate is an optimisation pass with the benchmark evidence
+// for when it pays off (vyre's BenchmarkPassCandidate).
+type BenchmarkPassCandidate struct {
+	// PassID names the pass; non-empty and unique within one call.
+	PassID string `json:"pass_id"`
+	// MinFrontierItems is the smallest frontier the speedup was measured at.
+	MinFrontierItems uint64 `json:"min_frontier_items"`
+	// MinReuseCount is the smallest reuse count the speedup needs.
+	MinReuseCount uint64 `json:"min_reuse_count"`
+	// MinAvoidedReadbackBytes is the smallest avoidable readback it needs.
+	MinAvoidedReadbackBytes uint64 `json:"min_avoided_readback_bytes"`
+	// PlanningCostNs is the time planning the pass costs.
+	PlanningCostNs uint64 `json:"planning_cost_ns"`
+	// ScratchBytes is the scratch memory the pass needs.
+	ScratchBytes uint64 `json:"scratch_bytes"`
+	// ExpectedSpeedupBPS is the measured speedup; must be above 10000 (1.0×).
+	ExpectedSpeedupBPS uint32 `json:"expected_speedup_bps"`
+	// MandatoryWhenProfitable makes a pass whose thresholds are met
+	// required: not fitting the budgets is then an error, not a skip.
+	MandatoryWhenProfitable bool `json:"mandatory_when_profitable"`
+}
+
+// BenchmarkPassSelectionSample describes the workload and the budgets.
+type BenchmarkPassSelectionSample struct {
+	// FrontierItems is the workload's frontier size.
+	FrontierItems uint64 `json:"frontier_items"`
+	// ReuseCount is how often the workload reuses resident data.
+	ReuseCount uint64 `json:"reuse_count"`
+	// AvoidableReadbackBytes is the readback the workload could avoid.
+	AvoidableReadbackBytes uint64 `json:"avoidable_readback_bytes"`
+	// PlanningBudgetNs bounds the selected passes' total planning cost.
+	PlanningBudgetNs uint64 `json:"planning_budget_ns"`
+	// ScratchBudgetBytes bounds the selected passes' total scratch.
+	ScratchBudgetBytes uint64 `json:"scratch_budget_bytes"`
+}
+
+// PassSkipReason says why a pass was not selected.
+type PassSkipReason uint8
+
+const (
+	// FrontierBelowThreshold: the sample's frontier is below the pass's minimum.
+	FrontierBelowThreshold PassSkipReason = iota + 1
+	// ReuseBelowThreshold: the sample's reuse count is below the minimum.
+	ReuseBelowThreshold
+	// ReadbackBelowThreshold: the avoidable readback is below the minimum.
+	ReadbackBelowThreshold
+	// PlanningBudgetExceeded: the pass's planning cost does not fit.
+	PlanningBudgetExceeded
+	// ScratchBudgetExceeded: the pass's scratch does not fit.
+	ScratchBudgetExceeded
+)
+
+var passSkipReasonNames = [...]string{
+	FrontierBelowThreshold: "frontier_below_threshold",
+	ReuseBelowThreshold:    "reuse_below_threshold",
+	ReadbackBelowThreshold: "readback_below_threshold",
+	PlanningBudgetExceeded: "planning_budget_exceeded",
+	ScratchBudgetExceeded:  "scratch_budget_exceeded",
+}
+
+// String returns the JSON spelling of r, for example "reuse_below_threshold".
+func (r PassSkipReason) String() string {
+	if int(r) < len(passSkipReasonNames) && passSkipReasonNames[r] != "" {
+		return passSkipReasonNames[r]
+	}
+	return fmt.Sprintf("PassSkipReason(%d)", uint8(r))
+}
+
+// MarshalText encodes r as its String form.
+func (r PassSkipReason) MarshalText() ([]byte, error) {
+	if int(r) < len(passSkipReasonNames) && passSkipReasonNames[r] != "" {
+		return []byte(passSkipReasonNames[r]), nil
+	}
+	return nil, fmt.Errorf("skip reason %d is not defined. Fix: use a reason returned by SelectBenchmarkPasses", uint8(r))
+}
+
+// UnmarshalText decodes a reason written by MarshalText.
+func (r *PassSkipReason) UnmarshalText(text []byte) error {
+	for i, name := range passSkipReasonNames {
+		if name != "" && name == string(text) {
+			*r = PassSkipReason(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("reason %q is not a pass skip reason. Fix: use one of frontier_below_threshold, reuse_below_threshold, readback_below_threshold, planning_budget_exceeded, scratch_budget_exceeded", string(text))
+}
+
+// SkippedPass is a pass that was not selected, and why.
+type SkippedPass struct {
+	PassID string         `json:"pass_id"`
+	Reason PassSkipReason `json:"reason"`
+}
+
+// BenchmarkPassSelectionPlan is the outcome of SelectBenchmarkPasses.
+type BenchmarkPassSelectionPlan struct {
+	// SelectedPassIDs are in selection order.
+	SelectedPassIDs []string `json:"selected_pass_ids"`
+	// SkippedPasses are in selection order.
+	SkippedPasses []SkippedPass `json:"skipped_passes"`
+	// TotalPlanningCostNs and TotalScratchBytes sum the selected passes;
+	// they never exceed the sample's budgets.
+	TotalPlanningCostNs uint64 `json:"total_planning_cost_ns"`
+	TotalScratchBytes   uint64 `json:"total_scratch_bytes"`
+	// ProjectedSpeedupBPS starts at 10000 and is multiplied by every
+	// selected pass's speedup: floor(projected × speedup / 10000).
+	ProjectedSpeedupBPS uint32 `json:"projected_speedup_bps"`
+}
+
+// PassSelectionErrorKind names a pass-selection failure (vyre's
+// BenchmarkPassSelectionError).
+type PassSelectionErrorKind uint8
+
+const (
+	// PassSelectionEmptyPassID: pass_id is empty.
+	PassSelectionEmptyPassID PassSelectionErrorKind = iota + 1
+	// PassSelectionDuplicatePassID: a pass id repeats.
+	PassSelectionDuplicatePassID
+	// PassSelectionMissingSpeedupEvidence: expected_speedup_bps ≤ 10000.
+	PassSelectionMissingSpeedupEvidence
+	// PassSelectionMandatoryProfitablePassOverBudget: a mandatory pass whose
+	// thresholds are met does not fit the planning or scratch budget.
+	PassSelectionMandatoryProfitablePassOverBudget
+)
+
+var passSelectionKindNames = [...]string{
+	PassSelectionEmptyPassID:                       "EmptyPassId",
+	PassSelectionDuplicatePassID:                   "DuplicatePassId",
+	PassSelectionMissingSpeedupEvidence:            "MissingSpeedupEvidence",
+	PassSelectionMandatoryProfitablePassOverBudget: "MandatoryProfitablePassOverBudget",
+}
+
+// String returns the vyre variant name.
+func (k PassSelectionErrorKind) String() string {
+	if int(k) < len(passSelectionKindNames) && passSelectionKindNames[k] != "" {
+		return passSelectionKindNames[k]
+	}
+	return fmt.Sprintf("PassSelectionErrorKind(%d)", uint8(k))
+}
+
+// PassSelectionError is a pass-selection failure. A projected speedup above
+// math.MaxUint32 is reported as *checked.OverflowError ("projected speedup
+// bps").
+type PassSelectionError struct {
+	Kind PassSelectionErrorKind
+	// Index is the candidate's position in the input.
+	Index int
+	// PassID is the candidate's id.
+	PassID string
+	// ExpectedSpeedupBPS is set for MissingSpeedupEvidence.
+	ExpectedSpeedupBPS uint32
+	// Reason (PlanningBudgetExceeded or ScratchBudgetExceeded), the total
+	// the pass would bring (RequiredTotal) and the budget are set for
+	// MandatoryProfitablePassOverBudget. RequiredTotal is pinned at
+	// math.MaxUint64 when the true sum is larger.
+	Reason        PassSkipReason
+	RequiredTotal uint64
+	Budget        uint64
+}
+
+// Field returns the input field the error is about.
+func (e *PassSelectionError) Field() string {
+	switch e.Kind {
+	case PassSelectionEmptyPassID, PassSelectionDuplicatePassID:
+		return fmt.Sprintf("candidates[%d].pass_id", e.Index)
+	case PassSelectionMissingSpeedupEvidence:
+		return fmt.Sprintf("candidates[%d].expected_speedup_bps", e.Index)
+	case PassSelectionMandatoryProfitablePassOverBudget:
+		if e.Reason == ScratchBudgetExceeded {
+			return "sample.scratch_budget_bytes"
+		}
+		return "sample.planning_budget_ns"
+	}
+	return ""
+}
+
+func (e *PassSelectionError) Error() string {
+	f := e.Field()
+	switch e.Kind {
+	case PassSelectionEmptyPassID:
+		return fmt.Sprintf("%s is empty. Fix: name the pass, for example %q", f, PassLaunchFusion)
+	case PassSelectionDuplicatePassID:
+		return fmt.Sprintf("%s: pass id %q appears twice. Fix: list every pass once", f, e.PassID)
+	case PassSelectionMissingSpeedupEvidence:
+		return fmt.Sprintf("%s: pass %q claims %d bps, which is no speedup. Fix: give a measured expected_speedup_bps above 10000 or drop the pass",
+			f, e.PassID, e.ExpectedSpeedupBPS)
+	case PassSelectionMandatoryProfitablePassOverBudget:
+		what := "planning cost"
+		if e.Reason == ScratchBudgetExceeded {
+			what = "scratch"
+		}
+		return fmt.Sprintf("%s: mandatory pass %q is profitable here but brings the total %s to %d, above the budget of %d (%s). Fix: raise %s to at least %d or stop marking %q mandatory_when_profitable",
+			f, e.PassID, what, e.RequiredTotal, e.Budget, e.Reason, f, e.RequiredTotal, e.PassID)
+	}
+	return fmt.Sprintf("pass selection error %d. Fix: check the candidates", uint8(e.Kind))
+}
+
+// passValue is speedup × (min frontier + min reuse + min readback) as an
+// exact 128-bit number (hi, lo).
+type passValue struct{ hi, lo uint64 }
+
+func benchmarkPassValue(c *BenchmarkPassCandidate) passValue {
+	s1, c1 := bits.Add64(c.MinFrontierItems, c.MinReuseCount, 0)
+	s2, c2 := bits.Add64(s1, c.MinAvoidedReadbackBytes, 0)
+	sumHi := c1 + c2 // the sum is (sumHi, s2), sumHi ≤ 2
+	hi, lo := bits.Mul64(s2, uint64(c.ExpectedSpeedupBPS))
+	return passValue{hi: hi + sumHi*uint64(c.ExpectedSpeedupBPS), lo: lo} // < 2^98: no wrap
+}
+
+func comparePassValue(a, b passValue) int {
+	if c := cmp.Compare(a.hi, b.hi); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.lo, b.lo)
+}
+
+// SelectBenchmarkPasses chooses the optimisation passes whose benchmark
+// evidence applies to sample, within its planning and scratch budgets.
+//
+// Candidates are validated in input order (PassSelectionEmptyPassID,
+// PassSelectionDuplicatePassID, PassSelectionMissingSpeedupEvidence), then
+// ordered: mandatory passes first, then by speedup × (min frontier + min
+// reuse + min readback) computed exactly, highest first, then by pass id.
+// Walking that order, a pass below one of its thresholds (frontier, reuse,
+// readback, checked in that order) is skipped even when mandatory; a pass
+// that does not fit the planning budget and then the scratch budget is
+// skipped, or, when mandatory, fails the whole selection with
+// PassSelectionMandatoryProfitablePassOverBudget (vyre finds this in a dry
+// run before deciding anything; a pure walk reports the same error).
+func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample BenchmarkPassSelectionSample) (BenchmarkPassSelectionPlan, error) {
+	ids := make(map[string]struct{}, len(candidates))
+	for i := range candidates {
+		c := &candidates[i]
+		switch _, dup := ids[c.PassID]; {
+		case c.PassID == "":
+			return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionEmptyPassID, Index: i}
+		case dup:
+			return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionDuplicatePassID, Index: i, PassID: c.PassID}
+		case c.ExpectedSpeedupBPS <= checked.BasisPoints:
+			return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionMissingSpeedupEvidence, Index: i,
+				PassID: c.PassID, ExpectedSpeedupBPS: c.ExpectedSpeedupBPS}
+		}
+		ids[c.PassID] = struct{}{}
+	}
+	values := make([]passValue, len(candidates))
+	order := make([]int, len(candidates))
+	for i := range candidates {
+		values[i] = benchmarkPassValue(&candidates[i])
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		ca, cb := &candidates[a], &candidates[b]
+		if ca.MandatoryWhenProfitable != cb.MandatoryWhenProfitable {
+			if ca.MandatoryWhenProfitable {
+				return -1
+			}
+			return 1
+		}
+		if c := comparePassValue(values[b], values[a]); c != 0 {
+			return c
+		}
+		return cmp.Compare(ca.PassID, cb.PassID)
+	})
+	plan := BenchmarkPassSelectionPlan{SelectedPassIDs: []string{}, SkippedPasses: []SkippedPass{}, ProjectedSpeedupBPS: checked.BasisPoints}
+	for _, i := range order {
+		c := &candidates[i]
+		var reason PassSkipReason
+		switch {
+		case sample.FrontierItems < c.MinFrontierItems:
+			reason = FrontierBelowThreshold
+		case sample.ReuseCount < c.MinReuseCount:
+			reason = ReuseBelowThreshold
+		case sample.AvoidableReadbackBytes < c.MinAvoidedReadbackBytes:
+			reason = ReadbackBelowThreshold
+		// The totals never exceed their budgets, so budget − total cannot
+		// underflow and total + cost is compared without overflowing.
+		case c.PlanningCostNs > sample.PlanningBudgetNs-plan.TotalPlanningCostNs:
+			reason = PlanningBudgetExceeded
+		case c.ScratchBytes > sample.ScratchBudgetBytes-plan.TotalScratchBytes:
+			reason = ScratchBudgetExceeded
+		}
+		if reason != 0 {
+			if c.MandatoryWhenProfitable && (reason == PlanningBudgetExceeded || reason == ScratchBudgetExceeded) {
+				total, cost, budget := plan.TotalPlanningCostNs, c.PlanningCostNs, sample.PlanningBudgetNs
+				if reason == ScratchBudgetExceeded {
+					total, cost, budget = plan.TotalScratchBytes, c.ScratchBytes, sample.ScratchBudgetBytes
+				}
+				required, carry := bits.Add64(total, cost, 0)
+				if carry != 0 {
+					required = math.MaxUint64
+				}
+				return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionMandatoryProfitablePassOverBudget,
+					Index: i, PassID: c.PassID, Reason: reason, RequiredTotal: required, Budget: budget}
+			}
+			plan.SkippedPasses = append(plan.SkippedPasses, SkippedPass{PassID: c.PassID, Reason: reason})
+			continue
+		}
+		projected, ok := checked.MulDiv(uint64(plan.ProjectedSpeedupBPS), uint64(c.ExpectedSpeedupBPS), checked.BasisPoints)
+		if !ok || projected > math.MaxUint32 {
+			return BenchmarkPassSelectionPlan{}, &checked.OverflowError{Field: "projected speedup bps"}
+		}
+		plan.ProjectedSpeedupBPS = uint32(projected)
+		plan.TotalPlanningCostNs += c.PlanningCostNs
+		plan.TotalScratchBytes += c.ScratchBytes
+		plan.SelectedPassIDs = append(plan.SelectedPassIDs, c.PassID)
+	}
+	return plan, nil
+}
