@@ -13,6 +13,7 @@ func commands() []command {
 		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "batch", summary: "batch queries over resident graphs into few launches", run: runBatch},
 		{name: "diagnostics", summary: "aggregate kernel diagnostics on the device for one compact readback", run: runDiagnostics},
+		{name: "passes", summary: "choose optimisation passes from benchmark evidence", run: runPasses},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
