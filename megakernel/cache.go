@@ -180,6 +180,30 @@ func NewPlanCacheKey(id PlanIdentity, sample ScheduleSample, memory MemoryBudget
 	}
 }
 
+// packedKey is PlanCacheKey packed into plain words, so the map hashes one
+// padding-free block of memory instead of walking the struct's fields.
+type packedKey [6]uint64
+
+func b2u(v bool) uint64 {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func (k PlanCacheKey) pack() packedKey {
+	d := k.Identity.Device
+	return packedKey{
+		k.Identity.GraphLayoutHash,
+		uint64(k.Identity.Kind.tag) | uint64(d.SMMajor)<<8 | uint64(d.SMMinor)<<24 | uint64(d.WarpSize)<<40 |
+			b2u(d.SupportsGridSync)<<56 | b2u(d.SupportsTensorCores)<<57,
+		k.Identity.Kind.custom,
+		uint64(d.MaxWorkgroupSize) | uint64(k.FrontierDensityBucket)<<32,
+		uint64(k.MemoryPressureBucket) | uint64(k.ReadbackPressureBucket)<<32,
+		uint64(k.LaunchPressureBucket) | uint64(k.FusionPressureBucket)<<32,
+	}
+}
+
 // CachedPlan is a cached topology decision (vyre's CudaMegakernelCachedPlan).
 type CachedPlan struct {
 	Topology Topology         `json:"topology"`
@@ -221,7 +245,7 @@ type PlanCache struct {
 	mu         sync.Mutex
 	maxEntries int
 	serial     uint64
-	entries    map[PlanCacheKey]*cacheEntry
+	entries    map[packedKey]*cacheEntry
 	identities map[PlanIdentity]*identityRecord
 	head, tail *cacheEntry // head: most recently used
 	stats      CacheStats
@@ -231,7 +255,7 @@ type PlanCache struct {
 // (DefaultMaxPlans is vyre's default). With maxEntries <= 0 nothing is
 // cached: every lookup builds.
 func NewPlanCache(maxEntries int) *PlanCache {
-	return &PlanCache{maxEntries: max(maxEntries, 0), entries: make(map[PlanCacheKey]*cacheEntry),
+	return &PlanCache{maxEntries: max(maxEntries, 0), entries: make(map[packedKey]*cacheEntry),
 		identities: make(map[PlanIdentity]*identityRecord)}
 }
 
@@ -310,7 +334,8 @@ func (c *PlanCache) GetOrInsert(key PlanCacheKey, build func() CachedPlan) Cache
 
 func (c *PlanCache) getOrInsertLocked(key PlanCacheKey, build func() CachedPlan) CachedPlan {
 	serial := c.advance()
-	if e, ok := c.entries[key]; ok {
+	pk := key.pack()
+	if e, ok := c.entries[pk]; ok {
 		pinnedInc(&c.stats.Hits)
 		e.serial = serial
 		if c.head != e {
@@ -326,7 +351,7 @@ func (c *PlanCache) getOrInsertLocked(key PlanCacheKey, build func() CachedPlan)
 	for len(c.entries) >= c.maxEntries && c.tail != nil {
 		old := c.tail
 		c.unlink(old)
-		delete(c.entries, old.key)
+		delete(c.entries, old.key.pack())
 		if rec := c.identities[old.key.Identity]; rec != nil {
 			if rec.entries--; rec.entries <= 0 {
 				delete(c.identities, old.key.Identity)
@@ -336,7 +361,7 @@ func (c *PlanCache) getOrInsertLocked(key PlanCacheKey, build func() CachedPlan)
 	}
 	plan := build()
 	e := &cacheEntry{key: key, plan: plan, serial: serial}
-	c.entries[key] = e
+	c.entries[pk] = e
 	c.pushFront(e)
 	rec := c.identities[key.Identity]
 	if rec == nil {

@@ -64,3 +64,34 @@ func TestPlanCacheIdentityRecordsStayBounded(t *testing.T) {
 	assert.Len(t, c.identities, 2)
 	assert.Len(t, c.entries, 2)
 }
+
+func TestPackedKeyDistinguishesEveryField(t *testing.T) {
+	base := PlanCacheKey{Identity: PlanIdentity{GraphLayoutHash: 1, Kind: Liveness, Device: DeviceKey{SMMajor: 9, SMMinor: 0, WarpSize: 32,
+		SupportsGridSync: true, SupportsTensorCores: true, MaxWorkgroupSize: 1024}},
+		FrontierDensityBucket: 3, MemoryPressureBucket: 4, ReadbackPressureBucket: 5, LaunchPressureBucket: 6, FusionPressureBucket: 7}
+	edits := []func(k *PlanCacheKey){
+		func(k *PlanCacheKey) { k.Identity.GraphLayoutHash++ },
+		func(k *PlanCacheKey) { k.Identity.Kind = PointsTo },
+		func(k *PlanCacheKey) { k.Identity.Kind = CustomAnalysis(0) },
+		func(k *PlanCacheKey) { k.Identity.Device.SMMajor = 65535 },
+		func(k *PlanCacheKey) { k.Identity.Device.SMMinor = 65535 },
+		func(k *PlanCacheKey) { k.Identity.Device.WarpSize = 65535 },
+		func(k *PlanCacheKey) { k.Identity.Device.SupportsGridSync = false },
+		func(k *PlanCacheKey) { k.Identity.Device.SupportsTensorCores = false },
+		func(k *PlanCacheKey) { k.Identity.Device.MaxWorkgroupSize = math.MaxUint32 },
+		func(k *PlanCacheKey) { k.FrontierDensityBucket = math.MaxUint32 },
+		func(k *PlanCacheKey) { k.MemoryPressureBucket = math.MaxUint32 },
+		func(k *PlanCacheKey) { k.ReadbackPressureBucket = math.MaxUint32 },
+		func(k *PlanCacheKey) { k.LaunchPressureBucket = math.MaxUint32 },
+		func(k *PlanCacheKey) { k.FusionPressureBucket = math.MaxUint32 },
+	}
+	seen := map[packedKey]int{base.pack(): -1}
+	for i, e := range edits {
+		k := base
+		e(&k)
+		p := k.pack()
+		prev, dup := seen[p]
+		require.False(t, dup, "edit %d packs like %d", i, prev)
+		seen[p] = i
+	}
+}
