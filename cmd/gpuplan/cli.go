@@ -50,6 +50,7 @@ type flags struct {
 	*flag.FlagSet
 	json bool
 	out  io.Writer
+	help func()
 }
 
 // newFlags returns a flag set for subcommand name. synopsis is the usage
@@ -59,7 +60,10 @@ func (e *env) newFlags(name, synopsis, about string) *flags {
 	f := &flags{FlagSet: fs, out: e.stdout}
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&f.json, "json", false, "write machine-readable JSON instead of text")
-	fs.Usage = func() {
+	// The flag package calls fs.Usage on every parse error; parse prints the
+	// help itself, only for --help, so the hook stays silent.
+	fs.Usage = func() {}
+	f.help = func() {
 		fmt.Fprintf(f.out, "usage: gpuplan %s\n\n%s\n\nflags:\n", synopsis, strings.TrimSpace(about))
 		fs.SetOutput(f.out)
 		fs.PrintDefaults()
@@ -76,7 +80,7 @@ func (f *flags) parse(args []string) error {
 	case err == nil:
 		return nil
 	case errors.Is(err, flag.ErrHelp):
-		f.Usage()
+		f.help()
 		return errHelpShown
 	default:
 		return usagef("gpuplan %s: %v (run 'gpuplan %s --help' for usage)", f.Name(), err, f.Name())

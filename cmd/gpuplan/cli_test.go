@@ -53,3 +53,12 @@ func TestEveryCommandHasHelpAndJSON(t *testing.T) {
 		})
 	}
 }
+
+func TestHelpPrintedOnce(t *testing.T) {
+	out, _, code := runCLI(t, "", "version", "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, 1, strings.Count(out, "usage: gpuplan version"))
+	_, errs, code := runCLI(t, "", "version", "--bogus")
+	assert.Equal(t, exitUsage, code)
+	assert.NotContains(t, errs, "usage: gpuplan version\n\n")
+}
