@@ -112,7 +112,21 @@ func TestSnapshotValidation(t *testing.T) {
 	s.Rows[1].ChildrenLen = 2
 	s.Rows[1].ChildrenOffset = 0
 	require.NoError(t, s.Validate(), "AnyArity accepts any children count")
+	// Sparse e-class ids take the sorted-set path.
+	sparse := &Snapshot{
+		Rows:      []Row{{EclassID: 4_000_000_000}, {EclassID: 7, LanguageOpID: 1, ChildrenLen: 1}},
+		Children:  []uint32{4_000_000_000},
+		OpArities: []uint32{0, 1},
+	}
+	require.NoError(t, sparse.Validate())
+	img, err := PackDeviceImage(sparse)
+	require.NoError(t, err)
+	assert.Equal(t, []uint32{7, 4_000_000_000}, img.Section(SecGroupEclassIDs))
+	assert.Equal(t, []uint32{1, 0}, img.Section(SecGroupRows))
+	sparse.Children[0] = 4_000_000_001
 	var ie *ImageError
+	require.ErrorAs(t, sparse.Validate(), &ie)
+	assert.Equal(t, ImageError{Context: CtxUnknownChildEcls, Row: 1, Value: 4_000_000_001, Fix: ie.Fix}, *ie)
 	require.ErrorAs(t, specSnapshot().validate(2), &ie)
 	assert.Equal(t, CtxRowCount, ie.Context)
 	s = specSnapshot()
@@ -624,17 +638,25 @@ func FuzzDecodeReadbackPairs(f *testing.F) {
 }
 
 func benchSnapshot(rows int) *Snapshot {
-	// Leaves 0..rows/4-1, then f(x) rows duplicated across classes.
-	s := &Snapshot{OpArities: []uint32{0, 1, 2}}
+	// rows/4 distinct leaves (one op each, as constants and symbols are),
+	// then binary rows f(a, b) spread over rows/2 e-classes; about a third
+	// of them repeat an earlier row, so buckets stay small.
 	leaves := rows / 4
+	s := &Snapshot{OpArities: make([]uint32, leaves+1)}
+	bin := uint32(leaves)
+	s.OpArities[bin] = 2
 	for i := 0; i < rows; i++ {
 		if i < leaves {
-			s.Rows = append(s.Rows, Row{EclassID: uint32(i), LanguageOpID: 0})
+			s.Rows = append(s.Rows, Row{EclassID: uint32(i), LanguageOpID: uint32(i)})
 			continue
 		}
+		j := i
+		if i%3 == 0 {
+			j = i / 3 // repeat an earlier shape
+		}
 		off := uint32(len(s.Children))
-		s.Children = append(s.Children, uint32(i%leaves), uint32((i/3)%leaves))
-		s.Rows = append(s.Rows, Row{EclassID: uint32(i / 2), LanguageOpID: 2, ChildrenOffset: off, ChildrenLen: 2})
+		s.Children = append(s.Children, uint32(j%leaves), uint32((j*7)%leaves))
+		s.Rows = append(s.Rows, Row{EclassID: uint32(i / 2), LanguageOpID: bin, ChildrenOffset: off, ChildrenLen: 2})
 	}
 	return s
 }

@@ -69,10 +69,7 @@ func (s *Snapshot) validate(limit uint64) error {
 	if uint64(len(s.Children)) > limit {
 		return &ImageError{Context: CtxChildCount, Value: uint64(len(s.Children)), Fix: "split the e-graph into snapshots of at most 2^32-1 children"}
 	}
-	classes := make(map[uint32]struct{}, len(s.Rows))
-	for _, r := range s.Rows {
-		classes[r.EclassID] = struct{}{}
-	}
+	classes := newClassSet(s.Rows)
 	for i, r := range s.Rows {
 		row := uint64(i)
 		if uint64(r.LanguageOpID) >= uint64(len(s.OpArities)) {
@@ -86,7 +83,7 @@ func (s *Snapshot) validate(limit uint64) error {
 			return &ImageError{Context: CtxArityMismatch, Row: row, Value: uint64(r.ChildrenLen), Fix: fmt.Sprintf("give op %d exactly %d children", r.LanguageOpID, a)}
 		}
 		for _, c := range s.Children[r.ChildrenOffset:end] {
-			if _, ok := classes[c]; !ok {
+			if !classes.has(c) {
 				return &ImageError{Context: CtxUnknownChildEcls, Row: row, Value: uint64(c), Fix: "add a row for that e-class or correct the child id"}
 			}
 		}
@@ -212,24 +209,15 @@ func PackDeviceImage(s *Snapshot) (*DeviceImage, error) {
 		return nil, err
 	}
 	r, c := len(s.Rows), len(s.Children)
-	// Group rows by e-class: sort row indices by (eclass, row).
-	byClass := make([]uint32, r)
-	for i := range byClass {
-		byClass[i] = uint32(i)
+	// Group rows by e-class: sort packed (eclass, row) words.
+	keys := make([]uint64, r)
+	for i, row := range s.Rows {
+		keys[i] = uint64(row.EclassID)<<32 | uint64(i)
 	}
-	slices.SortFunc(byClass, func(a, b uint32) int {
-		ea, eb := s.Rows[a].EclassID, s.Rows[b].EclassID
-		switch {
-		case ea < eb:
-			return -1
-		case ea > eb:
-			return 1
-		}
-		return int(int64(a) - int64(b))
-	})
+	slices.Sort(keys)
 	g := 0
-	for i := range byClass {
-		if i == 0 || s.Rows[byClass[i]].EclassID != s.Rows[byClass[i-1]].EclassID {
+	for i := range keys {
+		if i == 0 || keys[i]>>32 != keys[i-1]>>32 {
 			g++
 		}
 	}
@@ -249,11 +237,11 @@ func PackDeviceImage(s *Snapshot) (*DeviceImage, error) {
 	}
 	copy(w(SecChildren), s.Children)
 	gids, goffs, grows := w(SecGroupEclassIDs), w(SecGroupOffsets), w(SecGroupRows)
-	copy(grows, byClass)
 	k := 0
-	for i, row := range byClass {
-		if i == 0 || s.Rows[row].EclassID != s.Rows[byClass[i-1]].EclassID {
-			gids[k] = s.Rows[row].EclassID
+	for i, key := range keys {
+		grows[i] = uint32(key)
+		if i == 0 || key>>32 != keys[i-1]>>32 {
+			gids[k] = uint32(key >> 32)
 			goffs[k] = uint32(i)
 			k++
 		}
@@ -393,4 +381,40 @@ func NewKernelView(base uint64, plan UploadPlan) (KernelView, error) {
 		v.Pointers[i] = p
 	}
 	return v, nil
+}
+
+// classSet is the set of e-class ids that own a row: a dense bitmap when
+// the ids are small, otherwise a sorted unique slice searched by bisection.
+type classSet struct {
+	bits   []uint64
+	sorted []uint32
+}
+
+func newClassSet(rows []Row) classSet {
+	var maxID uint32
+	for _, r := range rows {
+		maxID = max(maxID, r.EclassID)
+	}
+	if uint64(maxID) < 64*uint64(len(rows))+4096 {
+		b := make([]uint64, uint64(maxID)/64+1)
+		for _, r := range rows {
+			b[r.EclassID/64] |= 1 << (r.EclassID % 64)
+		}
+		return classSet{bits: b}
+	}
+	ids := make([]uint32, len(rows))
+	for i, r := range rows {
+		ids[i] = r.EclassID
+	}
+	slices.Sort(ids)
+	return classSet{sorted: slices.Compact(ids)}
+}
+
+func (c classSet) has(id uint32) bool {
+	if c.bits != nil {
+		w := uint64(id) / 64
+		return w < uint64(len(c.bits)) && c.bits[w]&(1<<(id%64)) != 0
+	}
+	_, ok := slices.BinarySearch(c.sorted, id)
+	return ok
 }

@@ -324,3 +324,45 @@ func ExampleAdaptFrontierTypedIRToCUDA() {
 	// Output:
 	// [{32 64 32} {48 96 32}] [4 6] [{0 1}]
 }
+
+func TestIDIndexDenseAndSparse(t *testing.T) {
+	for seed := uint64(0); seed < 100; seed++ {
+		r := rand.New(rand.NewPCG(seed, 99))
+		n := r.IntN(3000)
+		spread := []int{n + 1, 4*n + 5000, math.MaxUint32}[r.IntN(3)]
+		ids := make([]uint32, n)
+		for i := range ids {
+			ids[i] = uint32(r.Int64N(int64(spread)))
+		}
+		// Reference with a map: the id whose second occurrence comes first.
+		seen := map[uint32]int{}
+		wantDup, haveDup := uint32(0), false
+		for _, v := range ids {
+			if _, ok := seen[v]; ok {
+				wantDup, haveDup = v, true
+				break
+			}
+			seen[v] = len(seen)
+		}
+		x, dupID, dup := newIDIndex(n, func(i int) uint32 { return ids[i] })
+		require.Equal(t, haveDup, dup, "seed %d", seed)
+		if dup {
+			require.Equal(t, wantDup, dupID, "seed %d", seed)
+			continue
+		}
+		for i, v := range ids {
+			p, ok := x.lookup(v)
+			require.True(t, ok)
+			require.Equal(t, uint32(i), p)
+		}
+		for range 50 {
+			v := uint32(r.Int64N(math.MaxUint32 + 1))
+			_, want := seen[v]
+			_, got := x.lookup(v)
+			require.Equal(t, want, got)
+		}
+	}
+	x, _, _ := newIDIndex(0, nil)
+	_, ok := x.lookup(0)
+	assert.False(t, ok)
+}

@@ -201,9 +201,10 @@ func (e *CsrIndexOverflowError) Error() string {
 // Nodes keep input order; edges are grouped by source node (a stable
 // counting sort), keeping input order within a row.
 //
-// Errors, in this order: *DuplicateTokenFactNodeError (first repeated id),
-// an unknown node or edge kind, *UnknownEdgeNodeError (first bad edge, From
-// before To), *PayloadOverflowError and *PayloadOutOfBoundsError (per node in
+// Errors, in this order: an unknown node kind, *DuplicateTokenFactNodeError
+// (the id whose second occurrence comes first in input order), then for
+// the first bad edge *UnknownEdgeNodeError (From before To) or an unknown
+// edge kind, *PayloadOverflowError and *PayloadOutOfBoundsError (per node in
 // input order), *CsrIndexOverflowError (node count, then edge count, above
 // 2^32-1).
 func BuildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBytes uint32) (*TokenFactGraph, error) {
@@ -211,24 +212,27 @@ func BuildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 }
 
 func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBytes uint32, limit int) (*TokenFactGraph, error) {
-	index := make(map[uint32]uint32, len(nodes))
-	for i, n := range nodes {
-		if _, dup := index[n.ID]; dup {
-			return nil, &DuplicateTokenFactNodeError{NodeID: n.ID}
-		}
+	for _, n := range nodes {
 		if int(n.Kind) >= len(nodeKindNames) {
 			return nil, fmt.Errorf("node %d: unknown node kind %d. Fix: use one of %v", n.ID, n.Kind, nodeKindNames)
 		}
-		index[n.ID] = uint32(i) // the CSR limit is checked below before use
+	}
+	if len(nodes) > math.MaxUint32 {
+		// Positions are 32-bit; no real input gets here.
+		return nil, &CsrIndexOverflowError{Field: "node count", Count: len(nodes), Limit: limit}
+	}
+	index, dupID, dup := newIDIndex(len(nodes), func(i int) uint32 { return nodes[i].ID })
+	if dup {
+		return nil, &DuplicateTokenFactNodeError{NodeID: dupID}
 	}
 	src := make([]uint32, len(edges))
 	dst := make([]uint32, len(edges))
 	for k, e := range edges {
-		s, ok := index[e.From]
+		s, ok := index.lookup(e.From)
 		if !ok {
 			return nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.From}
 		}
-		d, ok := index[e.To]
+		d, ok := index.lookup(e.To)
 		if !ok {
 			return nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.To}
 		}
