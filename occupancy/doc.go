@@ -33,7 +33,11 @@
 // bytes, allocation granularity, opt-in limit and carveout). Its answers
 // match cuOccupancyMaxActiveBlocksPerMultiprocessor: for example 21 blocks of
 // 96 threads at 10 registers on an H200, 11 with 20,000 B of dynamic shared
-// memory, and 2 blocks of 128 threads at 238 registers.
+// memory, and 2 blocks of 128 threads at 238 registers. It agrees with the
+// driver on all 12,420 configurations recorded on a live H200
+// (testdata/driver_h200.json.gz, recorded by testdata/driver_check.py:
+// kernels of 8 to 255 registers, block sizes 1 to 1024, dynamic shared
+// memory, carveout preferences, opt-in).
 // MaxPotentialBlockSize follows the driver's block-size search and
 // CoResidentGrid gives the largest grid whose blocks are all resident at once
 // (blocks per SM x SMs). Use these for anything that runs on a real device:

@@ -166,11 +166,25 @@ func (k Kernel) validate() error {
 	return nil
 }
 
+// roundUp rounds v >= 0 up to a multiple of unit, with a mask when unit is a
+// power of two (every real device's units are).
 func roundUp(v, unit int) int {
 	if unit <= 1 {
 		return v
 	}
-	return (v + unit - 1) / unit * unit
+	if unit&(unit-1) == 0 {
+		return (v + unit - 1) &^ (unit - 1)
+	}
+	return div(v+unit-1, unit) * unit
+}
+
+// div divides non-negative a by positive b, in 32 bits when both fit (much
+// cheaper than a 64-bit division on common CPUs).
+func div(a, b int) int {
+	if uint64(a)|uint64(b) <= math.MaxUint32 {
+		return int(uint32(a) / uint32(b))
+	}
+	return a / b
 }
 
 // Compute returns the exact occupancy of kernel k at blockSize threads per
@@ -223,9 +237,10 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	if blockSize < 1 || blockSize > 1<<30 {
 		return Result{}, &InputError{"block_size", fmt.Sprintf("is %d, outside 1..2^30", blockSize), fmt.Sprintf("use a block size between 1 and %d", d.MaxThreadsPerBlock)}
 	}
+	// Validate guarantees a warp size of 32.
 	warp := d.WarpSize
-	maxWarps := d.MaxThreadsPerSM / warp
-	w := (blockSize + warp - 1) / warp
+	maxWarps := d.MaxThreadsPerSM >> 5
+	w := (blockSize + 31) >> 5
 	r := Result{BlockSize: blockSize, WarpsPerBlock: w, MaxWarpsPerSM: maxWarps}
 
 	// 1. Warps (and the block-size maxima, which the CUDA calculator folds
@@ -237,7 +252,7 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	if blockSize > maxBlock {
 		r.BlocksByWarps = 0
 	} else {
-		r.BlocksByWarps = maxWarps / w
+		r.BlocksByWarps = div(maxWarps, w)
 	}
 
 	// 2. Blocks.
@@ -255,8 +270,8 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 			d.RegistersPerBlock < perWarp*w:
 			r.BlocksByRegisters = 0
 		default:
-			warpsPerSub := (d.RegistersPerSM / sub) / perWarp
-			r.BlocksByRegisters = sub * warpsPerSub / w
+			warpsPerSub := div(div(d.RegistersPerSM, sub), perWarp)
+			r.BlocksByRegisters = div(sub*warpsPerSub, w)
 		}
 	}
 
@@ -270,19 +285,20 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 		limit += d.ReservedSharedMemPerBlk
 	}
 	r.SharedMemLimitPerBlock = limit
-	r.SharedMemCapacityPerSM = carveoutCapacity(d, k.CarveoutPercent, 0)
 	// As in cuda_occupancy.h the reserved bytes count even for a kernel
 	// without shared memory, so only pre-sm_80 kernels with S = 0 are
 	// unlimited here.
-	if alloc := roundUp(k.SharedBytes()+d.ReservedSharedMemPerBlk, d.SharedMemAllocUnit); alloc > 0 {
-		r.SharedBytesPerBlock = alloc
-		if alloc > limit {
-			r.BlocksBySharedMemory = 0
-		} else {
-			c := carveoutCapacity(d, k.CarveoutPercent, alloc)
-			r.SharedMemCapacityPerSM = c
-			r.BlocksBySharedMemory = c / alloc
-		}
+	alloc := roundUp(k.SharedBytes()+d.ReservedSharedMemPerBlk, d.SharedMemAllocUnit)
+	r.SharedBytesPerBlock = alloc
+	switch {
+	case alloc > limit:
+		r.BlocksBySharedMemory = 0
+		r.SharedMemCapacityPerSM = carveoutCapacity(d, k.CarveoutPercent, 0)
+	case alloc > 0:
+		r.SharedMemCapacityPerSM = carveoutCapacity(d, k.CarveoutPercent, alloc)
+		r.BlocksBySharedMemory = div(r.SharedMemCapacityPerSM, alloc)
+	default:
+		r.SharedMemCapacityPerSM = carveoutCapacity(d, k.CarveoutPercent, 0)
 	}
 
 	// Binding limit: fewest blocks, ties in declaration order.
@@ -314,7 +330,7 @@ func carveoutCapacity(d *Device, percent, alloc int) int {
 	if len(d.SharedMemCarveoutsKiB) == 0 || percent <= 0 {
 		return d.SharedMemPerSM
 	}
-	pref := d.SharedMemPerSM * percent / 100
+	pref := div(d.SharedMemPerSM*percent, 100)
 	capacity := d.SharedMemPerSM
 	for _, c := range d.SharedMemCarveoutsKiB {
 		if c*1024 >= pref {
@@ -341,6 +357,12 @@ func carveoutCapacity(d *Device, percent, alloc int) int {
 // min(device max, kernel max) down to 32 in steps of 32 (the first try is
 // the limit itself when it is not a multiple of 32), keeps the largest size
 // with the most threads per SM, and stops early once an SM is full.
+//
+// Carveout preferences are applied as cuda_occupancy.h and
+// cuOccupancyMaxActiveBlocksPerMultiprocessor apply them. The driver's own
+// cuOccupancyMaxPotentialBlockSize (H200, driver 580.159.04) ignores a
+// preference of 1 to 100 percent and answers as with the default carveout;
+// pass CarveoutPercent -1 to reproduce its answer.
 //
 // When no block size can run (for example registers above the per-thread
 // maximum), it returns 0, 0 and no error, as the driver does. Errors are the

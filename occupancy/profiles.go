@@ -193,8 +193,10 @@ func Blackwell5090Default() Device {
 // memory clock (the clock as the driver reports it, so
 // Device.BandwidthBytesPerSec lands on the datasheet bandwidth); the
 // per-architecture occupancy limits of gpu-facts.md. Memory sizes are the
-// totals the driver reports (MiB as nvidia-smi prints them). Async engine
-// counts are informational and not used by any model.
+// totals nvidia-smi prints (MiB), except the H200's, which is
+// cuDeviceTotalMem on a live H200; every other H200 attribute was checked
+// against that device too (TestExactModelMatchesDriver). Async engine counts
+// are informational and not used by any model.
 func Profiles() []Profile {
 	ps := []Profile{
 		{Short: "v100", Aliases: []string{"v100-sxm2", "v100-sxm2-32gb", "v100-32gb"},
@@ -218,7 +220,7 @@ func Profiles() []Profile {
 		{Short: "h100-pcie", Aliases: []string{"h100-pcie-80gb"},
 			Device: part{"NVIDIA H100 PCIe", 9, 0, 114, 50 * mib, 81559 * mib, 5120, 1_593_000, 3}.device()},
 		{Short: "h200", Aliases: []string{"h200-sxm", "h200-sxm-141gb", "h200-141gb"},
-			Device: part{"NVIDIA H200", 9, 0, 132, 60 * mib, 143771 * mib, 6016, 3_201_000, 3}.device()},
+			Device: part{"NVIDIA H200", 9, 0, 132, 60 * mib, 150_109_880_320, 6016, 3_201_000, 3}.device()},
 		{Short: "b200", Aliases: []string{"b200-sxm", "b200-180gb"},
 			Note:   "cc 10.0 limits are gpu-facts.md's row; check them against a live device (gpuplan devices --probe)",
 			Device: part{"NVIDIA B200", 10, 0, 148, 126 * mib, 183359 * mib, 8192, 3_996_000, 4}.device()},

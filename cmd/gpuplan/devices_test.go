@@ -22,7 +22,7 @@ func TestDevicesTable(t *testing.T) {
 		assert.Contains(t, out, p.Short)
 		assert.Contains(t, out, p.Device.Name)
 	}
-	assert.Contains(t, out, "h200             NVIDIA H200               9.0   132        2048         32          228         227      60       140.4      6016     4814")
+	assert.Contains(t, out, "h200             NVIDIA H200               9.0   132        2048         32          228         227      60       139.8      6016     4814")
 	assert.Contains(t, out, "rtx5090: vyre's synthetic")
 }
 
