@@ -32,13 +32,13 @@ type Dependency struct {
 // appear in vyre's Kahn discovery order (§2a step 6), not sorted order.
 type BarrierPlan struct {
 	// Order holds every scheduled wave id, group after group.
-	Order []int32
+	Order []int32 `json:"order"`
 	// GroupStart has one entry per group plus a final len(Order); it is
 	// empty for an empty plan.
-	GroupStart []int32
+	GroupStart []int32 `json:"group_start"`
 	// GlobalBarriers is the number of grid-wide barriers: groups - 1, or 0
 	// when there are no groups.
-	GlobalBarriers int
+	GlobalBarriers int `json:"global_barriers"`
 }
 
 // GroupCount returns the number of barrier groups.

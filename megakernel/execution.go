@@ -28,16 +28,18 @@ type FrontierExecutionRequest struct {
 // execution plan (vyre's CudaMegakernelFrontierExecutionPlan).
 type FrontierExecutionPlan struct {
 	// Execution is the topology, its memory plan and the downgrade flag.
-	Execution ExecutionPlan
+	Execution ExecutionPlan `json:"execution"`
 	// Barriers is the memory-split barrier plan.
-	Barriers BarrierPlan
+	Barriers BarrierPlan `json:"barriers"`
 	// Layers is the number of dependency layers before the memory split.
-	Layers                 int
-	PeakFrontierBytes      uint64
-	PeakScratchBytes       uint64
-	PeakOutputBytes        uint64
-	AmortizedReadbackBytes uint64
-	MaxGroupWidth          int
+	Layers int `json:"layers"`
+	// The per-group peaks (scratch unscaled), the amortised readback
+	// max(sample readback, peak output) and the widest group.
+	PeakFrontierBytes      uint64 `json:"peak_frontier_bytes"`
+	PeakScratchBytes       uint64 `json:"peak_scratch_bytes"`
+	PeakOutputBytes        uint64 `json:"peak_output_bytes"`
+	AmortizedReadbackBytes uint64 `json:"amortized_readback_bytes"`
+	MaxGroupWidth          int    `json:"max_group_width"`
 }
 
 // PlanFrontierExecution plans a frontier megakernel execution (vyre's

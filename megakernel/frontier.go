@@ -54,18 +54,18 @@ func (e *GroupOverBudgetError) Error() string {
 type FrontierMemoryPlan struct {
 	// Barriers is the split plan: Order keeps the layered order, GroupStart
 	// has the extra boundaries, and GlobalBarriers = groups - 1.
-	Barriers BarrierPlan
+	Barriers BarrierPlan `json:"barriers"`
 	// Layers is the number of dependency layers before the split.
-	Layers int
+	Layers int `json:"layers"`
 	// PeakFrontierBytes, PeakScratchBytes and PeakOutputBytes are the
 	// per-field maxima of the group sums (scratch unscaled).
-	PeakFrontierBytes uint64
-	PeakScratchBytes  uint64
-	PeakOutputBytes   uint64
+	PeakFrontierBytes uint64 `json:"peak_frontier_bytes"`
+	PeakScratchBytes  uint64 `json:"peak_scratch_bytes"`
+	PeakOutputBytes   uint64 `json:"peak_output_bytes"`
 	// AmortizedReadbackBytes = max(readback bytes, peak output bytes).
-	AmortizedReadbackBytes uint64
+	AmortizedReadbackBytes uint64 `json:"amortized_readback_bytes"`
 	// MaxGroupWidth is the largest group size.
-	MaxGroupWidth int
+	MaxGroupWidth int `json:"max_group_width"`
 }
 
 // FrontierMemoryRequest is the input of PlanFrontierMemory.

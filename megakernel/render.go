@@ -209,7 +209,8 @@ func (p *WorkloadPlan) WriteDOT(out io.Writer) error {
 	}
 	fmt.Fprintf(w, "digraph %s {\n", dotQuote(name))
 	fmt.Fprintf(w, "  label=%s;\n  labelloc=t;\n  compound=true;\n  node [shape=box, style=rounded, fontsize=10];\n",
-		dotQuote(fmt.Sprintf("%s: %s, %d barrier groups, %d grid-wide barriers, %d producer waits", name, p.Execution.Topology, len(p.Groups), p.GlobalBarriers, p.WaitStats.Waits)))
+		dotQuote(fmt.Sprintf("%s: %s, %s, %s, %s", name, p.Execution.Topology, plural(len(p.Groups), "barrier group", "barrier groups"),
+			plural(p.GlobalBarriers, "grid-wide barrier", "grid-wide barriers"), plural(p.WaitStats.Waits, "producer wait", "producer waits"))))
 	for g, members := range p.Groups {
 		fmt.Fprintf(w, "  subgraph cluster_%d {\n    label=%s;\n    style=dashed;\n", g, dotQuote(fmt.Sprintf("group %d", g)))
 		for _, id := range members {

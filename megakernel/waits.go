@@ -24,11 +24,11 @@ package megakernel
 // plan is always safe.
 type ProducerWaitPlan struct {
 	// WaitStart has WaveCount+1 offsets into Producers.
-	WaitStart []int32
+	WaitStart []int32 `json:"wait_start"`
 	// Producers holds each wave's producer waits, in dependency input order.
-	Producers []int32
+	Producers []int32 `json:"producers"`
 	// Stats summarises the reduction.
-	Stats WaitStats
+	Stats WaitStats `json:"stats"`
 }
 
 // WaitStats counts the waits of a ProducerWaitPlan.
