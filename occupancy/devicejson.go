@@ -116,6 +116,8 @@ func (d Device) Validate() error {
 		return invalid("sm_count", "give the real SM count", "is %d, above 2^30", d.SMCount)
 	case d.MaxThreadsPerSM > big:
 		return invalid("max_threads_per_sm", "give the real limit (2048 on sm_90)", "is %d, above 2^30", d.MaxThreadsPerSM)
+	case d.MaxThreadsPerBlock > 1<<16:
+		return invalid("max_threads_per_block", "give the real limit (1024 on every current GPU)", "is %d, above 65536", d.MaxThreadsPerBlock)
 	case d.MaxBlocksPerSM > big:
 		return invalid("max_blocks_per_sm", "give the real limit (32 on sm_90)", "is %d, above 2^30", d.MaxBlocksPerSM)
 	case d.RegistersPerSM > big:
