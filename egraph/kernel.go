@@ -244,16 +244,15 @@ func PlanSignatureBuckets(img *DeviceImage, view KernelView, c LaunchConfig) (Si
 		return SignatureBucketPlan{}, err
 	}
 	sigs := img.Section(SecRowSignatures)
-	rows := make([]uint32, len(sigs))
-	for i := range rows {
-		rows[i] = uint32(i)
+	keys := make([]uint64, len(sigs)) // signature<<32 | row
+	for i, sg := range sigs {
+		keys[i] = uint64(sg)<<32 | uint64(i)
 	}
-	slices.SortFunc(rows, func(a, b uint32) int {
-		if c := cmp.Compare(sigs[a], sigs[b]); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
+	slices.Sort(keys)
+	rows := make([]uint32, len(keys))
+	for i, k := range keys {
+		rows[i] = uint32(k)
+	}
 	var p SignatureBucketPlan
 	for i := 0; i < len(rows); {
 		j := i + 1
@@ -439,8 +438,7 @@ func CollectStructuralEquivalences(img *DeviceImage, p *SignatureBucketPlan) (St
 			}
 		}
 	}
-	slices.SortFunc(out.Equivalences, comparePairs)
-	out.Equivalences = slices.Compact(out.Equivalences)
+	out.Equivalences = sortUniquePairs(out.Equivalences)
 	out.EquivalenceOutputWords = 2 * uint64(len(out.Equivalences))
 	return out, nil
 }
@@ -518,9 +516,8 @@ func PlanUnionCompaction(pairs []EclassPair, c LaunchConfig) (UnionCompactionPla
 		}
 		norm = append(norm, EclassPair{A: min(e.A, e.B), B: max(e.A, e.B)})
 	}
-	slices.SortFunc(norm, comparePairs)
 	before := len(norm)
-	norm = slices.Compact(norm)
+	norm = sortUniquePairs(norm)
 	p.DuplicatePairCount = uint64(before - len(norm))
 	p.UniquePairs = norm
 	ids := make([]uint32, 0, 2*len(norm))
@@ -570,4 +567,20 @@ func PlanUnionCompaction(pairs []EclassPair, c LaunchConfig) (UnionCompactionPla
 	p.Waves, b2 = appendWaves(p.Waves, PassCanonicalRewrites, -1, uint64(len(p.CanonicalRewrites)), c)
 	p.TotalBlocks = b1 + b2
 	return p, nil
+}
+
+// sortUniquePairs sorts pairs by (A, B) through packed 64-bit keys and
+// drops duplicates, reusing the slice.
+func sortUniquePairs(pairs []EclassPair) []EclassPair {
+	keys := make([]uint64, len(pairs))
+	for i, p := range pairs {
+		keys[i] = uint64(p.A)<<32 | uint64(p.B)
+	}
+	slices.Sort(keys)
+	keys = slices.Compact(keys)
+	pairs = pairs[:len(keys)]
+	for i, k := range keys {
+		pairs[i] = EclassPair{A: uint32(k >> 32), B: uint32(k)}
+	}
+	return pairs
 }

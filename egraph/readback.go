@@ -3,7 +3,6 @@ package egraph
 import (
 	"encoding/binary"
 	"fmt"
-	"slices"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
@@ -101,6 +100,5 @@ func DecodeReadbackPairsUnique(count, pairs []byte) ([]EclassPair, uint64, error
 	if err != nil {
 		return nil, n, err
 	}
-	slices.SortFunc(out, comparePairs)
-	return slices.Compact(out), n, nil
+	return sortUniquePairs(out), n, nil
 }

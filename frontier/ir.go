@@ -311,7 +311,7 @@ func AdaptFrontierTypedIRToCUDA(plan IRPlan, frontierBytesPerItem, scratchBytesP
 }
 
 // idIndex maps node ids to their input positions without a hash map: a
-// dense table when the ids are small (max id below 2n+1024), otherwise a
+// dense table when the ids are small (max id below 4n+4096), otherwise a
 // sorted array of packed (id, position) words searched by bisection. Both
 // are built in one pass (plus one sort) and are cache-friendly at 10^6 ids.
 type idIndex struct {
@@ -328,7 +328,7 @@ func newIDIndex(n int, id func(int) uint32) (x idIndex, dupID uint32, dup bool) 
 	for i := 0; i < n; i++ {
 		maxID = max(maxID, id(i))
 	}
-	if n > 0 && uint64(maxID) < 2*uint64(n)+1024 {
+	if n > 0 && uint64(maxID) < 4*uint64(n)+4096 {
 		x.dense = make([]uint32, uint64(maxID)+1)
 		for i := range x.dense {
 			x.dense[i] = absentPos
