@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestEgraphCommand(t *testing.T) {
+	example := filepath.Join("testdata", "egraph", "snapshot.json")
+	runPlannerCases(t, []plannerCase{
+		{name: "text", args: []string{"egraph", example}, code: exitOK, stdout: []string{
+			"device image            6 rows, 6 children, 6 e-classes: 55 words, 220 bytes\n",
+			"  group_offsets         offset 168, 28 bytes\n",
+			"  RowScan               items [0, 6), blocks 1 x 256 threads\n",
+			"signature buckets       buckets 1, candidate pairs 1, pair waves 1, blocks 1\n",
+			"structural merges       unique e-class pairs 1 (exact 1, redundant 0, rejected 0)\n",
+			"  e-class 3             -> 2\n",
+			"ptx                     sm_90: PTX ISA 8.0, entry \"main\"\n",
+		}},
+		{name: "help", args: []string{"egraph", "--help"}, code: exitOK, stdout: []string{"usage: gpuplan egraph [--json] <input.json|->", "op_arities"}},
+		{name: "spec layout vector", args: []string{"egraph", "-"}, code: exitOK,
+			stdin: `{"rows":[{"eclass_id":0,"language_op_id":0,"children_offset":0,"children_len":0},
+				{"eclass_id":1,"language_op_id":1,"children_offset":0,"children_len":1},
+				{"eclass_id":1,"language_op_id":1,"children_offset":1,"children_len":1}],
+				"children":[0,0],"op_arities":[0,1]}`,
+			stdout: []string{"3 rows, 2 children, 2 e-classes: 25 words, 100 bytes", "group_eclass_ids      offset 68, 8 bytes", "group_rows            offset 88, 12 bytes", "redundant 1"}},
+		{name: "unknown op", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  `{"rows":[{"eclass_id":0,"language_op_id":99,"children_offset":0,"children_len":0}],"children":[],"op_arities":[0]}`,
+			stderr: []string{"unknown language_op_id at row 0 (value 99)"}},
+		{name: "zero threads", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  `{"rows":[],"children":[],"op_arities":[],"launch":{"threads_per_block":0,"max_blocks_per_launch":1}}`,
+			stderr: []string{"launch: ZeroThreadsPerBlock"}},
+		{name: "missing launch field", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  `{"rows":[],"children":[],"op_arities":[],"launch":{"threads_per_block":32}}`,
+			stderr: []string{`field "launch.max_blocks_per_launch": required field is missing`}},
+		{name: "bad target", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  `{"rows":[],"children":[],"op_arities":[],"target_sm":0}`,
+			stderr: []string{`field "target_sm"`, "InvalidPtxTarget"}},
+		{name: "missing rows", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  `{"children":[],"op_arities":[]}`,
+			stderr: []string{`field "rows": required field is missing`}},
+	})
+}
+
+func TestEgraphCommandJSON(t *testing.T) {
+	out, errs, code := runCLI(t, "", "egraph", "--json", filepath.Join("testdata", "egraph", "snapshot.json"))
+	require.Equal(t, exitOK, code, errs)
+	var got struct {
+		Upload struct {
+			ByteLen uint64 `json:"byte_len"`
+		} `json:"upload"`
+		Union struct {
+			CanonicalRewrites []struct {
+				EclassID       uint32 `json:"eclass_id"`
+				Representative uint32 `json:"representative"`
+			} `json:"canonical_rewrites"`
+		} `json:"union_compaction"`
+		PTXVersion string `json:"ptx_version"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.Equal(t, uint64(220), got.Upload.ByteLen)
+	require.Len(t, got.Union.CanonicalRewrites, 1)
+	assert.Equal(t, uint32(3), got.Union.CanonicalRewrites[0].EclassID)
+	assert.Equal(t, uint32(2), got.Union.CanonicalRewrites[0].Representative)
+	assert.Equal(t, "8.0", got.PTXVersion)
+
+	empty, errs, code := runCLI(t, `{"rows":[],"children":[],"op_arities":[]}`, "egraph", "--json", "-")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, empty, `"canonical_rewrites": []`)
+}
+
+func FuzzEgraphInput(f *testing.F) {
+	f.Add([]byte(`{"rows":[{"eclass_id":0,"language_op_id":0,"children_offset":0,"children_len":0},{"eclass_id":1,"language_op_id":0,"children_offset":0,"children_len":0}],"children":[],"op_arities":[0],"launch":{"threads_per_block":1,"max_blocks_per_launch":1}}`))
+	fuzzPlannerCommand(f, "egraph", `{"rows":[],"children":[],"op_arities":[],"target_sm":120}`)
+}
