@@ -56,8 +56,9 @@ func (e *InvalidFrontierDensityError) Error() string {
 // All zeros when there are no samples, nSteps is 0, or the maximum cost,
 // maximum readback and launch overhead are all 0.
 //
-// Validation order: *InvalidStepError, *InvalidLaunchOverheadError, then per
-// sample *InvalidCostError and *InvalidFrontierDensityError.
+// Validation order: *InvalidStepError, *InvalidLaunchOverheadError, then
+// *InvalidCostError for the first bad cost, then *InvalidFrontierDensityError
+// for the first bad density.
 func ScheduleFusionPressure(samples []ScheduleSample, launchOverheadNS float64, nSteps int, dt float64) ([]float64, error) {
 	if !checked.Finite(dt) || dt < 0 {
 		return nil, &InvalidStepError{Dt: dt}
@@ -67,10 +68,13 @@ func ScheduleFusionPressure(samples []ScheduleSample, launchOverheadNS float64, 
 	}
 	var maxCost float64
 	var maxRB uint64
+	// vyre validates its cost array before its density array.
 	for i, s := range samples {
 		if !checked.Finite(s.DispatchCostNS) || s.DispatchCostNS < 0 {
 			return nil, &InvalidCostError{Index: i, CostNS: s.DispatchCostNS}
 		}
+	}
+	for i, s := range samples {
 		if !checked.Finite(s.FrontierDensity) || s.FrontierDensity < 0 || s.FrontierDensity > 1 {
 			return nil, &InvalidFrontierDensityError{Index: i, Density: s.FrontierDensity}
 		}

@@ -217,7 +217,7 @@ func TestScheduleFusionPressure(t *testing.T) {
 			var e *megakernel.InvalidLaunchOverheadError
 			require.ErrorAs(t, err, &e)
 		}},
-		{"cost before density", []megakernel.ScheduleSample{{DispatchCostNS: 1, FrontierDensity: 0.5}, {DispatchCostNS: math.NaN(), FrontierDensity: 2}}, 5, 0.25, func(t *testing.T, err error) {
+		{"every cost before any density", []megakernel.ScheduleSample{{DispatchCostNS: 1, FrontierDensity: 2}, {DispatchCostNS: math.NaN(), FrontierDensity: 0.5}}, 5, 0.25, func(t *testing.T, err error) {
 			var e *megakernel.InvalidCostError
 			require.ErrorAs(t, err, &e)
 			assert.Equal(t, 1, e.Index)
