@@ -135,3 +135,35 @@ func ExamplePlanProducerWaits() {
 	// wave 2 waits on [1]
 	// waits: 2 dropped as redundant: 1
 }
+
+func TestProducerWaitsWorkCap(t *testing.T) {
+	// A complete DAG on 200 waves has about 1.3M triangle steps, more than
+	// the cap of 32 x (waves + dependencies): the reduction stops early and
+	// the waits it keeps are still correct.
+	const k = 200
+	var ds []megakernel.Dependency
+	for a := 0; a < k; a++ {
+		for b := a + 1; b < k; b++ {
+			ds = append(ds, megakernel.Dependency{Before: a, After: b})
+		}
+	}
+	w, err := megakernel.PlanProducerWaits(k, ds)
+	require.NoError(t, err)
+	assert.False(t, w.Stats.ReductionComplete)
+	assert.Positive(t, w.Stats.RedundantDropped)
+	checkWaitInvariants(t, k, ds, w)
+	// A smaller complete DAG reduces fully to the chain 0 -> 1 -> ... -> 29.
+	ds = ds[:0]
+	for a := 0; a < 30; a++ {
+		for b := a + 1; b < 30; b++ {
+			ds = append(ds, megakernel.Dependency{Before: a, After: b})
+		}
+	}
+	w, err = megakernel.PlanProducerWaits(30, ds)
+	require.NoError(t, err)
+	assert.True(t, w.Stats.ReductionComplete)
+	assert.Equal(t, 29, w.Stats.Waits)
+	for v := 1; v < 30; v++ {
+		assert.Equal(t, []int32{int32(v - 1)}, w.Waits(v))
+	}
+}
