@@ -1,9 +1,7 @@
 package planners
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
@@ -123,25 +121,8 @@ func (e *CompactionError) Error() string {
 // cannot underflow, and the spec's "compact record count" and "direct slot
 // count" are bounded by the slice length.
 func PlanResultCompaction(slots []ResultSlot, maxCompactRecordBytes uint64) (ResultCompactionPlan, error) {
-	n := len(slots)
-	// Order positions by (slot id, position): duplicates become adjacent, and
-	// the earliest repeated position in input order is found without a map.
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(slots[a].Slot, slots[b].Slot); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	firstDup := n
-	for k := 1; k < n; k++ {
-		if slots[order[k]].Slot == slots[order[k-1]].Slot {
-			firstDup = min(firstDup, order[k])
-		}
-	}
+	// Positions in slot id order; the earliest repeated id in input order.
+	order, firstDup := positionsByID(len(slots), func(i int) uint32 { return slots[i].Slot })
 	var full uint64
 	for i, s := range slots {
 		if i == firstDup {

@@ -1,9 +1,7 @@
 package planners
 
 import (
-	"cmp"
 	"fmt"
-	"slices"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
@@ -195,23 +193,7 @@ func PlanDiagnosticAggregation(shards []DiagnosticShard, maxRecordsPerShard, bud
 	if maxRecordsPerShard == 0 {
 		return DiagnosticAggregationPlan{}, &DiagnosticsError{Kind: DiagnosticsZeroRecordCap}
 	}
-	n := len(shards)
-	order := make([]int, n)
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortFunc(order, func(a, b int) int {
-		if c := cmp.Compare(shards[a].Shard, shards[b].Shard); c != 0 {
-			return c
-		}
-		return cmp.Compare(a, b)
-	})
-	firstDup := n
-	for k := 1; k < n; k++ {
-		if shards[order[k]].Shard == shards[order[k-1]].Shard {
-			firstDup = min(firstDup, order[k])
-		}
-	}
+	order, firstDup := positionsByID(len(shards), func(i int) uint32 { return shards[i].Shard })
 	var plan DiagnosticAggregationPlan
 	for i, s := range shards {
 		fail := func(kind DiagnosticsErrorKind) error {

@@ -147,12 +147,8 @@ func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchF
 		return LaunchFusionPlan{Groups: []LaunchFusionGroup{}}, nil
 	}
 	if len(stages) > 1 {
-		seen := make(map[uint32]struct{}, len(stages))
-		for i, s := range stages {
-			if _, dup := seen[s.ID]; dup {
-				return LaunchFusionPlan{}, &FusionError{Kind: FusionDuplicateStage, Index: i, ID: s.ID}
-			}
-			seen[s.ID] = struct{}{}
+		if _, i := positionsByID(len(stages), func(i int) uint32 { return stages[i].ID }); i < len(stages) {
+			return LaunchFusionPlan{}, &FusionError{Kind: FusionDuplicateStage, Index: i, ID: stages[i].ID}
 		}
 	}
 	// All stage ids share one backing array; each group takes a sub-slice.

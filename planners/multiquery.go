@@ -192,13 +192,12 @@ func (e *MultiQueryError) Error() string {
 // hash, zero traversal key, zero graph bytes, then a graph size that
 // differs from the first one given for that graph.
 func validateMultiQueries(queries []MultiQuery) error {
-	ids := make(map[uint32]struct{}, len(queries))
+	_, firstDup := positionsByID(len(queries), func(i int) uint32 { return queries[i].Query })
 	graphBytes := make(map[uint64]uint64)
 	for i, q := range queries {
-		if _, dup := ids[q.Query]; dup {
+		if i == firstDup {
 			return &MultiQueryError{Kind: MultiQueryDuplicateQuery, Index: i, Query: q.Query}
 		}
-		ids[q.Query] = struct{}{}
 		switch {
 		case q.GraphLayoutHash == 0:
 			return &MultiQueryError{Kind: MultiQueryZeroGraphHash, Index: i, Query: q.Query}
@@ -215,6 +214,13 @@ func validateMultiQueries(queries []MultiQuery) error {
 		}
 	}
 	return nil
+}
+
+// multiQueryKey orders queries by (graph layout hash, traversal key, id).
+type multiQueryKey struct {
+	hash, traversal uint64
+	id              uint32
+	pos             int
 }
 
 // chunkResident is a launch under construction.
@@ -264,23 +270,26 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 	if err := validateMultiQueries(queries); err != nil {
 		return MultiQueryExecutionPlan{}, err
 	}
-	order := make([]int, len(queries))
-	for i := range order {
-		order[i] = i
+	// Sort flat (hash, key, id, position) records rather than positions
+	// through a closure: the records are contiguous, so the sort stays in
+	// cache at 10^6 queries.
+	keys := make([]multiQueryKey, len(queries))
+	for i, q := range queries {
+		keys[i] = multiQueryKey{hash: q.GraphLayoutHash, traversal: q.TraversalKey, id: q.Query, pos: i}
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		qa, qb := &queries[a], &queries[b]
-		if c := cmp.Compare(qa.GraphLayoutHash, qb.GraphLayoutHash); c != 0 {
+	slices.SortFunc(keys, func(a, b multiQueryKey) int {
+		if c := cmp.Compare(a.hash, b.hash); c != 0 {
 			return c
 		}
-		if c := cmp.Compare(qa.TraversalKey, qb.TraversalKey); c != 0 {
+		if c := cmp.Compare(a.traversal, b.traversal); c != 0 {
 			return c
 		}
-		return cmp.Compare(qa.Query, qb.Query)
+		return cmp.Compare(a.id, b.id)
 	})
-	ids := make([]uint32, len(order)) // backing array for every group's Queries
-	for k, i := range order {
-		ids[k] = queries[i].Query
+	order := make([]int, len(keys))
+	ids := make([]uint32, len(keys)) // backing array for every group's Queries
+	for k, key := range keys {
+		order[k], ids[k] = key.pos, key.id
 	}
 	for k := 0; k < len(order); {
 		first := queries[order[k]]

@@ -226,6 +226,13 @@ func benchmarkPassValue(c *BenchmarkPassCandidate) passValue {
 	return passValue{hi: hi + sumHi*uint64(c.ExpectedSpeedupBPS), lo: lo} // < 2^98: no wrap
 }
 
+// passSortKey is one candidate's place in the selection order.
+type passSortKey struct {
+	value     passValue
+	pos       int
+	mandatory bool
+}
+
 func comparePassValue(a, b passValue) int {
 	if c := cmp.Compare(a.hi, b.hi); c != 0 {
 		return c
@@ -261,27 +268,27 @@ func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample Benchmark
 		}
 		ids[c.PassID] = struct{}{}
 	}
-	values := make([]passValue, len(candidates))
-	order := make([]int, len(candidates))
+	// Sort flat (mandatory, value, position) records; pass ids are compared
+	// only to break exact ties.
+	keys := make([]passSortKey, len(candidates))
 	for i := range candidates {
-		values[i] = benchmarkPassValue(&candidates[i])
-		order[i] = i
+		keys[i] = passSortKey{value: benchmarkPassValue(&candidates[i]), pos: i, mandatory: candidates[i].MandatoryWhenProfitable}
 	}
-	slices.SortFunc(order, func(a, b int) int {
-		ca, cb := &candidates[a], &candidates[b]
-		if ca.MandatoryWhenProfitable != cb.MandatoryWhenProfitable {
-			if ca.MandatoryWhenProfitable {
+	slices.SortFunc(keys, func(a, b passSortKey) int {
+		if a.mandatory != b.mandatory {
+			if a.mandatory {
 				return -1
 			}
 			return 1
 		}
-		if c := comparePassValue(values[b], values[a]); c != 0 {
+		if c := comparePassValue(b.value, a.value); c != 0 {
 			return c
 		}
-		return cmp.Compare(ca.PassID, cb.PassID)
+		return cmp.Compare(candidates[a.pos].PassID, candidates[b.pos].PassID)
 	})
 	plan := BenchmarkPassSelectionPlan{SelectedPassIDs: []string{}, SkippedPasses: []SkippedPass{}, ProjectedSpeedupBPS: checked.BasisPoints}
-	for _, i := range order {
+	for _, key := range keys {
+		i := key.pos
 		c := &candidates[i]
 		var reason PassSkipReason
 		switch {
