@@ -5,7 +5,7 @@ package executor
 import (
 	"fmt"
 	"reflect"
-	"runtime"
+	"time"
 	"unsafe"
 
 	"github.com/gpuplan/gpuplan/occupancy"
@@ -55,9 +55,7 @@ type cudaBackend struct {
 	ordinal int
 	dev     cu.Device
 	ctx     cu.CUContext
-	work    chan func()
-	done    chan struct{}
-	inRun   bool
+	*driverThread
 
 	next    uintptr
 	mods    map[ModuleRef]cu.Module
@@ -82,14 +80,13 @@ func cuErr(call string, err error, detail string) error {
 
 // openCUDABackend checks cuInit, starts the driver thread and creates a
 // context on device ordinal.
-func openCUDABackend(ordinal int) (*cudaBackend, error) {
+func openCUDABackend(ordinal int, poll time.Duration) (*cudaBackend, error) {
 	if err := unavailableFromInit(initStatus()); err != nil {
 		return nil, err
 	}
-	b := &cudaBackend{ordinal: ordinal, work: make(chan func()), done: make(chan struct{}),
+	b := &cudaBackend{ordinal: ordinal, driverThread: startDriverThread(poll),
 		mods: map[ModuleRef]cu.Module{}, funcs: map[FuncRef]cu.Function{}, streams: map[StreamRef]cu.Stream{},
 		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}}
-	go b.loop()
 	err := b.do(func() error {
 		n, err := cu.NumDevices()
 		if err != nil {
@@ -113,40 +110,10 @@ func openCUDABackend(ordinal int) (*cudaBackend, error) {
 		return nil
 	})
 	if err != nil {
-		close(b.work)
-		<-b.done
+		b.shutdown()
 		return nil, err
 	}
 	return b, nil
-}
-
-// loop is the driver thread.
-func (b *cudaBackend) loop() {
-	runtime.LockOSThread()
-	defer close(b.done)
-	for f := range b.work {
-		f()
-	}
-}
-
-// do runs f on the driver thread and waits for it.
-func (b *cudaBackend) do(f func() error) error {
-	if b.inRun { // already on the driver thread (inside runOnDriver)
-		return f()
-	}
-	ch := make(chan error, 1)
-	b.work <- func() { ch <- f() }
-	return <-ch
-}
-
-// runOnDriver runs a sequence of backend calls in one round trip to the
-// driver thread.
-func (b *cudaBackend) runOnDriver(f func() error) error {
-	return b.do(func() error {
-		b.inRun = true
-		defer func() { b.inRun = false }()
-		return f()
-	})
 }
 
 func (b *cudaBackend) handle() uintptr {
@@ -638,7 +605,6 @@ func (b *cudaBackend) Close() error {
 	}
 	err := b.do(func() error { return cuErr("cuCtxDestroy", b.ctx.Destroy(), "") })
 	b.closed = true
-	close(b.work)
-	<-b.done
+	b.shutdown()
 	return err
 }

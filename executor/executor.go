@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/gpuplan/gpuplan/occupancy"
 )
@@ -23,6 +24,10 @@ const (
 type Options struct {
 	// StagingChunkBytes overrides DefaultStagingChunkBytes (0 = default).
 	StagingChunkBytes int
+	// DriverPoll (CUDA backend) is how long the driver thread polls for the
+	// next call before it parks, trading one busy core for lower per-call
+	// latency: 0 means DefaultDriverPoll, negative never polls.
+	DriverPoll time.Duration
 	// SkipPTXProbe skips the PTX target probe; PTXTarget then reports the
 	// native sm.
 	SkipPTXProbe bool

@@ -183,32 +183,99 @@ func (x *Executor) UploadMany(ups []Upload) error {
 		return err
 	}
 	defer x.releaseStreamLocked(s)
-	chunk := x.opts.StagingChunkBytes
 	for _, u := range fused {
 		r := x.buffers[u.Buffer.ID]
-		stage, err := x.stagingLocked(min(chunk, len(u.Data)))
-		if err != nil {
+		if err := x.copyInLocked(r.ptr+DevPtr(u.Offset), u.Data, s); err != nil {
 			return err
 		}
-		for done := 0; done < len(u.Data); {
-			n := min(len(stage.Data), len(u.Data)-done)
-			copy(stage.Data, u.Data[done:done+n])
-			if err := x.b.CopyHtoDAsync(r.ptr+DevPtr(u.Offset)+DevPtr(done), stage, uint64(n), s); err != nil {
-				x.releaseStagingLocked(stage)
-				return err
-			}
-			if err := x.b.StreamSync(s); err != nil {
-				x.releaseStagingLocked(stage)
-				return err
-			}
-			x.tel.add(cSyncPoints, 1)
-			done += n
-		}
-		x.releaseStagingLocked(stage)
 		x.tel.add(cHostUploadOps, 1)
 		x.tel.add(cHostToDeviceBytes, uint64(len(u.Data)))
 	}
 	return nil
+}
+
+// stagePair holds up to two pinned staging buffers and their events for a
+// double-buffered copy: while the DMA engine moves one chunk, the host
+// copies the other.
+type stagePair struct {
+	x     *Executor
+	stage [2]PinnedMem
+	ev    [2]EventRef
+	used  [2]bool
+}
+
+func (x *Executor) newStagePair(total int) (*stagePair, error) {
+	p := &stagePair{x: x}
+	chunk := min(x.opts.StagingChunkBytes, total)
+	n := 1
+	if total > chunk {
+		n = 2
+	}
+	for k := 0; k < n; k++ {
+		var err error
+		if p.stage[k], err = x.stagingLocked(chunk); err != nil {
+			p.release()
+			return nil, err
+		}
+		p.used[k] = true
+		if n == 2 {
+			if p.ev[k], err = x.eventLocked(); err != nil {
+				p.release()
+				return nil, err
+			}
+		}
+	}
+	return p, nil
+}
+
+func (p *stagePair) release() {
+	for k := range 2 {
+		if p.used[k] {
+			p.x.releaseStagingLocked(p.stage[k])
+		}
+		if p.ev[k] != 0 {
+			p.x.releaseEventLocked(p.ev[k])
+		}
+	}
+}
+
+// copyInLocked copies data to dst through pinned staging on stream s,
+// double-buffered in chunks of at most StagingChunkBytes, and waits for it.
+func (x *Executor) copyInLocked(dst DevPtr, data []byte, s StreamRef) error {
+	if len(data) == 0 {
+		return nil
+	}
+	sp, err := x.newStagePair(len(data))
+	if err != nil {
+		return err
+	}
+	defer sp.release()
+	return x.onDriver(func() error {
+		chunk := len(sp.stage[0].Data)
+		var inFlight [2]bool
+		for i, done := 0, 0; done < len(data); i++ {
+			k := i % 2
+			if inFlight[k] { // the DMA that last used this stage must be done
+				if err := x.b.EventSync(sp.ev[k]); err != nil {
+					return err
+				}
+			}
+			n := min(chunk, len(data)-done)
+			copy(sp.stage[k].Data, data[done:done+n])
+			if err := x.b.CopyHtoDAsync(dst+DevPtr(done), sp.stage[k], uint64(n), s); err != nil {
+				return err
+			}
+			if sp.ev[k] != 0 {
+				if err := x.b.EventRecord(sp.ev[k], s); err != nil {
+					return err
+				}
+				inFlight[k] = true
+			}
+			done += n
+		}
+		x.tel.add(cSyncPoints, 1)
+		return x.b.StreamSync(s)
+	})
 }
 
 // Download returns the whole of b.
@@ -301,29 +368,62 @@ func (x *Executor) DownloadMany(reqs []ReadRequest) ([][]byte, error) {
 	return out, nil
 }
 
-// copyOutLocked copies len(dst) bytes from src through pinned staging.
+// copyOutLocked copies len(dst) bytes from src through pinned staging on a
+// pooled stream, double-buffered in chunks of at most StagingChunkBytes.
 func (x *Executor) copyOutLocked(src DevPtr, dst []byte) error {
 	s, err := x.streamLocked()
 	if err != nil {
 		return err
 	}
 	defer x.releaseStreamLocked(s)
-	stage, err := x.stagingLocked(min(x.opts.StagingChunkBytes, len(dst)))
+	sp, err := x.newStagePair(len(dst))
 	if err != nil {
 		return err
 	}
-	defer x.releaseStagingLocked(stage)
-	for done := 0; done < len(dst); {
-		n := min(len(stage.Data), len(dst)-done)
-		if err := x.b.CopyDtoHAsync(stage, src+DevPtr(done), uint64(n), s); err != nil {
-			return err
+	defer sp.release()
+	err = x.onDriver(func() error {
+		chunk := len(sp.stage[0].Data)
+		nchunks := (len(dst) + chunk - 1) / chunk
+		issue := func(i int) error {
+			k, off := i%2, i*chunk
+			n := min(chunk, len(dst)-off)
+			if err := x.b.CopyDtoHAsync(sp.stage[k], src+DevPtr(off), uint64(n), s); err != nil {
+				return err
+			}
+			if sp.ev[k] != 0 {
+				return x.b.EventRecord(sp.ev[k], s)
+			}
+			return nil
 		}
-		if err := x.b.StreamSync(s); err != nil {
-			return err
+		for i := 0; i < min(2, nchunks); i++ {
+			if err := issue(i); err != nil {
+				return err
+			}
 		}
-		x.tel.add(cSyncPoints, 1)
-		copy(dst[done:done+n], stage.Data[:n])
-		done += n
+		for i := 0; i < nchunks; i++ {
+			k, off := i%2, i*chunk
+			n := min(chunk, len(dst)-off)
+			var err error
+			if sp.ev[k] != 0 {
+				err = x.b.EventSync(sp.ev[k])
+			} else {
+				err = x.b.StreamSync(s)
+			}
+			if err != nil {
+				return err
+			}
+			x.tel.add(cSyncPoints, 1)
+			copy(dst[off:off+n], sp.stage[k].Data[:n])
+			if i+2 < nchunks {
+				if err := issue(i + 2); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	x.tel.add(cDeviceReadbackOps, 1)
 	x.tel.add(cDeviceToHostBytes, uint64(len(dst)))

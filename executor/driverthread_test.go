@@ -1,0 +1,63 @@
+package executor
+
+import (
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDriverThreadRunsOnOneThreadInOrder(t *testing.T) {
+	d := startDriverThread(0)
+	defer d.shutdown()
+	var n atomic.Int64
+	for i := 0; i < 2000; i++ {
+		require.NoError(t, d.do(func() error { n.Add(1); return nil }))
+		if i%500 == 0 {
+			time.Sleep(2 * DefaultDriverPoll) // let the thread park, then wake it
+		}
+	}
+	assert.Equal(t, int64(2000), n.Load())
+	boom := errors.New("boom")
+	assert.Same(t, boom, d.do(func() error { return boom }))
+	// runOnDriver: nested calls run inline on the driver thread.
+	err := d.runOnDriver(func() error {
+		for i := 0; i < 10; i++ {
+			if err := d.do(func() error { n.Add(1); return nil }); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, int64(2010), n.Load())
+	// A slow call: the caller stops polling and blocks.
+	require.NoError(t, d.do(func() error { time.Sleep(3 * d.callerPoll); return nil }))
+}
+
+func TestDriverThreadWithoutPolling(t *testing.T) {
+	d := startDriverThread(-1)
+	defer d.shutdown()
+	assert.Zero(t, d.poll)
+	var n int
+	for i := 0; i < 100; i++ {
+		require.NoError(t, d.do(func() error { n++; return nil }))
+	}
+	assert.Equal(t, 100, n)
+}
+
+func BenchmarkDriverThreadRoundTrip(b *testing.B) {
+	for _, poll := range []time.Duration{-1, 0} {
+		b.Run(map[time.Duration]string{-1: "park", 0: "poll"}[poll], func(b *testing.B) {
+			d := startDriverThread(poll)
+			defer d.shutdown()
+			b.ReportAllocs()
+			for b.Loop() {
+				_ = d.do(func() error { return nil })
+			}
+		})
+	}
+}
