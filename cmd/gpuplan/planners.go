@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -47,6 +48,14 @@ func (e *env) plannerInput(name, about string, args []string, v any) (*flags, st
 // then checks that every required field is present and not null.
 func decodePlannerInput(source string, data []byte, v any) error {
 	if err := strictjson.Decode(source, data, v); err != nil {
+		// A value rejected by an UnmarshalText method (host_sync, say)
+		// already carries its own fix; keep it instead of the generic one.
+		var se *strictjson.Error
+		if errors.As(err, &se) {
+			if msg, fix, ok := strings.Cut(se.Msg, ". Fix: "); ok {
+				return &strictjson.Error{Source: se.Source, Field: se.Field, Msg: msg, Fix: fix}
+			}
+		}
 		return err
 	}
 	var raw any
