@@ -1,6 +1,61 @@
-// Package executor turns gpuplan's plans into GPU work. It is the only
-// package with side effects on a device. The driver implementation talks to
-// the CUDA driver through gorgonia.org/cu and a small cgo shim and is built
-// only with -tags cuda; a CPU fake of the same interface lets everything
-// above the driver be tested without a GPU.
+// Package executor provides gpuplan's GPU executor: it turns plans into work
+// on an NVIDIA GPU and reports measurements back. It is the only package
+// with side effects on a device.
+//
+// # Layers
+//
+// Backend is the driver boundary (device, module, kernel, buffer, stream,
+// event). With -tags cuda, Open implements it on the CUDA driver through
+// gorgonia.org/cu v0.9.6 plus a small cgo shim (shim_cuda.c) for what cu
+// lacks: cooperative launch, pinned host memory, function attributes and
+// device attributes above enum 91. Every driver call runs on one goroutine
+// locked to one OS thread where the context is current. NewFake implements
+// Backend on the CPU, so everything above the boundary is tested without a
+// GPU; without -tags cuda, Open returns an *UnavailableError.
+//
+// Executor sits above Backend:
+//
+//   - modules: LoadModule(ptx) caches by a SHA-256 content key (ModuleKeyFor);
+//     Module.Kernel reads the kernel's registers and shared memory;
+//   - resident buffers: Alloc/Free under vyre's budget rule
+//     (LiveResidentBudget: 90% of total and of live free memory), with
+//     in-flight reference counts (Free refuses a buffer a Pending dispatch
+//     uses);
+//   - IO: Upload, UploadAt, UploadMany, Download, DownloadRange,
+//     DownloadRanges, DownloadMany, DownloadRangeInto. Uploads and readbacks
+//     are fused (FuseUploads, FuseReadbacks) and every copy goes through
+//     pinned staging, double-buffered, on pooled non-blocking streams (never
+//     the null stream);
+//   - launches: Launch / LaunchAsync check the arguments (Ptr, PtrAt, U64,
+//     I64, F64: 8 bytes each; Params for a device parameter buffer) and the
+//     shape, and time each dispatch with events (Timing: wall, enqueue, wait
+//     and device ns);
+//   - persistent kernels: CooperativeGrid sizes a co-resident grid from the
+//     exact occupancy model (occupancy.Compute) cross-checked with
+//     cuOccupancyMaxActiveBlocksPerMultiprocessor; a cooperative launch whose
+//     grid cannot be co-resident is refused (*CoResidencyError), never
+//     launched. DispatchWithGridSyncSplit runs phased kernels in one
+//     cooperative launch, or splits them at the grid barriers into one
+//     launch per phase where cooperative launch is missing;
+//   - telemetry: Telemetry / TelemetrySnapshot.PrometheusText expose vyre's
+//     counters under the gpuplan_ prefix (MetricPrefix).
+//
+// # Without a GPU
+//
+// gorgonia.org/cu calls cuInit in its package init and exits the process if
+// it fails. The shim defines cuInit itself, so the executable's definition
+// wins: it runs the JIT cache rules (ConfigureJITCacheDefault, vyre's §19)
+// before the driver initialises, calls the real cuInit, records its result
+// and reports success. A CUDA build therefore starts on a machine without a
+// GPU, and Open and DeviceCount return one clear sentence
+// (errors.Is(err, ErrUnavailable)). The CUDA build still links libcuda.so.1:
+// without the NVIDIA driver library installed the dynamic loader refuses to
+// start it; use the default build there.
+//
+// # Kernels
+//
+// Kernels are CUDA C under <pkg>/kernels/*.cu, declared extern "C" with
+// 8-byte scalar parameters, compiled to PTX by `make ptx`, committed and
+// embedded with go:embed. A phased kernel for DispatchWithGridSyncSplit takes
+// (..., unsigned long long phase_begin, unsigned long long phase_end) last.
 package executor
