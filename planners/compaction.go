@@ -96,6 +96,7 @@ func (e *CompactionError) Field() string {
 	return ""
 }
 
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *CompactionError) Error() string {
 	switch e.Kind {
 	case CompactionDuplicateSlot:

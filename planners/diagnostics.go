@@ -148,6 +148,7 @@ func (e *DiagnosticsError) Field() string {
 	return ""
 }
 
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *DiagnosticsError) Error() string {
 	f := e.Field()
 	switch e.Kind {

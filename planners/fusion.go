@@ -104,6 +104,7 @@ func (e *FusionError) Field() string {
 	return ""
 }
 
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *FusionError) Error() string {
 	switch e.Kind {
 	case FusionZeroBudget:

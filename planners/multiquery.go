@@ -165,6 +165,7 @@ func (e *MultiQueryError) Field() string {
 	return ""
 }
 
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *MultiQueryError) Error() string {
 	f := e.Field()
 	switch e.Kind {

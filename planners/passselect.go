@@ -193,6 +193,7 @@ func (e *PassSelectionError) Field() string {
 	return ""
 }
 
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *PassSelectionError) Error() string {
 	f := e.Field()
 	switch e.Kind {

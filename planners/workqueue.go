@@ -229,6 +229,7 @@ func (e *WorkQueueError) Field() string {
 	return ""
 }
 
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *WorkQueueError) Error() string {
 	switch e.Kind {
 	case WorkQueueZeroCapacity:
