@@ -39,6 +39,7 @@ type ImageError struct {
 	Fix     string
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ImageError) Error() string {
 	return fmt.Sprintf("e-graph image: %s at row %d (value %d). Fix: %s", e.Context, e.Row, e.Value, e.Fix)
 }
@@ -283,6 +284,7 @@ type ByteSizeOverflowError struct {
 	Words   uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ByteSizeOverflowError) Error() string {
 	return fmt.Sprintf("ByteSizeOverflow: %s of %d words does not fit in 64-bit bytes. Fix: split the e-graph into smaller images", e.Context, e.Words)
 }
@@ -361,6 +363,7 @@ type KernelViewError struct {
 	ByteLen uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *KernelViewError) Error() string {
 	return fmt.Sprintf("e-graph kernel view: section %s ends at byte %d beyond the image of %d bytes (or its pointer overflows). Fix: rebuild the upload plan for this image", e.Section, e.End, e.ByteLen)
 }

@@ -45,6 +45,7 @@ func DefaultLaunchConfig() LaunchConfig {
 // ZeroThreadsPerBlockError reports threads_per_block = 0.
 type ZeroThreadsPerBlockError struct{}
 
+// Error implements the error interface; the message ends with a Fix.
 func (ZeroThreadsPerBlockError) Error() string {
 	return "ZeroThreadsPerBlock: threads_per_block is 0. Fix: use a positive block size such as 256"
 }
@@ -52,6 +53,7 @@ func (ZeroThreadsPerBlockError) Error() string {
 // ZeroMaxBlocksPerLaunchError reports max_blocks_per_launch = 0.
 type ZeroMaxBlocksPerLaunchError struct{}
 
+// Error implements the error interface; the message ends with a Fix.
 func (ZeroMaxBlocksPerLaunchError) Error() string {
 	return "ZeroMaxBlocksPerLaunch: max_blocks_per_launch is 0. Fix: use a positive grid limit such as 65535"
 }
@@ -171,6 +173,7 @@ type InvalidPtxTargetError struct {
 	TargetSM uint32
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *InvalidPtxTargetError) Error() string {
 	return fmt.Sprintf("InvalidPtxTarget: target_sm %d is not a GPU architecture. Fix: pass the compute capability as major*10+minor, for example 90", e.TargetSM)
 }
@@ -181,6 +184,7 @@ type ImageViewMismatchError struct {
 	Image, View uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ImageViewMismatchError) Error() string {
 	return fmt.Sprintf("ImageViewMismatch: %s is %d in the image but %d in the kernel view. Fix: build the view from this image's upload plan", e.Field, e.Image, e.View)
 }
@@ -193,6 +197,7 @@ type ImageColumnOutOfBoundsError struct {
 	Start, End, Len uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ImageColumnOutOfBoundsError) Error() string {
 	return fmt.Sprintf("ImageColumnOutOfBounds: row %d reads %s[%d:%d] but the column has %d words. Fix: repack the image from a validated snapshot", e.Row, e.Column, e.Start, e.End, e.Len)
 }
@@ -298,6 +303,7 @@ type SignaturePairOrdinalOutOfBoundsError struct {
 	PairCount uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *SignaturePairOrdinalOutOfBoundsError) Error() string {
 	return fmt.Sprintf("SignaturePairOrdinalOutOfBounds: ordinal %d of bucket %d is outside its %d candidate pairs. Fix: decode ordinals below the bucket's candidate_pair_count", e.Ordinal, e.Bucket, e.PairCount)
 }
@@ -311,6 +317,7 @@ type SignatureBucketRowsOutOfBoundsError struct {
 	Len         uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *SignatureBucketRowsOutOfBoundsError) Error() string {
 	return fmt.Sprintf("SignatureBucketRowsOutOfBounds: bucket %d reads bucket_rows[%d:+%d] of %d rows. Fix: use a bucket plan produced by PlanSignatureBuckets", e.Bucket, e.First, e.Rows, e.Len)
 }

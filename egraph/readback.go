@@ -69,6 +69,7 @@ type ShortReadbackError struct {
 	Have  uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ShortReadbackError) Error() string {
 	return fmt.Sprintf("short readback: %s needs %d bytes but %d were read. Fix: read back the full count and pair ranges of the scratch slab", e.Field, e.Need, e.Have)
 }

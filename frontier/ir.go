@@ -89,6 +89,7 @@ type DuplicateNodeError struct {
 	NodeID uint32
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *DuplicateNodeError) Error() string {
 	return fmt.Sprintf("DuplicateNode: node id %d appears more than once. Fix: give every frontier IR node a unique id", e.NodeID)
 }
@@ -99,6 +100,7 @@ type UnknownDependencyNodeError struct {
 	NodeID        uint32 // the endpoint that is missing
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *UnknownDependencyNodeError) Error() string {
 	return fmt.Sprintf("UnknownDependencyNode: dependency %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the dependency", e.Before, e.After, e.NodeID, e.NodeID)
 }
@@ -109,6 +111,7 @@ type CycleError struct {
 	UnscheduledNodes int
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *CycleError) Error() string {
 	return fmt.Sprintf("Cycle: %d frontier IR nodes lie on or behind a dependency cycle. Fix: remove a dependency so the graph is acyclic", e.UnscheduledNodes)
 }
@@ -121,6 +124,7 @@ type PlanTooLargeError struct {
 	Limit int
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *PlanTooLargeError) Error() string {
 	return fmt.Sprintf("PlanTooLarge: %s count %d exceeds the limit %d. Fix: split the frontier IR into smaller plans", e.Field, e.Count, e.Limit)
 }

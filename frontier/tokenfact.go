@@ -145,6 +145,7 @@ type DuplicateTokenFactNodeError struct {
 	NodeID uint32
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *DuplicateTokenFactNodeError) Error() string {
 	return fmt.Sprintf("DuplicateNode: token/fact node id %d appears more than once. Fix: give every node a unique id", e.NodeID)
 }
@@ -156,6 +157,7 @@ type UnknownEdgeNodeError struct {
 	NodeID   uint32 // the missing endpoint
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *UnknownEdgeNodeError) Error() string {
 	return fmt.Sprintf("UnknownEdgeNode: edges[%d] %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the edge", e.Edge, e.From, e.To, e.NodeID, e.NodeID)
 }
@@ -169,6 +171,7 @@ type PayloadOverflowError struct {
 	PayloadEnd uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *PayloadOverflowError) Error() string {
 	return fmt.Sprintf("PayloadOverflow: node %d payload_offset %d + payload_len %d = %d exceeds the 32-bit payload index. Fix: keep payload ranges below 4 GiB", e.NodeID, e.Offset, e.Len, e.PayloadEnd)
 }
@@ -181,6 +184,7 @@ type PayloadOutOfBoundsError struct {
 	PayloadBytes uint32
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *PayloadOutOfBoundsError) Error() string {
 	return fmt.Sprintf("PayloadOutOfBounds: node %d payload ends at byte %d but payload_bytes is %d. Fix: raise payload_bytes or shorten the node's payload range", e.NodeID, e.PayloadEnd, e.PayloadBytes)
 }
@@ -193,6 +197,7 @@ type CsrIndexOverflowError struct {
 	Limit int
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *CsrIndexOverflowError) Error() string {
 	return fmt.Sprintf("CsrIndexOverflow: %s %d exceeds the CSR index limit %d. Fix: split the token/fact graph", e.Field, e.Count, e.Limit)
 }
@@ -334,6 +339,7 @@ type ZeroRecordWidthError struct {
 	Field string // "node_record_bytes" or "edge_record_bytes"
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ZeroRecordWidthError) Error() string {
 	return fmt.Sprintf("ZeroRecordWidth: %s is 0. Fix: give %s the size of one device record in bytes", e.Field, e.Field)
 }

@@ -154,6 +154,7 @@ type ActiveItemWaveCountMismatchError struct {
 	ActiveItems int
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ActiveItemWaveCountMismatchError) Error() string {
 	return fmt.Sprintf("ActiveItemWaveCountMismatch: %d waves but %d active_items entries. Fix: give exactly one active_items entry per wave (use AdaptFrontierTypedIRToCUDA)", e.Waves, e.ActiveItems)
 }
@@ -162,6 +163,7 @@ func (e *ActiveItemWaveCountMismatchError) Error() string {
 // are both zero.
 type ZeroResidentGraphBytesError struct{}
 
+// Error implements the error interface; the message ends with a Fix.
 func (ZeroResidentGraphBytesError) Error() string {
 	return "ZeroResidentGraphBytes: node_bytes + edge_bytes is 0. Fix: plan a graph with at least one node or edge and non-zero record widths"
 }
@@ -173,6 +175,7 @@ type ResidentGraphByteEnvelopeMismatchError struct {
 	Actual   uint64 // node + edge + payload bytes
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *ResidentGraphByteEnvelopeMismatchError) Error() string {
 	return fmt.Sprintf("ResidentGraphByteEnvelopeMismatch: resident_bytes is %d but node_bytes + edge_bytes + payload_bytes is %d. Fix: build the layout with AdaptTokenFactGraphLayout", e.Expected, e.Actual)
 }
@@ -183,6 +186,7 @@ type PayloadExceedsBudgetError struct {
 	BudgetBytes  uint64
 }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *PayloadExceedsBudgetError) Error() string {
 	return fmt.Sprintf("PayloadExceedsBudget: payload_bytes %d exceeds budget_bytes %d. Fix: raise budget_bytes or shrink the token/fact payload", e.PayloadBytes, e.BudgetBytes)
 }
@@ -191,6 +195,7 @@ func (e *PayloadExceedsBudgetError) Error() string {
 // (vyre's FrontierPlan(...)).
 type FrontierPlanError struct{ Err error }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *FrontierPlanError) Error() string { return "frontier plan: " + e.Err.Error() }
 
 // Unwrap returns the megakernel error.
@@ -200,6 +205,7 @@ func (e *FrontierPlanError) Unwrap() error { return e.Err }
 // WorkQueue(...)).
 type WorkQueuePlanError struct{ Err error }
 
+// Error implements the error interface; the message ends with a Fix.
 func (e *WorkQueuePlanError) Error() string { return "work queue plan: " + e.Err.Error() }
 
 // Unwrap returns the planners error.
