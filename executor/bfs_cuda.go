@@ -22,6 +22,11 @@ const (
 	// 4-byte next-frontier count back and synchronises: what a user writes
 	// by hand.
 	ArmHostLoop BFSArm = "host-loop"
+	// ArmHostLoopLean is the host loop at the floor of this driver binding:
+	// per level one round trip to the driver thread that launches the level,
+	// copies the 4-byte count into pinned memory and synchronises the
+	// stream, without the executor's per-launch checks, events and pooling.
+	ArmHostLoopLean BFSArm = "host-loop-lean"
 	// ArmDeviceLoop enqueues BFSConfig.CheckEvery levels back to back on one
 	// stream without any host sync and reads the count once per batch.
 	ArmDeviceLoop BFSArm = "device-loop"
@@ -35,7 +40,7 @@ const (
 
 // BFSArms lists every arm in a fixed order.
 func BFSArms() []BFSArm {
-	return []BFSArm{ArmHostLoop, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan}
+	return []BFSArm{ArmHostLoop, ArmHostLoopLean, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan}
 }
 
 // ParseBFSArm returns the arm named s.
@@ -45,7 +50,7 @@ func ParseBFSArm(s string) (BFSArm, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, device-loop, megakernel or host-loop-scan", s)
+	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, host-loop-lean, device-loop, megakernel or host-loop-scan", s)
 }
 
 // BFSConfig tunes a BFSSession; the zero value picks the defaults.
@@ -256,6 +261,8 @@ func (s *BFSSession) Run(arm BFSArm, root int32) (BFSRun, error) {
 	switch arm {
 	case ArmHostLoop:
 		syncsExpected, err = s.runHostLoop(&r)
+	case ArmHostLoopLean:
+		syncsExpected, err = s.runHostLoopLean(&r)
 	case ArmDeviceLoop:
 		syncsExpected, err = s.runDeviceLoop(&r)
 	case ArmMegakernel:
@@ -336,6 +343,111 @@ func (s *BFSSession) runHostLoop(r *BFSRun) (uint64, error) {
 		syncs += 2
 	}
 	return syncs, nil
+}
+
+// runHostLoopLean: the host loop with one driver round trip per level
+// (launch, 4-byte async copy into pinned memory, stream sync) on one stream
+// held for the whole traversal; two events around the traversal give its
+// device time. The executor lock is held throughout, so no other call can
+// touch the session's buffers meanwhile. It records its launches in the
+// telemetry but no sync points (its syncs are its control flow), so it
+// expects none.
+func (s *BFSSession) runHostLoopLean(r *BFSRun) (uint64, error) {
+	x := s.x
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return 0, ErrClosed
+	}
+	ptr := func(b Buffer) (DevPtr, error) {
+		res, ok := x.buffers[b.ID]
+		if !ok {
+			return 0, &UnknownBufferError{Buffer: b.ID}
+		}
+		return res.ptr, nil
+	}
+	var vals []uint64
+	for _, b := range []Buffer{s.offsets, s.targets, s.level, s.q0, s.q1, s.ctl} {
+		p, err := ptr(b)
+		if err != nil {
+			return 0, err
+		}
+		vals = append(vals, uint64(p))
+	}
+	ctl := DevPtr(vals[5])
+	low := uint64(0)
+	if s.lowDg {
+		low = 1
+	}
+	vals = append(vals, uint64(s.cfg.Chunk), s.qcap, low, 0, 0, 0)
+	st, err := x.streamLocked()
+	if err != nil {
+		return 0, err
+	}
+	defer x.releaseStreamLocked(st)
+	pin, err := x.stagingLocked(4)
+	if err != nil {
+		return 0, err
+	}
+	defer x.releaseStagingLocked(pin)
+	ev0, err := x.eventLocked()
+	if err != nil {
+		return 0, err
+	}
+	defer x.releaseEventLocked(ev0)
+	ev1, err := x.eventLocked()
+	if err != nil {
+		return 0, err
+	}
+	defer x.releaseEventLocked(ev1)
+	if err := x.onDriver(func() error {
+		if err := x.b.EventRecord(ev0, st); err != nil {
+			return err
+		}
+		if err := x.b.CopyDtoHAsync(pin, ctl+DevPtr(4*frontier.CtlCountWord(0)), 4, st); err != nil {
+			return err
+		}
+		return x.b.StreamSync(st)
+	}); err != nil {
+		return 0, err
+	}
+	count := binary.LittleEndian.Uint32(pin.Data)
+	warpsPerBlock := uint64(s.cfg.LevelThreads / 32)
+	for d := 0; count > 0; d++ {
+		if d >= int(s.conv.MaxDeviceIterations) {
+			return 0, fmt.Errorf("BFS host-loop-lean from root %d ran %d levels without converging. Fix: validate the graph", r.Root, d)
+		}
+		blocks := uint32(min((uint64(count)+warpsPerBlock-1)/warpsPerBlock, uint64(s.levelPlan.GridBlocks)))
+		cfg := Linear(blocks, uint32(s.cfg.LevelThreads))
+		vals[len(vals)-2], vals[len(vals)-1] = uint64(d), uint64(d)+1
+		if err := x.onDriver(func() error {
+			if err := x.b.Launch(s.kLevel.ref, cfg, vals, st); err != nil {
+				return err
+			}
+			if err := x.b.CopyDtoHAsync(pin, ctl+DevPtr(4*frontier.CtlCountWord(d+1)), 4, st); err != nil {
+				return err
+			}
+			return x.b.StreamSync(st)
+		}); err != nil {
+			return 0, err
+		}
+		x.tel.RecordLaunch(cfg, uint64(blocks)*uint64(s.cfg.LevelThreads))
+		count = binary.LittleEndian.Uint32(pin.Data)
+	}
+	if err := x.onDriver(func() error {
+		if err := x.b.EventRecord(ev1, st); err != nil {
+			return err
+		}
+		return x.b.EventSync(ev1)
+	}); err != nil {
+		return 0, err
+	}
+	if ms, err := x.b.EventElapsedMs(ev0, ev1); err == nil {
+		if ns, err := msToNs(ms); err == nil {
+			r.DeviceNs = ns
+		}
+	}
+	return 0, nil
 }
 
 // runDeviceLoop: enqueue CheckEvery levels back to back on one stream (the

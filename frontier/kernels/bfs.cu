@@ -163,6 +163,9 @@ __device__ __forceinline__ void expand_level(const u32* __restrict__ offsets, co
                         nb = b;
                         ne = en;
                         nitems = (en - b + chunk - 1) / chunk;
+                        // The next level reads this adjacency: start moving it
+                        // into L2 now, off the critical path.
+                        if (nitems > 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(targets + b));
                     }
                 } else if (level[w] == -1) {
                     if (atomicCAS(&level[w], -1, next) == -1) {
