@@ -138,10 +138,20 @@ func TestTokenFactExecutionErrors(t *testing.T) {
 		})
 	}
 
+	// An empty token/fact graph has no resident graph bytes.
+	empty, err := BuildTokenFactGraph(nil, nil, 0)
+	require.NoError(t, err)
+	emptyLayout, err := AdaptTokenFactGraphLayout(empty, 8, 4)
+	require.NoError(t, err)
+	req0 := specExecRequest(t)
+	req0.Layout = emptyLayout
+	_, err = PlanTokenFactFrontierExecution(nil, req0)
+	assert.Equal(t, ZeroResidentGraphBytesError{}, err)
+
 	// The queue does not fit the payload budget: 48 payload + 64 queue > 100.
 	req := specExecRequest(t)
 	req.BudgetBytes = 100
-	_, err := PlanTokenFactFrontierExecution(nil, req)
+	_, err = PlanTokenFactFrontierExecution(nil, req)
 	var wq *WorkQueuePlanError
 	require.ErrorAs(t, err, &wq)
 	var qe *planners.WorkQueueError
@@ -323,11 +333,10 @@ func TestTokenFactExecutionProperties(t *testing.T) {
 		}
 		ok++
 		checkExecPlan(t, req, plan)
-		// Release plans fit any budget at least as large.
-		bigger := req
-		bigger.BudgetBytes *= 2
-		_, err = PlanTokenFactFrontierExecution(nil, bigger)
+		// Planning is a pure function: a fresh cache gives the same plan.
+		again, err := PlanTokenFactFrontierExecution(megakernel.NewPlanCache(megakernel.DefaultMaxPlans), req)
 		require.NoError(t, err, "seed %d", seed)
+		require.Equal(t, plan, again, "seed %d", seed)
 	}
 	require.Greater(t, ok, 100, "the generator must produce mostly feasible plans")
 }
