@@ -714,3 +714,13 @@ func BenchmarkPlanUnionCompaction(b *testing.B) {
 		})
 	}
 }
+
+func TestBucketRecordsFixedWidth(t *testing.T) {
+	p := SignatureBucketPlan{Buckets: []SignatureBucket{
+		{Signature: 0xdeadbeef, FirstBucketRow: 0, RowCount: 3, CandidatePairCount: 3},
+		{Signature: 7, FirstBucketRow: 3, RowCount: 131074, CandidatePairCount: 1<<33 + 5},
+	}}
+	assert.Equal(t, []uint32{0xdeadbeef, 0, 3, 3, 0, 7, 3, 131074, 5, 2}, p.BucketRecords())
+	u := UnionCompactionPlan{CanonicalRewrites: []CanonicalRewrite{{9, 1}}}
+	assert.Len(t, u.RewriteImage(), CanonicalRewriteRecordWords)
+}
