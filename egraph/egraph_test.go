@@ -485,6 +485,10 @@ func TestUnionCompaction(t *testing.T) {
 		{Pass: PassUnionPairs, Bucket: -1, ItemCount: 3, Blocks: 1, ThreadsPerBlock: 256},
 		{Pass: PassCanonicalRewrites, Bucket: -1, ItemCount: 3, Blocks: 1, ThreadsPerBlock: 256},
 	}, p.Waves)
+	// Sparse ids take the bisection path.
+	big, err := PlanUnionCompaction([]EclassPair{{4_000_000_000, 3}, {3_000_000_000, 4_000_000_000}, {10, 11}}, DefaultLaunchConfig())
+	require.NoError(t, err)
+	assert.Equal(t, []CanonicalRewrite{{11, 10}, {3_000_000_000, 3}, {4_000_000_000, 3}}, big.CanonicalRewrites)
 	_, err = PlanUnionCompaction(nil, LaunchConfig{ThreadsPerBlock: 1})
 	assert.Equal(t, ZeroMaxBlocksPerLaunchError{}, err)
 	empty, err := PlanUnionCompaction(nil, DefaultLaunchConfig())

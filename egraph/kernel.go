@@ -554,6 +554,14 @@ func PlanUnionCompaction(pairs []EclassPair, c LaunchConfig) (UnionCompactionPla
 		i, _ := slices.BinarySearch(ids, v)
 		return int32(i)
 	}
+	if n := len(ids); n > 0 && uint64(ids[n-1]) < 4*uint64(n)+4096 {
+		// Small ids: a dense id -> index table instead of bisection.
+		dense := make([]int32, uint64(ids[n-1])+1)
+		for i, v := range ids {
+			dense[v] = int32(i)
+		}
+		idx = func(v uint32) int32 { return dense[v] }
+	}
 	for _, e := range norm {
 		a, b := find(idx(e.A)), find(idx(e.B))
 		if a == b {
