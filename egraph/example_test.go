@@ -3,6 +3,7 @@ package egraph_test
 import (
 	"encoding/binary"
 	"fmt"
+	"strings"
 
 	"github.com/gpuplan/gpuplan/egraph"
 )
@@ -119,4 +120,55 @@ func ExampleDecodeReadbackPairsUnique() {
 	fmt.Println(got, emitted, err)
 	// Output:
 	// [{1 2} {5 6}] 3 <nil>
+}
+
+func ExampleSignaturePairRows() {
+	// Four identical leaves in four e-classes form one bucket of 6 pairs.
+	s := &egraph.Snapshot{OpArities: []uint32{0}}
+	for i := range 4 {
+		s.Rows = append(s.Rows, egraph.Row{EclassID: uint32(10 + i)})
+	}
+	img, _ := egraph.PackDeviceImage(s)
+	plan, _ := egraph.PlanDeviceUploadFromImage(img)
+	view, _ := egraph.NewKernelView(0, plan)
+	buckets, _ := egraph.PlanSignatureBuckets(img, view, egraph.DefaultLaunchConfig())
+	var pairs []string
+	for ord := uint64(0); ord < buckets.Buckets[0].CandidatePairCount; ord++ {
+		a, b, _ := egraph.SignaturePairRows(&buckets, 0, ord)
+		pairs = append(pairs, fmt.Sprintf("%d-%d", a, b))
+	}
+	fmt.Println(strings.Join(pairs, " "))
+	_, _, err := egraph.SignaturePairRows(&buckets, 0, 6)
+	fmt.Println(err != nil)
+	// Output:
+	// 0-1 0-2 0-3 1-2 1-3 2-3
+	// true
+}
+
+func ExampleNewKernelView() {
+	plan, _ := egraph.PlanDeviceUpload(snapshot())
+	view, err := egraph.NewKernelView(0x7f00_0000_0000, plan)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%#x %#x\n", view.Pointers[egraph.SecRowEclassIDs], view.Pointers[egraph.SecChildren])
+	// Output:
+	// 0x7f0000000000 0x7f000000003c
+}
+
+func ExamplePlanScratchSlab() {
+	img, _ := egraph.PackDeviceImage(snapshot())
+	plan, _ := egraph.PlanDeviceUploadFromImage(img)
+	view, _ := egraph.NewKernelView(0, plan)
+	buckets, _ := egraph.PlanSignatureBuckets(img, view, egraph.DefaultLaunchConfig())
+	out, _ := egraph.PlanStructuralEquivalenceOutput(&buckets)
+	slab, err := egraph.PlanScratchSlab(&buckets, out)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(slab.BucketWords, slab.BucketRows, slab.OutputPairs, slab.OutputCount, slab.ByteLen)
+	// Output:
+	// {0 20} {20 8} {32 8} {40 8} 48
 }

@@ -367,3 +367,17 @@ func ExampleAdaptTokenFactGraphLayout() {
 	// Output:
 	// 96 32 24 152 1
 }
+
+func ExampleTokenFactGraphLayoutFromTotals() {
+	l, err := TokenFactGraphLayoutFromTotals(1_000_000, 4_000_000, 32, 16, 8<<20)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(l.NodeBytes, l.EdgeBytes, l.ResidentBytes, l.MaxOutDegree)
+	_, err = TokenFactGraphLayoutFromTotals(1, 1, 0, 16, 0)
+	fmt.Println(err)
+	// Output:
+	// 32000000 64000000 104388608 0
+	// ZeroRecordWidth: node_record_bytes is 0. Fix: give node_record_bytes the size of one device record in bytes
+}
