@@ -276,3 +276,28 @@ func TestDriverErrorsNameTheCallAndFix(t *testing.T) {
 	assert.False(t, errors.Is(err, ErrUnavailable))
 	assert.True(t, errors.Is(newDriverError("cuInit", cuErrNoDevice, ""), ErrUnavailable))
 }
+
+func TestLaunchReadIsOneWaveStep(t *testing.T) {
+	x, _ := newFakeExec(t, h100(t, 1<<30))
+	m, err := x.LoadModule([]byte(fakePTX))
+	require.NoError(t, err)
+	k, err := m.Kernel("add_one")
+	require.NoError(t, err)
+	b, err := x.Alloc(16)
+	require.NoError(t, err)
+	require.NoError(t, x.Upload(b, make([]byte, 16)))
+	word := make([]byte, 4)
+	for step := uint32(1); step <= 3; step++ {
+		tm, err := x.LaunchRead(k, Linear(1, 4), b, 12, word, Ptr(b), U64(4))
+		require.NoError(t, err)
+		assert.True(t, tm.HasDeviceTime)
+		assert.Equal(t, step, binary.LittleEndian.Uint32(word))
+	}
+	assert.Zero(t, x.InFlight(b))
+	_, err = x.LaunchRead(k, Linear(1, 4), b, 14, word, Ptr(b), U64(4))
+	assert.ErrorContains(t, err, "exceed")
+	big, err := x.Alloc(128)
+	require.NoError(t, err)
+	_, err = x.LaunchRead(k, Linear(1, 4), big, 0, make([]byte, 65), Ptr(b), U64(4))
+	assert.ErrorContains(t, err, "staging chunk")
+}

@@ -367,8 +367,8 @@ func TestGPU(t *testing.T) {
 	})
 
 	t.Run("GPULaunchOverhead", func(t *testing.T) {
-		measure := func(x *Executor, k *Kernel, flag Buffer) (wall, enq, devns, loop uint64) {
-			var w, e, d, l []uint64
+		measure := func(x *Executor, k *Kernel, flag Buffer) (wall, enq, devns, loop, lr uint64) {
+			var w, e, d, l, q []uint64
 			word := make([]byte, 4)
 			for i := 0; i < 300; i++ {
 				tm, err := x.Launch(k, Linear(1, 32), U64(0))
@@ -379,18 +379,22 @@ func TestGPU(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, x.DownloadRangeInto(flag, 0, word))
 				t1 := nowNs()
+				_, err = x.LaunchRead(k, Linear(1, 32), flag, 0, word, U64(0))
+				require.NoError(t, err)
+				t2 := nowNs()
 				if i >= 50 {
 					w, e, d, l = append(w, tm.WallNs), append(e, tm.EnqueueNs), append(d, tm.DeviceNs), append(l, uint64(t1-t0))
+					q = append(q, uint64(t2-t1))
 				}
 			}
-			return median(w), median(e), median(d), median(l)
+			return median(w), median(e), median(d), median(l), median(q)
 		}
 		flag, err := x.Alloc(4)
 		require.NoError(t, err)
-		w, e, d, l := measure(x, kernel("empty_kernel"), flag)
+		w, e, d, l, q := measure(x, kernel("empty_kernel"), flag)
 		require.NoError(t, x.Free(flag))
-		parts := []string{fmt.Sprintf("polling driver thread: wall %.1f us, enqueue %.1f us, device %.1f us, launch+4B readback %.1f us",
-			float64(w)/1000, float64(e)/1000, float64(d)/1000, float64(l)/1000)}
+		parts := []string{fmt.Sprintf("polling driver thread: wall %.1f us, enqueue %.1f us, device %.1f us, launch+4B readback %.1f us (LaunchRead %.1f us)",
+			float64(w)/1000, float64(e)/1000, float64(d)/1000, float64(l)/1000, float64(q)/1000)}
 		// A second executor whose driver thread always parks.
 		y, err := Open(0, Options{DriverPoll: -1, SkipPTXProbe: true})
 		require.NoError(t, err)
@@ -400,10 +404,10 @@ func TestGPU(t *testing.T) {
 		require.NoError(t, err)
 		yflag, err := y.Alloc(4)
 		require.NoError(t, err)
-		w, e, d, l = measure(y, yk, yflag)
+		w, e, d, l, q = measure(y, yk, yflag)
 		require.NoError(t, y.Close())
-		parts = append(parts, fmt.Sprintf("parking driver thread: wall %.1f us, enqueue %.1f us, device %.1f us, launch+4B readback %.1f us",
-			float64(w)/1000, float64(e)/1000, float64(d)/1000, float64(l)/1000))
+		parts = append(parts, fmt.Sprintf("parking driver thread: wall %.1f us, enqueue %.1f us, device %.1f us, launch+4B readback %.1f us (LaunchRead %.1f us)",
+			float64(w)/1000, float64(e)/1000, float64(d)/1000, float64(l)/1000, float64(q)/1000))
 		sum.add("timed empty launch (medians)", "PASS", strings.Join(parts, "; "))
 	})
 

@@ -96,6 +96,61 @@ func (x *Executor) Launch(k *Kernel, cfg LaunchConfig, args ...Arg) (Timing, err
 	return p.Wait()
 }
 
+// LaunchRead is one host-driven wave step: it launches k like Launch, then
+// reads len(dst) bytes of b from byte offset off into dst on the same stream
+// (so the read sees the kernel's writes), with one wait. The Timing's device
+// time covers the kernel alone. len(dst) must not exceed the staging chunk
+// (Options.StagingChunkBytes); use Launch and DownloadRangeInto for more.
+func (x *Executor) LaunchRead(k *Kernel, cfg LaunchConfig, b Buffer, off uint64, dst []byte, args ...Arg) (Timing, error) {
+	x.mu.Lock()
+	if x.closed {
+		x.mu.Unlock()
+		return Timing{}, ErrClosed
+	}
+	_, err := x.lookupRangeLocked(b, off, uint64(len(dst)), "readback")
+	if err == nil && len(dst) > x.opts.StagingChunkBytes {
+		err = invalidArg("readback", "Fix: read at most StagingChunkBytes with LaunchRead, or use Launch then DownloadRangeInto.", "%d bytes exceed the %d-byte staging chunk", len(dst), x.opts.StagingChunkBytes)
+	}
+	x.mu.Unlock()
+	if err != nil {
+		return Timing{}, err
+	}
+	p, err := x.LaunchAsync(k, cfg, args...)
+	if err != nil {
+		return Timing{}, err
+	}
+	if len(dst) > 0 {
+		x.mu.Lock()
+		r, serr := x.lookupRangeLocked(b, off, uint64(len(dst)), "readback")
+		var stage PinnedMem
+		if serr == nil {
+			stage, serr = x.stagingLocked(len(dst))
+		}
+		if serr == nil {
+			serr = x.onDriver(func() error {
+				if err := x.b.CopyDtoHAsync(stage, r.ptr+DevPtr(off), uint64(len(dst)), p.s); err != nil {
+					return err
+				}
+				return x.b.StreamSync(p.s)
+			})
+			if serr == nil {
+				copy(dst, stage.Data[:len(dst)])
+				x.tel.add(cSyncPoints, 1)
+				x.tel.add(cDeviceReadbackOps, 1)
+				x.tel.add(cDeviceToHostBytes, uint64(len(dst)))
+				x.tel.add(cReadbackBytes, uint64(len(dst)))
+			}
+			x.releaseStagingLocked(stage)
+		}
+		x.mu.Unlock()
+		if serr != nil {
+			_, _ = p.Wait()
+			return Timing{}, serr
+		}
+	}
+	return p.Wait()
+}
+
 // LaunchAsync checks and enqueues k on a pooled non-blocking stream between
 // two timing events and returns without waiting. Checks: the kernel's
 // module is loaded; at most MaxKernelArgs arguments, each buffer live and
