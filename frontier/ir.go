@@ -287,31 +287,38 @@ type CudaFrontierInput struct {
 // Every wave is checked before any output is produced; an overflow is a
 // *checked.OverflowError with field "frontier bytes" or "scratch bytes".
 func AdaptFrontierTypedIRToCUDA(plan IRPlan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave uint64) (CudaFrontierInput, error) {
+	var in CudaFrontierInput
+	err := AdaptFrontierTypedIRToCUDAInto(&in, plan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave)
+	return in, err
+}
+
+// AdaptFrontierTypedIRToCUDAInto is AdaptFrontierTypedIRToCUDA writing into
+// dst and reusing its slices' capacity (vyre's _into variant). On error dst
+// is left unchanged.
+func AdaptFrontierTypedIRToCUDAInto(dst *CudaFrontierInput, plan IRPlan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave uint64) error {
 	for _, w := range plan.Waves {
 		if _, err := checked.Mul(w.ActiveItems, frontierBytesPerItem, "frontier bytes"); err != nil {
-			return CudaFrontierInput{}, err
+			return err
 		}
 		if _, err := checked.Mul(w.ActiveItems, scratchBytesPerItem, "scratch bytes"); err != nil {
-			return CudaFrontierInput{}, err
+			return err
 		}
 	}
-	in := CudaFrontierInput{
-		Waves:        make([]CudaFrontierWave, len(plan.Waves)),
-		ActiveItems:  make([]uint64, len(plan.Waves)),
-		Dependencies: make([]WaveDependency, 0, max(len(plan.Waves)-1, 0)),
-	}
+	dst.Waves = dst.Waves[:0]
+	dst.ActiveItems = dst.ActiveItems[:0]
+	dst.Dependencies = dst.Dependencies[:0]
 	for i, w := range plan.Waves {
-		in.Waves[i] = CudaFrontierWave{
+		dst.Waves = append(dst.Waves, CudaFrontierWave{
 			FrontierBytes: w.ActiveItems * frontierBytesPerItem, // checked above
 			ScratchBytes:  w.ActiveItems * scratchBytesPerItem,  // checked above
 			OutputBytes:   outputBytesPerWave,
-		}
-		in.ActiveItems[i] = w.ActiveItems
+		})
+		dst.ActiveItems = append(dst.ActiveItems, w.ActiveItems)
 		if i > 0 {
-			in.Dependencies = append(in.Dependencies, WaveDependency{Before: i - 1, After: i})
+			dst.Dependencies = append(dst.Dependencies, WaveDependency{Before: i - 1, After: i})
 		}
 	}
-	return in, nil
+	return nil
 }
 
 // idIndex maps node ids to their input positions without a hash map: a

@@ -366,3 +366,25 @@ func TestIDIndexDenseAndSparse(t *testing.T) {
 	_, ok := x.lookup(0)
 	assert.False(t, ok)
 }
+
+func TestAdaptFrontierTypedIRToCUDAIntoReusesCapacity(t *testing.T) {
+	nodes, deps := benchIRInput(64 * 10)
+	plan, err := PlanFrontierTypedIR(nodes, deps)
+	require.NoError(t, err)
+	var dst CudaFrontierInput
+	require.NoError(t, AdaptFrontierTypedIRToCUDAInto(&dst, plan, 8, 16, 32))
+	want, err := AdaptFrontierTypedIRToCUDA(plan, 8, 16, 32)
+	require.NoError(t, err)
+	assert.Equal(t, want, dst)
+	wavesPtr, itemsPtr := &dst.Waves[0], &dst.ActiveItems[0]
+	small := IRPlan{Waves: plan.Waves[:3]}
+	require.NoError(t, AdaptFrontierTypedIRToCUDAInto(&dst, small, 1, 2, 3))
+	assert.Len(t, dst.Waves, 3)
+	assert.Len(t, dst.Dependencies, 2)
+	assert.Same(t, wavesPtr, &dst.Waves[0], "the wave slice is reused")
+	assert.Same(t, itemsPtr, &dst.ActiveItems[0], "the active item slice is reused")
+	before := dst
+	err = AdaptFrontierTypedIRToCUDAInto(&dst, IRPlan{Waves: []FrontierWave{{ActiveItems: math.MaxUint64}}}, 2, 0, 0)
+	require.Error(t, err)
+	assert.Equal(t, before, dst, "dst is unchanged on error")
+}
