@@ -83,6 +83,7 @@ type Pending struct {
 	t0      time.Time
 	enqueue time.Duration
 	done    bool
+	synced  bool
 	result  Timing
 	err     error
 }
@@ -367,6 +368,7 @@ func (p *Pending) Wait() (Timing, error) {
 		w0 := time.Now()
 		err := x.b.EventSync(p.stop)
 		end := time.Now()
+		p.synced = err == nil // everything was enqueued before the stop event
 		t = Timing{WallNs: uint64(end.Sub(p.t0)), EnqueueNs: uint64(p.enqueue), WaitNs: uint64(end.Sub(w0))}
 		if err == nil {
 			ms, msErr = x.b.EventElapsedMs(p.start, p.stop)
@@ -402,7 +404,7 @@ func (x *Executor) finishLocked(p *Pending) {
 		_ = x.b.MemFree(ptr)
 	}
 	if p.s != 0 {
-		if p.err == nil {
+		if !p.synced { // a failed enqueue may have left work on the stream
 			_ = x.b.StreamSync(p.s)
 		}
 		x.releaseStreamLocked(p.s)
