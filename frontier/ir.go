@@ -287,9 +287,13 @@ type CudaFrontierInput struct {
 // Every wave is checked before any output is produced; an overflow is a
 // *checked.OverflowError with field "frontier bytes" or "scratch bytes".
 func AdaptFrontierTypedIRToCUDA(plan IRPlan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave uint64) (CudaFrontierInput, error) {
-	var in CudaFrontierInput
-	err := AdaptFrontierTypedIRToCUDAInto(&in, plan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave)
-	return in, err
+	n := len(plan.Waves)
+	in := CudaFrontierInput{Waves: make([]CudaFrontierWave, 0, n), ActiveItems: make([]uint64, 0, n),
+		Dependencies: make([]WaveDependency, 0, max(n-1, 0))}
+	if err := AdaptFrontierTypedIRToCUDAInto(&in, plan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave); err != nil {
+		return CudaFrontierInput{}, err
+	}
+	return in, nil
 }
 
 // AdaptFrontierTypedIRToCUDAInto is AdaptFrontierTypedIRToCUDA writing into
