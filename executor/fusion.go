@@ -164,7 +164,7 @@ func FuseReadbacks(reqs []ReadRequest) ([]FusedCopy, []ReadView, error) {
 				copies[n-1].Len = stop - copies[n-1].Offset
 			}
 		} else {
-			copies = append(copies, FusedCopy{Buffer: r.Buffer, Offset: r.Offset, Len: r.Len})
+			copies = append(copies, FusedCopy(r))
 			stop = rend
 		}
 		views[i] = ReadView{CopySlot: len(copies) - 1, ByteOffset: r.Offset - copies[len(copies)-1].Offset, ByteLen: r.Len}

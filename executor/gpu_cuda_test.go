@@ -10,9 +10,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"text/tabwriter"
+	"time"
 
 	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/stretchr/testify/assert"
@@ -460,4 +462,15 @@ func u32bytes(v []uint32) []byte {
 		binary.LittleEndian.PutUint32(out[4*i:], w)
 	}
 	return out
+}
+
+func nowNs() int64 { return time.Now().UnixNano() }
+
+func median(v []uint64) uint64 {
+	if len(v) == 0 {
+		return 0
+	}
+	s := slices.Clone(v)
+	slices.Sort(s)
+	return s[len(s)/2]
 }
