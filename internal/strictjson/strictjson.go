@@ -80,6 +80,10 @@ func convert(source string, err error) error {
 		return &Error{Source: source, Field: name, Msg: "unknown field",
 			Fix: fmt.Sprintf("remove %q or check its spelling against the documented fields", name)}
 	}
+	if strings.Contains(msg, "Fix:") {
+		// A custom unmarshaler already explained the remedy.
+		return &Error{Source: source, Msg: msg}
+	}
 	return &Error{Source: source, Msg: msg, Fix: "check the input against the documented format"}
 }
 

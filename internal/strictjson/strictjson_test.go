@@ -1,6 +1,8 @@
 package strictjson
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +58,22 @@ func FuzzDecode(f *testing.F) {
 			assert.Contains(t, err.Error(), "Fix:")
 		}
 	})
+}
+
+type picky int
+
+func (p *picky) UnmarshalText(b []byte) error {
+	if string(b) != "ok" {
+		return errors.New("mode must be \"ok\". Fix: set mode to \"ok\"")
+	}
+	return nil
+}
+
+func TestDecodeCustomUnmarshalerFixOnce(t *testing.T) {
+	var v struct {
+		Mode picky `json:"mode"`
+	}
+	err := Decode("in.json", []byte(`{"mode":"bad"}`), &v)
+	require.Error(t, err)
+	assert.Equal(t, 1, strings.Count(err.Error(), "Fix:"), err.Error())
 }
