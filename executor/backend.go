@@ -1,6 +1,10 @@
 package executor
 
-import "github.com/gpuplan/gpuplan/occupancy"
+import (
+	"math/bits"
+
+	"github.com/gpuplan/gpuplan/occupancy"
+)
 
 // DevPtr is a device address.
 type DevPtr uint64
@@ -53,6 +57,26 @@ type LaunchConfig struct {
 	// Cooperative launches with cuLaunchCooperativeKernel; the grid must be
 	// co-resident (the executor checks it first and refuses otherwise).
 	Cooperative bool
+	// Elements is the number of logical elements the launch covers, for
+	// telemetry's utilisation ratios; 0 counts one element per thread.
+	Elements uint64
+}
+
+// elements returns Elements, or the thread count when it is 0 (saturating
+// at the largest uint64).
+func (c LaunchConfig) elements() uint64 {
+	if c.Elements != 0 {
+		return c.Elements
+	}
+	n := uint64(1)
+	for _, d := range [6]uint32{c.Grid[0], c.Grid[1], c.Grid[2], c.Block[0], c.Block[1], c.Block[2]} {
+		hi, lo := bits.Mul64(n, uint64(d))
+		if hi != 0 {
+			return ^uint64(0)
+		}
+		n = lo
+	}
+	return n
 }
 
 // Linear returns a one-dimensional launch shape.

@@ -274,7 +274,7 @@ func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]ui
 				}
 				return err
 			}
-			x.tel.RecordLaunch(cfg, uint64(cfg.Grid[0])*uint64(cfg.Block[0]))
+			x.tel.RecordLaunch(cfg, cfg.elements())
 		}
 		return x.b.EventRecord(p.stop, p.s)
 	})
@@ -516,7 +516,8 @@ func (x *Executor) DispatchWithGridSyncSplit(k *Kernel, cfg LaunchConfig, phases
 	}
 	coop := cfg.Cooperative && x.dev.CooperativeLaunch && !forceSplit
 	if coop {
-		t, err := x.Launch(k, cfg, append(args, U64(0), U64(phases))...)
+		all := append(append(make([]Arg, 0, len(args)+2), args...), U64(0), U64(phases))
+		t, err := x.Launch(k, cfg, all...)
 		return SplitResult{Launches: 1, Cooperative: true, Timing: t}, err
 	}
 	cfg.Cooperative = false

@@ -94,3 +94,12 @@ func BenchmarkTelemetryRecordLaunch(b *testing.B) {
 		tel.RecordLaunch(cfg, 4096)
 	}
 }
+
+func TestLaunchElementsForTelemetry(t *testing.T) {
+	assert.Equal(t, uint64(1024), Linear(4, 256).elements())
+	c := Linear(4, 256)
+	c.Elements = 1000
+	assert.Equal(t, uint64(1000), c.elements())
+	big := LaunchConfig{Grid: [3]uint32{math.MaxUint32, math.MaxUint32, math.MaxUint32}, Block: [3]uint32{1024, 1, 1}}
+	assert.Equal(t, uint64(math.MaxUint64), big.elements())
+}
