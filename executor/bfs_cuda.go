@@ -317,8 +317,9 @@ func (s *BFSSession) queueArgs(depthBase uint64) []Arg {
 	return append(s.graphArgs(), Ptr(s.q0), Ptr(s.q1), Ptr(s.ctl), U64(uint64(s.cfg.Chunk)), U64(s.qcap), U64(low), U64(depthBase))
 }
 
-// runHostLoop: launch a level, read the 4-byte next count, repeat while it
-// is non-zero. Each level's grid is sized from the count just read (one
+// runHostLoop: launch a level and read the 4-byte next count on the same
+// stream with one wait (Executor.LaunchRead, the executor's host-driven
+// wave step), repeat while it is non-zero. Each level's grid is sized from the count just read (one
 // item per warp up to the full device).
 func (s *BFSSession) runHostLoop(r *BFSRun) (uint64, error) {
 	count, err := s.readWord(frontier.CtlCountWord(0))
@@ -332,14 +333,13 @@ func (s *BFSSession) runHostLoop(r *BFSRun) (uint64, error) {
 			return syncs, fmt.Errorf("BFS host-loop from root %d ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", r.Root, d)
 		}
 		blocks := uint32(min((uint64(count)+warpsPerBlock-1)/warpsPerBlock, uint64(s.levelPlan.GridBlocks)))
-		t, err := s.x.Launch(s.kLevel, Linear(blocks, uint32(s.cfg.LevelThreads)), append(s.queueArgs(0), U64(uint64(d)), U64(uint64(d)+1))...)
+		t, err := s.x.LaunchRead(s.kLevel, Linear(blocks, uint32(s.cfg.LevelThreads)), s.ctl, 4*uint64(frontier.CtlCountWord(d+1)), s.ctlWord,
+			append(s.queueArgs(0), U64(uint64(d)), U64(uint64(d)+1))...)
 		if err != nil {
 			return syncs, err
 		}
 		r.DeviceNs += t.DeviceNs
-		if count, err = s.readWord(frontier.CtlCountWord(d + 1)); err != nil {
-			return syncs, err
-		}
+		count = binary.LittleEndian.Uint32(s.ctlWord)
 		syncs += 2
 	}
 	return syncs, nil
@@ -507,7 +507,8 @@ func (s *BFSSession) runMegakernel(r *BFSRun) (uint64, error) {
 }
 
 // runScanLoop: the plain scan wave, one launch per level over every
-// vertex, with a 4-byte readback of the level's changed flag.
+// vertex, with a 4-byte readback of the level's changed flag
+// (Executor.LaunchRead).
 func (s *BFSSession) runScanLoop(r *BFSRun) (uint64, error) {
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(min((n+255)/256, uint64(s.levelPlan.GridBlocks)))
@@ -516,15 +517,13 @@ func (s *BFSSession) runScanLoop(r *BFSRun) (uint64, error) {
 		if d >= int(s.conv.MaxDeviceIterations) {
 			return syncs, fmt.Errorf("BFS host-loop-scan from root %d ran %d levels without converging. Fix: validate the graph", r.Root, d)
 		}
-		t, err := s.x.Launch(s.kScan, Linear(blocks, 256), append(s.graphArgs(), Ptr(s.ctl), U64(n), U64(uint64(d)))...)
+		t, err := s.x.LaunchRead(s.kScan, Linear(blocks, 256), s.ctl, 4*uint64(frontier.CtlScanChangedWord(d)), s.ctlWord,
+			append(s.graphArgs(), Ptr(s.ctl), U64(n), U64(uint64(d)))...)
 		if err != nil {
 			return syncs, err
 		}
 		r.DeviceNs += t.DeviceNs
-		changed, err := s.readWord(frontier.CtlScanChangedWord(d))
-		if err != nil {
-			return syncs, err
-		}
+		changed := binary.LittleEndian.Uint32(s.ctlWord)
 		syncs += 2
 		if changed == 0 {
 			r.Levels = d + 1

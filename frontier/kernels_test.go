@@ -21,26 +21,39 @@ type item struct{ b, e uint32 }
 // aggregated pushes. Warps run in a random order to stand in for the GPU's
 // concurrency (the compare-and-swap makes every order give the same levels).
 type emuDevice struct {
-	g        *CSR
-	level    []int32
-	q        [2][]item
-	ctl      []uint32
-	chunk    uint32
-	qcap     uint32
-	lowDeg   bool
-	nwarps   uint32
-	rng      *rand.Rand
-	maxCount uint32
+	g      *CSR
+	level  []int32
+	q      [2][]item
+	ctl    []uint32
+	chunk  uint32
+	qcap   uint32
+	lowDeg bool
+	nwarps uint32
+	// Warps per block and the block queue's capacity in items.
+	warpsPerBlock uint32
+	blockCap      uint32
+	blocks        []emuBlockQueue
+	rng           *rand.Rand
+	maxCount      uint32
 }
 
-func newEmu(g *CSR, chunk int, nwarps uint32, seed uint64) *emuDevice {
+// emuBlockQueue mirrors BlockQueue: slots reserved (n, may pass the
+// capacity) and the staged items.
+type emuBlockQueue struct {
+	n     uint32
+	items []item
+}
+
+func newEmu(g *CSR, chunk int, nwarps, warpsPerBlock, blockCap uint32, seed uint64) *emuDevice {
 	qcap, err := QueueCapacity(g, chunk)
 	if err != nil {
 		panic(err)
 	}
 	return &emuDevice{g: g, chunk: uint32(chunk), qcap: uint32(qcap), lowDeg: LowDegree(g), nwarps: nwarps,
 		q: [2][]item{make([]item, qcap), make([]item, qcap)}, ctl: make([]uint32, CtlWords),
-		level: make([]int32, g.NumVertices()), rng: rand.New(rand.NewPCG(seed, 1))}
+		level: make([]int32, g.NumVertices()), rng: rand.New(rand.NewPCG(seed, 1)),
+		warpsPerBlock: warpsPerBlock, blockCap: blockCap,
+		blocks: make([]emuBlockQueue, (nwarps+warpsPerBlock-1)/warpsPerBlock)}
 }
 
 // init mirrors bfs_init.
@@ -59,9 +72,10 @@ func (d *emuDevice) init(root int32) {
 	d.ctl[CtlCountWord(0)] = n
 }
 
-// push mirrors push_items for one warp: lanes' item counts are scanned and
-// one add reserves the warp's slots.
-func (d *emuDevice) push(qout []item, outCount *uint32, nitems, nb, ne []uint32) {
+// push mirrors push_items for one warp: lanes' item counts are scanned,
+// one shared-memory add reserves the warp's slots in its block queue, and
+// slots past the capacity spill to the global queue with one global add.
+func (d *emuDevice) push(bq *emuBlockQueue, qout []item, outCount *uint32, nitems, nb, ne []uint32) {
 	var incl [32]uint32
 	var run uint32
 	for l := 0; l < 32; l++ {
@@ -71,18 +85,51 @@ func (d *emuDevice) push(qout []item, outCount *uint32, nitems, nb, ne []uint32)
 	if run == 0 {
 		return
 	}
-	base := *outCount
-	*outCount += run
+	base := bq.n
+	bq.n += run
+	firstSpill := max(base, d.blockCap)
+	var spilled, gbase uint32
+	if base+run > d.blockCap {
+		spilled = base + run - firstSpill
+		gbase = *outCount
+		*outCount += spilled
+	}
 	for l := 0; l < 32; l++ {
 		pos := base + incl[l] - nitems[l]
 		for i := uint32(0); i < nitems[l]; i++ {
 			ib := nb[l] + i*d.chunk
-			if pos+i < d.qcap {
-				qout[pos+i] = item{ib, min(ib+d.chunk, ne[l])}
+			it := item{ib, min(ib+d.chunk, ne[l])}
+			slot := pos + i
+			switch {
+			case slot < d.blockCap:
+				bq.items[slot] = it
+			case gbase+slot-firstSpill < d.qcap:
+				qout[gbase+slot-firstSpill] = it
+			default:
+				d.ctl[CtlResultOverflow] = 1
+			}
+		}
+	}
+}
+
+// flush mirrors flush_block_queue for every block, in a random order.
+func (d *emuDevice) flush(qout []item, outCount *uint32) {
+	for _, b := range d.rng.Perm(len(d.blocks)) {
+		bq := &d.blocks[b]
+		n := min(bq.n, d.blockCap)
+		base := uint32(0)
+		if n > 0 {
+			base = *outCount
+			*outCount += n
+		}
+		for i := uint32(0); i < n; i++ {
+			if base+i < d.qcap {
+				qout[base+i] = bq.items[i]
 			} else {
 				d.ctl[CtlResultOverflow] = 1
 			}
 		}
+		bq.n = 0
 	}
 }
 
@@ -91,6 +138,12 @@ func (d *emuDevice) expand(qin, qout []item, outCount *uint32, count uint32, nex
 	if count == 0 {
 		return
 	}
+	for i := range d.blocks {
+		if d.blocks[i].items == nil {
+			d.blocks[i].items = make([]item, d.blockCap)
+		}
+	}
+	defer d.flush(qout, outCount)
 	d.maxCount = max(d.maxCount, count)
 	k := min((count+d.nwarps-1)/d.nwarps, 32)
 	stride := d.nwarps * k
@@ -130,7 +183,7 @@ func (d *emuDevice) expand(qin, qout []item, outCount *uint32, count uint32, nex
 						nitems[l] = (ne[l] - nb[l] + d.chunk - 1) / d.chunk
 					}
 				}
-				d.push(qout, outCount, nitems, nb, ne)
+				d.push(&d.blocks[gwarp/d.warpsPerBlock], qout, outCount, nitems, nb, ne)
 			}
 		}
 	}
@@ -210,14 +263,15 @@ func TestKernelEmulation(t *testing.T) {
 		roots, err := Roots(g, 3, 1)
 		require.NoError(t, err)
 		for _, chunk := range []int{1, 7, DefaultChunk} {
-			for _, nwarps := range []uint32{1, 5, 132 * 32} {
+			for _, shape := range [][3]uint32{{1, 1, 4}, {5, 2, 3}, {132 * 32, 32, 2048}, {792 * 8, 8, 1024}} {
+				nwarps, wpb, bcap := shape[0], shape[1], shape[2]
 				for _, root := range roots {
 					want, err := BFS(g, root)
 					require.NoError(t, err)
 					st := Stats(g, want)
 					name := fmt.Sprintf("%s/chunk%d/warps%d/root%d", g.Name, chunk, nwarps, root)
 
-					d := newEmu(g, chunk, nwarps, uint64(root))
+					d := newEmu(g, chunk, nwarps, wpb, bcap, uint64(root))
 					d.init(root)
 					levels, changed := d.megakernel(uint32(g.NumVertices()), 132)
 					require.Equal(t, want, d.level, name)
@@ -253,7 +307,7 @@ func TestKernelEmulation(t *testing.T) {
 func TestKernelEmulationBudget(t *testing.T) {
 	g, err := Grid(8)
 	require.NoError(t, err)
-	d := newEmu(g, DefaultChunk, 4, 1)
+	d := newEmu(g, DefaultChunk, 4, 2, 16, 1)
 	d.init(0)
 	levels, changed := d.megakernel(5, 3)
 	assert.EqualValues(t, 5, levels)

@@ -35,6 +35,9 @@
 #define CTL_RESULT (4u * CTL_LINE)
 #define CTL_MEGA(slot) ((5u + (slot)) * CTL_LINE)
 #define CTL_WORDS (8u * CTL_LINE)
+// Items a block stages in shared memory per level before spilling.
+#define LEVEL_BLOCK_QCAP 1024u
+#define MEGA_BLOCK_QCAP 2048u
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
@@ -83,12 +86,28 @@ __device__ __forceinline__ u32 level_barrier(u64* word, u32* s_count) {
     return *s_count;
 }
 
+// BlockQueue is a block's shared-memory staging area for the items it
+// discovers during one level. Warps reserve slots with a shared-memory
+// atomic; at the end of the level the block reserves space in the global
+// queue with one atomic add and copies its items there. One global atomic
+// per block and level instead of one per warp: a single global counter
+// takes about 1.3 G increments/s, so thousands of warp-level adds per level
+// would cost microseconds of serialisation on one address.
+template <u32 CAP>
+struct BlockQueue {
+    u32 n;     // slots reserved this level (may exceed CAP)
+    u32 base;  // the block's offset in the global queue
+    uint2 items[CAP];
+};
+
 // push_items appends ceil((e-b)/chunk) items for a newly discovered vertex
-// whose adjacency is [b, e). The warp allocates all lanes' items with one
-// atomic add: a warp-wide scan gives each lane its offset.
-template <typename C>
-__device__ __forceinline__ void push_items(uint2* qout, u32 qcap, C* out_count, u32* overflow, u32 lane,
-                                           u32 nitems, u32 b, u32 e, u32 chunk) {
+// whose adjacency is [b, e). The warp reserves all lanes' items with one
+// shared-memory atomic (a warp-wide scan gives each lane its offset); slots
+// past the block queue's capacity spill straight to the global queue with
+// one global atomic for the warp's spilled items.
+template <u32 CAP, typename C>
+__device__ __forceinline__ void push_items(BlockQueue<CAP>* bq, uint2* qout, u32 qcap, C* out_count, u32* overflow,
+                                           u32 lane, u32 nitems, u32 b, u32 e, u32 chunk) {
     u32 incl = nitems;
 #pragma unroll
     for (u32 o = 1; o < 32; o <<= 1) {
@@ -98,18 +117,50 @@ __device__ __forceinline__ void push_items(uint2* qout, u32 qcap, C* out_count, 
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
     if (total == 0) return;
     u32 base = 0;
-    if (lane == 31) base = reserve(out_count, total);
+    if (lane == 31) base = atomicAdd(&bq->n, total);
     base = __shfl_sync(FULL_MASK, base, 31);
+    u32 first_spill = max(base, CAP);  // slots >= CAP spill
+    u32 spilled = (base + total > CAP) ? base + total - first_spill : 0;
+    u32 gbase = 0;
+    if (spilled > 0) {
+        if (lane == 31) gbase = reserve(out_count, spilled);
+        gbase = __shfl_sync(FULL_MASK, gbase, 31);
+    }
     u32 pos = base + incl - nitems;
     for (u32 i = 0; i < nitems; i++) {
         u32 ib = b + i * chunk;
-        u32 ie = min(ib + chunk, e);
-        if (pos + i < qcap) {
-            qout[pos + i] = make_uint2(ib, ie);
+        uint2 item = make_uint2(ib, min(ib + chunk, e));
+        u32 slot = pos + i;
+        if (slot < CAP) {
+            bq->items[slot] = item;
+        } else if (gbase + (slot - first_spill) < qcap) {
+            qout[gbase + (slot - first_spill)] = item;
         } else {
             atomicExch(overflow, 1u);
         }
     }
+}
+
+// flush_block_queue copies the block's staged items to the global queue
+// with one atomic add, and empties the block queue. Every thread of the
+// block must call it.
+template <u32 CAP, typename C>
+__device__ __forceinline__ void flush_block_queue(BlockQueue<CAP>* bq, uint2* qout, u32 qcap, C* out_count,
+                                                  u32* overflow) {
+    __syncthreads();
+    u32 n = min(bq->n, CAP);
+    if (threadIdx.x == 0) bq->base = n > 0 ? reserve(out_count, n) : 0u;
+    __syncthreads();
+    u32 base = bq->base;
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) {
+        if (base + i < qcap) {
+            qout[base + i] = bq->items[i];
+        } else {
+            atomicExch(overflow, 1u);
+        }
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) bq->n = 0;
 }
 
 // expand_level processes the `count` items of qin with `nwarps` warps; this
@@ -119,9 +170,10 @@ __device__ __forceinline__ void push_items(uint2* qout, u32 qcap, C* out_count, 
 // and read its offsets in parallel with it, one memory round trip shorter
 // per level than testing the level first. Graphs of high degree test first,
 // so most edges cost one cached load instead of an atomic.
-template <typename C>
-__device__ __forceinline__ void expand_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                             int* level, const uint2* qin, uint2* qout, C* out_count,
+template <u32 CAP, typename C>
+__device__ __forceinline__ void expand_level(BlockQueue<CAP>* bq, const u32* __restrict__ offsets,
+                                             const int* __restrict__ targets, int* level, const uint2* qin,
+                                             uint2* qout, C* out_count,
                                              u32* overflow, u32 count, int next, u32 chunk, u32 qcap,
                                              bool low_degree, u32 gwarp, u32 nwarps, u32 lane) {
     if (count == 0) return;
@@ -175,7 +227,7 @@ __device__ __forceinline__ void expand_level(const u32* __restrict__ offsets, co
                     }
                 }
             }
-            push_items(qout, qcap, out_count, overflow, lane, nitems, nb, ne, chunk);
+            push_items(bq, qout, qcap, out_count, overflow, lane, nitems, nb, ne, chunk);
         }
     }
 }
@@ -249,13 +301,19 @@ extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, cons
         ctl[CTL_COUNT((d + 2) % 3)] = 0;
         if (count > 0) ctl[CTL_RESULT] = d + 1;
     }
+    if (count == 0) return;
+    __shared__ BlockQueue<LEVEL_BLOCK_QCAP> bq;
+    if (threadIdx.x == 0) bq.n = 0;
+    __syncthreads();
     const uint2* qin = (d & 1) ? q1 : q0;
     uint2* qout = (d & 1) ? q0 : q1;
+    u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    expand_level(offsets, targets, level, qin, qout, &ctl[CTL_COUNT((d + 1) % 3)], &ctl[CTL_RESULT + 2], count,
-                 (int)d + 1, (u32)chunk, (u32)qcap, low_degree != 0, gwarp, nwarps, lane);
+    expand_level(&bq, offsets, targets, level, qin, qout, out, &ctl[CTL_RESULT + 2], count, (int)d + 1, (u32)chunk,
+                 (u32)qcap, low_degree != 0, gwarp, nwarps, lane);
+    flush_block_queue(&bq, qout, (u32)qcap, out, &ctl[CTL_RESULT + 2]);
 }
 
 // bfs_megakernel runs every level in one cooperative launch: expand a level,
@@ -268,6 +326,9 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
                                                                   uint2* q0, uint2* q1, u32* ctl, u64 chunk,
                                                                   u64 qcap, u64 low_degree, u64 max_levels) {
     __shared__ u32 s_count;
+    __shared__ BlockQueue<MEGA_BLOCK_QCAP> bq;
+    if (threadIdx.x == 0) bq.n = 0;
+    __syncthreads();
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
@@ -280,8 +341,9 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
         const uint2* qin = (d & 1) ? q1 : q0;
         uint2* qout = (d & 1) ? q0 : q1;
         u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
-        expand_level(offsets, targets, level, qin, qout, out, &ctl[CTL_RESULT + 2], count, (int)d + 1, (u32)chunk,
-                     (u32)qcap, lowd, gwarp, nwarps, lane);
+        expand_level(&bq, offsets, targets, level, qin, qout, out, &ctl[CTL_RESULT + 2], count, (int)d + 1,
+                     (u32)chunk, (u32)qcap, lowd, gwarp, nwarps, lane);
+        flush_block_queue(&bq, qout, (u32)qcap, out, &ctl[CTL_RESULT + 2]);
         d++;
         count = level_barrier(out, &s_count);
     }
