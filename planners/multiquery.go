@@ -28,7 +28,8 @@ type MultiQuery struct {
 }
 
 // GraphReuseTelemetry counts cold graph uploads and warm reuses of a
-// resident graph.
+// resident graph. Both the multi-query plan (per group and in total) and the
+// resident graph session plan report it.
 type GraphReuseTelemetry struct {
 	// ColdUploads counts launches that upload the graph.
 	ColdUploads uint64 `json:"cold_uploads"`

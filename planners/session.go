@@ -42,15 +42,6 @@ type ResidentGraphSessionProfile struct {
 	Readback             ResidentGraphReadback // must be ReadbackFinalOnly
 }
 
-// ResidentGraphReuseTelemetry counts cold uploads and warm reuses of a
-// resident graph.
-type ResidentGraphReuseTelemetry struct {
-	ColdUploads        uint64
-	WarmReuses         uint64
-	UploadBytes        uint64
-	AvoidedUploadBytes uint64
-}
-
 // ResidentGraphSessionPlan is the plan for a resident graph session (vyre's
 // CudaResidentGraphSessionPlan).
 type ResidentGraphSessionPlan struct {
@@ -59,7 +50,7 @@ type ResidentGraphSessionPlan struct {
 	TotalFrontierRefreshBytes uint64 // = RunCount × PerRunFrontierBytes
 	PeakResidentBytes         uint64 // graph + frontier + scratch + output
 	AvoidedGraphUploadBytes   uint64 // = (RunCount−1) × GraphBytes
-	GraphReuse                ResidentGraphReuseTelemetry
+	GraphReuse                GraphReuseTelemetry
 	AvoidedDeviceAllocations  uint64 // = 3 × (RunCount−1): graph, scratch and output
 	AvoidedHostFences         uint64 // = RunCount−1
 	HostReadbackBytes         uint64 // = PerRunOutputBytes (one final readback)
@@ -176,7 +167,7 @@ func PlanResidentGraphSession(p ResidentGraphSessionProfile) (ResidentGraphSessi
 		OneTimeGraphUploadBytes:   p.GraphBytes,
 		TotalFrontierRefreshBytes: refresh,
 		PeakResidentBytes:         peak,
-		GraphReuse:                ResidentGraphReuseTelemetry{ColdUploads: 1, UploadBytes: p.GraphBytes},
+		GraphReuse:                GraphReuseTelemetry{ColdUploads: 1, UploadBytes: p.GraphBytes},
 		HostReadbackBytes:         p.PerRunOutputBytes,
 		GraphTopologyResident:     true,
 		ScratchReused:             true,

@@ -38,7 +38,7 @@ func TestPlanResidentGraphSessionSpecVector(t *testing.T) {
 		TotalFrontierRefreshBytes: 524_288,
 		PeakResidentBytes:         mib + 4096 + 65536 + 2048,
 		AvoidedGraphUploadBytes:   133_169_152,
-		GraphReuse:                ResidentGraphReuseTelemetry{ColdUploads: 1, WarmReuses: 127, UploadBytes: mib, AvoidedUploadBytes: 133_169_152},
+		GraphReuse:                GraphReuseTelemetry{ColdUploads: 1, WarmReuses: 127, UploadBytes: mib, AvoidedUploadBytes: 133_169_152},
 		AvoidedDeviceAllocations:  381,
 		AvoidedHostFences:         127,
 		HostReadbackBytes:         2048,
@@ -53,7 +53,7 @@ func TestPlanResidentGraphSessionSingleRun(t *testing.T) {
 	p.RunCount = 1
 	plan, err := PlanResidentGraphSession(p)
 	require.NoError(t, err)
-	assert.Equal(t, ResidentGraphReuseTelemetry{ColdUploads: 1, UploadBytes: mib}, plan.GraphReuse)
+	assert.Equal(t, GraphReuseTelemetry{ColdUploads: 1, UploadBytes: mib}, plan.GraphReuse)
 	assert.Zero(t, plan.AvoidedGraphUploadBytes)
 	assert.Zero(t, plan.AvoidedDeviceAllocations)
 	assert.Zero(t, plan.AvoidedHostFences)
