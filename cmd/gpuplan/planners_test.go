@@ -105,7 +105,7 @@ func TestPlannerInputConventions(t *testing.T) {
 		{name: "unknown field", args: []string{"queue", "-"}, stdin: `{"initial_itemz": 1}`, code: exitFailure, stderr: []string{`field "initial_itemz": unknown field`}},
 		{name: "trailing", args: []string{"queue", "-"}, stdin: `{} {}`, code: exitFailure, stderr: []string{"trailing data"}},
 		{name: "null required", args: []string{"queue", "-"}, stdin: `{"initial_items": null}`, code: exitFailure, stderr: []string{`field "initial_items": required field is missing`}},
-		{name: "negative", args: []string{"queue", "-"}, stdin: `{"initial_items": -1}`, code: exitFailure, stderr: []string{`field "initial_items"`, "uint64"}},
+		{name: "negative", args: []string{"queue", "-"}, stdin: `{"initial_items": -1}`, code: exitFailure, stderr: []string{`field "initial_items"`, "want an integer in 0..18446744073709551615"}},
 	})
 }
 

@@ -5,10 +5,13 @@ package strictjson
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
+	"reflect"
 	"strings"
 )
 
@@ -61,13 +64,13 @@ func convert(source string, err error) error {
 	var syntaxErr *json.SyntaxError
 	switch {
 	case errors.As(err, &typeErr):
-		field := typeErr.Field
+		field, want := typeErr.Field, describe(typeErr.Type)
+		fix := fmt.Sprintf("give %s %s", field, want)
 		if field == "" {
-			field = "(top level)"
+			field, fix = "(top level)", "make the whole input "+want
 		}
 		return &Error{Source: source, Field: field,
-			Msg: fmt.Sprintf("cannot use JSON %s as %s", typeErr.Value, typeErr.Type),
-			Fix: fmt.Sprintf("give %s a value of type %s", field, typeErr.Type)}
+			Msg: fmt.Sprintf("cannot use JSON %s here: want %s", typeErr.Value, want), Fix: fix}
 	case errors.As(err, &syntaxErr):
 		return &Error{Source: source, Msg: fmt.Sprintf("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr),
 			Fix: "check the JSON syntax near that offset"}
@@ -90,4 +93,36 @@ func convert(source string, err error) error {
 // Required reports a missing required field as an *Error.
 func Required(source, field, fix string) error {
 	return &Error{Source: source, Field: field, Msg: "required field is missing", Fix: fix}
+}
+
+// describe says in JSON terms what a value of Go type t must look like, so a
+// type mismatch names the expected JSON form rather than a Go type name.
+func describe(t reflect.Type) string {
+	if t == nil {
+		return "a value of the documented form"
+	}
+	textUnmarshaler := reflect.TypeFor[encoding.TextUnmarshaler]()
+	if t.Implements(textUnmarshaler) || reflect.PointerTo(t).Implements(textUnmarshaler) {
+		return "a string"
+	}
+	switch t.Kind() {
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		lim := int64(1)<<(t.Bits()-1) - 1
+		return fmt.Sprintf("an integer in %d..%d", -lim-1, lim)
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		return fmt.Sprintf("an integer in 0..%d", uint64(math.MaxUint64)>>(64-t.Bits()))
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "a JSON array"
+	case reflect.Struct, reflect.Map:
+		return "a JSON object"
+	case reflect.Pointer:
+		return describe(t.Elem())
+	}
+	return "a value of the documented form"
 }

@@ -49,6 +49,48 @@ func TestDecode(t *testing.T) {
 	}
 }
 
+func TestDecodeTypeMismatchNamesJSONForm(t *testing.T) {
+	type withText struct {
+		Mode  picky    `json:"mode"`
+		Ratio float64  `json:"ratio"`
+		Flag  bool     `json:"flag"`
+		Delta int8     `json:"delta"`
+		List  []uint16 `json:"list"`
+	}
+	tests := []struct {
+		in, want string
+	}{
+		{`[]`, `in.json: field "(top level)": cannot use JSON array here: want a JSON object. Fix: make the whole input a JSON object`},
+		{`{"count":-1}`, `in.json: field "count": cannot use JSON number -1 here: want an integer in 0..18446744073709551615. Fix: give count an integer in 0..18446744073709551615`},
+		{`{"inner":{"bytes":4294967296}}`, `in.json: field "inner.bytes": cannot use JSON number 4294967296 here: want an integer in 0..4294967295. Fix: give inner.bytes an integer in 0..4294967295`},
+		{`{"inner":[]}`, `in.json: field "inner": cannot use JSON array here: want a JSON object. Fix: give inner a JSON object`},
+		{`{"name":7}`, `in.json: field "name": cannot use JSON number here: want a string. Fix: give name a string`},
+	}
+	for _, tc := range tests {
+		var s sample
+		err := Decode("in.json", []byte(tc.in), &s)
+		require.Error(t, err, tc.in)
+		assert.Equal(t, tc.want, err.Error(), tc.in)
+	}
+	other := []struct {
+		in, want string
+	}{
+		{`{"mode":3}`, "want a string"},
+		{`{"ratio":"NaN"}`, "want a number"},
+		{`{"flag":1}`, "want true or false"},
+		{`{"delta":200}`, "want an integer in -128..127"},
+		{`{"list":{}}`, "want a JSON array"},
+		{`{"list":[-1]}`, "want an integer in 0..65535"},
+	}
+	for _, tc := range other {
+		var v withText
+		err := Decode("in.json", []byte(tc.in), &v)
+		require.Error(t, err, tc.in)
+		assert.Contains(t, err.Error(), tc.want, tc.in)
+		assert.Equal(t, 1, strings.Count(err.Error(), "Fix:"), err.Error())
+	}
+}
+
 func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"name":"a","count":3}`))
 	f.Add([]byte(`{"inner":{"bytes":7}} x`))
