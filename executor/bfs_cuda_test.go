@@ -63,9 +63,9 @@ func TestGPUBFSArms(t *testing.T) {
 			require.NoError(t, s.Close())
 		}
 	}
-	// A graph without edges is refused before anything is allocated.
-	_, err = NewBFSSession(x, &frontier.CSR{Name: "empty", Offsets: make([]uint32, 2), Targets: []int32{}}, BFSConfig{})
-	var ee *frontier.EmptyGraphError
-	require.ErrorAs(t, err, &ee)
+	// A malformed graph is refused before anything is allocated.
+	_, err = NewBFSSession(x, &frontier.CSR{Name: "bad", Offsets: []uint32{0, 1}, Targets: []int32{5}}, BFSConfig{})
+	var se *frontier.StructureError
+	require.ErrorAs(t, err, &se)
 	assert.Zero(t, x.ResidentBytes())
 }
