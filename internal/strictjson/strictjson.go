@@ -42,11 +42,18 @@ func (e *Error) Error() string {
 }
 
 // Decode decodes exactly one JSON value from data into v. Unknown fields,
-// trailing data and type mismatches are *Error values. source names the
-// input in messages.
+// trailing data, type mismatches, an empty input and a top-level null are
+// *Error values. source names the input in messages.
 func Decode(source string, data []byte, v any) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{Source: source, Msg: "input is empty", Fix: "provide a JSON object"}
+	}
+	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
+		// encoding/json accepts a top-level null and leaves v untouched;
+		// report it instead of letting it pass as an empty document.
+		want := describe(reflect.TypeOf(v))
+		return &Error{Source: source, Field: "(top level)", Msg: "the input is null, not " + want,
+			Fix: "make the whole input " + want}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()

@@ -61,6 +61,7 @@ func TestDecodeTypeMismatchNamesJSONForm(t *testing.T) {
 		in, want string
 	}{
 		{`[]`, `in.json: field "(top level)": cannot use JSON array here: want a JSON object. Fix: make the whole input a JSON object`},
+		{` null `, `in.json: field "(top level)": the input is null, not a JSON object. Fix: make the whole input a JSON object`},
 		{`{"count":-1}`, `in.json: field "count": cannot use JSON number -1 here: want an integer in 0..18446744073709551615. Fix: give count an integer in 0..18446744073709551615`},
 		{`{"inner":{"bytes":4294967296}}`, `in.json: field "inner.bytes": cannot use JSON number 4294967296 here: want an integer in 0..4294967295. Fix: give inner.bytes an integer in 0..4294967295`},
 		{`{"inner":[]}`, `in.json: field "inner": cannot use JSON array here: want a JSON object. Fix: give inner a JSON object`},
