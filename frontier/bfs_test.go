@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -211,4 +212,33 @@ func ExampleRoots() {
 	// true
 	// true
 	// true
+}
+
+// FuzzValidate feeds arbitrary levels to Validate: it never panics, and it
+// accepts exactly the reference BFS's levels.
+func FuzzValidate(f *testing.F) {
+	f.Add([]byte{0, 1, 2, 1, 2, 3, 2, 3, 4}, uint8(0))
+	f.Add([]byte{1, 0, 1, 2, 1, 2, 3, 2, 3}, uint8(1))
+	f.Add([]byte{255, 255}, uint8(9))
+	g, err := Grid(3)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte, root uint8) {
+		levels := make([]int32, len(raw))
+		for i, b := range raw {
+			levels[i] = int32(int8(b))
+		}
+		err := Validate(g, int32(root), levels)
+		want, berr := BFS(g, int32(root))
+		if berr != nil {
+			if err == nil {
+				t.Fatalf("root %d accepted", root)
+			}
+			return
+		}
+		if (err == nil) != slices.Equal(levels, want) {
+			t.Fatalf("Validate(%v, root %d) = %v, reference %v", levels, root, err, want)
+		}
+	})
 }

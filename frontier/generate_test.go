@@ -130,3 +130,15 @@ func BenchmarkRoad512(b *testing.B) {
 		}
 	}
 }
+
+func ExampleGrid() {
+	g, _ := Grid(2048)
+	fmt.Println(g.Name, g.NumVertices(), g.NumEdgeEntries()/2)
+	// Output: grid-2048 4194304 8384512
+}
+
+func ExampleKronecker() {
+	g, _ := Kronecker(10, DefaultEdgeFactor, 1)
+	fmt.Println(g.Name, g.NumVertices(), g.NumEdgeEntries() <= 2*16*1024)
+	// Output: kron-10 1024 true
+}

@@ -72,7 +72,7 @@ func LoadFile(path string, lim Limits) (*CSR, error) {
 		return nil, fmt.Errorf("opening graph %s: %w. Fix: check the path", path, err)
 	}
 	defer f.Close()
-	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	name := fileGraphName(path)
 	var g *CSR
 	if strings.EqualFold(filepath.Ext(path), ".mtx") {
 		g, err = ReadMatrixMarket(f, path, lim)
@@ -346,12 +346,31 @@ func ParseSpec(s string) (Spec, error) {
 }
 
 // Name returns the workload name the spec's graph is reported under, for
-// example "grid-2048", "kron-22" or the file's base name.
+// example "grid-2048", "kron-22" or, for a file, its base name without the
+// extension (characters other than letters, digits and . _ - become '-').
 func (s Spec) Name() string {
 	if s.Kind == "file" {
-		return strings.TrimSuffix(filepath.Base(s.Path), filepath.Ext(s.Path))
+		return fileGraphName(s.Path)
 	}
 	return fmt.Sprintf("%s-%d", s.Kind, s.Size)
+}
+
+// fileGraphName derives a graph name from a file path: the base name
+// without its extension (the whole base name if that leaves nothing), with
+// every character other than a letter, digit, '.', '_' or '-' replaced by
+// '-', so the name is a valid evidence token.
+func fileGraphName(path string) string {
+	base := filepath.Base(path)
+	name := strings.TrimSuffix(base, filepath.Ext(base))
+	if name == "" {
+		name = base
+	}
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-' {
+			return r
+		}
+		return '-'
+	}, name)
 }
 
 // Build generates or loads the spec's graph. seed drives the random

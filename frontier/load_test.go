@@ -136,6 +136,8 @@ func TestLoadFileAndSpec(t *testing.T) {
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "Fix:")
 	}
+	assert.Equal(t, "my-roads", Spec{Kind: "file", Path: "/data/my roads.el"}.Name())
+	assert.Equal(t, ".0", Spec{Kind: "file", Path: "dir/.0"}.Name())
 	_, err = Spec{Kind: "nope"}.Build(1, DefaultLimits())
 	require.Error(t, err)
 }
@@ -198,4 +200,22 @@ func ExampleParseSpec() {
 	s, _ := ParseSpec("grid:2048")
 	fmt.Println(s.Kind, s.Size, s.Name())
 	// Output: grid 2048 grid-2048
+}
+
+func FuzzParseSpec(f *testing.F) {
+	for _, s := range []string{"grid:2048", "kron:22", "road:10", "file:x.mtx", "grid:", "x:y", ":"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		s, err := ParseSpec(in)
+		if err != nil {
+			if !strings.Contains(err.Error(), "Fix:") {
+				t.Fatalf("error without a fix: %v", err)
+			}
+			return
+		}
+		if s.Name() == "" || (s.Kind != "file" && s.Size < 1) {
+			t.Fatalf("accepted %q as %+v", in, s)
+		}
+	})
 }
