@@ -83,14 +83,14 @@ func (f *flags) parse(args []string) error {
 		f.help()
 		return errHelpShown
 	default:
-		return usagef("gpuplan %s: %v (run 'gpuplan %s --help' for usage)", f.Name(), err, f.Name())
+		return usagef("gpuplan %s: %v. Fix: run 'gpuplan %s --help' for the flags and their values", f.Name(), err, f.Name())
 	}
 }
 
 // noArgs fails with a usage error when positional arguments remain.
 func (f *flags) noArgs() error {
 	if f.NArg() > 0 {
-		return usagef("gpuplan %s: unexpected argument %q (run 'gpuplan %s --help' for usage)", f.Name(), f.Arg(0), f.Name())
+		return usagef("gpuplan %s: unexpected argument %q. Fix: drop it, or run 'gpuplan %s --help' for the usage", f.Name(), f.Arg(0), f.Name())
 	}
 	return nil
 }
@@ -165,7 +165,7 @@ func runCommand(e *env, cmds []command, name string, args []string) int {
 		names[i] = c.name
 	}
 	sort.Strings(names)
-	fmt.Fprintf(e.stderr, "gpuplan: unknown command %q; known commands: %s (run 'gpuplan help')\n", name, strings.Join(names, ", "))
+	fmt.Fprintf(e.stderr, "gpuplan: unknown command %q; known commands: %s. Fix: use one of the known commands ('gpuplan help' describes them)\n", name, strings.Join(names, ", "))
 	return exitUsage
 }
 

@@ -62,3 +62,60 @@ func TestHelpPrintedOnce(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.NotContains(t, errs, "usage: gpuplan version\n\n")
 }
+
+// TestErrorsCarryOneFix feeds bad invocations and nasty inputs to the
+// commands and checks the exit status, that nothing panics, and that each
+// message ends in exactly one remediation sentence.
+func TestErrorsCarryOneFix(t *testing.T) {
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		code  int
+	}{
+		{"unknown command", "", []string{"frobnicate"}, exitUsage},
+		{"bad flag", "", []string{"version", "--nope"}, exitUsage},
+		{"extra arg", "", []string{"version", "x"}, exitUsage},
+		{"regs not a number", "", []string{"occupancy", "--device", "h200", "--regs", "NaN", "--block", "128"}, exitUsage},
+		{"regs huge", "", []string{"occupancy", "--device", "h200", "--regs", "99999999999999999999", "--block", "128"}, exitUsage},
+		{"regs negative", "", []string{"occupancy", "--device", "h200", "--regs", "-5", "--block", "128"}, exitFailure},
+		{"missing regs", "", []string{"occupancy", "--device", "h200", "--block", "128"}, exitUsage},
+		{"block and sweep", "", []string{"occupancy", "--device", "h200", "--regs", "32", "--block", "128", "--sweep"}, exitUsage},
+		{"no device", "", []string{"occupancy", "--regs", "32", "--block", "128"}, exitUsage},
+		{"both devices", "{}", []string{"occupancy", "--device", "h200", "--device-file", "-", "--regs", "32", "--block", "128"}, exitUsage},
+		{"unknown device", "", []string{"occupancy", "--device", "nope", "--regs", "32", "--block", "128"}, exitUsage},
+		{"device file null", "null", []string{"occupancy", "--device-file", "-", "--regs", "32", "--block", "128"}, exitFailure},
+		{"device file array", "[]", []string{"devices", "--device-file", "-"}, exitFailure},
+		{"device file empty", "", []string{"devices", "--device-file", "-"}, exitFailure},
+		{"probe and device", "", []string{"devices", "--probe", "--device", "h200"}, exitUsage},
+		{"grid missing", "", []string{"diagnose", "--device", "h200", "--block", "128"}, exitUsage},
+		{"grid negative", "", []string{"diagnose", "--device", "h200", "--grid", "-1", "--block", "128"}, exitUsage},
+		{"grid four dims", "", []string{"diagnose", "--device", "h200", "--grid", "1,1,1,1", "--block", "128"}, exitUsage},
+		{"grid overflow", "", []string{"diagnose", "--device", "h200", "--grid", "4294967295,4294967295,4294967295", "--block", "1024", "--cooperative", "--regs", "32"}, exitFailure},
+		{"dyn negative", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--dyn", "-4"}, exitUsage},
+		{"min-sm bad", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--min-sm", "x"}, exitUsage},
+		{"plan json and dot", "", []string{"plan", "--json", "--dot"}, exitUsage},
+		{"plan two files", "", []string{"plan", "a", "b"}, exitUsage},
+		{"plan null", "null", []string{"plan", "-"}, exitFailure},
+		{"plan array", "[]", []string{"plan", "-"}, exitFailure},
+		{"planner no file", "", []string{"batch"}, exitUsage},
+		{"planner empty", "", []string{"batch", "-"}, exitFailure},
+		{"planner NaN string", `{"budget_bytes": "NaN", "queries": []}`, []string{"batch", "-"}, exitFailure},
+		{"planner huge", `{"budget_bytes": 1e400, "queries": []}`, []string{"batch", "-"}, exitFailure},
+		{"tokenfact array", "[]", []string{"tokenfact", "-"}, exitFailure},
+		{"egraph null", "null", []string{"egraph", "-"}, exitFailure},
+		{"report metric", "", []string{"report", "--metric", "x"}, exitUsage},
+		{"report chart", "", []string{"report", "--chart", "c.gif"}, exitUsage},
+		{"gate modes", "", []string{"gate", "--vyre", "a.csv", "--vyre-header"}, exitUsage},
+		{"gate min-speedup", "", []string{"gate", "--min-speedup", "2"}, exitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.stdin, tc.args...)
+			assert.Equal(t, tc.code, code, "stderr: %s", errs)
+			assert.Empty(t, out)
+			assert.Equal(t, 1, strings.Count(errs, "Fix:"), errs)
+			assert.NotContains(t, errs, "main.", "messages name JSON forms, not Go types")
+		})
+	}
+}

@@ -27,9 +27,9 @@ func (df *deviceFlags) add(f *flags) {
 func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, error) {
 	switch {
 	case df.name != "" && df.file != "":
-		return occupancy.Device{}, "", usagef("gpuplan %s: give either --device or --device-file, not both (run 'gpuplan %s --help' for usage)", cmd, cmd)
+		return occupancy.Device{}, "", usagef("gpuplan %s: give either --device or --device-file, not both. Fix: drop one of the two flags (see 'gpuplan %s --help')", cmd, cmd)
 	case df.name == "" && df.file == "":
-		return occupancy.Device{}, "", usagef("gpuplan %s: missing --device NAME or --device-file FILE; known devices: %s (run 'gpuplan %s --help' for usage)",
+		return occupancy.Device{}, "", usagef("gpuplan %s: missing --device NAME or --device-file FILE; known devices: %s. Fix: add --device with a known name or --device-file with a profile JSON (see 'gpuplan %s --help')",
 			cmd, strings.Join(occupancy.ProfileNames(), ", "), cmd)
 	case df.file != "":
 		d, err := loadDeviceFile(e, df.file)
@@ -98,7 +98,7 @@ func runDevices(e *env, args []string) error {
 	}
 	if *probe {
 		if df.name != "" || df.file != "" {
-			return usagef("gpuplan devices: --probe cannot be combined with --device or --device-file (run 'gpuplan devices --help' for usage)")
+			return usagef("gpuplan devices: --probe cannot be combined with --device or --device-file. Fix: drop --probe, or drop --device and --device-file")
 		}
 		return probeLiveDevice(e, f.json)
 	}

@@ -63,7 +63,7 @@ func runDiagnose(e *env, args []string) error {
 		return err
 	}
 	if *gridS == "" || *blockS == "" {
-		return usagef("gpuplan diagnose: --grid and --block are required (run 'gpuplan diagnose --help' for usage)")
+		return usagef("gpuplan diagnose: --grid and --block are required. Fix: add both, for example --grid 264 --block 128 (see 'gpuplan diagnose --help')")
 	}
 	grid, err := parseDims("grid", *gridS)
 	if err != nil {
@@ -80,7 +80,7 @@ func runDiagnose(e *env, args []string) error {
 		}
 	}
 	if kf.dyn < 0 || kf.dyn > 1<<32-1 {
-		return usagef("gpuplan diagnose: --dyn %d is outside 0..4294967295 bytes (run 'gpuplan diagnose --help' for usage)", kf.dyn)
+		return usagef("gpuplan diagnose: --dyn %d is outside 0..4294967295 bytes. Fix: give the dynamic shared memory per block in bytes, 0 to 4294967295", kf.dyn)
 	}
 	d, label, err := df.resolve(e, "diagnose")
 	if err != nil {
@@ -155,12 +155,12 @@ func parseDims(name, s string) ([3]uint32, error) {
 	out := [3]uint32{1, 1, 1}
 	parts := strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == 'x' || r == 'X' })
 	if len(parts) == 0 || len(parts) > 3 {
-		return out, usagef("gpuplan diagnose: --%s %q: give 1 to 3 dimensions, for example 128 or 128,2,1 (run 'gpuplan diagnose --help' for usage)", name, s)
+		return out, usagef("gpuplan diagnose: --%s %q has %d dimensions. Fix: give 1 to 3 dimensions, for example 128 or 128,2,1", name, s, len(parts))
 	}
 	for i, p := range parts {
 		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 32)
 		if err != nil {
-			return out, usagef("gpuplan diagnose: --%s %q: dimension %d is not a number in 0..4294967295 (run 'gpuplan diagnose --help' for usage)", name, s, i+1)
+			return out, usagef("gpuplan diagnose: --%s %q: dimension %d is not a number in 0..4294967295. Fix: give each dimension as a whole number from 0 to 4294967295, for example 128,2,1", name, s, i+1)
 		}
 		out[i] = uint32(v)
 	}
@@ -176,7 +176,7 @@ func parseSM(s string) (uint16, uint16, error) {
 	a, err1 := strconv.ParseUint(maj, 10, 16)
 	b, err2 := strconv.ParseUint(min, 10, 16)
 	if err1 != nil || err2 != nil {
-		return 0, 0, usagef("gpuplan diagnose: --min-sm %q: give a compute capability such as 9.0 (run 'gpuplan diagnose --help' for usage)", s)
+		return 0, 0, usagef("gpuplan diagnose: --min-sm %q is not a compute capability. Fix: give it as major.minor, for example 9.0", s)
 	}
 	return uint16(a), uint16(b), nil
 }

@@ -59,7 +59,7 @@ func runGate(e *env, args []string) error {
 		}
 	}
 	if modes > 1 {
-		return usagef("gpuplan gate: --vyre, --vyre-session and --vyre-header exclude each other (run 'gpuplan gate --help' for usage)")
+		return usagef("gpuplan gate: --vyre, --vyre-session and --vyre-header exclude each other. Fix: give at most one of them (see 'gpuplan gate --help')")
 	}
 	minSet := false
 	f.Visit(func(fl *flag.Flag) {
@@ -68,7 +68,7 @@ func runGate(e *env, args []string) error {
 		}
 	})
 	if minSet && *vyreFile == "" && *sessionFile == "" {
-		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json")
+		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json. Fix: drop --min-speedup, or add --vyre FILE or --vyre-session FILE")
 	}
 	switch {
 	case *vyreHeader:

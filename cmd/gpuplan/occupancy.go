@@ -86,10 +86,10 @@ func runOccupancy(e *env, args []string) error {
 	}
 	set := setFlags(f)
 	if !set["regs"] {
-		return usagef("gpuplan occupancy: missing --regs R (registers per thread; ptxas -v prints it) (run 'gpuplan occupancy --help' for usage)")
+		return usagef("gpuplan occupancy: missing --regs R (registers per thread). Fix: add --regs with the count ptxas -v prints for the kernel")
 	}
 	if set["block"] == *sweep {
-		return usagef("gpuplan occupancy: give exactly one of --block B or --sweep (run 'gpuplan occupancy --help' for usage)")
+		return usagef("gpuplan occupancy: give exactly one of --block B or --sweep. Fix: use --block B for one block size, or --sweep for every size from 32 to 1024, but not both")
 	}
 	d, label, err := df.resolve(e, "occupancy")
 	if err != nil {

@@ -46,10 +46,10 @@ func runPlan(e *env, args []string) error {
 		return err
 	}
 	if f.NArg() > 1 {
-		return usagef("gpuplan plan: expected at most one workload file, got %d arguments (run 'gpuplan plan --help' for usage)", f.NArg())
+		return usagef("gpuplan plan: expected at most one workload file, got %d arguments. Fix: pass one workload JSON file, - for standard input, or nothing for the default example", f.NArg())
 	}
 	if f.json && *dot {
-		return usagef("gpuplan plan: --json and --dot cannot be combined (run 'gpuplan plan --help' for usage)")
+		return usagef("gpuplan plan: --json and --dot cannot be combined. Fix: keep one of them")
 	}
 	data, source, dir := defaultPlanWorkload, "<default example>", ""
 	if f.NArg() == 1 {

@@ -27,7 +27,7 @@ func (e *env) plannerInput(name, about string, args []string, v any) (*flags, st
 		return nil, "", err
 	}
 	if f.NArg() != 1 {
-		return nil, "", usagef("gpuplan %s: want one input file (or - for standard input), got %d arguments (run 'gpuplan %s --help' for usage)", name, f.NArg(), name)
+		return nil, "", usagef("gpuplan %s: want one input file (or - for standard input), got %d arguments. Fix: pass one JSON input file or - ('gpuplan %s --help' shows the input format)", name, f.NArg(), name)
 	}
 	path := f.Arg(0)
 	data, err := e.readInput(path)

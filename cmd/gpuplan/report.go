@@ -33,13 +33,13 @@ func runReport(e *env, args []string) error {
 		return err
 	}
 	if *metric != evidence.MetricWallNS && *metric != evidence.MetricDeviceNS {
-		return usagef("gpuplan report: --metric %q is unknown; use wall_ns or device_ns", *metric)
+		return usagef("gpuplan report: --metric %q is unknown. Fix: use wall_ns or device_ns", *metric)
 	}
 	format := ""
 	if *chart != "" {
 		format = strings.TrimPrefix(strings.ToLower(filepath.Ext(*chart)), ".")
 		if format != evidence.ChartPNG && format != evidence.ChartSVG {
-			return usagef("gpuplan report: --chart %q must end in .png or .svg", *chart)
+			return usagef("gpuplan report: --chart %q must end in .png or .svg. Fix: name the chart file with a .png or .svg extension", *chart)
 		}
 	}
 	files, err := evidence.LoadResults(*results)
