@@ -119,3 +119,18 @@ func TestErrorsCarryOneFix(t *testing.T) {
 		})
 	}
 }
+
+func TestHelpListsCommandsByTheme(t *testing.T) {
+	want := []string{"devices", "occupancy", "diagnose", "plan", "fuse", "compact", "batch", "diagnostics", "passes", "queue",
+		"tokenfact", "egraph", "bench", "gate", "report", "version"}
+	out, _, code := runCLI(t, "", "help")
+	assert.Equal(t, exitOK, code)
+	last := -1
+	for _, name := range want {
+		at := strings.Index(out, "\n  "+name+" ")
+		if assert.GreaterOrEqual(t, at, 0, "help does not list %q:\n%s", name, out) {
+			assert.Greater(t, at, last, "%q is out of theme order:\n%s", name, out)
+			last = at
+		}
+	}
+}

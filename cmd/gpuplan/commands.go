@@ -1,10 +1,11 @@
 package main
 
-// commands lists gpuplan's subcommands in the order help prints them.
+// commands lists gpuplan's subcommands in the order help prints them, by
+// theme: devices and kernels, planning (the megakernel plan, the planners,
+// token/fact and e-graph), measurement and evidence, then version.
 // Each subcommand lives in its own file next to this one.
 func commands() []command {
 	return []command{
-		{name: "version", summary: "print the gpuplan version", run: runVersion},
 		{name: "devices", summary: "list built-in GPU device profiles or show one (custom JSON, live probe)", run: runDevices},
 		{name: "occupancy", summary: "exact occupancy of a kernel on a device: one block size or a sweep", run: runOccupancy},
 		{name: "diagnose", summary: "check a kernel launch shape against a device (vyre's stable message)", run: runDiagnose},
@@ -16,9 +17,10 @@ func commands() []command {
 		{name: "passes", summary: "choose optimisation passes from benchmark evidence", run: runPasses},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
-		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "egraph", summary: "pack an e-graph for the GPU and plan its saturation kernels", run: runEgraph},
+		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 		{name: "report", summary: "chart and tabulate recorded evidence (PNG/SVG and Markdown)", run: runReport},
+		{name: "version", summary: "print the gpuplan version", run: runVersion},
 	}
 }
