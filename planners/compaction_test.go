@@ -15,12 +15,7 @@ import (
 
 func requireCompactionError(t *testing.T, err error, kind CompactionErrorKind) *CompactionError {
 	t.Helper()
-	var ce *CompactionError
-	require.ErrorAs(t, err, &ce)
-	require.Equal(t, kind, ce.Kind, "error: %v", err)
-	assert.Contains(t, err.Error(), ce.Field())
-	assert.Contains(t, err.Error(), "Fix:")
-	return ce
+	return requireKindError(t, err, kind, func(e *CompactionError) CompactionErrorKind { return e.Kind })
 }
 
 func TestPlanResultCompactionPacksSmallOutputs(t *testing.T) {

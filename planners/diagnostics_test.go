@@ -20,12 +20,7 @@ func dshard(id uint32, candidates, emitted, raw, record, counter uint64) Diagnos
 
 func requireDiagnosticsError(t *testing.T, err error, kind DiagnosticsErrorKind) *DiagnosticsError {
 	t.Helper()
-	var de *DiagnosticsError
-	require.ErrorAs(t, err, &de)
-	require.Equal(t, kind, de.Kind, "error: %v", err)
-	assert.Contains(t, err.Error(), de.Field())
-	assert.Contains(t, err.Error(), "Fix:")
-	return de
+	return requireKindError(t, err, kind, func(e *DiagnosticsError) DiagnosticsErrorKind { return e.Kind })
 }
 
 func TestPlanDiagnosticAggregationVector(t *testing.T) {

@@ -17,12 +17,7 @@ func fstage(id uint32, layout, in, out, scratch uint64) LaunchFusionStage {
 
 func requireFusionError(t *testing.T, err error, kind FusionErrorKind) *FusionError {
 	t.Helper()
-	var fe *FusionError
-	require.ErrorAs(t, err, &fe)
-	require.Equal(t, kind, fe.Kind, "error: %v", err)
-	assert.Contains(t, err.Error(), fe.Field())
-	assert.Contains(t, err.Error(), "Fix:")
-	return fe
+	return requireKindError(t, err, kind, func(e *FusionError) FusionErrorKind { return e.Kind })
 }
 
 func TestPlanLaunchFusionFusesCompatibleStages(t *testing.T) {

@@ -18,12 +18,7 @@ func mq(id uint32, hash, key, graph, frontier, scratch, output uint64) MultiQuer
 
 func requireMultiQueryError(t *testing.T, err error, kind MultiQueryErrorKind) *MultiQueryError {
 	t.Helper()
-	var me *MultiQueryError
-	require.ErrorAs(t, err, &me)
-	require.Equal(t, kind, me.Kind, "error: %v", err)
-	assert.Contains(t, err.Error(), me.Field())
-	assert.Contains(t, err.Error(), "Fix:")
-	return me
+	return requireKindError(t, err, kind, func(e *MultiQueryError) MultiQueryErrorKind { return e.Kind })
 }
 
 func TestPlanMultiQuerySharesOneLaunch(t *testing.T) {

@@ -14,12 +14,7 @@ import (
 
 func requirePassSelectionError(t *testing.T, err error, kind PassSelectionErrorKind) *PassSelectionError {
 	t.Helper()
-	var pe *PassSelectionError
-	require.ErrorAs(t, err, &pe)
-	require.Equal(t, kind, pe.Kind, "error: %v", err)
-	assert.Contains(t, err.Error(), pe.Field())
-	assert.Contains(t, err.Error(), "Fix:")
-	return pe
+	return requireKindError(t, err, kind, func(e *PassSelectionError) PassSelectionErrorKind { return e.Kind })
 }
 
 func launchFusionCandidate() BenchmarkPassCandidate {

@@ -14,12 +14,7 @@ import (
 
 func requireWorkQueueError(t *testing.T, err error, kind WorkQueueErrorKind) *WorkQueueError {
 	t.Helper()
-	var we *WorkQueueError
-	require.ErrorAs(t, err, &we)
-	require.Equal(t, kind, we.Kind, "error: %v", err)
-	assert.Contains(t, err.Error(), we.Field())
-	assert.Contains(t, err.Error(), "Fix:")
-	return we
+	return requireKindError(t, err, kind, func(e *WorkQueueError) WorkQueueErrorKind { return e.Kind })
 }
 
 func requireOverflow(t *testing.T, err error, field string) {
