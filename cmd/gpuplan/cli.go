@@ -102,19 +102,24 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// readInput reads a named file, or standard input when name is "-".
-func (e *env) readInput(name string) ([]byte, error) {
+// readInput reads a named file, or standard input when name is "-". It also
+// returns the name messages use for the input: the file name, or "<stdin>".
+func (e *env) readInput(name string) (data []byte, source string, err error) {
 	if name == "-" {
 		if e.stdin == nil {
-			return nil, errors.New("standard input is not available. Fix: pass a file name")
+			return nil, "", errors.New("standard input is not available. Fix: pass a file name")
 		}
-		return io.ReadAll(e.stdin)
+		data, err := io.ReadAll(e.stdin)
+		if err != nil {
+			return nil, "", fmt.Errorf("reading standard input: %w. Fix: pass a file name instead of -", err)
+		}
+		return data, "<stdin>", nil
 	}
-	data, err := os.ReadFile(name)
+	data, err = os.ReadFile(name)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s: %w. Fix: check the path", name, err)
+		return nil, "", fmt.Errorf("reading %s: %w. Fix: check the path", name, err)
 	}
-	return data, nil
+	return data, name, nil
 }
 
 // run executes gpuplan with args (without the program name) and returns the

@@ -32,12 +32,7 @@ func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, er
 		return occupancy.Device{}, "", usagef("gpuplan %s: missing --device NAME or --device-file FILE; known devices: %s. Fix: add --device with a known name or --device-file with a profile JSON (see 'gpuplan %s --help')",
 			cmd, strings.Join(occupancy.ProfileNames(), ", "), cmd)
 	case df.file != "":
-		d, err := loadDeviceFile(e, df.file)
-		label := df.file
-		if label == "-" {
-			label = "<stdin>"
-		}
-		return d, label, err
+		return loadDeviceFile(e, df.file)
 	}
 	p, err := occupancy.LookupProfile(df.name)
 	if err != nil {
@@ -46,16 +41,15 @@ func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, er
 	return p.Device, p.Short, nil
 }
 
-func loadDeviceFile(e *env, path string) (occupancy.Device, error) {
-	data, err := e.readInput(path)
+// loadDeviceFile reads and decodes a device profile file and returns it
+// with the input's name ("<stdin>" for -).
+func loadDeviceFile(e *env, path string) (occupancy.Device, string, error) {
+	data, source, err := e.readInput(path)
 	if err != nil {
-		return occupancy.Device{}, err
+		return occupancy.Device{}, "", err
 	}
-	source := path
-	if path == "-" {
-		source = "<stdin>"
-	}
-	return occupancy.LoadDeviceJSON(source, data)
+	d, err := occupancy.LoadDeviceJSON(source, data)
+	return d, source, err
 }
 
 // deviceRow is one device in the devices listing (JSON form).

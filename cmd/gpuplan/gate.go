@@ -78,7 +78,7 @@ func runGate(e *env, args []string) error {
 		_, err := fmt.Fprintln(e.stdout, evidence.MegakernelSpeedupCSVHeader)
 		return err
 	case *vyreFile != "":
-		data, err := e.readInput(*vyreFile)
+		data, _, err := e.readInput(*vyreFile)
 		if err != nil {
 			return err
 		}
@@ -92,7 +92,7 @@ func runGate(e *env, args []string) error {
 		_, err = fmt.Fprintln(e.stdout, proof.SummaryLine())
 		return err
 	case *sessionFile != "":
-		data, err := e.readInput(*sessionFile)
+		data, _, err := e.readInput(*sessionFile)
 		if err != nil {
 			return err
 		}

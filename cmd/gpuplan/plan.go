@@ -55,13 +55,10 @@ func runPlan(e *env, args []string) error {
 	if f.NArg() == 1 {
 		path := f.Arg(0)
 		var err error
-		if data, err = e.readInput(path); err != nil {
+		if data, source, err = e.readInput(path); err != nil {
 			return err
 		}
-		source = path
-		if path == "-" {
-			source = "<stdin>"
-		} else {
+		if path != "-" {
 			dir = filepath.Dir(path)
 		}
 	}

@@ -29,14 +29,9 @@ func (e *env) plannerInput(name, about string, args []string, v any) (*flags, st
 	if f.NArg() != 1 {
 		return nil, "", usagef("gpuplan %s: want one input file (or - for standard input), got %d arguments. Fix: pass one JSON input file or - ('gpuplan %s --help' shows the input format)", name, f.NArg(), name)
 	}
-	path := f.Arg(0)
-	data, err := e.readInput(path)
+	data, source, err := e.readInput(f.Arg(0))
 	if err != nil {
 		return nil, "", err
-	}
-	source := path
-	if path == "-" {
-		source = "<stdin>"
 	}
 	if err := decodePlannerInput(source, data, v); err != nil {
 		return nil, "", err
