@@ -359,27 +359,22 @@ func rustUint(s string) string {
 	return s
 }
 
-func (p *rowParser) u64(i int) uint64 {
+// unsigned parses field i as an unsigned integer of the given bit size,
+// recording the first failure.
+func (p *rowParser) unsigned(i, bits int) uint64 {
 	if p.err != nil {
 		return 0
 	}
-	v, err := strconv.ParseUint(rustUint(p.fields[i]), 10, 64)
+	v, err := strconv.ParseUint(rustUint(p.fields[i]), 10, bits)
 	if err != nil {
 		p.fail(i)
 	}
 	return v
 }
 
-func (p *rowParser) u32(i int) uint32 {
-	if p.err != nil {
-		return 0
-	}
-	v, err := strconv.ParseUint(rustUint(p.fields[i]), 10, 32)
-	if err != nil {
-		p.fail(i)
-	}
-	return uint32(v)
-}
+func (p *rowParser) u64(i int) uint64 { return p.unsigned(i, 64) }
+
+func (p *rowParser) u32(i int) uint32 { return uint32(p.unsigned(i, 32)) }
 
 func (p *rowParser) f64(i int) float64 {
 	if p.err != nil {
