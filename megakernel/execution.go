@@ -29,17 +29,11 @@ type FrontierExecutionRequest struct {
 type FrontierExecutionPlan struct {
 	// Execution is the topology, its memory plan and the downgrade flag.
 	Execution ExecutionPlan `json:"execution"`
-	// Barriers is the memory-split barrier plan.
-	Barriers BarrierPlan `json:"barriers"`
-	// Layers is the number of dependency layers before the memory split.
-	Layers int `json:"layers"`
-	// The per-group peaks (scratch unscaled), the amortised readback
-	// max(sample readback, peak output) and the widest group.
-	PeakFrontierBytes      uint64 `json:"peak_frontier_bytes"`
-	PeakScratchBytes       uint64 `json:"peak_scratch_bytes"`
-	PeakOutputBytes        uint64 `json:"peak_output_bytes"`
-	AmortizedReadbackBytes uint64 `json:"amortized_readback_bytes"`
-	MaxGroupWidth          int    `json:"max_group_width"`
+	// FrontierMemoryPlan is the memory-split barrier plan with the layer
+	// count, the per-group peaks (scratch unscaled), the amortised readback
+	// max(sample readback, peak output) and the widest group. Its fields are
+	// promoted, in JSON too.
+	FrontierMemoryPlan
 }
 
 // PlanFrontierExecution plans a frontier megakernel execution (vyre's
@@ -81,8 +75,5 @@ func PlanFrontierExecution(cache *PlanCache, req FrontierExecutionRequest) (Fron
 	if err != nil {
 		return FrontierExecutionPlan{}, err
 	}
-	return FrontierExecutionPlan{Execution: exec, Barriers: mem.Barriers, Layers: mem.Layers,
-		PeakFrontierBytes: mem.PeakFrontierBytes, PeakScratchBytes: mem.PeakScratchBytes,
-		PeakOutputBytes: mem.PeakOutputBytes, AmortizedReadbackBytes: mem.AmortizedReadbackBytes,
-		MaxGroupWidth: mem.MaxGroupWidth}, nil
+	return FrontierExecutionPlan{Execution: exec, FrontierMemoryPlan: mem}, nil
 }
