@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 )
 
 // MaxGraphVertices is the largest vertex count a CSR can hold: vertex ids are
@@ -148,7 +149,6 @@ func BuildUndirected(name string, n int, src, dst []int32) (*CSR, error) {
 	if 2*uint64(len(src)) > MaxGraphEdgeEntries {
 		return nil, &TooLargeError{Source: name, Field: "edge entries", Value: 2 * uint64(len(src)), Limit: MaxGraphEdgeEntries}
 	}
-	deg := make([]uint32, n+1)
 	for i := range src {
 		u, v := src[i], dst[i]
 		if u < 0 || int(u) >= n {
@@ -157,11 +157,19 @@ func BuildUndirected(name string, n int, src, dst []int32) (*CSR, error) {
 		if v < 0 || int(v) >= n {
 			return nil, &VertexRangeError{Source: name, Edge: i, Vertex: int64(v), NumVertices: n}
 		}
-		if u != v {
-			deg[u]++
-			deg[v]++
-		}
 	}
+	// Count degrees and scatter the entries in parallel with atomic
+	// cursors; the order within a row is then arbitrary, and sortDedup's
+	// per-row sort makes the result deterministic.
+	deg := make([]uint32, n+1)
+	parallelRanges(len(src), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if u, v := src[i], dst[i]; u != v {
+				atomic.AddUint32(&deg[u], 1)
+				atomic.AddUint32(&deg[v], 1)
+			}
+		}
+	})
 	offsets := make([]uint32, n+1)
 	var sum uint32
 	for v := 0; v < n; v++ {
@@ -175,16 +183,16 @@ func BuildUndirected(name string, n int, src, dst []int32) (*CSR, error) {
 	targets := make([]int32, sum)
 	cursor := deg[:n]
 	copy(cursor, offsets[:n])
-	for i := range src {
-		u, v := src[i], dst[i]
-		if u == v {
-			continue
+	parallelRanges(len(src), func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			u, v := src[i], dst[i]
+			if u == v {
+				continue
+			}
+			targets[atomic.AddUint32(&cursor[u], 1)-1] = v
+			targets[atomic.AddUint32(&cursor[v], 1)-1] = u
 		}
-		targets[cursor[u]] = v
-		cursor[u]++
-		targets[cursor[v]] = u
-		cursor[v]++
-	}
+	})
 	return sortDedup(name, n, offsets, targets), nil
 }
 
