@@ -110,6 +110,7 @@ type FormatError struct {
 	Fix    string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	if e.Source != "" {

@@ -92,6 +92,7 @@ type SessionCSVError struct {
 	Err    error
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *SessionCSVError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "resident graph evidence line %d", e.Line)

@@ -154,6 +154,7 @@ type SpeedupError struct {
 	Value                      string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *SpeedupError) Error() string {
 	switch e.Kind {
 	case EmptySamples:

@@ -87,6 +87,7 @@ type InvalidWaveError struct {
 	Index int
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidWaveError) Error() string {
 	return fmt.Sprintf("megakernel dependency %d (before %d, after %d) names a wave outside [0, %d). Fix: give every dependency endpoint a wave id below the wave count",
 		e.Index, e.Before, e.After, e.WaveCount)
@@ -100,6 +101,7 @@ type SelfDependencyError struct {
 	Index int
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *SelfDependencyError) Error() string {
 	return fmt.Sprintf("megakernel dependency %d makes wave %d depend on itself. Fix: remove the self dependency; a wave is always ordered after itself",
 		e.Index, e.Wave)
@@ -114,6 +116,7 @@ type CycleError struct {
 	Witness          []int
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *CycleError) Error() string {
 	var b strings.Builder
 	for _, w := range e.Witness {

@@ -13,6 +13,7 @@ type ReadbackPolicy int
 // device has finished iterating.
 const FinalFlagOnly ReadbackPolicy = 0
 
+// String returns the name of the value.
 func (p ReadbackPolicy) String() string {
 	if p == FinalFlagOnly {
 		return "FinalFlagOnly"
@@ -38,6 +39,7 @@ type ConvergencePlan struct {
 // EmptyIterationBudgetError reports max_device_iterations == 0.
 type EmptyIterationBudgetError struct{}
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *EmptyIterationBudgetError) Error() string {
 	return "max_device_iterations is 0: the device loop could never run. Fix: allow at least one device iteration"
 }
@@ -45,6 +47,7 @@ func (e *EmptyIterationBudgetError) Error() string {
 // InvalidChangedFlagWidthError reports a changed flag that is not 4 bytes.
 type InvalidChangedFlagWidthError struct{ Bytes uint32 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidChangedFlagWidthError) Error() string {
 	return fmt.Sprintf("changed_flag_bytes is %d but the changed flag must be a u32. Fix: use a 4-byte changed flag", e.Bytes)
 }
@@ -52,6 +55,7 @@ func (e *InvalidChangedFlagWidthError) Error() string {
 // HostPolledConvergenceError reports a request for per-iteration host polls.
 type HostPolledConvergenceError struct{ Polls uint32 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *HostPolledConvergenceError) Error() string {
 	return fmt.Sprintf("host_iteration_polls is %d but the host may never poll per iteration. Fix: request 0 polls and read the changed flag once after the device loop", e.Polls)
 }

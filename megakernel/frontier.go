@@ -40,6 +40,7 @@ type GroupOverBudgetError struct {
 	Wave int
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *GroupOverBudgetError) Error() string {
 	what := e.Field
 	if e.Wave >= 0 {

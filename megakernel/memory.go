@@ -29,6 +29,7 @@ type OverBudgetError struct {
 	EdgeCount     uint64
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *OverBudgetError) Error() string {
 	return fmt.Sprintf("megakernel %s needs %d bytes (graph of %d nodes and %d edges plus frontier, scratch and output) but the memory budget is %d bytes. Fix: choose a sparse topology, shrink the frontier and scratch buffers, or raise the memory budget",
 		e.Topology, e.RequiredBytes, e.NodeCount, e.EdgeCount, e.BudgetBytes)

@@ -186,6 +186,7 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 // TooLargeForDOTError reports a plan with more than MaxDOTWaves waves.
 type TooLargeForDOTError struct{ Waves int }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *TooLargeForDOTError) Error() string {
 	return fmt.Sprintf("the plan has %d waves; a Graphviz drawing is limited to %d. Fix: use --json or the text output, or plan a smaller subset of the waves", e.Waves, MaxDOTWaves)
 }

@@ -10,6 +10,7 @@ import (
 // (vyre's InvalidStep).
 type InvalidStepError struct{ Dt float64 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidStepError) Error() string {
 	return fmt.Sprintf("homotopy step dt = %v is not a finite value >= 0. Fix: pass a step in [0, 1]", e.Dt)
 }
@@ -18,6 +19,7 @@ func (e *InvalidStepError) Error() string {
 // overhead (vyre's InvalidLaunchOverhead).
 type InvalidLaunchOverheadError struct{ LaunchOverheadNS float64 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidLaunchOverheadError) Error() string {
 	return fmt.Sprintf("launch overhead %v ns is not a finite value >= 0. Fix: pass the measured launch overhead in nanoseconds", e.LaunchOverheadNS)
 }
@@ -29,6 +31,7 @@ type InvalidCostError struct {
 	CostNS float64
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidCostError) Error() string {
 	return fmt.Sprintf("schedule sample %d: dispatch_cost_ns %v is not a finite value >= 0. Fix: pass the measured dispatch cost in nanoseconds", e.Index, e.CostNS)
 }
@@ -40,6 +43,7 @@ type InvalidFrontierDensityError struct {
 	Density float64
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidFrontierDensityError) Error() string {
 	return fmt.Sprintf("schedule sample %d: frontier_density %v is not in [0, 1]. Fix: pass the active fraction of the frontier, between 0 and 1", e.Index, e.Density)
 }

@@ -45,6 +45,7 @@ const (
 
 var topologyNames = [...]string{"WarpSparseFrontier", "SparseFrontier", "BlockDenseFrontier", "DenseFrontier", "HybridFrontier", "FusedWave"}
 
+// String returns the name of the value.
 func (t Topology) String() string {
 	if t >= 0 && int(t) < len(topologyNames) {
 		return topologyNames[t]

@@ -93,6 +93,7 @@ type WorkloadError struct {
 	Err    error
 }
 
+// Error prefixes the wrapped error, which ends with a "Fix:" sentence, with the source and field.
 func (e *WorkloadError) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
@@ -106,6 +107,7 @@ func (e *WorkloadError) Error() string {
 	return b.String()
 }
 
+// Unwrap returns the underlying error.
 func (e *WorkloadError) Unwrap() error { return e.Err }
 
 func fieldErr(source, field, fix, format string, args ...any) error {

@@ -16,6 +16,7 @@ type InvalidDeviceError struct {
 	Fix   string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InvalidDeviceError) Error() string {
 	return fmt.Sprintf("device field %q: %s. Fix: %s", e.Field, e.Msg, e.Fix)
 }

@@ -226,6 +226,7 @@ type CudaKernelLaunchEnvelopeError struct {
 	Fix   string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *CudaKernelLaunchEnvelopeError) Error() string {
 	return fmt.Sprintf("cuda kernel launch envelope: %s overflows. Fix: %s", e.Field, e.Fix)
 }

@@ -142,6 +142,7 @@ type InputError struct {
 	Fix   string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *InputError) Error() string {
 	return fmt.Sprintf("occupancy: %s %s. Fix: %s", e.Field, e.Msg, e.Fix)
 }

@@ -258,6 +258,7 @@ type UnknownDeviceError struct {
 	Known []string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *UnknownDeviceError) Error() string {
 	return fmt.Sprintf("device: unknown device %q; known devices: %s. Fix: use one of the known names or load a custom profile with --device-file",
 		e.Name, strings.Join(e.Known, ", "))

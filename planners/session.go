@@ -99,6 +99,7 @@ type SessionError struct {
 	BudgetBytes   uint64
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *SessionError) Error() string {
 	switch e.Kind {
 	case ZeroGraphHash:

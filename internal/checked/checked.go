@@ -21,6 +21,7 @@ type OverflowError struct {
 	Field string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *OverflowError) Error() string {
 	return fmt.Sprintf("%s overflows 64 bits. Fix: reduce the sizes or counts that feed %s", e.Field, e.Field)
 }

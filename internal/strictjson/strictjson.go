@@ -24,6 +24,7 @@ type Error struct {
 	Fix    string
 }
 
+// Error describes the failure and ends with a "Fix:" sentence.
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
