@@ -127,3 +127,18 @@ func ExampleClosest() {
 	// name NVIDIA H100 PCIe NVIDIA H100 80GB HBM3
 	// memory_clock_khz 1593000 2619000
 }
+
+func ExampleLookupProfile() {
+	// Names match case-insensitively, with spaces and underscores as hyphens.
+	p, err := occupancy.LookupProfile("H100 SXM")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(p.Short, p.Device.CC(), p.Device.SMCount)
+	_, err = occupancy.LookupProfile("gtx480")
+	fmt.Println(err != nil)
+	// Output:
+	// h100-sxm 9.0 132
+	// true
+}
