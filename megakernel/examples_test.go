@@ -107,3 +107,18 @@ func ExampleWorkloadPlan_WriteDOT() {
 	//   w0 -> w1;
 	// }
 }
+
+func ExampleParseAnalysisKind() {
+	for _, s := range []string{"reaching_definitions", "custom:7", "taint"} {
+		k, err := megakernel.ParseAnalysisKind(s)
+		if err != nil {
+			fmt.Println("error:", err)
+			continue
+		}
+		fmt.Println(k, k == megakernel.CustomAnalysis(7))
+	}
+	// Output:
+	// reaching_definitions false
+	// custom:7 true
+	// error: unknown analysis kind "taint". Fix: use one of dataflow, ifds, reaching_definitions, liveness, points_to, parser_frontend or custom:<integer>
+}
