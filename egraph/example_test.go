@@ -172,3 +172,20 @@ func ExamplePlanScratchSlab() {
 	// Output:
 	// {0 20} {20 8} {32 8} {40 8} 48
 }
+
+func ExamplePackDeviceImage() {
+	img, err := egraph.PackDeviceImage(snapshot())
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	plan, err := egraph.PlanDeviceUploadFromImage(img)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	// The image is one buffer of u32 words: 4 bytes each.
+	fmt.Println(len(img.Words), uint64(len(img.Words))*4 == plan.ByteLen)
+	// Output:
+	// 27 true
+}
