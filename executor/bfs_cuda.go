@@ -76,6 +76,7 @@ type BFSSession struct {
 
 	mod                                  *Module
 	kInit, kScan, kLevel, kMega, kCopy   *Kernel
+	kBarrier                             *Kernel
 	offsets, targets, level, q0, q1, ctl Buffer
 
 	levelPlan GridPlan
@@ -167,7 +168,7 @@ func NewBFSSession(x *Executor, g *frontier.CSR, cfg BFSConfig) (*BFSSession, er
 		dst  **Kernel
 		name string
 	}{{&s.kInit, frontier.KernelInit}, {&s.kScan, frontier.KernelWaveScan}, {&s.kLevel, frontier.KernelQueueLevel},
-		{&s.kMega, frontier.KernelMegakernel}, {&s.kCopy, frontier.KernelCopy}} {
+		{&s.kMega, frontier.KernelMegakernel}, {&s.kCopy, frontier.KernelCopy}, {&s.kBarrier, frontier.KernelBarrierOnly}} {
 		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
 			return nil, err
 		}
@@ -541,6 +542,31 @@ func (s *BFSSession) Levels() ([]int32, error) {
 	out := make([]int32, len(raw)/4)
 	for i := range out {
 		out[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
+}
+
+// BarrierFloor measures the megakernel's synchronisation alone: reps
+// cooperative launches, on the megakernel's grid, that each cross levels
+// level barriers and do nothing else. It returns each launch's device time
+// in ns (the per-level floor is that over levels).
+func (s *BFSSession) BarrierFloor(levels, reps int) ([]uint64, error) {
+	if levels < 1 || reps < 1 {
+		return nil, invalidArg("barrier floor", "Fix: cross at least one barrier at least once.", "levels %d, reps %d", levels, reps)
+	}
+	cfg := s.megaPlan.Config()
+	out := make([]uint64, 0, reps)
+	for i := -1; i < reps; i++ {
+		if err := s.reset(0); err != nil {
+			return nil, err
+		}
+		t, err := s.x.Launch(s.kBarrier, cfg, Ptr(s.ctl), U64(uint64(levels)))
+		if err != nil {
+			return nil, err
+		}
+		if i >= 0 {
+			out = append(out, t.DeviceNs)
+		}
 	}
 	return out, nil
 }

@@ -26,6 +26,9 @@ const (
 	// KernelMegakernel runs every level in one cooperative launch: (offsets,
 	// targets, level, q0, q1, ctl, chunk, qcap, lowDegree, maxLevels).
 	KernelMegakernel = "bfs_megakernel"
+	// KernelBarrierOnly crosses levels megakernel barriers and does nothing
+	// else: (ctl, levels), after KernelInit reset ctl.
+	KernelBarrierOnly = "bfs_barrier_only"
 	// KernelCopy copies 16-byte words for the copy-bandwidth ceiling: (src,
 	// dst, n16).
 	KernelCopy = "copy_u4"
@@ -77,7 +80,7 @@ func BFSKernelPTX() []byte { return append([]byte(nil), bfsPTX...) }
 
 // BFSKernelNames lists the entry points in BFSKernelPTX.
 func BFSKernelNames() []string {
-	return []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelMegakernel, KernelCopy}
+	return []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelMegakernel, KernelBarrierOnly, KernelCopy}
 }
 
 // QueueCapacity returns the number of items each of the two frontier queues

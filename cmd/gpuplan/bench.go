@@ -237,16 +237,19 @@ type armSummary struct {
 
 // benchSummary is the result of one run.
 type benchSummary struct {
-	Workload    string       `json:"workload"`
-	Nodes       int          `json:"nodes"`
-	Edges       uint64       `json:"edges"`
-	Roots       []rootStat   `json:"roots"`
-	TotalLevels uint64       `json:"total_levels"`
-	Samples     int          `json:"samples"`
-	Device      string       `json:"device"`
-	CopyGBps    float64      `json:"copy_ceiling_gbps"`
-	Arms        []armSummary `json:"arms"`
-	Notes       []string     `json:"notes,omitempty"`
+	Workload    string     `json:"workload"`
+	Nodes       int        `json:"nodes"`
+	Edges       uint64     `json:"edges"`
+	Roots       []rootStat `json:"roots"`
+	TotalLevels uint64     `json:"total_levels"`
+	Samples     int        `json:"samples"`
+	Device      string     `json:"device"`
+	CopyGBps    float64    `json:"copy_ceiling_gbps"`
+	// BarrierFloorNs is the megakernel's per-level cost with no work: one
+	// level barrier on its grid.
+	BarrierFloorNs float64      `json:"barrier_floor_ns,omitempty"`
+	Arms           []armSummary `json:"arms"`
+	Notes          []string     `json:"notes,omitempty"`
 }
 
 // median returns the median of xs (the mean of the middle two for an even
@@ -342,6 +345,9 @@ func writeSummaryTable(w io.Writer, s *benchSummary) error {
 	}
 	if s.CopyGBps > 0 {
 		fmt.Fprintf(w, "\ncopy ceiling (device-to-device, read + write): %.1f GB/s\n", s.CopyGBps)
+	}
+	if s.BarrierFloorNs > 0 {
+		fmt.Fprintf(w, "megakernel barrier floor (a level barrier with no work): %s per level\n", fmtNs(s.BarrierFloorNs))
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "\nnote: %s\n", n)

@@ -225,6 +225,19 @@ func runBench(e *env, args []string) error {
 		sum.CopyGBps = median(bw)
 		logf("copy ceiling: %d MiB buffers, %.1f GB/s (median of %d, read + write)", size>>20, sum.CopyGBps, len(bw))
 	}
+	if slices.Contains(arms, executor.ArmMegakernel) {
+		const floorLevels = 4096
+		ns, err := s.BarrierFloor(floorLevels, 10)
+		if err != nil {
+			return err
+		}
+		var f []float64
+		for _, v := range ns {
+			f = append(f, float64(v)/floorLevels)
+		}
+		sum.BarrierFloorNs = median(f)
+		logf("megakernel barrier floor: %.2f us per level (median of %d launches of %d barriers, %d blocks)", sum.BarrierFloorNs/1e3, len(f), floorLevels, mp.GridBlocks)
+	}
 	for a, arm := range arms {
 		sum.Arms = append(sum.Arms, summarize(string(arm), wall[a], devNs[a], perRoot[a], stats, totalLevels))
 	}

@@ -353,6 +353,18 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
     }
 }
 
+// bfs_barrier_only crosses `levels` megakernel level barriers and does
+// nothing else: the per-level floor of the megakernel's synchronisation,
+// measured next to it. ctl must be reset (bfs_init) before the launch.
+extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(u32* ctl, u64 levels) {
+    __shared__ u32 s_count;
+    u64* words = (u64*)&ctl[CTL_MEGA(0)];
+    for (u32 d = 0; d < (u32)levels; d++) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) words[((d + 2) % 3) * (CTL_LINE / 2)] = 0ull;
+        level_barrier(&words[((d + 1) % 3) * (CTL_LINE / 2)], &s_count);
+    }
+}
+
 // copy_u4 copies n16 16-byte words from src to dst (grid-stride): the
 // device's copy-bandwidth ceiling, measured in the same run as the BFS arms.
 extern "C" __global__ void copy_u4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n16) {
