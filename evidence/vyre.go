@@ -282,6 +282,12 @@ func ValidateSpeedupSamples(samples []SpeedupSample, requiredX float64) (Speedup
 	if err := ValidateSpeedupRequired(requiredX); err != nil {
 		return SpeedupProof{}, err
 	}
+	return checkSpeedupSamples(samples, requiredX)
+}
+
+// checkSpeedupSamples runs the per-sample checks in order and then the
+// sample count; requiredX has been validated.
+func checkSpeedupSamples(samples []SpeedupSample, requiredX float64) (SpeedupProof, error) {
 	acc := speedupAccumulator{requiredX: requiredX}
 	for i, s := range samples {
 		if err := acc.add(i, s); err != nil {
@@ -467,13 +473,7 @@ func ValidateSpeedupCSV(csv string, requiredX float64) (SpeedupProof, error) {
 	if err != nil {
 		return SpeedupProof{}, err
 	}
-	acc := speedupAccumulator{requiredX: requiredX}
-	for i, s := range samples {
-		if err := acc.add(i, s); err != nil {
-			return SpeedupProof{}, err
-		}
-	}
-	return acc.finish()
+	return checkSpeedupSamples(samples, requiredX)
 }
 
 // SpeedupCSVCapacity is the byte capacity vyre reserves for n formatted
