@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"hash/fnv"
 	"math"
-	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
@@ -95,16 +94,9 @@ type WorkloadError struct {
 
 // Error prefixes the wrapped error, which ends with a "Fix:" sentence, with the source and field.
 func (e *WorkloadError) Error() string {
-	var b strings.Builder
-	if e.Source != "" {
-		b.WriteString(e.Source)
-		b.WriteString(": ")
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, "field %q: ", e.Field)
-	}
-	b.WriteString(e.Err.Error())
-	return b.String()
+	// The same "source: field "x": " layout as strictjson's decoding errors;
+	// the cause already carries the Fix.
+	return (&strictjson.Error{Source: e.Source, Field: e.Field, Msg: e.Err.Error()}).Error()
 }
 
 // Unwrap returns the underlying error.
