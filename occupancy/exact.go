@@ -154,7 +154,7 @@ const maxKernelBytes = 1 << 40
 func (k Kernel) validate() error {
 	switch {
 	case k.RegistersPerThread < 0 || k.RegistersPerThread > 1<<20:
-		return &InputError{"registers_per_thread", fmt.Sprintf("is %d, outside 0..%d", k.RegistersPerThread, 1<<20), "give the register count ptxas reports (-v), 0..255"}
+		return &InputError{"registers_per_thread", fmt.Sprintf("is %d, outside 0..%d", k.RegistersPerThread, 1<<20), "give the register count ptxas -v reports (kernels use at most 255)"}
 	case k.StaticSharedBytes < 0 || k.StaticSharedBytes > maxKernelBytes:
 		return &InputError{"static_shared_bytes", fmt.Sprintf("is %d, outside 0..2^40", k.StaticSharedBytes), "give the static shared memory in bytes"}
 	case k.DynamicSharedBytes < 0 || k.DynamicSharedBytes > maxKernelBytes:
