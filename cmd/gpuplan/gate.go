@@ -78,13 +78,13 @@ func runGate(e *env, args []string) error {
 		_, err := fmt.Fprintln(e.stdout, evidence.MegakernelSpeedupCSVHeader)
 		return err
 	case *vyreFile != "":
-		data, _, err := e.readInput(*vyreFile)
+		data, source, err := e.readInput(*vyreFile)
 		if err != nil {
 			return err
 		}
 		proof, err := evidence.ValidateSpeedupCSV(string(data), *minSpeedup)
 		if err != nil {
-			return fmt.Errorf("%s: %w", *vyreFile, err)
+			return fmt.Errorf("%s: %w", source, err)
 		}
 		if f.json {
 			return writeJSON(e.stdout, proofJSON(proof))
@@ -92,13 +92,13 @@ func runGate(e *env, args []string) error {
 		_, err = fmt.Fprintln(e.stdout, proof.SummaryLine())
 		return err
 	case *sessionFile != "":
-		data, _, err := e.readInput(*sessionFile)
+		data, source, err := e.readInput(*sessionFile)
 		if err != nil {
 			return err
 		}
 		proof, csv, err := evidence.ConvertSessionCSV(string(data), *minSpeedup)
 		if err != nil {
-			return fmt.Errorf("%s: %w", *sessionFile, err)
+			return fmt.Errorf("%s: %w", source, err)
 		}
 		if f.json {
 			return writeJSON(e.stdout, map[string]any{"proof": proofJSON(proof), "csv": csv})
@@ -221,7 +221,11 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 		fmt.Fprintln(e.stdout, message)
 	}
 	if failed > 0 {
-		return errors.New(message + ". Fix: see the FAIL lines above; each says what was observed and what was required")
+		where := "the FAIL lines above"
+		if asJSON {
+			where = `the claims with "pass": false and their "reason"`
+		}
+		return errors.New(message + ". Fix: see " + where + "; each says what was observed and what was required")
 	}
 	return nil
 }

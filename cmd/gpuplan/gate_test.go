@@ -105,6 +105,11 @@ func TestGateClaims(t *testing.T) {
 	assert.Contains(t, out, "FAIL grid megakernel")
 	assert.Contains(t, out, "below the required 5x")
 	assert.Contains(t, errs, "gate failed: 1 of 1 claims do not hold")
+	assert.Contains(t, errs, "Fix: see the FAIL lines above")
+	out, errs, code = runCLI(t, "", "gate", "--root", root, "--json")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, out, `"pass": false`)
+	assert.Contains(t, errs, `Fix: see the claims with "pass": false and their "reason"`)
 
 	// Stale: the kernel changed after the measurement.
 	root = gateTree(t, gridClaimJSON, 12, 1.19e6)
@@ -183,6 +188,7 @@ func TestGateVyre(t *testing.T) {
 	_, errs, code = runCLI(t, evidence.MegakernelSpeedupCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,many,1000000,10000,250000,0,0,0\n", "gate", "--vyre", "-")
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, errs, `line 2, column 8 (repetitions): invalid value "many". Fix:`)
+	assert.Contains(t, errs, "gpuplan gate: <stdin>: ", "standard input is named <stdin>")
 
 	_, errs, code = runCLI(t, "", "gate", "--vyre", filepath.Join(t.TempDir(), "missing.csv"))
 	require.Equal(t, exitFailure, code)
