@@ -145,6 +145,8 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	}
 	if resultsDir == "" {
 		resultsDir = filepath.Join(root, "evidence", "results")
+	} else if err := existingDir("--results", resultsDir); err != nil {
+		return err
 	}
 	data, err := os.ReadFile(gatesPath)
 	if err != nil {

@@ -126,6 +126,11 @@ func TestGateClaims(t *testing.T) {
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, out, "FAIL grid megakernel: megakernel vs host-loop on grid-512 (wall_ns) at least 5x: no evidence recorded")
 
+	// A mistyped --results is an error, not an empty evidence directory.
+	_, errs, code = runCLI(t, "", "gate", "--root", root, "--results", filepath.Join(root, "typo"))
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "no such directory. Fix:")
+
 	// Results but no claims: the files are still validated.
 	root = gateTree(t, "", 12, 1.19e6)
 	out, _, code = runCLI(t, "", "gate", "--root", root)

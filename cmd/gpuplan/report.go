@@ -2,7 +2,9 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,6 +44,11 @@ func runReport(e *env, args []string) error {
 			return usagef("gpuplan report: --chart %q must end in .png or .svg. Fix: name the chart file with a .png or .svg extension", *chart)
 		}
 	}
+	if setFlags(f)["results"] {
+		if err := existingDir("--results", *results); err != nil {
+			return err
+		}
+	}
 	files, err := evidence.LoadResults(*results)
 	if err != nil {
 		return err
@@ -78,6 +85,22 @@ func runReport(e *env, args []string) error {
 		fmt.Fprintf(e.stdout, " and %s", *chart)
 	}
 	fmt.Fprintln(e.stdout)
+	return nil
+}
+
+// existingDir fails when a directory named on the command line is missing:
+// evidence.LoadResults reads a missing directory as "no evidence" (right for
+// the default in a fresh checkout), which would hide a mistyped --results.
+func existingDir(flagName, dir string) error {
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s %s: no such directory. Fix: check the path, or leave the flag out for evidence/results", flagName, dir)
+	case err != nil:
+		return fmt.Errorf("%s %s: %w. Fix: check the path", flagName, dir, err)
+	case !info.IsDir():
+		return fmt.Errorf("%s %s is not a directory. Fix: name the directory that holds the evidence CSVs", flagName, dir)
+	}
 	return nil
 }
 
