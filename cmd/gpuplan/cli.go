@@ -95,6 +95,13 @@ func (f *flags) noArgs() error {
 	return nil
 }
 
+// setFlags returns the names of the flags given on the command line.
+func setFlags(f *flags) map[string]bool {
+	set := map[string]bool{}
+	f.Visit(func(fl *flag.Flag) { set[fl.Name] = true })
+	return set
+}
+
 // writeJSON writes v as indented JSON followed by a newline.
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

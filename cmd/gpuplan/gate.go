@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"math"
 	"os"
@@ -61,13 +60,7 @@ func runGate(e *env, args []string) error {
 	if modes > 1 {
 		return usagef("gpuplan gate: --vyre, --vyre-session and --vyre-header exclude each other. Fix: give at most one of them (see 'gpuplan gate --help')")
 	}
-	minSet := false
-	f.Visit(func(fl *flag.Flag) {
-		if fl.Name == "min-speedup" {
-			minSet = true
-		}
-	})
-	if minSet && *vyreFile == "" && *sessionFile == "" {
+	if setFlags(f)["min-speedup"] && *vyreFile == "" && *sessionFile == "" {
 		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json. Fix: drop --min-speedup, or add --vyre FILE or --vyre-session FILE")
 	}
 	switch {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 
 	"github.com/gpuplan/gpuplan/occupancy"
@@ -43,13 +42,6 @@ func (kf *kernelFlags) add(f *flags, dynUsage string) {
 func (kf *kernelFlags) kernel() occupancy.Kernel {
 	return occupancy.Kernel{RegistersPerThread: kf.regs, StaticSharedBytes: kf.smem, DynamicSharedBytes: kf.dyn,
 		OptIn: kf.optIn, MaxThreadsPerBlock: kf.maxThreads, CarveoutPercent: kf.carveout}
-}
-
-// setFlags returns the names of the flags given on the command line.
-func setFlags(f *flags) map[string]bool {
-	set := map[string]bool{}
-	f.Visit(func(fl *flagT) { set[fl.Name] = true })
-	return set
 }
 
 type occupancyOne struct {
@@ -187,5 +179,3 @@ func occupancySweepRun(e *env, jsonOut bool, d occupancy.Device, label string, k
 		out.BestBlockSize, 100*bestOcc, out.MaxPotentialBlockSize, out.MinGridSize)
 	return nil
 }
-
-type flagT = flag.Flag
