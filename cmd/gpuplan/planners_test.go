@@ -86,10 +86,16 @@ func fuzzPlannerCommand(f *testing.F, command string, seeds ...string) {
 	})
 }
 
-// readTestdata returns an example input as a string.
+// readTestdata returns a planner example input as a string.
 func readTestdata(t testing.TB, name string) string {
 	t.Helper()
-	data, err := os.ReadFile(testdataPlanner(name))
+	return readTestdataFile(t, "planners", name)
+}
+
+// readTestdataFile returns the file testdata/<parts...> as a string.
+func readTestdataFile(t testing.TB, parts ...string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(append([]string{"testdata"}, parts...)...))
 	require.NoError(t, err)
 	return string(data)
 }

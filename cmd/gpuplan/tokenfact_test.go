@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,9 +12,7 @@ import (
 
 func tokenfactExample(t testing.TB) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("testdata", "tokenfact", "chain.json"))
-	require.NoError(t, err)
-	return string(data)
+	return readTestdataFile(t, "tokenfact", "chain.json")
 }
 
 // tokenfactEdit decodes the example, applies edit and re-encodes it.
