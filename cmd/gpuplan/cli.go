@@ -72,10 +72,26 @@ func (e *env) newFlags(name, synopsis, about string) *flags {
 	return f
 }
 
-// parse parses args. --help prints usage to stdout and returns errHelpShown;
-// any other problem is a *usageError naming the subcommand.
+// parse parses args. Flags may come before or after the positional
+// arguments ("gpuplan batch in.json --json"); everything after "--" is
+// positional. --help prints usage to stdout and returns errHelpShown; any
+// other problem is a *usageError naming the subcommand.
 func (f *flags) parse(args []string) error {
+	var positional []string
 	err := f.Parse(args)
+	for err == nil && f.NArg() > 0 {
+		rest := f.Args()
+		if rest[0] == "--" {
+			positional = append(positional, rest[1:]...)
+			break
+		}
+		positional = append(positional, rest[0])
+		err = f.Parse(rest[1:])
+	}
+	if err == nil {
+		// Leave exactly the positional arguments in f.Args().
+		err = f.Parse(append([]string{"--"}, positional...))
+	}
 	switch {
 	case err == nil:
 		return nil

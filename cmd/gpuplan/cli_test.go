@@ -134,3 +134,28 @@ func TestHelpListsCommandsByTheme(t *testing.T) {
 		}
 	}
 }
+
+func TestFlagsAfterPositionalArguments(t *testing.T) {
+	in := `{"max_compact_record_bytes": 32, "slots": [{"slot": 1, "meaningful_bytes": 12, "capacity_bytes": 128}]}`
+	before, errs, code := runCLI(t, in, "compact", "--json", "-")
+	assert.Equal(t, exitOK, code, errs)
+	after, errs, code := runCLI(t, in, "compact", "-", "--json")
+	assert.Equal(t, exitOK, code, errs)
+	assert.Equal(t, before, after)
+	assert.True(t, strings.HasPrefix(after, "{"), after)
+
+	out, _, code := runCLI(t, "", "compact", "-", "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "usage: gpuplan compact")
+
+	// After "--" everything is positional.
+	_, errs, code = runCLI(t, "", "compact", "--", "--json")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "reading --json")
+	_, errs, code = runCLI(t, "", "compact", "a.json", "--bogus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "flag provided but not defined: -bogus")
+	_, errs, code = runCLI(t, "", "version", "x", "--json")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, `unexpected argument "x"`)
+}
