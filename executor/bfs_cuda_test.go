@@ -48,6 +48,10 @@ func TestGPUBFSArms(t *testing.T) {
 				st := frontier.Stats(g, want)
 				for _, arm := range BFSArms() {
 					name := fmt.Sprintf("%s/chunk%d/root%d/%s", g.Name, chunk, root, arm)
+					// The first run of an executor may allocate pinned
+					// staging memory; the measured run is the second.
+					_, err := s.Run(arm, root)
+					require.NoError(t, err, name)
 					r, err := s.Run(arm, root)
 					require.NoError(t, err, name)
 					got, err := s.Levels()
