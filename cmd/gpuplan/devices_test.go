@@ -101,3 +101,16 @@ func TestDevicesErrors(t *testing.T) {
 		})
 	}
 }
+
+// The devices table prints the limits every profile shares in one footnote
+// instead of columns; this keeps the footnote true as profiles are added.
+func TestDevicesFootnoteHoldsForEveryProfile(t *testing.T) {
+	out, _, code := runCLI(t, "", "devices")
+	require.Equal(t, exitOK, code)
+	require.Contains(t, out, "All profiles: warp 32, 1024 threads per block, 65,536 registers per SM and per block, 255 per thread.")
+	for _, p := range occupancy.Profiles() {
+		d := p.Device
+		assert.Equal(t, []int{32, 1024, 65536, 65536, 255},
+			[]int{d.WarpSize, d.MaxThreadsPerBlock, d.RegistersPerSM, d.RegistersPerBlock, d.RegistersPerThread}, p.Short)
+	}
+}
