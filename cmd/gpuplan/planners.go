@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"reflect"
@@ -42,15 +41,9 @@ func (e *env) plannerInput(name, about string, args []string, v any) (*flags, st
 // decodePlannerInput decodes data strictly into v (a pointer to a struct) and
 // then checks that every required field is present and not null.
 func decodePlannerInput(source string, data []byte, v any) error {
+	// A value rejected by an UnmarshalText method (host_sync, say) keeps its
+	// own fix: strictjson adds no second one.
 	if err := strictjson.Decode(source, data, v); err != nil {
-		// A value rejected by an UnmarshalText method (host_sync, say)
-		// already carries its own fix; keep it instead of the generic one.
-		var se *strictjson.Error
-		if errors.As(err, &se) {
-			if msg, fix, ok := strings.Cut(se.Msg, ". Fix: "); ok {
-				return &strictjson.Error{Source: se.Source, Field: se.Field, Msg: msg, Fix: fix}
-			}
-		}
 		return err
 	}
 	var raw any
