@@ -54,7 +54,7 @@ Example: gpuplan egraph cmd/gpuplan/testdata/egraph/snapshot.json`
 
 func runEgraph(e *env, args []string) error {
 	var in egraphInput
-	f, source, err := e.plannerInput("egraph", egraphAbout, args, &in)
+	f, source, err := e.jsonInput("egraph", egraphAbout, args, &in)
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,7 @@ Example:
 
 func runBatch(e *env, args []string) error {
 	var in batchInput
-	f, _, err := e.plannerInput("batch", batchAbout, args, &in)
+	f, _, err := e.jsonInput("batch", batchAbout, args, &in)
 	if err != nil {
 		return err
 	}

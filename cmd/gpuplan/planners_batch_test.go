@@ -39,7 +39,7 @@ func TestBatchCommandJSON(t *testing.T) {
 	var got planners.MultiQueryExecutionPlan
 	runPlannerJSON(t, &got, "batch", "batch.json")
 	var in batchInput
-	require.NoError(t, decodePlannerInput("batch.json", []byte(readTestdata(t, "batch.json")), &in))
+	require.NoError(t, decodeJSONInput("batch.json", []byte(readTestdata(t, "batch.json")), &in))
 	want, err := planners.PlanMultiQueryExecution(in.Queries, in.BudgetBytes)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

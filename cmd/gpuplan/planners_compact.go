@@ -30,7 +30,7 @@ Example:
 
 func runCompact(e *env, args []string) error {
 	var in compactInput
-	f, _, err := e.plannerInput("compact", compactAbout, args, &in)
+	f, _, err := e.jsonInput("compact", compactAbout, args, &in)
 	if err != nil {
 		return err
 	}

@@ -35,7 +35,7 @@ func TestCompactCommandJSON(t *testing.T) {
 	var got planners.ResultCompactionPlan
 	runPlannerJSON(t, &got, "compact", "compact.json")
 	var in compactInput
-	require.NoError(t, decodePlannerInput("compact.json", []byte(readTestdata(t, "compact.json")), &in))
+	require.NoError(t, decodeJSONInput("compact.json", []byte(readTestdata(t, "compact.json")), &in))
 	want, err := planners.PlanResultCompaction(in.Slots, in.MaxCompactRecordBytes)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

@@ -35,7 +35,7 @@ Example:
 
 func runDiagnostics(e *env, args []string) error {
 	var in diagnosticsInput
-	f, _, err := e.plannerInput("diagnostics", diagnosticsAbout, args, &in)
+	f, _, err := e.jsonInput("diagnostics", diagnosticsAbout, args, &in)
 	if err != nil {
 		return err
 	}

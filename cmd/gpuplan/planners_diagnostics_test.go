@@ -37,7 +37,7 @@ func TestDiagnosticsCommandJSON(t *testing.T) {
 	var got planners.DiagnosticAggregationPlan
 	runPlannerJSON(t, &got, "diagnostics", "diagnostics.json")
 	var in diagnosticsInput
-	require.NoError(t, decodePlannerInput("diagnostics.json", []byte(readTestdata(t, "diagnostics.json")), &in))
+	require.NoError(t, decodeJSONInput("diagnostics.json", []byte(readTestdata(t, "diagnostics.json")), &in))
 	want, err := planners.PlanDiagnosticAggregation(in.Shards, in.MaxRecordsPerShard, in.BudgetBytes)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

@@ -31,7 +31,7 @@ Example:
 
 func runFuse(e *env, args []string) error {
 	var in fuseInput
-	f, _, err := e.plannerInput("fuse", fuseAbout, args, &in)
+	f, _, err := e.jsonInput("fuse", fuseAbout, args, &in)
 	if err != nil {
 		return err
 	}

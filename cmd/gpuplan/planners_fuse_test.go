@@ -39,7 +39,7 @@ func TestFuseCommandJSON(t *testing.T) {
 	var got planners.LaunchFusionPlan
 	runPlannerJSON(t, &got, "fuse", "fuse.json")
 	var in fuseInput
-	require.NoError(t, decodePlannerInput("fuse.json", []byte(readTestdata(t, "fuse.json")), &in))
+	require.NoError(t, decodeJSONInput("fuse.json", []byte(readTestdata(t, "fuse.json")), &in))
 	want, err := planners.PlanLaunchFusion(in.Stages, in.MaxGroupBytes)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

@@ -39,7 +39,7 @@ Example:
 
 func runPasses(e *env, args []string) error {
 	var in passesInput
-	f, _, err := e.plannerInput("passes", passesAbout, args, &in)
+	f, _, err := e.jsonInput("passes", passesAbout, args, &in)
 	if err != nil {
 		return err
 	}

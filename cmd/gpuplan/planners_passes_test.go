@@ -42,7 +42,7 @@ func TestPassesCommandJSON(t *testing.T) {
 	var got planners.BenchmarkPassSelectionPlan
 	runPlannerJSON(t, &got, "passes", "passes.json")
 	var in passesInput
-	require.NoError(t, decodePlannerInput("passes.json", []byte(readTestdata(t, "passes.json")), &in))
+	require.NoError(t, decodeJSONInput("passes.json", []byte(readTestdata(t, "passes.json")), &in))
 	want, err := planners.SelectBenchmarkPasses(in.Candidates, in.Sample)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)

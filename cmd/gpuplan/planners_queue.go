@@ -45,7 +45,7 @@ Example:
 
 func runQueue(e *env, args []string) error {
 	var in queueInput
-	f, source, err := e.plannerInput("queue", queueAbout, args, &in)
+	f, source, err := e.jsonInput("queue", queueAbout, args, &in)
 	if err != nil {
 		return err
 	}

@@ -124,12 +124,12 @@ func TestCheckRequiredNested(t *testing.T) {
 		Items []item `json:"items"`
 	}
 	var d doc
-	err := decodePlannerInput("in.json", []byte(`{"items": [{"a": 1}, {"b": 2}]}`), &d)
+	err := decodeJSONInput("in.json", []byte(`{"items": [{"a": 1}, {"b": 2}]}`), &d)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `field "items[1].a": required field is missing`)
-	err = decodePlannerInput("in.json", []byte(`{"items": [{"a": 1}, null]}`), &d)
+	err = decodeJSONInput("in.json", []byte(`{"items": [{"a": 1}, null]}`), &d)
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), `field "items[1]": element is null`)
-	require.NoError(t, decodePlannerInput("in.json", []byte(`{"items": [{"a": 1}, {"a": 2, "b": 3}]}`), &d))
+	require.NoError(t, decodeJSONInput("in.json", []byte(`{"items": [{"a": 1}, {"a": 2, "b": 3}]}`), &d))
 	assert.Equal(t, uint64(3), *d.Items[1].B)
 }

@@ -125,7 +125,7 @@ Example: gpuplan tokenfact cmd/gpuplan/testdata/tokenfact/chain.json`
 
 func runTokenfact(e *env, args []string) error {
 	var in tokenfactInput
-	f, source, err := e.plannerInput("tokenfact", tokenfactAbout, args, &in)
+	f, source, err := e.jsonInput("tokenfact", tokenfactAbout, args, &in)
 	if err != nil {
 		return err
 	}
