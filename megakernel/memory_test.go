@@ -167,3 +167,33 @@ func ExamplePlanExecution() {
 	fmt.Println(p.Topology, p.Memory.RequiredBytes, p.Memory.ScratchBytes, p.DowngradedToSparse)
 	// Output: FusedWave 60800 8192 false
 }
+
+func TestGraphLayoutBytes(t *testing.T) {
+	tests := []struct {
+		name           string
+		graph          megakernel.GraphShape
+		perNode, perEd uint64
+		want           uint64
+		overflow       string
+	}{
+		{"nodes and edges", megakernel.GraphShape{NodeCount: 10, EdgeCount: 20}, 8, 4, 10*8 + 20*4, ""},
+		{"empty graph", megakernel.GraphShape{}, 8, 4, 0, ""},
+		{"node bytes overflow", megakernel.GraphShape{NodeCount: math.MaxUint64, EdgeCount: 1}, 2, 1, 0, "node layout bytes"},
+		{"edge bytes overflow", megakernel.GraphShape{NodeCount: 1, EdgeCount: 1 << 63}, 1, 2, 0, "edge layout bytes"},
+		{"sum overflow", megakernel.GraphShape{NodeCount: 1 << 63, EdgeCount: 1 << 63}, 1, 1, 0, "graph layout bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := megakernel.GraphLayoutBytes(tc.graph, tc.perNode, tc.perEd)
+			if tc.overflow == "" {
+				require.NoError(t, err)
+				assert.Equal(t, tc.want, got)
+				return
+			}
+			var oe *checked.OverflowError
+			require.ErrorAs(t, err, &oe)
+			assert.Equal(t, tc.overflow, oe.Field)
+			assert.Contains(t, err.Error(), "Fix:")
+		})
+	}
+}
