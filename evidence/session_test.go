@@ -168,3 +168,45 @@ cuda,0,34359738368,12,0,10000,80000,3567,2097152,256,8192,131072,4096,4000000,2.
 	// cuda,0,34359738368,12,0,10000,80000,128,1000000,10000,250000,0,0,0
 	// cuda,0,34359738368,12,0,10000,80000,256,2500000,20000,350000,0,0,0
 }
+
+func TestParseSessionCSV(t *testing.T) {
+	evs, err := ParseSessionCSV(specSessionCSV)
+	require.NoError(t, err)
+	require.Len(t, evs, 2)
+	// Row 1: 128 runs over a 1 MiB graph uploaded once.
+	assert.Equal(t, "cuda", evs[0].BackendID)
+	assert.Equal(t, uint64(10_000), evs[0].GraphNodes)
+	assert.Equal(t, uint64(2748), evs[0].Plan.GraphLayoutHash)
+	assert.Equal(t, uint64(1<<20), evs[0].Plan.OneTimeGraphUploadBytes)
+	assert.Equal(t, uint64(127), evs[0].Plan.AvoidedHostFences)
+	assert.Equal(t, uint64(127<<20), evs[0].Plan.AvoidedGraphUploadBytes)
+	assert.True(t, evs[0].Plan.FinalOnlyHostReadback)
+	assert.Equal(t, 1e6, evs[0].HostOrchestratedNS)
+	// Row 2: 256 runs over a 2 MiB graph.
+	assert.Equal(t, uint64(255), evs[1].Plan.AvoidedHostFences)
+	assert.Equal(t, uint64(255*(2<<20)), evs[1].Plan.AvoidedGraphUploadBytes)
+
+	for _, bad := range []string{
+		"",
+		"backend_id\ncuda\n",
+		ResidentGraphSessionCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,2748,1048576,many,4096,65536,2048,2000000,1e6,1e4,250000\n",
+		ResidentGraphSessionCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,0,1048576,128,4096,65536,2048,2000000,1e6,1e4,250000\n",
+	} {
+		_, err := ParseSessionCSV(bad)
+		require.Error(t, err, bad)
+		assert.Equal(t, 1, strings.Count(err.Error(), "Fix:"), err.Error())
+	}
+}
+
+func TestValidateSpeedupRequired(t *testing.T) {
+	for _, ok := range []float64{1, 1.5, 100, math.SmallestNonzeroFloat64} {
+		assert.NoError(t, ValidateSpeedupRequired(ok), ok)
+	}
+	for _, bad := range []float64{0, math.Copysign(0, -1), -1, math.NaN(), math.Inf(1), math.Inf(-1)} {
+		err := ValidateSpeedupRequired(bad)
+		var se *SpeedupError
+		require.ErrorAs(t, err, &se, bad)
+		assert.Equal(t, InvalidRequiredSpeedup, se.Kind)
+		assert.Contains(t, err.Error(), "Fix:")
+	}
+}
