@@ -2,6 +2,8 @@ package checked
 
 import (
 	"math"
+	"math/big"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -72,4 +74,32 @@ func TestClamp01(t *testing.T) {
 	}
 	assert.True(t, Finite(1))
 	assert.False(t, Finite(math.Inf(-1)))
+}
+
+// MulDiv is checked against math/big over edge cases and fixed-seed random
+// operands, including products that need the full 128 bits.
+func TestMulDivMatchesBigInt(t *testing.T) {
+	type triple struct{ a, b, c uint64 }
+	cases := []triple{
+		{0, 0, 1}, {7, 3, 2}, {math.MaxUint64, math.MaxUint64, math.MaxUint64},
+		{math.MaxUint64, 2, 2}, {math.MaxUint64, 2, 1}, {1 << 32, 1 << 32, 1 << 32}, {1 << 63, 4, 3},
+	}
+	r := rand.New(rand.NewPCG(11, 12))
+	for range 2000 {
+		cases = append(cases, triple{r.Uint64(), r.Uint64() >> r.UintN(64), r.Uint64()>>r.UintN(64) | 1})
+	}
+	for _, tc := range cases {
+		want := new(big.Int).Mul(new(big.Int).SetUint64(tc.a), new(big.Int).SetUint64(tc.b))
+		want.Quo(want, new(big.Int).SetUint64(tc.c))
+		got, ok := MulDiv(tc.a, tc.b, tc.c)
+		if want.IsUint64() {
+			require.True(t, ok, "%v", tc)
+			require.Equal(t, want.Uint64(), got, "%v", tc)
+		} else {
+			require.False(t, ok, "%v", tc)
+		}
+	}
+	// A zero divisor reports no fit instead of panicking.
+	_, ok := MulDiv(1, 1, 0)
+	assert.False(t, ok)
 }
