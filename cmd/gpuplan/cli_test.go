@@ -94,6 +94,8 @@ func TestErrorsCarryOneFix(t *testing.T) {
 		{"grid overflow", "", []string{"diagnose", "--device", "h200", "--grid", "4294967295,4294967295,4294967295", "--block", "1024", "--cooperative", "--regs", "32"}, exitFailure},
 		{"dyn negative", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--dyn", "-4"}, exitUsage},
 		{"min-sm bad", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--min-sm", "x"}, exitUsage},
+		{"kernel name with a separator", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--kernel", "a|status=ok"}, exitUsage},
+		{"kernel name with a newline", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--kernel", "a\nb"}, exitUsage},
 		{"plan json and dot", "", []string{"plan", "--json", "--dot"}, exitUsage},
 		{"plan two files", "", []string{"plan", "a", "b"}, exitUsage},
 		{"plan null", "null", []string{"plan", "-"}, exitFailure},

@@ -62,6 +62,11 @@ func runDiagnose(e *env, args []string) error {
 	if err := f.noArgs(); err != nil {
 		return err
 	}
+	if strings.ContainsAny(*kernel, "|\r\n") {
+		// The message is one line of |-separated fields; a name holding a
+		// separator would forge or split fields.
+		return usagef("gpuplan diagnose: --kernel %q contains '|' or a line break, which the one-line message uses as separators. Fix: name the kernel without them", *kernel)
+	}
 	if *gridS == "" || *blockS == "" {
 		return usagef("gpuplan diagnose: --grid and --block are required. Fix: add both, for example --grid 264 --block 128 (see 'gpuplan diagnose --help')")
 	}
