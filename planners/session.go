@@ -43,20 +43,21 @@ type ResidentGraphSessionProfile struct {
 }
 
 // ResidentGraphSessionPlan is the plan for a resident graph session (vyre's
-// CudaResidentGraphSessionPlan).
+// CudaResidentGraphSessionPlan). Its JSON form uses snake_case keys, like the
+// other planners' plans.
 type ResidentGraphSessionPlan struct {
-	GraphLayoutHash           uint64
-	OneTimeGraphUploadBytes   uint64 // = GraphBytes
-	TotalFrontierRefreshBytes uint64 // = RunCount × PerRunFrontierBytes
-	PeakResidentBytes         uint64 // graph + frontier + scratch + output
-	AvoidedGraphUploadBytes   uint64 // = (RunCount−1) × GraphBytes
-	GraphReuse                GraphReuseTelemetry
-	AvoidedDeviceAllocations  uint64 // = 3 × (RunCount−1): graph, scratch and output
-	AvoidedHostFences         uint64 // = RunCount−1
-	HostReadbackBytes         uint64 // = PerRunOutputBytes (one final readback)
-	GraphTopologyResident     bool
-	ScratchReused             bool
-	FinalOnlyHostReadback     bool
+	GraphLayoutHash           uint64              `json:"graph_layout_hash"`
+	OneTimeGraphUploadBytes   uint64              `json:"one_time_graph_upload_bytes"`  // = GraphBytes
+	TotalFrontierRefreshBytes uint64              `json:"total_frontier_refresh_bytes"` // = RunCount × PerRunFrontierBytes
+	PeakResidentBytes         uint64              `json:"peak_resident_bytes"`          // graph + frontier + scratch + output
+	AvoidedGraphUploadBytes   uint64              `json:"avoided_graph_upload_bytes"`   // = (RunCount−1) × GraphBytes
+	GraphReuse                GraphReuseTelemetry `json:"graph_reuse"`
+	AvoidedDeviceAllocations  uint64              `json:"avoided_device_allocations"` // = 3 × (RunCount−1): graph, scratch and output
+	AvoidedHostFences         uint64              `json:"avoided_host_fences"`        // = RunCount−1
+	HostReadbackBytes         uint64              `json:"host_readback_bytes"`        // = PerRunOutputBytes (one final readback)
+	GraphTopologyResident     bool                `json:"graph_topology_resident"`
+	ScratchReused             bool                `json:"scratch_reused"`
+	FinalOnlyHostReadback     bool                `json:"final_only_host_readback"`
 }
 
 // SessionErrorKind names a resident graph session planning failure, in

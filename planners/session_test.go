@@ -1,6 +1,7 @@
 package planners
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -46,6 +47,19 @@ func TestPlanResidentGraphSessionSpecVector(t *testing.T) {
 		ScratchReused:             true,
 		FinalOnlyHostReadback:     true,
 	}, plan)
+}
+
+func TestResidentGraphSessionPlanJSON(t *testing.T) {
+	plan, err := PlanResidentGraphSession(specSessionProfile())
+	require.NoError(t, err)
+	data, err := json.Marshal(plan)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"graph_layout_hash": 2748, "one_time_graph_upload_bytes": 1048576,
+	  "total_frontier_refresh_bytes": 524288, "peak_resident_bytes": 1120256,
+	  "avoided_graph_upload_bytes": 133169152,
+	  "graph_reuse": {"cold_uploads": 1, "warm_reuses": 127, "upload_bytes": 1048576, "avoided_upload_bytes": 133169152},
+	  "avoided_device_allocations": 381, "avoided_host_fences": 127, "host_readback_bytes": 2048,
+	  "graph_topology_resident": true, "scratch_reused": true, "final_only_host_readback": true}`, string(data))
 }
 
 func TestPlanResidentGraphSessionSingleRun(t *testing.T) {
