@@ -42,15 +42,15 @@ vet-cuda: cuda-toolkit ## go vet with -tags cuda
 
 build-cuda: cuda-toolkit ## build everything with -tags cuda (the GPU executor)
 	CGO_ENABLED=1 $(GO) build -tags cuda ./...
-	CGO_ENABLED=1 $(GO) build -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
+	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 
 gpu-test-bins: cuda-toolkit ## compile GPU test binaries into bin/ to carry to a GPU machine
 	@mkdir -p $(BIN)
 	@for p in $(GPU_TEST_PKGS); do \
 		n=$$(basename $$p); echo "go test -c -tags cuda $$p -> $(BIN)/$$n.test"; \
-		CGO_ENABLED=1 $(GO) test -c -tags cuda -o $(BIN)/$$n.test $$p || exit 1; \
+		CGO_ENABLED=1 $(GO) test -buildvcs=true -c -tags cuda -o $(BIN)/$$n.test $$p || exit 1; \
 	done
-	CGO_ENABLED=1 $(GO) build -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
+	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 
 ptx: cuda-toolkit ## regenerate the committed PTX from the CUDA C sources
 	bash scripts/ptx.sh build
