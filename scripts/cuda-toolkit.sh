@@ -33,11 +33,16 @@ SRC
 fi
 
 export DEBIAN_FRONTEND=noninteractive
-# Only our Debian sources need refreshing; unrelated third-party lists must
-# not fail the install.
-$SUDO apt-get update -o Dir::Etc::sourcelist="$src" -o Dir::Etc::sourceparts="-" -o APT::Get::List-Cleanup="0" -qq \
-  || $SUDO apt-get update -qq
-$SUDO apt-get update -qq || true
+if ! $SUDO apt-get update -qq; then
+  # An unrelated third-party source may be unreachable; refresh Debian's own
+  # sources (the stock list and ours) and carry on.
+  echo "cuda-toolkit: apt-get update failed for some source; retrying with Debian's sources only" >&2
+  parts=$(mktemp -d)
+  for f in /etc/apt/sources.list.d/debian.sources "$src"; do [ -f "$f" ] && cp "$f" "$parts/"; done
+  $SUDO apt-get update -qq -o Dir::Etc::sourcelist=/dev/null -o Dir::Etc::sourceparts="$parts" \
+    -o APT::Get::List-Cleanup=0 || true
+  rm -rf "$parts"
+fi
 $SUDO apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit >/dev/null
 
 for t in nvcc ptxas; do have "$t" || { echo "cuda-toolkit: $t missing after install" >&2; exit 1; }; done
