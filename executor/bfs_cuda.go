@@ -20,13 +20,12 @@ type BFSArm string
 const (
 	// ArmHostLoop launches one frontier-queue level at a time, reads the
 	// 4-byte next-frontier count back and synchronises: what a user writes
-	// by hand.
+	// by hand with the Go driver binding. The whole traversal runs on the
+	// driver thread in one hand-off; per level it issues cuLaunchKernel on a
+	// non-blocking stream, a 4-byte cuMemcpyDtoHAsync into pinned memory and
+	// cuStreamSynchronize, then tests the count on the host: no events, no
+	// per-level goroutine hand-off, no per-level allocation.
 	ArmHostLoop BFSArm = "host-loop"
-	// ArmHostLoopLean is the host loop at the floor of this driver binding:
-	// per level one round trip to the driver thread that launches the level,
-	// copies the 4-byte count into pinned memory and synchronises the
-	// stream, without the executor's per-launch checks, events and pooling.
-	ArmHostLoopLean BFSArm = "host-loop-lean"
 	// ArmDeviceLoop enqueues BFSConfig.CheckEvery levels back to back on one
 	// stream without any host sync and reads the count once per batch.
 	ArmDeviceLoop BFSArm = "device-loop"
@@ -40,7 +39,7 @@ const (
 
 // BFSArms lists every arm in a fixed order.
 func BFSArms() []BFSArm {
-	return []BFSArm{ArmHostLoop, ArmHostLoopLean, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan}
+	return []BFSArm{ArmHostLoop, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan}
 }
 
 // ParseBFSArm returns the arm named s.
@@ -50,7 +49,7 @@ func ParseBFSArm(s string) (BFSArm, error) {
 			return a, nil
 		}
 	}
-	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, host-loop-lean, device-loop, megakernel or host-loop-scan", s)
+	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, device-loop, megakernel or host-loop-scan", s)
 }
 
 // BFSConfig tunes a BFSSession; the zero value picks the defaults.
@@ -262,8 +261,6 @@ func (s *BFSSession) Run(arm BFSArm, root int32) (BFSRun, error) {
 	switch arm {
 	case ArmHostLoop:
 		syncsExpected, err = s.runHostLoop(&r)
-	case ArmHostLoopLean:
-		syncsExpected, err = s.runHostLoopLean(&r)
 	case ArmDeviceLoop:
 		syncsExpected, err = s.runDeviceLoop(&r)
 	case ArmMegakernel:
@@ -318,64 +315,37 @@ func (s *BFSSession) queueArgs(depthBase uint64) []Arg {
 	return append(s.graphArgs(), Ptr(s.q0), Ptr(s.q1), Ptr(s.ctl), U64(uint64(s.cfg.Chunk)), U64(s.qcap), U64(low), U64(depthBase))
 }
 
-// runHostLoop: launch a level and read the 4-byte next count on the same
-// stream with one wait (Executor.LaunchRead, the executor's host-driven
-// wave step), repeat while it is non-zero. Each level's grid is sized from the count just read (one
-// item per warp up to the full device).
+// runHostLoop is the host-driven wave loop as a user writes it by hand with
+// the Go driver binding. The traversal runs on the driver thread in one
+// hand-off (the executor lock is held throughout, so no other call touches
+// the session's buffers meanwhile); per level: cuLaunchKernel on the
+// session's non-blocking stream (the grid sized from the count just read,
+// one item per warp up to the full device), a 4-byte cuMemcpyDtoHAsync of
+// the next count into pinned memory, cuStreamSynchronize, and a host test of
+// the count. Nothing is allocated per level and no per-level event is
+// recorded; two events around the whole traversal give DeviceNs. It records its
+// launches in the telemetry but no sync points (its syncs are its control
+// flow), so it expects none.
 func (s *BFSSession) runHostLoop(r *BFSRun) (uint64, error) {
-	count, err := s.readWord(frontier.CtlCountWord(0))
-	if err != nil {
-		return 0, err
-	}
-	warpsPerBlock := uint64(s.cfg.LevelThreads / 32)
-	var syncs uint64 = 1
-	for d := 0; count > 0; d++ {
-		if d >= int(s.conv.MaxDeviceIterations) {
-			return syncs, fmt.Errorf("BFS host-loop from root %d ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", r.Root, d)
-		}
-		blocks := uint32(min((uint64(count)+warpsPerBlock-1)/warpsPerBlock, uint64(s.levelPlan.GridBlocks)))
-		t, err := s.x.LaunchRead(s.kLevel, Linear(blocks, uint32(s.cfg.LevelThreads)), s.ctl, 4*uint64(frontier.CtlCountWord(d+1)), s.ctlWord,
-			append(s.queueArgs(0), U64(uint64(d)), U64(uint64(d)+1))...)
-		if err != nil {
-			return syncs, err
-		}
-		r.DeviceNs += t.DeviceNs
-		count = binary.LittleEndian.Uint32(s.ctlWord)
-		syncs += 2
-	}
-	return syncs, nil
-}
-
-// runHostLoopLean: the host loop with one driver round trip per level
-// (launch, 4-byte async copy into pinned memory, stream sync) on one stream
-// held for the whole traversal; two events around the traversal give its
-// device time. The executor lock is held throughout, so no other call can
-// touch the session's buffers meanwhile. It records its launches in the
-// telemetry but no sync points (its syncs are its control flow), so it
-// expects none.
-func (s *BFSSession) runHostLoopLean(r *BFSRun) (uint64, error) {
 	x := s.x
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
 		return 0, ErrClosed
 	}
-	ptr := func(b Buffer) (DevPtr, error) {
+	cb, ok := x.b.(*cudaBackend)
+	if !ok {
+		return 0, fmt.Errorf("BFS host-loop needs the CUDA backend. Fix: open the executor with the CUDA backend")
+	}
+	vals := make([]uint64, 0, 12)
+	for _, b := range []Buffer{s.offsets, s.targets, s.level, s.q0, s.q1, s.ctl} {
 		res, ok := x.buffers[b.ID]
 		if !ok {
 			return 0, &UnknownBufferError{Buffer: b.ID}
 		}
-		return res.ptr, nil
+		vals = append(vals, uint64(res.ptr))
 	}
-	var vals []uint64
-	for _, b := range []Buffer{s.offsets, s.targets, s.level, s.q0, s.q1, s.ctl} {
-		p, err := ptr(b)
-		if err != nil {
-			return 0, err
-		}
-		vals = append(vals, uint64(p))
-	}
-	ctl := DevPtr(vals[5])
+	ctl := cu.DevicePtr(vals[5])
 	low := uint64(0)
 	if s.lowDg {
 		low = 1
@@ -401,54 +371,71 @@ func (s *BFSSession) runHostLoopLean(r *BFSRun) (uint64, error) {
 		return 0, err
 	}
 	defer x.releaseEventLocked(ev1)
-	if err := x.onDriver(func() error {
-		if err := x.b.EventRecord(ev0, st); err != nil {
-			return err
-		}
-		if err := x.b.CopyDtoHAsync(pin, ctl+DevPtr(4*frontier.CtlCountWord(0)), 4, st); err != nil {
-			return err
-		}
-		return x.b.StreamSync(st)
-	}); err != nil {
-		return 0, err
-	}
-	count := binary.LittleEndian.Uint32(pin.Data)
 	warpsPerBlock := uint64(s.cfg.LevelThreads / 32)
-	for d := 0; count > 0; d++ {
-		if d >= int(s.conv.MaxDeviceIterations) {
-			return 0, fmt.Errorf("BFS host-loop-lean from root %d ran %d levels without converging. Fix: validate the graph", r.Root, d)
-		}
-		blocks := uint32(min((uint64(count)+warpsPerBlock-1)/warpsPerBlock, uint64(s.levelPlan.GridBlocks)))
-		cfg := Linear(blocks, uint32(s.cfg.LevelThreads))
-		vals[len(vals)-2], vals[len(vals)-1] = uint64(d), uint64(d)+1
-		if err := x.onDriver(func() error {
-			if err := x.b.Launch(s.kLevel.ref, cfg, vals, st); err != nil {
-				return err
-			}
-			if err := x.b.CopyDtoHAsync(pin, ctl+DevPtr(4*frontier.CtlCountWord(d+1)), 4, st); err != nil {
-				return err
-			}
-			return x.b.StreamSync(st)
-		}); err != nil {
-			return 0, err
-		}
-		x.tel.RecordLaunch(cfg, uint64(blocks)*uint64(s.cfg.LevelThreads))
-		count = binary.LittleEndian.Uint32(pin.Data)
-	}
-	if err := x.onDriver(func() error {
-		if err := x.b.EventRecord(ev1, st); err != nil {
+	threads := uint32(s.cfg.LevelThreads)
+	maxBlocks := uint64(s.levelPlan.GridBlocks)
+	maxLevels := int(s.conv.MaxDeviceIterations)
+	var launches, slots uint64
+	err = x.onDriver(func() error {
+		fn, err := cb.fn("cuLaunchKernel", s.kLevel.ref)
+		if err != nil {
 			return err
 		}
-		return x.b.EventSync(ev1)
-	}); err != nil {
-		return 0, err
-	}
-	if ms, err := x.b.EventElapsedMs(ev0, ev1); err == nil {
-		if ns, err := msToNs(ms); err == nil {
-			r.DeviceNs = ns
+		cst, err := cb.stream("cuLaunchKernel", st)
+		if err != nil {
+			return err
 		}
-	}
-	return 0, nil
+		fnp, stp, host := funcPtr(fn), unsafe.Pointer(cst.C()), unsafe.Pointer(&pin.Data[0])
+		if err := cb.EventRecord(ev0, st); err != nil {
+			return err
+		}
+		read := func(word int) (uint32, error) {
+			if err := cuErr("cuMemcpyDtoHAsync", cu.MemcpyDtoHAsync(host, ctl+cu.DevicePtr(4*word), 4, cst), "4 bytes"); err != nil {
+				return 0, err
+			}
+			if err := cuErr("cuStreamSynchronize", cst.Synchronize(), ""); err != nil {
+				return 0, err
+			}
+			return binary.LittleEndian.Uint32(pin.Data), nil
+		}
+		count, err := read(frontier.CtlCountWord(0))
+		if err != nil {
+			return err
+		}
+		for d := 0; count > 0; d++ {
+			if d >= maxLevels {
+				return fmt.Errorf("BFS host-loop from root %d ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", r.Root, d)
+			}
+			blocks := uint32(min((uint64(count)+warpsPerBlock-1)/warpsPerBlock, maxBlocks))
+			vals[len(vals)-2], vals[len(vals)-1] = uint64(d), uint64(d)+1
+			if err := launchLevel(fnp, stp, blocks, threads, vals); err != nil {
+				return err
+			}
+			if count, err = read(frontier.CtlCountWord(d + 1)); err != nil {
+				return err
+			}
+			launches++
+			slots += uint64(blocks) * uint64(threads)
+		}
+		if err := cb.EventRecord(ev1, st); err != nil {
+			return err
+		}
+		if err := cb.EventSync(ev1); err != nil {
+			return err
+		}
+		if ms, err := cb.EventElapsedMs(ev0, ev1); err == nil {
+			if ns, err := msToNs(ms); err == nil {
+				r.DeviceNs = ns
+			}
+		}
+		return nil
+	})
+	// Telemetry once after the traversal (the per-level path records
+	// nothing): launches, launched elements and scheduled thread slots.
+	x.tel.add(cKernelLaunches, launches)
+	x.tel.add(cLaunchedElements, slots)
+	x.tel.add(cScheduledSlots, slots)
+	return 0, err
 }
 
 // runDeviceLoop: enqueue CheckEvery levels back to back on one stream (the

@@ -19,11 +19,10 @@ const benchAbout = `Measure GPU execution arms side by side on one device, in on
 resident on the GPU (uploaded once) from several roots with every arm:
 
   host-loop    one launch per level, a 4-byte readback of the next frontier
-               size, a host sync, through the executor's public API (checked,
-               event-timed launch, staged readback): what a user writes by hand
-  host-loop-lean the same loop at the floor of the driver binding: one round
-               trip to the driver thread per level (launch, 4-byte async copy
-               into pinned memory, stream sync)
+               size, a host sync and a host test: what a user writes by hand
+               with the Go driver binding (the whole loop on the driver
+               thread; per level cuLaunchKernel, a 4-byte async copy into
+               pinned memory, cuStreamSynchronize; no events, no allocation)
   device-loop  levels enqueued back to back without host syncs; the frontier
                size is read every --check-every levels
   megakernel   one cooperative launch runs every level, with a grid barrier
@@ -66,11 +65,11 @@ type benchOptions struct {
 }
 
 // defaultBenchArms are the arms measured unless --arms says otherwise.
-var defaultBenchArms = []string{"host-loop", "host-loop-lean", "device-loop", "megakernel"}
+var defaultBenchArms = []string{"host-loop", "device-loop", "megakernel"}
 
 // knownBenchArms are every arm --arms accepts.
 func knownBenchArms() []string {
-	return []string{"host-loop", "host-loop-lean", "device-loop", "megakernel", "host-loop-scan"}
+	return []string{"host-loop", "device-loop", "megakernel", "host-loop-scan"}
 }
 
 // parseBenchArgs parses "frontier [flags]".
