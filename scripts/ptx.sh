@@ -8,6 +8,8 @@
 # PTX is generated with the pinned nvcc (CUDA 11.8) for compute_80, so one
 # file loads on Ampere and Hopper alike.
 set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd -P)
 mode=${1:-check}
 NVCCFLAGS=(-ptx -arch=compute_80 -O3 -std=c++14 -lineinfo)
 mapfile -t sources < <(git ls-files '*/kernels/*.cu' 2>/dev/null || find . -path '*/kernels/*.cu')
@@ -20,9 +22,11 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 for cu in "${sources[@]}"; do
   ptx="${cu%.cu}.ptx"
-  # -lineinfo embeds the source path; compile from the kernel's directory so
-  # the PTX does not depend on where the repository is checked out.
-  (cd "$(dirname "$cu")" && nvcc "${NVCCFLAGS[@]}" -o "$tmp/out.ptx" "$(basename "$cu")")
+  # -lineinfo makes nvcc name the source in .file directives by its absolute
+  # path; rewrite those to paths relative to the repository root, so the PTX
+  # does not depend on where the repository is checked out.
+  nvcc "${NVCCFLAGS[@]}" -o "$tmp/raw.ptx" "$root/$cu"
+  sed -E "/^[[:space:]]*\.file[[:space:]]/ s#\"$root/#\"#" "$tmp/raw.ptx" >"$tmp/out.ptx"
   case "$mode" in
     build)
       cp "$tmp/out.ptx" "$ptx"
