@@ -36,9 +36,17 @@ func TestGPUBFSArms(t *testing.T) {
 	}
 	star, err := frontier.BuildUndirected("star", int(n), src, dst)
 	require.NoError(t, err)
-	for _, g := range []*frontier.CSR{kron, grid, road, star} {
-		for _, chunk := range []int{0, 5} {
-			s, err := NewBFSSession(x, g, BFSConfig{Chunk: chunk, CheckEvery: 3})
+	// Larger graphs whose levels pass a megakernel block's keep budget, so
+	// items spill to the global queue and come back.
+	bigGrid, err := frontier.Grid(300)
+	require.NoError(t, err)
+	bigKron, err := frontier.Kronecker(16, 16, 9)
+	require.NoError(t, err)
+	configs := []BFSConfig{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3}, {CheckEvery: 3, MegakernelBlocksPerSM: 2}}
+	for _, g := range []*frontier.CSR{kron, grid, road, star, bigGrid, bigKron} {
+		for _, cfg := range configs {
+			chunk := cfg.Chunk
+			s, err := NewBFSSession(x, g, cfg)
 			require.NoError(t, err, g.Name)
 			roots, err := frontier.Roots(g, 3, 1)
 			require.NoError(t, err)
@@ -47,7 +55,7 @@ func TestGPUBFSArms(t *testing.T) {
 				require.NoError(t, err)
 				st := frontier.Stats(g, want)
 				for _, arm := range BFSArms() {
-					name := fmt.Sprintf("%s/chunk%d/root%d/%s", g.Name, chunk, root, arm)
+					name := fmt.Sprintf("%s/chunk%d/persm%d/root%d/%s", g.Name, chunk, cfg.MegakernelBlocksPerSM, root, arm)
 					// The first run of an executor may allocate pinned
 					// staging memory; the measured run is the second.
 					_, err := s.Run(arm, root)

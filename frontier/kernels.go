@@ -52,14 +52,18 @@ const (
 	// CtlResultOverflow is non-zero if a push ever exceeded the queue's
 	// capacity (a sizing bug; the result is then invalid).
 	CtlResultOverflow = CtlResultLevels + 2
-	// CtlResultMisuse is non-zero if a KernelQueueLevel launch was given more
-	// than one phase.
+	// CtlResultMisuse is 1 if a KernelQueueLevel launch was given more than
+	// one phase, and 2 if KernelMegakernel was launched with more than 65,535
+	// blocks (its level words count arrivals in 16 bits; it then does
+	// nothing).
 	CtlResultMisuse = CtlResultLevels + 3
 )
 
 // CtlMegaWord returns the uint32 index of the megakernel's 64-bit level word
-// for ring slot depth%3: level depth pushes into CtlMegaWord(depth+1) (high
-// half: items pushed) and its blocks arrive on it (low half: one per block).
+// for ring slot depth%3: level depth pushes into CtlMegaWord(depth+1) (bits
+// 32..63: items pushed to the global queue) and its blocks arrive on it
+// (bits 0..15: one per block; bits 16..31: one per block that kept items of
+// its own for the next level).
 func CtlMegaWord(depth int) int { return (5 + depth%3) * CtlLineWords }
 
 // CtlScanChangedWord returns the control word holding the scan wave's

@@ -55,6 +55,7 @@ type benchOptions struct {
 	arms       []string
 	checkEvery int
 	chunk      int
+	megaPerSM  int
 	copyBytes  uint64
 	out        string
 	summary    string
@@ -86,6 +87,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	arms := f.String("arms", strings.Join(defaultBenchArms, ","), "comma-separated arms: "+strings.Join(knownBenchArms(), ", "))
 	f.IntVar(&o.checkEvery, "check-every", 16, "device-loop: levels enqueued between host checks of the frontier size")
 	f.IntVar(&o.chunk, "chunk", frontier.DefaultChunk, "most edges per frontier-queue item")
+	f.IntVar(&o.megaPerSM, "mega-blocks-per-sm", 0, "megakernel: at most `N` co-resident blocks per SM (0: one, the measured best; the occupancy model bounds it)")
 	copyMiB := f.Int("copy-mib", 1024, "size in MiB of each buffer of the copy-ceiling measurement (0 skips it)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
@@ -135,6 +137,8 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, usagef("gpuplan bench frontier: --check-every %d is outside 1..65536", o.checkEvery)
 	case o.chunk < 1 || o.chunk > 1<<20:
 		return nil, usagef("gpuplan bench frontier: --chunk %d is outside 1..1048576", o.chunk)
+	case o.megaPerSM < 0 || o.megaPerSM > 64:
+		return nil, usagef("gpuplan bench frontier: --mega-blocks-per-sm %d is outside 0..64 (0 picks the default, one)", o.megaPerSM)
 	case *copyMiB < 0 || *copyMiB > 1<<16:
 		return nil, usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536", *copyMiB)
 	case o.device < 0:
