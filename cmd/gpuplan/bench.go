@@ -56,6 +56,7 @@ type benchOptions struct {
 	checkEvery int
 	chunk      int
 	megaPerSM  int
+	megaThr    int
 	copyBytes  uint64
 	out        string
 	summary    string
@@ -87,6 +88,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	arms := f.String("arms", strings.Join(defaultBenchArms, ","), "comma-separated arms: "+strings.Join(knownBenchArms(), ", "))
 	f.IntVar(&o.checkEvery, "check-every", 16, "device-loop: levels enqueued between host checks of the frontier size")
 	f.IntVar(&o.chunk, "chunk", frontier.DefaultChunk, "most edges per frontier-queue item")
+	f.IntVar(&o.megaThr, "mega-threads", 0, "megakernel: threads per block, a multiple of 32 up to 1024 (0: 512 for graphs of low degree, 1024 otherwise)")
 	f.IntVar(&o.megaPerSM, "mega-blocks-per-sm", 0, "megakernel: at most `N` co-resident blocks per SM (0: one, the measured best; the occupancy model bounds it)")
 	copyMiB := f.Int("copy-mib", 1024, "size in MiB of each buffer of the copy-ceiling measurement (0 skips it)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
@@ -137,6 +139,8 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, usagef("gpuplan bench frontier: --check-every %d is outside 1..65536", o.checkEvery)
 	case o.chunk < 1 || o.chunk > 1<<20:
 		return nil, usagef("gpuplan bench frontier: --chunk %d is outside 1..1048576", o.chunk)
+	case o.megaThr < 0 || o.megaThr > 1024 || o.megaThr%32 != 0:
+		return nil, usagef("gpuplan bench frontier: --mega-threads %d is not 0 or a multiple of 32 up to 1024", o.megaThr)
 	case o.megaPerSM < 0 || o.megaPerSM > 64:
 		return nil, usagef("gpuplan bench frontier: --mega-blocks-per-sm %d is outside 0..64 (0 picks the default, one)", o.megaPerSM)
 	case *copyMiB < 0 || *copyMiB > 1<<16:

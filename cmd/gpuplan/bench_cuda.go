@@ -102,7 +102,7 @@ func runBench(e *env, args []string) error {
 	}
 	defer x.Close()
 	dev := x.Device()
-	s, err := executor.NewBFSSession(x, g, executor.BFSConfig{Chunk: o.chunk, CheckEvery: o.checkEvery, MegakernelBlocksPerSM: o.megaPerSM})
+	s, err := executor.NewBFSSession(x, g, executor.BFSConfig{Chunk: o.chunk, CheckEvery: o.checkEvery, MegakernelBlocksPerSM: o.megaPerSM, MegakernelThreads: o.megaThr})
 	if err != nil {
 		return err
 	}

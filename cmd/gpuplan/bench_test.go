@@ -42,6 +42,7 @@ func TestBenchArgs(t *testing.T) {
 		"check every":    {"frontier", "--graph", "grid:4", "--check-every", "0"},
 		"chunk":          {"frontier", "--graph", "grid:4", "--chunk", "0"},
 		"mega per sm":    {"frontier", "--graph", "grid:4", "--mega-blocks-per-sm", "-1"},
+		"mega threads":   {"frontier", "--graph", "grid:4", "--mega-threads", "100"},
 		"copy":           {"frontier", "--graph", "grid:4", "--copy-mib", "-1"},
 		"device":         {"frontier", "--graph", "grid:4", "--device", "-1"},
 		"extra argument": {"frontier", "--graph", "grid:4", "more"},
