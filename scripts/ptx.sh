@@ -9,7 +9,8 @@
 # file loads on Ampere and Hopper alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-root=$(pwd -P)
+# The fixed path kernel sources are compiled from.
+stage=/tmp/gpuplan-ptx-src
 mode=${1:-check}
 NVCCFLAGS=(-ptx -arch=compute_80 -O3 -std=c++14 -lineinfo)
 mapfile -t sources < <(git ls-files '*/kernels/*.cu' 2>/dev/null || find . -path '*/kernels/*.cu')
@@ -22,11 +23,20 @@ trap 'rm -rf "$tmp"' EXIT
 status=0
 for cu in "${sources[@]}"; do
   ptx="${cu%.cu}.ptx"
-  # -lineinfo makes nvcc name the source in .file directives by its absolute
-  # path; rewrite those to paths relative to the repository root, so the PTX
-  # does not depend on where the repository is checked out.
-  nvcc "${NVCCFLAGS[@]}" -o "$tmp/raw.ptx" "$root/$cu"
-  sed -E "/^[[:space:]]*\.file[[:space:]]/ s#\"$root/#\"#" "$tmp/raw.ptx" >"$tmp/out.ptx"
+  # nvcc's output depends on where the source lies: -lineinfo names it in
+  # .file directives by its absolute path, and the mangled names of
+  # internal-linkage functions carry a hash of that path. Compile a copy at
+  # a fixed path (under a lock: the path is shared) and rewrite the .file
+  # directives to paths relative to the repository root, so the PTX does not
+  # depend on where the repository is checked out.
+  (
+    flock 9
+    rm -rf "$stage"
+    mkdir -p "$stage/$(dirname "$cu")"
+    cp -R "$(dirname "$cu")"/. "$stage/$(dirname "$cu")"/
+    nvcc "${NVCCFLAGS[@]}" -o "$tmp/raw.ptx" "$stage/$cu"
+  ) 9>"$stage.lock"
+  sed -E "/^[[:space:]]*\.file[[:space:]]/ s#\"$stage/#\"#" "$tmp/raw.ptx" >"$tmp/out.ptx"
   case "$mode" in
     build)
       cp "$tmp/out.ptx" "$ptx"
