@@ -342,6 +342,14 @@ func (c *PlanCache) getOrInsertLocked(key PlanCacheKey, build func() CachedPlan)
 			c.unlink(e)
 			c.pushFront(e)
 		}
+		// The touched entry now has its identity's most recent serial, so
+		// its topology is the one the next miss is stable against. (An
+		// eviction never takes an identity's most recent entry while the
+		// identity has others: the evicted entry is the least recent of
+		// all.)
+		if rec := c.identities[key.Identity]; rec != nil {
+			rec.topology = e.plan.Topology
+		}
 		return e.plan
 	}
 	pinnedInc(&c.stats.Misses)

@@ -212,6 +212,17 @@ func TestPlanCacheSelectTopology(t *testing.T) {
 		other := megakernel.NewPlanCache(megakernel.DefaultMaxPlans)
 		assert.Equal(t, megakernel.HybridFrontier, other.GetOrSelectTopology(id, sample(0.69, 0), degree4, mem1000, 100, 0).Topology)
 	})
+	t.Run("a hit makes its topology the previous one", func(t *testing.T) {
+		// The previous topology is that of the identity's most recent
+		// serial: after Dense, Hybrid and a hit on Dense, a near-Dense
+		// density stays Dense (it would stay Hybrid against Hybrid).
+		c := megakernel.NewPlanCache(megakernel.DefaultMaxPlans)
+		assert.Equal(t, megakernel.DenseFrontier, c.GetOrSelectTopology(id, sample(0.75, 0), degree4, mem1000, 100, 0).Topology)
+		assert.Equal(t, megakernel.HybridFrontier, c.GetOrSelectTopology(id, sample(0.35, 0), degree4, mem1000, 100, 0).Topology)
+		assert.Equal(t, megakernel.DenseFrontier, c.GetOrSelectTopology(id, sample(0.75, 0), degree4, mem1000, 100, 0).Topology)
+		assert.Equal(t, megakernel.DenseFrontier, c.GetOrSelectTopology(id, sample(0.68, 0), degree4, mem1000, 100, 0).Topology)
+		assert.Equal(t, megakernel.CacheStats{Hits: 1, Misses: 3, Entries: 3}, c.Stats())
+	})
 	t.Run("memory bucket change reselects", func(t *testing.T) {
 		c := megakernel.NewPlanCache(megakernel.DefaultMaxPlans)
 		a := c.GetOrSelectTopology(id, sample(0.5, 1<<20), degree4, mem1000, 250, 0.9)
