@@ -42,7 +42,7 @@
 // two-level counting sort, in O(waves + dependencies) time. On the shared
 // 2-core development machine, barrier planning plus the frontier memory
 // split of a random layered DAG with 1,000,000 waves and 4,000,000
-// dependencies takes about 0.26 s of CPU time and allocates 60 MB
+// dependencies takes 0.13 to 0.26 s of CPU time and allocates 60 MB
 // (BenchmarkBarriersAndMemorySplit); wall time depends on the machine's
 // load.
 //
