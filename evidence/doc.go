@@ -82,8 +82,8 @@
 // # Staleness: the source fingerprint
 //
 // SourceFingerprint hashes the files that decide what a measurement means:
-// every */kernels/*.ptx, */kernels/*.cu and executor/*.go (test files
-// excluded), sorted by path, each hashed with its path and length. The
+// every */kernels/*.ptx, */kernels/*.cu and executor/*.go, *.c and *.h (the
+// executor's C shim over the driver; test files excluded), sorted by path, each hashed with its path and length. The
 // benchmark records it in every row; the gate recomputes it over the current
 // tree. Evidence whose fingerprint differs was measured on other kernels or
 // another executor and is stale. This works on a checkout without git

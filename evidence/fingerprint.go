@@ -14,9 +14,9 @@ import (
 
 // FingerprintPatterns are the files whose contents decide whether evidence
 // is stale: the CUDA kernels (source and PTX) of every package and the
-// executor that launches them. Test files are excluded: they do not change
-// what is measured.
-var fingerprintPatterns = []string{"*/kernels/*.ptx", "*/kernels/*.cu", "executor/*.go"}
+// executor that launches them, its C shim over the driver included. Test
+// files are excluded: they do not change what is measured.
+var fingerprintPatterns = []string{"*/kernels/*.ptx", "*/kernels/*.cu", "executor/*.go", "executor/*.c", "executor/*.h"}
 
 // FingerprintPatterns returns the glob patterns, relative to the module
 // root, of the files SourceFingerprint hashes.

@@ -184,6 +184,8 @@ func TestSourceFingerprint(t *testing.T) {
 	tree := fstest.MapFS{
 		"executor/run.go":             {Data: []byte("package executor\n")},
 		"executor/run_test.go":        {Data: []byte("package executor // test\n")},
+		"executor/shim.c":             {Data: []byte("int shim(void) { return 0; }\n")},
+		"executor/shim.h":             {Data: []byte("int shim(void);\n")},
 		"megakernel/kernels/bfs.cu":   {Data: []byte("__global__ void bfs() {}\n")},
 		"megakernel/kernels/bfs.ptx":  {Data: []byte(".version 8.0\n")},
 		"megakernel/kernels/notes.md": {Data: []byte("not hashed\n")},
@@ -218,6 +220,8 @@ func TestSourceFingerprint(t *testing.T) {
 	unrelated("megakernel/kernels/notes.md")
 	unrelated("planners/session.go")
 	relevant("executor/run.go")
+	relevant("executor/shim.c")
+	relevant("executor/shim.h")
 	relevant("megakernel/kernels/bfs.cu")
 	relevant("megakernel/kernels/bfs.ptx")
 
@@ -230,7 +234,7 @@ func TestSourceFingerprint(t *testing.T) {
 
 	_, err = SourceFingerprint("/nonexistent/dir")
 	require.NoError(t, err, "a tree with no kernels has a fingerprint too")
-	assert.Equal(t, []string{"*/kernels/*.ptx", "*/kernels/*.cu", "executor/*.go"}, FingerprintPatterns())
+	assert.Equal(t, []string{"*/kernels/*.ptx", "*/kernels/*.cu", "executor/*.go", "executor/*.c", "executor/*.h"}, FingerprintPatterns())
 }
 
 func FuzzReadSamples(f *testing.F) {
