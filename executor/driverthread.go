@@ -85,10 +85,14 @@ func (b *driverThread) loop() {
 }
 
 // do runs f on the driver thread and waits for it. Calls are serialised by
-// the Executor, so at most one request is outstanding.
+// the Executor, so at most one request is outstanding. After shutdown it
+// returns ErrClosed instead of waiting for a thread that is gone.
 func (b *driverThread) do(f func() error) error {
 	if b.inRun { // already on the driver thread (inside runOnDriver)
 		return f()
+	}
+	if b.stop.Load() {
+		return ErrClosed
 	}
 	r := &driverReq{f: f, wake: make(chan struct{})}
 	b.slot.Store(r)

@@ -10,6 +10,22 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+func TestDriverThreadAfterShutdown(t *testing.T) {
+	d := startDriverThread(0)
+	require.NoError(t, d.do(func() error { return nil }))
+	d.shutdown()
+	ran := false
+	done := make(chan error, 1)
+	go func() { done <- d.do(func() error { ran = true; return nil }) }()
+	select {
+	case err := <-done:
+		assert.ErrorIs(t, err, ErrClosed)
+		assert.False(t, ran)
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call after shutdown waited for a thread that is gone")
+	}
+}
+
 func TestDriverThreadRunsOnOneThreadInOrder(t *testing.T) {
 	d := startDriverThread(0)
 	defer d.shutdown()

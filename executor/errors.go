@@ -178,6 +178,19 @@ func (e *InFlightError) Error() string {
 	return fmt.Sprintf("resident buffer %d has %d in-flight dispatches. Fix: wait for the pending dispatches (Pending.Wait) before freeing it.", e.Buffer, e.InFlight)
 }
 
+// errNilKernel is the error for a nil *Kernel argument.
+func errNilKernel() error {
+	return invalidArg("kernel", "Fix: get a kernel from Module.Kernel.", "is nil")
+}
+
+// PendingError is a Close while dispatches are still pending: closing then
+// would leave them unfinished and their Wait with no driver to ask.
+type PendingError struct{ Dispatches int }
+
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("%d dispatches are still pending. Fix: call Wait on every Pending before Close.", e.Dispatches)
+}
+
 // UnknownBufferError is a handle that was never allocated or is already freed.
 type UnknownBufferError struct{ Buffer uint64 }
 

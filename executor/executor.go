@@ -44,7 +44,9 @@ type Executor struct {
 	dev    occupancy.Device
 	total  uint64
 	closed bool
-	opts   Options
+	// pending counts dispatches enqueued and not yet finished by Wait.
+	pending int
+	opts    Options
 
 	ptxTarget  int
 	freeAtOpen uint64
@@ -154,8 +156,9 @@ func (x *Executor) ResetTelemetry() { x.tel.Reset() }
 
 // Close frees every resident buffer, unloads every module, destroys pooled
 // streams and events, frees the staging memory, records the free memory
-// (FreeMemoryAtClose) and closes the backend. It refuses (InFlightError)
-// while a dispatch is pending. Close twice is a no-op.
+// (FreeMemoryAtClose) and closes the backend. It refuses while a dispatch
+// is pending: InFlightError if it uses a resident buffer, else
+// PendingError. Close twice is a no-op.
 func (x *Executor) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -166,6 +169,9 @@ func (x *Executor) Close() error {
 		if r.inFlight > 0 {
 			return &InFlightError{Buffer: id, InFlight: r.inFlight}
 		}
+	}
+	if x.pending > 0 {
+		return &PendingError{Dispatches: x.pending}
 	}
 	var errs []error
 	for id, r := range x.buffers {
@@ -334,6 +340,9 @@ func (k *Kernel) OccupancyKernel(dynamicSharedBytes int) occupancy.Kernel {
 // (cuOccupancyMaxActiveBlocksPerMultiprocessor) how many blocks of k fit on
 // one SM. Dynamic shared memory above the default limit opts k in first.
 func (x *Executor) DriverMaxActiveBlocksPerSM(k *Kernel, blockThreads, dynamicSharedBytes int) (int, error) {
+	if k == nil {
+		return 0, errNilKernel()
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {

@@ -175,6 +175,38 @@ func TestExecutorLaunchTimedAndInFlight(t *testing.T) {
 	assert.ErrorIs(t, err, ErrClosed)
 }
 
+// TestClosePendingScalarDispatch: a pending dispatch that pins no buffer
+// still holds Close off, so its Wait never asks a driver that is gone.
+func TestClosePendingScalarDispatch(t *testing.T) {
+	x, _ := newFakeExec(t, h100(t, 1<<30))
+	m, err := x.LoadModule([]byte(fakePTX))
+	require.NoError(t, err)
+	k, err := m.Kernel("heavy")
+	require.NoError(t, err)
+	p, err := x.LaunchAsync(k, Linear(1, 32), U64(7))
+	require.NoError(t, err)
+	var pe *PendingError
+	require.ErrorAs(t, x.Close(), &pe)
+	assert.Equal(t, 1, pe.Dispatches)
+	assert.Contains(t, pe.Error(), "Fix:")
+	_, err = p.Wait()
+	require.NoError(t, err)
+	require.NoError(t, x.Close())
+	_, err = p.Wait()
+	require.NoError(t, err, "a finished dispatch keeps its result")
+}
+
+func TestNilKernelIsAnError(t *testing.T) {
+	x, _ := newFakeExec(t, h100(t, 1<<30))
+	defer x.Close()
+	_, err := x.CooperativeGrid(nil, 128, 0)
+	require.ErrorContains(t, err, "kernel")
+	_, err = x.DriverMaxActiveBlocksPerSM(nil, 128, 0)
+	require.ErrorContains(t, err, "kernel")
+	_, err = x.LaunchAsync(nil, Linear(1, 32))
+	require.ErrorContains(t, err, "kernel")
+}
+
 func TestExecutorCooperativeGridAndRefusal(t *testing.T) {
 	x, f := newFakeExec(t, h100(t, 1<<30))
 	m, err := x.LoadModule([]byte(fakePTX))

@@ -66,7 +66,9 @@ func DefaultJITCacheDir(env Environment) (string, error) {
 }
 
 // ConfigureJITCacheDefault applies ConfigureJITCache with DefaultJITCacheDir
-// and DefaultJITCacheMaxBytes.
+// and DefaultJITCacheMaxBytes. Unlike vyre, which fails when neither
+// XDG_CACHE_HOME nor HOME is set, it then keeps an explicit non-empty
+// CUDA_CACHE_PATH; with none of the three it fails as vyre does.
 func ConfigureJITCacheDefault(env Environment) (JITCacheConfig, error) {
 	dir, err := DefaultJITCacheDir(env)
 	if err != nil {

@@ -8,6 +8,27 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// With neither XDG_CACHE_HOME nor HOME, vyre's default configuration fails
+// even when CUDA_CACHE_PATH names a directory; ours keeps that explicit
+// path (a deliberate difference: there is still no /tmp fallback), and
+// fails as vyre does when nothing names a directory.
+func TestConfigureJITCacheDefaultWithoutHome(t *testing.T) {
+	env := &MapEnvironment{Vars: map[string]string{"CUDA_CACHE_PATH": "/srv/jit"}}
+	cfg, err := ConfigureJITCacheDefault(env)
+	require.NoError(t, err)
+	assert.Equal(t, JITCacheConfig{Path: "/srv/jit", MaxBytes: 1 << 30, PathWasSet: true}, cfg)
+	assert.Equal(t, []string{"/srv/jit"}, env.Dirs)
+
+	for _, vars := range []map[string]string{{}, {"HOME": "", "XDG_CACHE_HOME": ""}, {"CUDA_CACHE_PATH": ""}} {
+		env := &MapEnvironment{Vars: vars}
+		_, err := ConfigureJITCacheDefault(env)
+		var je *JITCacheError
+		require.ErrorAs(t, err, &je, "%v", vars)
+		assert.Contains(t, je.Error(), "Fix:")
+		assert.Empty(t, env.Dirs, "nothing is created")
+	}
+}
+
 // vyre's one test with four scenarios (§19).
 func TestConfigureJITCacheVyreScenarios(t *testing.T) {
 	t.Run("clean environment sets all three and creates the directory", func(t *testing.T) {

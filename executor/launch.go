@@ -84,6 +84,7 @@ type Pending struct {
 	enqueue time.Duration
 	done    bool
 	synced  bool
+	counted bool // counted in Executor.pending until finished
 	result  Timing
 	err     error
 }
@@ -169,7 +170,7 @@ func (x *Executor) LaunchAsync(k *Kernel, cfg LaunchConfig, args ...Arg) (*Pendi
 // of 8-byte scalars.
 func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]uint64) (*Pending, error) {
 	if k == nil {
-		return nil, invalidArg("kernel", "Fix: get a kernel from Module.Kernel.", "is nil")
+		return nil, errNilKernel()
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -283,6 +284,8 @@ func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]ui
 	}
 	p.enqueue = time.Since(p.t0)
 	ok = true
+	p.counted = true
+	x.pending++
 	return p, nil
 }
 
@@ -348,6 +351,9 @@ func (p *Pending) Ready() (bool, error) {
 	if p.done {
 		return true, p.err
 	}
+	if p.x.closed {
+		return false, ErrClosed
+	}
 	return p.x.b.EventQuery(p.stop)
 }
 
@@ -360,6 +366,9 @@ func (p *Pending) Wait() (Timing, error) {
 	defer x.mu.Unlock()
 	if p.done {
 		return p.result, p.err
+	}
+	if x.closed {
+		return Timing{}, ErrClosed
 	}
 	var t Timing
 	var ms float64
@@ -395,6 +404,9 @@ func (x *Executor) finishLocked(p *Pending) {
 		return
 	}
 	p.done = true
+	if p.counted {
+		x.pending--
+	}
 	for _, id := range p.pinned {
 		if r, ok := x.buffers[id]; ok && r.inFlight > 0 {
 			r.inFlight--
@@ -453,6 +465,9 @@ func (g GridPlan) Config() LaunchConfig {
 // reported), times the SM count. A kernel that cannot fit one block per SM
 // is refused with a *CoResidencyError.
 func (x *Executor) CooperativeGrid(k *Kernel, blockThreads, dynamicSharedBytes int) (GridPlan, error) {
+	if k == nil {
+		return GridPlan{}, errNilKernel()
+	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.closed {
