@@ -165,7 +165,11 @@ func parseDims(name, s string) ([3]uint32, error) {
 	for i, p := range parts {
 		v, err := strconv.ParseUint(strings.TrimSpace(p), 10, 32)
 		if err != nil {
-			return out, usagef("gpuplan diagnose: --%s %q: dimension %d is not a number in 0..4294967295. Fix: give each dimension as a whole number from 0 to 4294967295, for example 128,2,1", name, s, i+1)
+			return out, usagef("gpuplan diagnose: --%s %q: dimension %d is not a number in 1..4294967295. Fix: give each dimension as a whole number from 1 to 4294967295, for example 128,2,1", name, s, i+1)
+		}
+		if v == 0 {
+			// CUDA refuses a launch with a zero dimension.
+			return out, usagef("gpuplan diagnose: --%s %q: dimension %d is 0, and CUDA refuses a launch with a zero dimension. Fix: give each dimension as a whole number from 1 to 4294967295, for example 128,2,1", name, s, i+1)
 		}
 		out[i] = uint32(v)
 	}

@@ -87,6 +87,8 @@ func TestDiagnoseCommandErrors(t *testing.T) {
 	}{
 		{"no grid", []string{"--device", "h200", "--block", "128"}, exitUsage, "--grid and --block are required"},
 		{"bad grid", []string{"--device", "h200", "--grid", "a,b", "--block", "128"}, exitUsage, "not a number"},
+		{"zero grid", []string{"--device", "h200", "--grid", "0", "--block", "128"}, exitUsage, "--grid \"0\": dimension 1 is 0"},
+		{"zero block dimension", []string{"--device", "h200", "--grid", "1", "--block", "128,0"}, exitUsage, "--block \"128,0\": dimension 2 is 0"},
 		{"four dims", []string{"--device", "h200", "--grid", "1,1,1,1", "--block", "128"}, exitUsage, "1 to 3 dimensions"},
 		{"bad sm", []string{"--device", "h200", "--grid", "1", "--block", "128", "--min-sm", "nine"}, exitUsage, "--min-sm"},
 		{"unknown device", []string{"--device", "nope", "--grid", "1", "--block", "128"}, exitUsage, "known devices"},
