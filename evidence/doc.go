@@ -21,8 +21,14 @@
 // speedup, so a NaN threshold passes everything; here a NaN, infinite, zero
 // or negative required speedup is InvalidRequiredSpeedup on every path.
 // Line numbers in vyre CSV errors follow vyre: blank lines are dropped first
-// and the header is line 1. ConvertSessionCSV is vyre's
-// --format-resident-graph-speedup-csv.
+// and the header is line 1. Beyond vyre, an error about the CSV's text also
+// names the 1-based column and its header name: a header at its first
+// column that differs, a row with the wrong number of fields at its first
+// missing or extra column (with both counts), a bad value, and the
+// InvalidTiming of a NaN, infinite, zero or negative time. The error kinds
+// and the order of the checks are vyre's. ConvertSessionCSV is vyre's
+// --format-resident-graph-speedup-csv; its errors name lines and columns of
+// the session CSV (*SessionCSVError, and *SpeedupError for InvalidTiming).
 //
 // # gpuplan's evidence format (version 1)
 //
@@ -77,7 +83,9 @@
 // Producers use Writer (NewWriter, Write, Flush) or WriteSamples, which
 // apply the same rules as ReadSamples, so a written file always reads back.
 // Errors are *FormatError with the source, line, column (1-based field
-// number), field name and a "Fix:" sentence.
+// number), field name and a "Fix:" sentence; a row with too few or too many
+// fields is reported at its first missing or extra column, with both
+// counts.
 //
 // # Staleness: the source fingerprint
 //

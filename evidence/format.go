@@ -98,8 +98,10 @@ type Sample struct {
 
 // FormatError is a malformed row of an evidence file. Line is the 1-based
 // line in the file (the header is line 1), Column the 1-based field number
-// and Field the header name of that field. Column is 0 when the whole row is
-// wrong.
+// and Field the header name of that field. A row with too few or too many
+// fields is reported at its first missing column, or at its first extra
+// column with Field "(extra)". Column is 0 when no field can be named: an
+// empty file, a CSV syntax error or a read error.
 type FormatError struct {
 	Source string
 	Line   int
@@ -119,7 +121,7 @@ func (e *FormatError) Error() string {
 	}
 	fmt.Fprintf(&b, "%d", e.Line)
 	if e.Column > 0 {
-		fmt.Fprintf(&b, ":%d (%s)", e.Column, e.Field)
+		fmt.Fprintf(&b, ":%d %s", e.Column, columnLabel(e.Field))
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
@@ -460,7 +462,7 @@ func checkHeader(line int, rec []string) error {
 		}
 	}
 	if len(rec) != sampleColumnCount {
-		return &FormatError{Line: line, Column: sampleColumnCount + 1, Field: "(extra)", Value: rec[sampleColumnCount],
+		return &FormatError{Line: line, Column: sampleColumnCount + 1, Field: extraColumn, Value: rec[sampleColumnCount],
 			Msg: fmt.Sprintf("header has %d columns, want %d", len(rec), sampleColumnCount),
 			Fix: "start the file with the header " + SampleCSVHeader}
 	}
@@ -519,10 +521,22 @@ func (p *sampleParser) date(col int) time.Time {
 	return t
 }
 
+// fieldCountError reports a record without sampleColumnCount fields at its
+// first missing or extra column.
+func fieldCountError(line int, rec []string) *FormatError {
+	col, field := countGap(len(rec), sampleColumns)
+	value := ""
+	if len(rec) > sampleColumnCount {
+		value = rec[sampleColumnCount]
+	}
+	return &FormatError{Line: line, Column: col, Field: field, Value: value,
+		Msg: fmt.Sprintf("row has %d fields, want %d; %s", len(rec), sampleColumnCount, countGapText(len(rec), sampleColumnCount, value)),
+		Fix: "give every row the " + strconv.Itoa(sampleColumnCount) + " fields of the header, quoting fields that contain commas"}
+}
+
 func parseSampleRecord(line int, rec []string) (Sample, error) {
 	if len(rec) != sampleColumnCount {
-		return Sample{}, &FormatError{Line: line, Msg: fmt.Sprintf("row has %d fields, want %d", len(rec), sampleColumnCount),
-			Fix: "give every row the " + strconv.Itoa(sampleColumnCount) + " fields of the header, quoting fields that contain commas"}
+		return Sample{}, fieldCountError(line, rec)
 	}
 	p := sampleParser{line: line, rec: rec}
 	s := Sample{Provenance: Provenance{

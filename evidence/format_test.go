@@ -138,7 +138,7 @@ func TestReadSamplesMalformed(t *testing.T) {
 		{"wrong column name", strings.Replace(SampleCSVHeader, "wall_ns", "wall", 1) + "\n", 1, 14, `header column 14 is "wall", want "wall_ns"`},
 		{"short header", strings.TrimSuffix(SampleCSVHeader, ",bytes_moved") + "\n", 1, 20, "header has 19 columns"},
 		{"long header", SampleCSVHeader + ",extra\n", 1, 21, "header has 21 columns"},
-		{"19 fields", h + strings.TrimSuffix(good, ",0"), 2, 0, "row has 19 fields, want 20"},
+		{"19 fields", h + strings.TrimSuffix(good, ",0"), 2, 20, "row has 19 fields, want 20"},
 		{"non-numeric nodes", h + row(colNodes, "many"), 2, 9, `graph_nodes "many" is not a non-negative integer`},
 		{"negative edges", h + row(colEdges, "-5"), 2, 10, "not a non-negative integer"},
 		{"NaN wall", h + row(colWallNS, "NaN"), 2, 14, "not finite"},
@@ -167,6 +167,48 @@ func TestReadSamplesMalformed(t *testing.T) {
 			assert.Contains(t, err.Error(), tc.contains)
 			assert.Contains(t, err.Error(), "Fix:")
 			assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("r.csv:%d", tc.line)), err.Error())
+		})
+	}
+}
+
+// A row with the wrong number of fields is reported at its first missing
+// or extra column, with both counts.
+func TestReadSamplesFieldCount(t *testing.T) {
+	good := "devel,0123abc," + testFingerprint + ",Test GPU X,9.0,580.159.04,2026-11-22T02:00:00Z,grid-64,4096,16128,126,megakernel,0,150000,140000,9f3c,0,0,0,0"
+	h := SampleCSVHeader + "\n"
+	fix := ". Fix: give every row the 20 fields of the header, quoting fields that contain commas"
+	tests := []struct {
+		name   string
+		csv    string
+		column int
+		field  string
+		value  string
+		want   string
+	}{
+		{"19 fields", h + strings.TrimSuffix(good, ",0"), 20, "bytes_moved", "",
+			"r.csv:2:20 (bytes_moved): row has 19 fields, want 20; column 20 is missing" + fix},
+		{"2 fields", h + "devel,abc", 3, "source_fingerprint", "",
+			"r.csv:2:3 (source_fingerprint): row has 2 fields, want 20; columns 3 to 20 are missing" + fix},
+		{"21 fields", h + good + ",x", 21, "(extra)", "x",
+			`r.csv:2:21 (extra): row has 21 fields, want 20; column 21 "x" is extra` + fix},
+		{"trailing comma", h + good + ",", 21, "(extra)", "",
+			`r.csv:2:21 (extra): row has 21 fields, want 20; column 21 "" is extra` + fix},
+		{"23 fields", h + good + ",x,y,z", 21, "(extra)", "x",
+			`r.csv:2:21 (extra): row has 23 fields, want 20; columns 21 to 23 are extra, starting with "x"` + fix},
+		{"unquoted comma in device name", h + good + "\n" + strings.Replace(strings.Replace(good, "Test GPU X", "Card A, rev 2", 1), ",0,150000,", ",1,150000,", 1), 21, "(extra)", "0",
+			`r.csv:3:21 (extra): row has 21 fields, want 20; column 21 "0" is extra` + fix},
+		{"after comment and blank line", "# note\n" + h + "\n" + good + "\n" + strings.TrimSuffix(good, ",0,0"), 19, "timed_host_syncs", "",
+			"r.csv:5:19 (timed_host_syncs): row has 18 fields, want 20; columns 19 to 20 are missing" + fix},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ReadSamples("r.csv", strings.NewReader(tc.csv))
+			var fe *FormatError
+			require.True(t, errors.As(err, &fe), "%v", err)
+			assert.Equal(t, tc.column, fe.Column)
+			assert.Equal(t, tc.field, fe.Field)
+			assert.Equal(t, tc.value, fe.Value)
+			assert.Equal(t, tc.want, err.Error())
 		})
 	}
 }

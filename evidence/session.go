@@ -15,6 +15,10 @@ const ResidentGraphSessionCSVHeader = "backend_id,device_ordinal,device_memory_b
 
 var sessionColumns = strings.Split(ResidentGraphSessionCSVHeader, ",")
 
+// sessionHostColumn is the 0-based column of host_orchestrated_ns in the
+// session CSV; resident_megakernel_ns and setup_ns follow it.
+const sessionHostColumn = 14
+
 // ResidentGraphSessionEvidence is one measured resident graph session: the
 // device, the graph, the session plan and the two timings.
 type ResidentGraphSessionEvidence struct {
@@ -80,8 +84,10 @@ func FormatSessionSpeedupCSV(evs []ResidentGraphSessionEvidence, requiredX float
 
 // SessionCSVError is a malformed row of the 17-column resident graph
 // session CSV. Line counts non-blank lines with the header as line 1;
-// Column is 1-based and Field names the column (both 0/empty when the
-// whole row is wrong). Err holds a planning error, if that is the cause.
+// Column is 1-based and Field names the column: the bad field, the first
+// column where a header differs, or a row's first missing or extra column
+// ("(extra)" past the header). Column is 0 and Field empty for a planning
+// error, which concerns the whole row; Err then holds it.
 type SessionCSVError struct {
 	Line   int
 	Column int
@@ -97,7 +103,7 @@ func (e *SessionCSVError) Error() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "resident graph evidence line %d", e.Line)
 	if e.Column > 0 {
-		fmt.Fprintf(&b, ", column %d (%s)", e.Column, e.Field)
+		fmt.Fprintf(&b, ", column %d %s", e.Column, columnLabel(e.Field))
 	}
 	b.WriteString(": ")
 	b.WriteString(e.Msg)
@@ -121,8 +127,15 @@ func ParseSessionCSV(csv string) ([]ResidentGraphSessionEvidence, error) {
 	if len(lines) == 0 {
 		return nil, speedupErr(EmptySamples, 0)
 	}
+	return parseSessionLines(lines)
+}
+
+// parseSessionLines is ParseSessionCSV on the CSV's non-blank lines.
+func parseSessionLines(lines []string) ([]ResidentGraphSessionEvidence, error) {
 	if strings.TrimSpace(lines[0]) != ResidentGraphSessionCSVHeader {
-		return nil, &SessionCSVError{Line: 1, Msg: fmt.Sprintf("header %q is not the resident graph session header", lines[0]),
+		n, col, field, value := headerGap(lines[0], sessionColumns)
+		return nil, &SessionCSVError{Line: 1, Column: col, Field: field, Value: value,
+			Msg: fmt.Sprintf("header %q is not the resident graph session header; %s", lines[0], headerGapText(n, col, field, value)),
 			Fix: "start the file with " + ResidentGraphSessionCSVHeader}
 	}
 	out := make([]ResidentGraphSessionEvidence, 0, len(lines)-1)
@@ -130,7 +143,13 @@ func ParseSessionCSV(csv string) ([]ResidentGraphSessionEvidence, error) {
 		line := i + 2
 		fields := strings.Split(text, ",")
 		if len(fields) != len(sessionColumns) {
-			return nil, &SessionCSVError{Line: line, Msg: fmt.Sprintf("row has %d fields but must have 17 fields", len(fields)),
+			col, field := countGap(len(fields), sessionColumns)
+			value := ""
+			if len(fields) > len(sessionColumns) {
+				value = strings.TrimSpace(fields[len(sessionColumns)])
+			}
+			return nil, &SessionCSVError{Line: line, Column: col, Field: field, Value: value,
+				Msg: fmt.Sprintf("row has %d fields but must have 17 fields; %s", len(fields), countGapText(len(fields), len(sessionColumns), value)),
 				Fix: "give every row the 17 comma-separated fields of the header"}
 		}
 		for j := range fields {
@@ -182,13 +201,25 @@ func ParseSessionCSV(csv string) ([]ResidentGraphSessionEvidence, error) {
 // ConvertSessionCSV parses the 17-column session CSV, plans each session,
 // validates the resulting speedup samples against requiredX and returns
 // vyre's 14-column speedup CSV (vyre's --format-resident-graph-speedup-csv).
+// An InvalidTiming error carries the line of the session row and the
+// column of its bad time in the session CSV.
 func ConvertSessionCSV(csv string, requiredX float64) (SpeedupProof, string, error) {
 	if err := ValidateSpeedupRequired(requiredX); err != nil {
 		return SpeedupProof{}, "", err
 	}
-	evs, err := ParseSessionCSV(csv)
+	lines := nonBlankLines(csv)
+	if len(lines) == 0 {
+		return SpeedupProof{}, "", speedupErr(EmptySamples, 0)
+	}
+	evs, err := parseSessionLines(lines)
 	if err != nil {
 		return SpeedupProof{}, "", err
 	}
-	return FormatSessionSpeedupCSV(evs, requiredX)
+	proof, out, err := FormatSessionSpeedupCSV(evs, requiredX)
+	if err != nil {
+		return SpeedupProof{}, "", locateTiming(err, lines, sessionColumns, sessionHostColumn, func(i int) (float64, float64, float64) {
+			return evs[i].HostOrchestratedNS, evs[i].ResidentMegakernelNS, evs[i].SetupNS
+		})
+	}
+	return proof, out, nil
 }

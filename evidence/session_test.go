@@ -91,10 +91,10 @@ func TestConvertSessionCSVRejects(t *testing.T) {
 		field   string
 		message string
 	}{
-		{"bad header", MegakernelSpeedupCSVHeader + "\n" + row, 1, 0, "", "not the resident graph session header"},
+		{"bad header", MegakernelSpeedupCSVHeader + "\n" + row, 1, 8, "graph_layout_hash", "not the resident graph session header"},
 		{"not bytes", ResidentGraphSessionCSVHeader + "\n" + strings.Replace(row, "1048576", "not_bytes", 1), 2, 9, "graph_bytes", "graph_bytes"},
 		{"wgpu", ResidentGraphSessionCSVHeader + "\nwgpu" + strings.TrimPrefix(row, "cuda"), 2, 1, "backend_id", "release evidence must be produced by the CUDA backend"},
-		{"16 fields", ResidentGraphSessionCSVHeader + "\n" + strings.TrimSuffix(row, ",250000"), 2, 0, "", "must have 17 fields"},
+		{"16 fields", ResidentGraphSessionCSVHeader + "\n" + strings.TrimSuffix(row, ",250000"), 2, 17, "setup_ns", "must have 17 fields"},
 		{"bad float", ResidentGraphSessionCSVHeader + "\n" + row + "\n" + strings.Replace(row, "1e4", "fast", 1), 3, 16, "resident_megakernel_ns", "resident_megakernel_ns"},
 	}
 	for _, tc := range tests {
@@ -107,6 +107,82 @@ func TestConvertSessionCSVRejects(t *testing.T) {
 			assert.Equal(t, tc.field, ce.Field)
 			assert.Contains(t, err.Error(), tc.message)
 			assert.Contains(t, err.Error(), "Fix:")
+		})
+	}
+}
+
+// Header and field-count errors of the session CSV, and the InvalidTiming
+// its times lead to, name the line, the column and its name, and end with a
+// fix.
+func TestSessionCSVErrorPositions(t *testing.T) {
+	row := "cuda,0,34359738368,12,0,10000,80000,2748,1048576,128,4096,65536,2048,2000000,1e6,1e4,250000"
+	headerFix := ". Fix: start the file with " + ResidentGraphSessionCSVHeader
+	rowFix := ". Fix: give every row the 17 comma-separated fields of the header"
+	tests := []struct {
+		name  string
+		csv   string
+		line  int
+		col   int
+		field string
+		value string
+		want  string
+	}{
+		{"speedup header", MegakernelSpeedupCSVHeader + "\n" + row, 1, 8, "graph_layout_hash", "repetitions",
+			`resident graph evidence line 1, column 8 (graph_layout_hash): header "` + MegakernelSpeedupCSVHeader +
+				`" is not the resident graph session header; header column 8 is "repetitions", want "graph_layout_hash"` + headerFix},
+		{"header column missing", strings.TrimSuffix(ResidentGraphSessionCSVHeader, ",setup_ns") + "\n" + row, 1, 17, "setup_ns", "",
+			`resident graph evidence line 1, column 17 (setup_ns): header "` + strings.TrimSuffix(ResidentGraphSessionCSVHeader, ",setup_ns") +
+				`" is not the resident graph session header; the header has 16 columns; column 17 (setup_ns) is missing` + headerFix},
+		{"header column extra", ResidentGraphSessionCSVHeader + ",note\n" + row, 1, 18, "(extra)", "note",
+			`resident graph evidence line 1, column 18 (extra): header "` + ResidentGraphSessionCSVHeader +
+				`,note" is not the resident graph session header; the header has 18 columns; column 18 "note" is extra` + headerFix},
+		{"16 fields", ResidentGraphSessionCSVHeader + "\n" + strings.TrimSuffix(row, ",250000"), 2, 17, "setup_ns", "",
+			"resident graph evidence line 2, column 17 (setup_ns): row has 16 fields but must have 17 fields; column 17 is missing" + rowFix},
+		{"9 fields after a blank line", ResidentGraphSessionCSVHeader + "\n" + row + "\n\n" + "cuda,0,34359738368,12,0,10000,80000,2748,1048576", 3, 10, "run_count", "",
+			"resident graph evidence line 3, column 10 (run_count): row has 9 fields but must have 17 fields; columns 10 to 17 are missing" + rowFix},
+		{"18 fields", ResidentGraphSessionCSVHeader + "\n" + row + ",0", 2, 18, "(extra)", "0",
+			`resident graph evidence line 2, column 18 (extra): row has 18 fields but must have 17 fields; column 18 "0" is extra` + rowFix},
+		{"19 fields", ResidentGraphSessionCSVHeader + "\n" + row + ", 1 ,2", 2, 18, "(extra)", "1",
+			`resident graph evidence line 2, column 18 (extra): row has 19 fields but must have 17 fields; columns 18 to 19 are extra, starting with "1"` + rowFix},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := ConvertSessionCSV(tc.csv, 100)
+			var ce *SessionCSVError
+			require.True(t, errors.As(err, &ce), "%v", err)
+			assert.Equal(t, tc.line, ce.Line)
+			assert.Equal(t, tc.col, ce.Column)
+			assert.Equal(t, tc.field, ce.Field)
+			assert.Equal(t, tc.value, ce.Value)
+			assert.Equal(t, tc.want, err.Error())
+			_, perr := ParseSessionCSV(tc.csv)
+			require.Equal(t, err, perr)
+		})
+	}
+
+	timing := []struct {
+		name string
+		csv  string
+		want *SpeedupError
+		msg  string
+	}{
+		{"NaN host time", ResidentGraphSessionCSVHeader + "\n" + strings.Replace(row, ",1e6,", ",NaN,", 1),
+			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 15, Field: "host_orchestrated_ns", Value: "NaN"},
+			`line 2, column 15 (host_orchestrated_ns): sample 0: host_orchestrated_ns "NaN" is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence`},
+		{"infinite resident time on the second row", ResidentGraphSessionCSVHeader + "\n\n" + row + "\n" + strings.Replace(row, ",1e4,", ",inf,", 1),
+			&SpeedupError{Kind: InvalidTiming, Index: 1, Line: 3, Column: 16, Field: "resident_megakernel_ns", Value: "inf"},
+			`line 3, column 16 (resident_megakernel_ns): sample 1: resident_megakernel_ns "inf" is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence`},
+		{"negative setup", ResidentGraphSessionCSVHeader + "\n" + strings.Replace(row, ",250000", ",-5", 1),
+			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 17, Field: "setup_ns", Value: "-5"},
+			`line 2, column 17 (setup_ns): sample 0: setup_ns "-5" is not a finite number, 0 or above. Fix: re-measure the sample; NaN, infinite and negative setup times are not evidence`},
+	}
+	for _, tc := range timing {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseSessionCSV(tc.csv)
+			require.NoError(t, err, "parsing accepts any float; the speedup checks judge it")
+			_, _, err = ConvertSessionCSV(tc.csv, 100)
+			require.Equal(t, tc.want, err)
+			assert.Equal(t, tc.msg, err.Error())
 		})
 	}
 }

@@ -131,8 +131,14 @@ func (k SpeedupErrorKind) String() string {
 //     (ObservedX, RequiredX), RepetitionCountOverflow;
 //   - N: InsufficientSampleCount;
 //   - Observed: InvalidEvidenceHeader (the untrimmed header line);
-//   - Line (header = 1, blank lines not counted, as in vyre):
-//     InvalidEvidenceRow, InvalidEvidenceValue (Field, Column, Value);
+//   - Line (header = 1, blank lines not counted, as in vyre), Column
+//     (1-based), Field (the column's header name, "(extra)" past the end of
+//     the header) and Value (the field's trimmed text): InvalidEvidenceValue;
+//     InvalidEvidenceHeader at its first column that differs (Fields: the
+//     header's column count); InvalidEvidenceRow at its first missing or
+//     extra column (Fields: the row's field count, WantFields: the
+//     header's); InvalidTiming when it comes from a CSV, at the first time
+//     that fails (Index is then the 0-based data row);
 //   - RequiredX: InvalidRequiredSpeedup.
 type SpeedupError struct {
 	Kind                       SpeedupErrorKind
@@ -149,9 +155,18 @@ type SpeedupError struct {
 	N                          int
 	Observed                   string
 	Line                       int
-	Column                     int // 1-based column of an InvalidEvidenceValue
+	Column                     int // 1-based column in the CSV
 	Field                      string
 	Value                      string
+	Fields, WantFields         int
+}
+
+// position is "line N" or, with a column, "line N, column C (field)".
+func (e *SpeedupError) position() string {
+	if e.Column == 0 {
+		return fmt.Sprintf("line %d", e.Line)
+	}
+	return fmt.Sprintf("line %d, column %d %s", e.Line, e.Column, columnLabel(e.Field))
 }
 
 // Error describes the failure and ends with a "Fix:" sentence.
@@ -172,6 +187,12 @@ func (e *SpeedupError) Error() string {
 	case PollutedTimedRegion:
 		return fmt.Sprintf("sample %d: timed region has %d graph uploads, %d host allocations, %d host syncs and %d borrowed fallback dispatches. Fix: keep uploads, allocations, host syncs and fallback dispatches out of the timed region", e.Index, e.GraphUploads, e.HostAllocations, e.HostSyncs, e.BorrowedFallbackDispatches)
 	case InvalidTiming:
+		if e.Column > 0 {
+			if e.Field == "setup_ns" {
+				return fmt.Sprintf("%s: sample %d: setup_ns %q is not a finite number, 0 or above. Fix: re-measure the sample; NaN, infinite and negative setup times are not evidence", e.position(), e.Index, e.Value)
+			}
+			return fmt.Sprintf("%s: sample %d: %s %q is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence", e.position(), e.Index, e.Field, e.Value)
+		}
 		return fmt.Sprintf("sample %d: host and resident times must be finite and above 0 and setup finite and not negative. Fix: re-measure the sample", e.Index)
 	case SpeedupBelowThreshold:
 		return fmt.Sprintf("sample %d: observed speedup %vx is below the required %vx. Fix: improve the resident megakernel or lower the claim", e.Index, e.ObservedX, e.RequiredX)
@@ -180,11 +201,19 @@ func (e *SpeedupError) Error() string {
 	case InsufficientSampleCount:
 		return fmt.Sprintf("only %d accepted samples; at least %d are required. Fix: record more samples", e.N, MinReleaseSampleCount)
 	case InvalidEvidenceHeader:
+		if e.Column > 0 {
+			return fmt.Sprintf("%s: evidence header %q is not the megakernel speedup header; %s. Fix: start the file with %s", e.position(), e.Observed,
+				headerGapText(e.Fields, e.Column, e.Field, e.Value), MegakernelSpeedupCSVHeader)
+		}
 		return fmt.Sprintf("evidence header %q is not the megakernel speedup header. Fix: start the file with %s", e.Observed, MegakernelSpeedupCSVHeader)
 	case InvalidEvidenceRow:
+		if e.Column > 0 {
+			return fmt.Sprintf("%s: row has %d fields but the header has %d; %s. Fix: give every row exactly the %d comma-separated fields of the header",
+				e.position(), e.Fields, e.WantFields, countGapText(e.Fields, e.WantFields, e.Value), e.WantFields)
+		}
 		return fmt.Sprintf("line %d: wrong number of fields. Fix: give every row exactly as many comma-separated fields as the header", e.Line)
 	case InvalidEvidenceValue:
-		return fmt.Sprintf("line %d, column %d (%s): invalid value %q. Fix: %s", e.Line, e.Column, e.Field, e.Value, fieldFix(e.Field))
+		return fmt.Sprintf("%s: invalid value %q. Fix: %s", e.position(), e.Value, fieldFix(e.Field))
 	case EvidenceCSVCapacityOverflow:
 		return "evidence CSV size overflows. Fix: format fewer samples at once"
 	}
@@ -241,9 +270,7 @@ func (a *speedupAccumulator) add(index int, s SpeedupSample) error {
 		return &SpeedupError{Kind: PollutedTimedRegion, Index: index, GraphUploads: s.TimedGraphUploads,
 			HostAllocations: s.TimedHostAllocations, HostSyncs: s.TimedHostSyncs, BorrowedFallbackDispatches: s.BorrowedFallbackDispatches}
 	}
-	if !checked.Finite(s.HostOrchestratedNS) || s.HostOrchestratedNS <= 0 ||
-		!checked.Finite(s.ResidentMegakernelNS) || s.ResidentMegakernelNS <= 0 ||
-		!checked.Finite(s.SetupNS) || s.SetupNS < 0 {
+	if badTiming(s.HostOrchestratedNS, s.ResidentMegakernelNS, s.SetupNS) >= 0 {
 		return speedupErr(InvalidTiming, index)
 	}
 	speedup := s.HostOrchestratedNS / s.ResidentMegakernelNS
@@ -263,6 +290,42 @@ func (a *speedupAccumulator) add(index int, s SpeedupSample) error {
 	a.proof.TotalRepetitions = total
 	a.proof.SampleCount++
 	return nil
+}
+
+// badTiming returns which of the host, resident and setup times (0, 1 or
+// 2) is the first to break InvalidTiming's rule, or -1 when all hold: host
+// and resident times finite and above 0, setup finite and not negative.
+func badTiming(hostNS, residentNS, setupNS float64) int {
+	switch {
+	case !checked.Finite(hostNS) || hostNS <= 0:
+		return 0
+	case !checked.Finite(residentNS) || residentNS <= 0:
+		return 1
+	case !checked.Finite(setupNS) || setupNS < 0:
+		return 2
+	}
+	return -1
+}
+
+// locateTiming gives an InvalidTiming error from data row Index of a CSV
+// the row's line (vyre's numbering: Index + 2), the column of the first bad
+// time and that field's text. lines are the CSV's non-blank lines, header
+// first; columns name the CSV's columns and firstTime is the 0-based column
+// of its first time (the host time; resident and setup follow). times
+// returns the parsed times of a data row. Other errors pass unchanged.
+func locateTiming(err error, lines, columns []string, firstTime int, times func(index int) (hostNS, residentNS, setupNS float64)) error {
+	var se *SpeedupError
+	if !errors.As(err, &se) || se.Kind != InvalidTiming || se.Index < 0 || se.Index+1 >= len(lines) {
+		return err
+	}
+	k := badTiming(times(se.Index))
+	fields := strings.Split(lines[se.Index+1], ",")
+	if k < 0 || firstTime+k >= len(fields) {
+		return err
+	}
+	col := firstTime + k
+	se.Line, se.Column, se.Field, se.Value = se.Index+2, col+1, columns[col], strings.TrimSpace(fields[col])
+	return err
 }
 
 func (a *speedupAccumulator) finish() (SpeedupProof, error) {
@@ -310,6 +373,10 @@ func nonBlankLines(csv string) []string {
 
 var speedupColumns = strings.Split(MegakernelSpeedupCSVHeader15, ",")
 
+// speedupHostColumn is the 0-based column of host_orchestrated_ns in the
+// speedup CSV; resident_megakernel_ns and setup_ns follow it.
+const speedupHostColumn = 8
+
 // ParseSpeedupCSV parses vyre's 14-column (or the later 15-column) speedup
 // evidence CSV without judging the samples. Blank lines are dropped first;
 // line numbers count the remaining lines with the header as line 1, as in
@@ -330,7 +397,9 @@ func parseSpeedupLines(lines []string) ([]SpeedupSample, error) {
 	case MegakernelSpeedupCSVHeader15:
 		width = 15
 	default:
-		return nil, &SpeedupError{Kind: InvalidEvidenceHeader, Observed: lines[0]}
+		n, col, field, value := headerGap(lines[0], speedupColumns)
+		return nil, &SpeedupError{Kind: InvalidEvidenceHeader, Observed: lines[0],
+			Line: 1, Column: col, Field: field, Value: value, Fields: n}
 	}
 	samples := make([]SpeedupSample, 0, len(lines)-1)
 	for i, line := range lines[1:] {
@@ -424,7 +493,13 @@ func parseRustFloat(s string) (float64, bool) {
 func parseSpeedupRow(line int, text string, width int) (SpeedupSample, error) {
 	fields := strings.Split(text, ",")
 	if len(fields) != width {
-		return SpeedupSample{}, &SpeedupError{Kind: InvalidEvidenceRow, Line: line}
+		col, field := countGap(len(fields), speedupColumns[:width])
+		value := ""
+		if len(fields) > width {
+			value = strings.TrimSpace(fields[width])
+		}
+		return SpeedupSample{}, &SpeedupError{Kind: InvalidEvidenceRow, Line: line, Column: col, Field: field, Value: value,
+			Fields: len(fields), WantFields: width}
 	}
 	for i := range fields {
 		fields[i] = strings.TrimSpace(fields[i])
@@ -460,7 +535,8 @@ func parseSpeedupRow(line int, text string, width int) (SpeedupSample, error) {
 // with its quirk fixed: a NaN, infinite, zero or negative requiredX is
 // rejected (InvalidRequiredSpeedup) right after the empty-input check,
 // before the header is read. The sample index in per-sample errors is the
-// 0-based data-row index. Errors are *SpeedupError.
+// 0-based data-row index; an InvalidTiming error also carries the row's
+// line and the column of the bad time. Errors are *SpeedupError.
 func ValidateSpeedupCSV(csv string, requiredX float64) (SpeedupProof, error) {
 	lines := nonBlankLines(csv)
 	if len(lines) == 0 {
@@ -473,7 +549,13 @@ func ValidateSpeedupCSV(csv string, requiredX float64) (SpeedupProof, error) {
 	if err != nil {
 		return SpeedupProof{}, err
 	}
-	return checkSpeedupSamples(samples, requiredX)
+	proof, err := checkSpeedupSamples(samples, requiredX)
+	if err != nil {
+		return SpeedupProof{}, locateTiming(err, lines, speedupColumns, speedupHostColumn, func(i int) (float64, float64, float64) {
+			return samples[i].HostOrchestratedNS, samples[i].ResidentMegakernelNS, samples[i].SetupNS
+		})
+	}
+	return proof, nil
 }
 
 // SpeedupCSVCapacity is the byte capacity vyre reserves for n formatted

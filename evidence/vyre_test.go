@@ -92,10 +92,14 @@ func TestValidateSpeedupCSVMalformed(t *testing.T) {
 	}{
 		{"empty", "", &SpeedupError{Kind: EmptySamples}},
 		{"blank only", " \n\t\n", &SpeedupError{Kind: EmptySamples}},
-		{"bad header", "nodes,edges\n" + row, &SpeedupError{Kind: InvalidEvidenceHeader, Observed: "nodes,edges"}},
-		{"header untrimmed in error", "  nodes \n", &SpeedupError{Kind: InvalidEvidenceHeader, Observed: "  nodes "}},
-		{"13 fields", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0", &SpeedupError{Kind: InvalidEvidenceRow, Line: 2}},
-		{"15 fields under 14 header", MegakernelSpeedupCSVHeader + "\n" + row + ",0", &SpeedupError{Kind: InvalidEvidenceRow, Line: 2}},
+		{"bad header", "nodes,edges\n" + row, &SpeedupError{Kind: InvalidEvidenceHeader, Observed: "nodes,edges",
+			Line: 1, Column: 1, Field: "backend_id", Value: "nodes", Fields: 2}},
+		{"header untrimmed in error", "  nodes \n", &SpeedupError{Kind: InvalidEvidenceHeader, Observed: "  nodes ",
+			Line: 1, Column: 1, Field: "backend_id", Value: "nodes", Fields: 1}},
+		{"13 fields", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0",
+			&SpeedupError{Kind: InvalidEvidenceRow, Line: 2, Column: 14, Field: "timed_host_syncs", Fields: 13, WantFields: 14}},
+		{"15 fields under 14 header", MegakernelSpeedupCSVHeader + "\n" + row + ",0",
+			&SpeedupError{Kind: InvalidEvidenceRow, Line: 2, Column: 15, Field: "(extra)", Value: "0", Fields: 15, WantFields: 14}},
 		{"many repetitions", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,many,1000000,10000,250000,0,0,0",
 			&SpeedupError{Kind: InvalidEvidenceValue, Line: 2, Column: 8, Field: "repetitions", Value: "many"}},
 		{"wgpu row", MegakernelSpeedupCSVHeader + "\nwgpu,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0",
@@ -107,13 +111,13 @@ func TestValidateSpeedupCSVMalformed(t *testing.T) {
 		{"hex float", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,0x1p20,10000,250000,0,0,0",
 			&SpeedupError{Kind: InvalidEvidenceValue, Line: 2, Column: 9, Field: "host_orchestrated_ns", Value: "0x1p20"}},
 		{"NaN time parses then fails timing", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,NaN,10000,250000,0,0,0",
-			&SpeedupError{Kind: InvalidTiming}},
+			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 9, Field: "host_orchestrated_ns", Value: "NaN"}},
 		{"inf time", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1000000,inf,250000,0,0,0",
-			&SpeedupError{Kind: InvalidTiming}},
+			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 10, Field: "resident_megakernel_ns", Value: "inf"}},
 		{"negative setup", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,-1,0,0,0",
-			&SpeedupError{Kind: InvalidTiming}},
+			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 11, Field: "setup_ns", Value: "-1"}},
 		{"huge float is infinite", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1e400,10000,250000,0,0,0",
-			&SpeedupError{Kind: InvalidTiming}},
+			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 9, Field: "host_orchestrated_ns", Value: "1e400"}},
 		{"plus sign is accepted like Rust", MegakernelSpeedupCSVHeader + "\n" + row + "\ncuda,+0,34359738368,+12,0,10000,80000,+1,1000000,10000,250000,0,0,0",
 			&SpeedupError{Kind: NotRepeatedFixedGraph, Index: 1}},
 		{"double sign", MegakernelSpeedupCSVHeader + "\ncuda,++0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0",
@@ -148,9 +152,83 @@ cuda,0,34359738368,12,0,10000,80000,128,2500000,20000,250000,0,0,0,0
 	require.Equal(t, &SpeedupError{Kind: PollutedTimedRegion, BorrowedFallbackDispatches: 3}, err)
 
 	_, err = ValidateSpeedupCSV(MegakernelSpeedupCSVHeader15+"\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0", 100)
-	require.Equal(t, &SpeedupError{Kind: InvalidEvidenceRow, Line: 2}, err)
+	require.Equal(t, &SpeedupError{Kind: InvalidEvidenceRow, Line: 2, Column: 15, Field: "resident_borrowed_fallback_dispatches", Fields: 14, WantFields: 15}, err)
 	_, err = ValidateSpeedupCSV(MegakernelSpeedupCSVHeader15+"\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0,x", 100)
 	require.Equal(t, &SpeedupError{Kind: InvalidEvidenceValue, Line: 2, Column: 15, Field: "resident_borrowed_fallback_dispatches", Value: "x"}, err)
+}
+
+// Header, field-count and timing errors of the speedup CSV name the line
+// (vyre's numbering: blank lines dropped, header = 1), the column and its
+// name, and end with a fix.
+func TestSpeedupCSVErrorPositions(t *testing.T) {
+	row := "cuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0"
+	headerFix := ". Fix: start the file with " + MegakernelSpeedupCSVHeader
+	tests := []struct {
+		name string
+		csv  string
+		kind SpeedupErrorKind
+		line int
+		col  int
+		fld  string
+		want string
+	}{
+		{"header column renamed", strings.Replace(MegakernelSpeedupCSVHeader, ",setup_ns,", ",setup,", 1) + "\n" + row, InvalidEvidenceHeader, 1, 11, "setup_ns",
+			`line 1, column 11 (setup_ns): evidence header "` + strings.Replace(MegakernelSpeedupCSVHeader, ",setup_ns,", ",setup,", 1) +
+				`" is not the megakernel speedup header; header column 11 is "setup", want "setup_ns"` + headerFix},
+		{"header column missing", "\n" + strings.TrimSuffix(MegakernelSpeedupCSVHeader, ",timed_host_syncs") + "\n" + row, InvalidEvidenceHeader, 1, 14, "timed_host_syncs",
+			`line 1, column 14 (timed_host_syncs): evidence header "` + strings.TrimSuffix(MegakernelSpeedupCSVHeader, ",timed_host_syncs") +
+				`" is not the megakernel speedup header; the header has 13 columns; column 14 (timed_host_syncs) is missing` + headerFix},
+		{"header 15th column wrong", MegakernelSpeedupCSVHeader + ",fallbacks\n", InvalidEvidenceHeader, 1, 15, "resident_borrowed_fallback_dispatches",
+			`line 1, column 15 (resident_borrowed_fallback_dispatches): evidence header "` + MegakernelSpeedupCSVHeader +
+				`,fallbacks" is not the megakernel speedup header; header column 15 is "fallbacks", want "resident_borrowed_fallback_dispatches"` + headerFix},
+		{"header column extra", MegakernelSpeedupCSVHeader15 + ",note\n", InvalidEvidenceHeader, 1, 16, "(extra)",
+			`line 1, column 16 (extra): evidence header "` + MegakernelSpeedupCSVHeader15 +
+				`,note" is not the megakernel speedup header; the header has 16 columns; column 16 "note" is extra` + headerFix},
+		{"row missing one field", MegakernelSpeedupCSVHeader + "\n" + strings.TrimSuffix(row, ",0"), InvalidEvidenceRow, 2, 14, "timed_host_syncs",
+			"line 2, column 14 (timed_host_syncs): row has 13 fields but the header has 14; column 14 is missing. Fix: give every row exactly the 14 comma-separated fields of the header"},
+		{"row missing two fields after blank lines", MegakernelSpeedupCSVHeader + "\n\n" + row + "\n \n" + strings.TrimSuffix(row, ",0,0"), InvalidEvidenceRow, 3, 13, "timed_host_allocations",
+			"line 3, column 13 (timed_host_allocations): row has 12 fields but the header has 14; columns 13 to 14 are missing. Fix: give every row exactly the 14 comma-separated fields of the header"},
+		{"row with an extra field", MegakernelSpeedupCSVHeader + "\n" + row + ", 7 ", InvalidEvidenceRow, 2, 15, "(extra)",
+			`line 2, column 15 (extra): row has 15 fields but the header has 14; column 15 "7" is extra. Fix: give every row exactly the 14 comma-separated fields of the header`},
+		{"row with extra fields", MegakernelSpeedupCSVHeader + "\n" + row + ",0,0", InvalidEvidenceRow, 2, 15, "(extra)",
+			`line 2, column 15 (extra): row has 16 fields but the header has 14; columns 15 to 16 are extra, starting with "0". Fix: give every row exactly the 14 comma-separated fields of the header`},
+		{"14 fields under the 15-column header", MegakernelSpeedupCSVHeader15 + "\n" + row, InvalidEvidenceRow, 2, 15, "resident_borrowed_fallback_dispatches",
+			"line 2, column 15 (resident_borrowed_fallback_dispatches): row has 14 fields but the header has 15; column 15 is missing. Fix: give every row exactly the 15 comma-separated fields of the header"},
+		{"NaN host time", MegakernelSpeedupCSVHeader + "\n" + strings.Replace(row, ",1000000,", ",NaN,", 1), InvalidTiming, 2, 9, "host_orchestrated_ns",
+			`line 2, column 9 (host_orchestrated_ns): sample 0: host_orchestrated_ns "NaN" is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence`},
+		{"zero resident time on the second row", MegakernelSpeedupCSVHeader + "\n" + row + "\n\n" + strings.Replace(row, ",10000,250000,", ",0,250000,", 1), InvalidTiming, 3, 10, "resident_megakernel_ns",
+			`line 3, column 10 (resident_megakernel_ns): sample 1: resident_megakernel_ns "0" is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence`},
+		{"negative infinite resident time", MegakernelSpeedupCSVHeader + "\n" + strings.Replace(row, ",10000,250000,", ",-inf,250000,", 1), InvalidTiming, 2, 10, "resident_megakernel_ns",
+			`line 2, column 10 (resident_megakernel_ns): sample 0: resident_megakernel_ns "-inf" is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence`},
+		{"negative setup, trimmed", MegakernelSpeedupCSVHeader + "\n" + strings.Replace(row, ",250000,", ", -1 ,", 1), InvalidTiming, 2, 11, "setup_ns",
+			`line 2, column 11 (setup_ns): sample 0: setup_ns "-1" is not a finite number, 0 or above. Fix: re-measure the sample; NaN, infinite and negative setup times are not evidence`},
+		{"infinite setup under the 15-column header", MegakernelSpeedupCSVHeader15 + "\n" + strings.Replace(row, ",250000,", ",Infinity,", 1) + ",0", InvalidTiming, 2, 11, "setup_ns",
+			`line 2, column 11 (setup_ns): sample 0: setup_ns "Infinity" is not a finite number, 0 or above. Fix: re-measure the sample; NaN, infinite and negative setup times are not evidence`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ValidateSpeedupCSV(tc.csv, 100)
+			var se *SpeedupError
+			require.True(t, errors.As(err, &se), "%v", err)
+			assert.Equal(t, tc.kind, se.Kind)
+			assert.Equal(t, tc.line, se.Line)
+			assert.Equal(t, tc.col, se.Column)
+			assert.Equal(t, tc.fld, se.Field)
+			assert.Equal(t, tc.want, err.Error())
+			if tc.kind != InvalidTiming {
+				// ParseSpeedupCSV reports the same malformed input.
+				_, perr := ParseSpeedupCSV(tc.csv)
+				require.Equal(t, err, perr)
+			}
+		})
+	}
+
+	// The struct path has no CSV: InvalidTiming names only the sample.
+	s := twoSpecSamples()
+	s[1].SetupNS = math.Inf(1)
+	_, err := ValidateSpeedupSamples(s, 100)
+	require.Equal(t, &SpeedupError{Kind: InvalidTiming, Index: 1}, err)
+	assert.Equal(t, "sample 1: host and resident times must be finite and above 0 and setup finite and not negative. Fix: re-measure the sample", err.Error())
 }
 
 func TestValidateSpeedupSamplesErrors(t *testing.T) {

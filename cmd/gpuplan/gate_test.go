@@ -145,7 +145,7 @@ func TestGateBadInput(t *testing.T) {
 		[]byte(evidence.SampleCSVHeader+"\ndevel,abc\n"), 0o644))
 	_, errs, code := runCLI(t, "", "gate", "--root", root)
 	require.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "bad.csv:2: row has 2 fields, want 20. Fix:")
+	assert.Contains(t, errs, "bad.csv:2:3 (source_fingerprint): row has 2 fields, want 20; columns 3 to 20 are missing. Fix:")
 
 	root = gateTree(t, `{"name": "x"}`, 0, 0)
 	_, errs, code = runCLI(t, "", "gate", "--root", root)
@@ -195,6 +195,13 @@ func TestGateVyre(t *testing.T) {
 	assert.Contains(t, errs, `line 2, column 8 (repetitions): invalid value "many". Fix:`)
 	assert.Contains(t, errs, "gpuplan gate: <stdin>: ", "standard input is named <stdin>")
 
+	_, errs, code = runCLI(t, evidence.MegakernelSpeedupCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0\n", "gate", "--vyre", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "<stdin>: line 2, column 14 (timed_host_syncs): row has 13 fields but the header has 14; column 14 is missing. Fix:")
+	_, errs, code = runCLI(t, strings.Replace(vyreCSV, ",2500000,", ",NaN,", 1), "gate", "--vyre", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, `<stdin>: line 3, column 9 (host_orchestrated_ns): sample 1: host_orchestrated_ns "NaN" is not a finite number above 0. Fix:`)
+
 	_, errs, code = runCLI(t, "", "gate", "--vyre", filepath.Join(t.TempDir(), "missing.csv"))
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, errs, "Fix: check the path")
@@ -234,5 +241,9 @@ func TestGateVyreSession(t *testing.T) {
 	assert.Contains(t, errs, "release evidence must be produced by the CUDA backend")
 	_, errs, code = runCLI(t, vyreCSV, "gate", "--vyre-session", "-")
 	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "resident graph evidence line 1, column 8 (graph_layout_hash): header")
 	assert.Contains(t, errs, "not the resident graph session header")
+	_, errs, code = runCLI(t, strings.Replace(vyreSessionCSV, ",250000\n", ",250000,0\n", 1), "gate", "--vyre-session", "-")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, `resident graph evidence line 2, column 18 (extra): row has 18 fields but must have 17 fields; column 18 "0" is extra. Fix:`)
 }
