@@ -287,10 +287,22 @@ func FuzzReadSamples(f *testing.F) {
 	f.Add(string(data))
 	f.Add(SampleCSVHeader + "\n")
 	f.Add(MegakernelSpeedupCSVHeader + "\n")
+	f.Add(SampleCSVHeader + "\ndevel,abc\n")
 	f.Fuzz(func(t *testing.T, csv string) {
 		samples, err := ReadSamples("fuzz", strings.NewReader(csv))
 		if err != nil {
 			require.Contains(t, err.Error(), "Fix:")
+			var fe *FormatError
+			require.True(t, errors.As(err, &fe), "%v", err)
+			require.Positive(t, fe.Line, err.Error())
+			// Every error names a column except a CSV syntax error and an
+			// empty file, where no field can be named.
+			if fe.Column == 0 {
+				require.True(t, strings.Contains(fe.Msg, "CSV syntax error") || fe.Msg == "the file is empty", err.Error())
+			} else {
+				require.NotEmpty(t, fe.Field, err.Error())
+				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("fuzz:%d:%d ", fe.Line, fe.Column)), err.Error())
+			}
 			return
 		}
 		// Whatever reads writes back identically in meaning.

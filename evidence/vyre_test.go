@@ -351,10 +351,21 @@ func FuzzValidateSpeedupCSV(f *testing.F) {
 	f.Add(specCSV, 100.0)
 	f.Add(MegakernelSpeedupCSVHeader15+"\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0,0\n", 1.0)
 	f.Add("nodes,edges\n1,2", 100.0)
+	f.Add(MegakernelSpeedupCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,64,NaN,10000,250000,0,0\n", 100.0)
 	f.Fuzz(func(t *testing.T, csv string, required float64) {
 		proof, err := ValidateSpeedupCSV(csv, required)
 		if err != nil {
 			require.Contains(t, err.Error(), "Fix:")
+			var se *SpeedupError
+			require.True(t, errors.As(err, &se), "%v", err)
+			switch se.Kind {
+			case InvalidEvidenceHeader, InvalidEvidenceRow, InvalidEvidenceValue, InvalidTiming:
+				// Errors about the CSV's text name the line and the column.
+				require.Positive(t, se.Line, err.Error())
+				require.Positive(t, se.Column, err.Error())
+				require.NotEmpty(t, se.Field, err.Error())
+				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d, column %d ", se.Line, se.Column)), err.Error())
+			}
 			return
 		}
 		require.True(t, required > 0 && !math.IsInf(required, 0))
