@@ -186,10 +186,11 @@ func DiagnosticCompressionRatioBPS(hostBytes, rawBytes uint64) uint32 {
 // Errors, in order: DiagnosticsZeroRecordCap; per shard in input order
 // DiagnosticsDuplicateShard, DiagnosticsZeroRawItemBytes,
 // DiagnosticsEmittedExceedsCandidates, DiagnosticsZeroDiagnosticRecordBytes,
-// DiagnosticsMissingSeverityMask; then DiagnosticsOverBudget. Overflow
-// labels: "shard raw candidate bytes", "raw candidate readback bytes",
-// "counter readback bytes", "compact range bytes", "compact readback
-// bytes", "overflow records" and "host readback bytes".
+// DiagnosticsMissingSeverityMask; then, once every shard is valid, the raw
+// candidate and counter totals; then DiagnosticsOverBudget. Overflow labels:
+// "shard raw candidate bytes", "raw candidate readback bytes", "counter
+// readback bytes", "compact range bytes", "compact readback bytes",
+// "overflow records" and "host readback bytes".
 func PlanDiagnosticAggregation(shards []DiagnosticShard, maxRecordsPerShard, budgetBytes uint64) (DiagnosticAggregationPlan, error) {
 	if maxRecordsPerShard == 0 {
 		return DiagnosticAggregationPlan{}, &DiagnosticsError{Kind: DiagnosticsZeroRecordCap}
@@ -215,6 +216,10 @@ func PlanDiagnosticAggregation(shards []DiagnosticShard, maxRecordsPerShard, bud
 		case s.EmittedDiagnostics > 0 && s.SeverityMask == 0:
 			return DiagnosticAggregationPlan{}, fail(DiagnosticsMissingSeverityMask)
 		}
+	}
+	// Every shard is valid; only now are the totals summed, so an overflow
+	// never hides a later shard's validation error (the spec's order).
+	for _, s := range shards {
 		raw, err := checked.Mul(s.CandidateItems, s.RawItemBytes, "shard raw candidate bytes")
 		if err != nil {
 			return DiagnosticAggregationPlan{}, err

@@ -101,6 +101,10 @@ func TestPlanDiagnosticAggregationErrors(t *testing.T) {
 		{"zero record bytes", []DiagnosticShard{ok, dshard(2, 8, 1, 32, 0, 8)}, 4, DiagnosticsZeroDiagnosticRecordBytes, 1},
 		{"missing mask", []DiagnosticShard{ok, noMask}, 4, DiagnosticsMissingSeverityMask, 1},
 		{"validation before budget", []DiagnosticShard{dshard(1, 8, 2, 32, 1<<40, 8), noMask}, 4, DiagnosticsMissingSeverityMask, 1},
+		// The spec validates every shard before it sums the totals: an
+		// overflowing total never hides a later shard's error.
+		{"duplicate before raw total overflow", []DiagnosticShard{dshard(1, math.MaxUint64, 0, 2, 0, 0), dshard(1, 8, 2, 32, 16, 8)}, 4, DiagnosticsDuplicateShard, 1},
+		{"duplicate before counter total overflow", []DiagnosticShard{dshard(1, 1, 0, 1, 0, math.MaxUint64), dshard(2, 1, 0, 1, 0, 1), dshard(1, 8, 2, 32, 16, 8)}, 4, DiagnosticsDuplicateShard, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
