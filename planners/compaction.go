@@ -113,9 +113,9 @@ func (e *CompactionError) Error() string {
 // and reads larger slots directly. A threshold of 0 makes every non-empty
 // slot direct; empty slots are read neither way.
 //
-// Slots are validated in input order (CompactionDuplicateSlot, then
-// CompactionMeaningfulExceedsCapacity for each slot), then the capacities
-// are summed (overflow label "full capacity bytes"). The other sums are
+// Every slot is validated first, in input order (CompactionDuplicateSlot,
+// then CompactionMeaningfulExceedsCapacity for each slot); only then are the
+// capacities summed (overflow label "full capacity bytes"). The other sums are
 // still checked ("compact bytes", "direct bytes", "selected readback bytes")
 // but cannot overflow once the capacities fit: every meaningful byte count
 // is at most its capacity. For the same reason "avoided readback bytes"
@@ -124,7 +124,6 @@ func (e *CompactionError) Error() string {
 func PlanResultCompaction(slots []ResultSlot, maxCompactRecordBytes uint64) (ResultCompactionPlan, error) {
 	// Positions in slot id order; the earliest repeated id in input order.
 	order, firstDup := positionsByID(len(slots), func(i int) uint32 { return slots[i].Slot })
-	var full uint64
 	for i, s := range slots {
 		if i == firstDup {
 			return ResultCompactionPlan{}, &CompactionError{Kind: CompactionDuplicateSlot, Index: i, Slot: s.Slot}
@@ -133,6 +132,11 @@ func PlanResultCompaction(slots []ResultSlot, maxCompactRecordBytes uint64) (Res
 			return ResultCompactionPlan{}, &CompactionError{Kind: CompactionMeaningfulExceedsCapacity, Index: i, Slot: s.Slot,
 				MeaningfulBytes: s.MeaningfulBytes, CapacityBytes: s.CapacityBytes}
 		}
+	}
+	// Every slot is valid; only now are the capacities summed, so an
+	// overflow never hides a later slot's validation error (the spec's order).
+	var full uint64
+	for _, s := range slots {
 		var err error
 		if full, err = checked.Add(full, s.CapacityBytes, "full capacity bytes"); err != nil {
 			return ResultCompactionPlan{}, err

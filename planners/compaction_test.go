@@ -97,6 +97,13 @@ func TestPlanResultCompactionErrors(t *testing.T) {
 
 	_, err = PlanResultCompaction([]ResultSlot{{1, 0, math.MaxUint64}, {2, 0, 1}}, 32)
 	requireOverflow(t, err, "full capacity bytes")
+	// The spec validates every slot before it sums the capacities: the
+	// overflowing sum does not hide a later slot's error.
+	_, err = PlanResultCompaction([]ResultSlot{{1, 0, math.MaxUint64}, {2, 0, 1}, {1, 0, 8}}, 32)
+	ce = requireCompactionError(t, err, CompactionDuplicateSlot)
+	assert.Equal(t, CompactionError{Kind: CompactionDuplicateSlot, Index: 2, Slot: 1}, *ce)
+	_, err = PlanResultCompaction([]ResultSlot{{1, 0, math.MaxUint64}, {2, 0, 1}, {3, 9, 8}}, 32)
+	requireCompactionError(t, err, CompactionMeaningfulExceedsCapacity)
 	assert.Equal(t, "DuplicateSlot", CompactionDuplicateSlot.String())
 }
 
