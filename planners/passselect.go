@@ -159,7 +159,7 @@ func (k PassSelectionErrorKind) String() string {
 
 // PassSelectionError is a pass-selection failure. A projected speedup above
 // math.MaxUint32 is reported as *checked.OverflowError ("projected speedup
-// bps").
+// bps", Bits 32).
 type PassSelectionError struct {
 	Kind PassSelectionErrorKind
 	// Index is the candidate's position in the input.
@@ -252,8 +252,10 @@ func comparePassValue(a, b passValue) int {
 // readback, checked in that order) is skipped even when mandatory; a pass
 // that does not fit the planning budget and then the scratch budget is
 // skipped, or, when mandatory, fails the whole selection with
-// PassSelectionMandatoryProfitablePassOverBudget (vyre finds this in a dry
-// run before deciding anything; a pure walk reports the same error).
+// PassSelectionMandatoryProfitablePassOverBudget. As in vyre's dry run,
+// that error is raised before anything else is decided: an overflowing
+// projected speedup (a *checked.OverflowError "projected speedup bps", 32
+// bits) is reported only after the whole walk, so it never hides it.
 func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample BenchmarkPassSelectionSample) (BenchmarkPassSelectionPlan, error) {
 	ids := make(map[string]struct{}, len(candidates))
 	for i := range candidates {
@@ -288,6 +290,9 @@ func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample Benchmark
 		return cmp.Compare(candidates[a.pos].PassID, candidates[b.pos].PassID)
 	})
 	plan := BenchmarkPassSelectionPlan{SelectedPassIDs: []string{}, SkippedPasses: []SkippedPass{}, ProjectedSpeedupBPS: checked.BasisPoints}
+	// An overflowing projection is remembered, not returned, until the walk
+	// has found every mandatory pass over budget.
+	var projectionOverflows bool
 	for _, key := range keys {
 		i := key.pos
 		c := &candidates[i]
@@ -322,14 +327,21 @@ func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample Benchmark
 			plan.SkippedPasses = append(plan.SkippedPasses, SkippedPass{PassID: c.PassID, Reason: reason})
 			continue
 		}
-		projected, ok := checked.MulDiv(uint64(plan.ProjectedSpeedupBPS), uint64(c.ExpectedSpeedupBPS), checked.BasisPoints)
-		if !ok || projected > math.MaxUint32 {
-			return BenchmarkPassSelectionPlan{}, &checked.OverflowError{Field: "projected speedup bps"}
-		}
-		plan.ProjectedSpeedupBPS = uint32(projected)
 		plan.TotalPlanningCostNs += c.PlanningCostNs
 		plan.TotalScratchBytes += c.ScratchBytes
 		plan.SelectedPassIDs = append(plan.SelectedPassIDs, c.PassID)
+		if !projectionOverflows {
+			projected, ok := checked.MulDiv(uint64(plan.ProjectedSpeedupBPS), uint64(c.ExpectedSpeedupBPS), checked.BasisPoints)
+			if projectionOverflows = !ok || projected > math.MaxUint32; !projectionOverflows {
+				plan.ProjectedSpeedupBPS = uint32(projected)
+			}
+		}
+	}
+	// The walk has decided every pass and raised any
+	// MandatoryProfitablePassOverBudget, as vyre's dry run does before
+	// anything else; only now is an overflowing projection reported.
+	if projectionOverflows {
+		return BenchmarkPassSelectionPlan{}, &checked.OverflowError{Field: "projected speedup bps", Bits: 32}
 	}
 	return plan, nil
 }

@@ -115,6 +115,26 @@ func TestSelectBenchmarkPassesBudgets(t *testing.T) {
 	assert.Equal(t, uint32(10_500), plan.ProjectedSpeedupBPS)
 }
 
+func TestSelectBenchmarkPassesMandatoryOverBudgetBeforeProjectionOverflow(t *testing.T) {
+	// a and b are selected first and their product overflows the 32-bit
+	// projection; c, walked after them, is mandatory and over budget. The
+	// spec's dry run raises c's error before anything else is decided.
+	a := BenchmarkPassCandidate{PassID: "a", PlanningCostNs: 1, ExpectedSpeedupBPS: math.MaxUint32, MandatoryWhenProfitable: true}
+	b := BenchmarkPassCandidate{PassID: "b", PlanningCostNs: 1, ExpectedSpeedupBPS: math.MaxUint32, MandatoryWhenProfitable: true}
+	c := BenchmarkPassCandidate{PassID: "c", PlanningCostNs: 1, ExpectedSpeedupBPS: 10_001, MandatoryWhenProfitable: true}
+	sample := BenchmarkPassSelectionSample{PlanningBudgetNs: 2, ScratchBudgetBytes: 1}
+	_, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{c, b, a}, sample)
+	pe := requirePassSelectionError(t, err, PassSelectionMandatoryProfitablePassOverBudget)
+	assert.Equal(t, PassSelectionError{Kind: PassSelectionMandatoryProfitablePassOverBudget, Index: 0, PassID: "c",
+		Reason: PlanningBudgetExceeded, RequiredTotal: 3, Budget: 2}, *pe)
+
+	// Within budget, the same passes report the projection's overflow.
+	sample.PlanningBudgetNs = 3
+	_, err = SelectBenchmarkPasses([]BenchmarkPassCandidate{c, b, a}, sample)
+	requireOverflow(t, err, "projected speedup bps")
+	assert.Contains(t, err.Error(), "overflows 32 bits")
+}
+
 func TestSelectBenchmarkPassesErrors(t *testing.T) {
 	ok := launchFusionCandidate()
 	tests := []struct {
@@ -151,6 +171,7 @@ func TestSelectBenchmarkPassesHugeValuesRankExactly(t *testing.T) {
 	_, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{big2, big1}, sample)
 	// 4294967295² / 10000 overflows a uint32 projected speedup.
 	requireOverflow(t, err, "projected speedup bps")
+	assert.Contains(t, err.Error(), "projected speedup bps overflows 32 bits")
 
 	big1.ExpectedSpeedupBPS, big2.ExpectedSpeedupBPS = 10_001, 10_001
 	plan, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{big2, big1}, sample)

@@ -16,14 +16,22 @@ import (
 const BasisPoints = 10000
 
 // OverflowError reports that an arithmetic step on a byte or item count did
-// not fit in 64 bits. Field names the quantity being computed.
+// not fit its integer width. Field names the quantity being computed.
 type OverflowError struct {
 	Field string
+	// Bits is the width of the quantity, for example 32 for a uint32
+	// result; 0 means 64, the width of every Add and Mul.
+	Bits int
 }
 
-// Error describes the failure and ends with a "Fix:" sentence.
+// Error describes the failure, names the width that was exceeded and ends
+// with a "Fix:" sentence.
 func (e *OverflowError) Error() string {
-	return fmt.Sprintf("%s overflows 64 bits. Fix: reduce the sizes or counts that feed %s", e.Field, e.Field)
+	bits := e.Bits
+	if bits == 0 {
+		bits = 64
+	}
+	return fmt.Sprintf("%s overflows %d bits. Fix: reduce the sizes or counts that feed %s", e.Field, bits, e.Field)
 }
 
 // Add returns a+b, or an *OverflowError naming field when the sum does not fit.

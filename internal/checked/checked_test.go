@@ -41,6 +41,23 @@ func TestAddMul(t *testing.T) {
 	}
 }
 
+func TestOverflowErrorWidth(t *testing.T) {
+	tests := []struct {
+		name string
+		err  OverflowError
+		want string
+	}{
+		{"default 64", OverflowError{Field: "queue bytes"}, "queue bytes overflows 64 bits. Fix: reduce the sizes or counts that feed queue bytes"},
+		{"explicit 64", OverflowError{Field: "queue bytes", Bits: 64}, "queue bytes overflows 64 bits. Fix: reduce the sizes or counts that feed queue bytes"},
+		{"32", OverflowError{Field: "projected speedup bps", Bits: 32}, "projected speedup bps overflows 32 bits. Fix: reduce the sizes or counts that feed projected speedup bps"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, tc.err.Error())
+		})
+	}
+}
+
 func TestSum(t *testing.T) {
 	s, err := Sum("x", 1, 2, 3)
 	require.NoError(t, err)
