@@ -139,7 +139,8 @@ func stageRequiredBytes(s LaunchFusionStage) (uint64, error) {
 // FusionDuplicateStage; FusionStageOverBudget; overflow labels "stage io
 // bytes", "stage required bytes", "fused scratch bytes", "fused output
 // bytes", "avoided intermediate bytes", "total avoided intermediate bytes",
-// "launch count" and "avoided launches".
+// and, for the 32-bit counts (Bits 32), "launch count" and "avoided
+// launches".
 func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchFusionPlan, error) {
 	if maxGroupBytes == 0 {
 		return LaunchFusionPlan{}, &FusionError{Kind: FusionZeroBudget}
@@ -206,11 +207,11 @@ func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchF
 		i = j
 	}
 	if uint64(len(groups)) > math.MaxUint32 {
-		return LaunchFusionPlan{}, &checked.OverflowError{Field: "launch count"}
+		return LaunchFusionPlan{}, &checked.OverflowError{Field: "launch count", Bits: 32}
 	}
 	avoidedLaunches := uint64(len(stages) - len(groups))
 	if avoidedLaunches > math.MaxUint32 {
-		return LaunchFusionPlan{}, &checked.OverflowError{Field: "avoided launches"}
+		return LaunchFusionPlan{}, &checked.OverflowError{Field: "avoided launches", Bits: 32}
 	}
 	return LaunchFusionPlan{
 		Groups:                   groups,
