@@ -64,7 +64,8 @@ type TokenFactExecutionRequest struct {
 	// Identity is the plan-cache identity (graph layout hash, analysis kind,
 	// device key).
 	Identity megakernel.PlanIdentity
-	// Sample is the measured dispatch used for topology selection.
+	// Sample is the measured dispatch used for topology selection: a finite
+	// dispatch cost above 0 and a finite frontier density in [0, 1].
 	Sample megakernel.ScheduleSample
 	// Layout is the token/fact graph's byte envelope.
 	Layout TokenFactGraphLayout
@@ -73,9 +74,10 @@ type TokenFactExecutionRequest struct {
 	// BudgetBytes is the device memory budget for graph, payload, queue and
 	// frontier buffers together.
 	BudgetBytes uint64
-	// LaunchOverheadNS is the per-launch overhead in nanoseconds.
+	// LaunchOverheadNS is the per-launch overhead in nanoseconds, finite and
+	// at least 0.
 	LaunchOverheadNS float64
-	// FusionPressure in [0, 1].
+	// FusionPressure is finite and in [0, 1].
 	FusionPressure float64
 	// QueueSizing picks the 0.6.1 queue (default) or the post-0.6.1
 	// expansion-headroom queue.
@@ -147,6 +149,53 @@ type TokenFactExecutionEnvelope struct {
 	TotalResidentBytes      uint64                 `json:"total_resident_bytes"`
 }
 
+// InvalidFloatError reports a float input of a TokenFactExecutionRequest
+// that is NaN, infinite or outside its range.
+type InvalidFloatError struct {
+	// Field is the input's path: "sample.dispatch_cost_ns",
+	// "sample.frontier_density", "launch_overhead_ns" or "fusion_pressure".
+	Field string
+	// Value is the rejected value.
+	Value float64
+	// Want says which values are accepted.
+	Want string
+	// Fix says how to correct the input.
+	Fix string
+}
+
+// Error implements the error interface; it names the field and ends with a Fix.
+func (e *InvalidFloatError) Error() string {
+	return fmt.Sprintf("%s is %v, not %s. Fix: %s", e.Field, e.Value, e.Want, e.Fix)
+}
+
+// CheckFloatInputs checks every float input of the request, in this order:
+// Sample.DispatchCostNS must be finite and above 0, Sample.FrontierDensity
+// finite and in [0, 1], LaunchOverheadNS finite and at least 0, and
+// FusionPressure finite and in [0, 1]. The first bad one is returned as an
+// *InvalidFloatError naming its field. PlanTokenFactFrontierExecution runs
+// it before anything else.
+func (req *TokenFactExecutionRequest) CheckFloatInputs() error {
+	bad := func(field string, v float64, want, fix string) error {
+		return &InvalidFloatError{Field: field, Value: v, Want: want, Fix: fix}
+	}
+	s := req.Sample
+	switch {
+	case !checked.Finite(s.DispatchCostNS) || s.DispatchCostNS <= 0:
+		return bad("sample.dispatch_cost_ns", s.DispatchCostNS, "a finite number of nanoseconds above 0",
+			"give the measured dispatch cost in nanoseconds, above 0")
+	case !checked.Finite(s.FrontierDensity) || s.FrontierDensity < 0 || s.FrontierDensity > 1:
+		return bad("sample.frontier_density", s.FrontierDensity, "a finite fraction in [0, 1]",
+			"give the active fraction of the frontier, between 0 and 1")
+	case !checked.Finite(req.LaunchOverheadNS) || req.LaunchOverheadNS < 0:
+		return bad("launch_overhead_ns", req.LaunchOverheadNS, "a finite number of nanoseconds, 0 or more",
+			"give the per-launch overhead in nanoseconds, 0 or more")
+	case !checked.Finite(req.FusionPressure) || req.FusionPressure < 0 || req.FusionPressure > 1:
+		return bad("fusion_pressure", req.FusionPressure, "a finite pressure in [0, 1]",
+			"give a fusion pressure between 0 and 1")
+	}
+	return nil
+}
+
 // ActiveItemWaveCountMismatchError reports a frontier input whose active
 // item list and wave list differ in length.
 type ActiveItemWaveCountMismatchError struct {
@@ -214,6 +263,7 @@ func (e *WorkQueuePlanError) Unwrap() error { return e.Err }
 // PlanTokenFactFrontierExecution plans a frontier run over a resident
 // token/fact graph (vyre 0.6.1 plan_cuda_token_fact_frontier_execution):
 //
+//  0. every float input must be finite and in range (CheckFloatInputs);
 //  1. len(active_items) must equal len(waves);
 //  2. resident graph = node_bytes + edge_bytes, which must be non-zero;
 //  3. graph + payload must equal the layout's resident_bytes;
@@ -229,13 +279,16 @@ func (e *WorkQueuePlanError) Unwrap() error { return e.Err }
 //     widths, the waves, their dependencies and the scheduler budget;
 //  8. total required = frontier required + payload + queue resident.
 //
-// Errors, in that order: *ActiveItemWaveCountMismatchError,
+// Errors, in that order: *InvalidFloatError, *ActiveItemWaveCountMismatchError,
 // ZeroResidentGraphBytesError, *ResidentGraphByteEnvelopeMismatchError,
 // *PayloadExceedsBudgetError, *WorkQueuePlanError, *FrontierPlanError and
 // *checked.OverflowError ("resident graph bytes", "resident graph envelope
 // bytes", "total active items", "fused wave bytes" for the expansion variant's
 // largest wave, "total required bytes"). A nil cache plans through a single-use cache.
 func PlanTokenFactFrontierExecution(cache *megakernel.PlanCache, req TokenFactExecutionRequest) (TokenFactExecutionPlan, error) {
+	if err := req.CheckFloatInputs(); err != nil {
+		return TokenFactExecutionPlan{}, err
+	}
 	in := req.Frontier
 	if len(in.ActiveItems) != len(in.Waves) {
 		return TokenFactExecutionPlan{}, &ActiveItemWaveCountMismatchError{Waves: len(in.Waves), ActiveItems: len(in.ActiveItems)}

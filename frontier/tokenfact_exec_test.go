@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
@@ -186,6 +187,67 @@ func TestTokenFactExecutionErrors(t *testing.T) {
 	req.QueueSizing = 9
 	_, err = PlanTokenFactFrontierExecution(nil, req)
 	assert.ErrorContains(t, err, "Fix:")
+}
+
+func TestTokenFactExecutionFloatInputs(t *testing.T) {
+	nan, inf := math.NaN(), math.Inf(1)
+	tests := []struct {
+		name  string
+		edit  func(r *TokenFactExecutionRequest)
+		field string
+		value float64
+	}{
+		{"dispatch cost NaN", func(r *TokenFactExecutionRequest) { r.Sample.DispatchCostNS = nan }, "sample.dispatch_cost_ns", nan},
+		{"dispatch cost +Inf", func(r *TokenFactExecutionRequest) { r.Sample.DispatchCostNS = inf }, "sample.dispatch_cost_ns", inf},
+		{"dispatch cost -Inf", func(r *TokenFactExecutionRequest) { r.Sample.DispatchCostNS = -inf }, "sample.dispatch_cost_ns", -inf},
+		{"dispatch cost 0", func(r *TokenFactExecutionRequest) { r.Sample.DispatchCostNS = 0 }, "sample.dispatch_cost_ns", 0},
+		{"dispatch cost negative", func(r *TokenFactExecutionRequest) { r.Sample.DispatchCostNS = -1 }, "sample.dispatch_cost_ns", -1},
+		{"density NaN", func(r *TokenFactExecutionRequest) { r.Sample.FrontierDensity = nan }, "sample.frontier_density", nan},
+		{"density +Inf", func(r *TokenFactExecutionRequest) { r.Sample.FrontierDensity = inf }, "sample.frontier_density", inf},
+		{"density above 1", func(r *TokenFactExecutionRequest) { r.Sample.FrontierDensity = 1.5 }, "sample.frontier_density", 1.5},
+		{"density negative", func(r *TokenFactExecutionRequest) { r.Sample.FrontierDensity = -0.1 }, "sample.frontier_density", -0.1},
+		{"launch overhead NaN", func(r *TokenFactExecutionRequest) { r.LaunchOverheadNS = nan }, "launch_overhead_ns", nan},
+		{"launch overhead +Inf", func(r *TokenFactExecutionRequest) { r.LaunchOverheadNS = inf }, "launch_overhead_ns", inf},
+		{"launch overhead negative", func(r *TokenFactExecutionRequest) { r.LaunchOverheadNS = -1 }, "launch_overhead_ns", -1},
+		{"fusion pressure NaN", func(r *TokenFactExecutionRequest) { r.FusionPressure = nan }, "fusion_pressure", nan},
+		{"fusion pressure -Inf", func(r *TokenFactExecutionRequest) { r.FusionPressure = -inf }, "fusion_pressure", -inf},
+		{"fusion pressure above 1", func(r *TokenFactExecutionRequest) { r.FusionPressure = 2 }, "fusion_pressure", 2},
+		// The fields are checked in order, and before everything else.
+		{"density before fusion", func(r *TokenFactExecutionRequest) { r.Sample.FrontierDensity, r.FusionPressure = nan, inf }, "sample.frontier_density", nan},
+		{"floats before active items", func(r *TokenFactExecutionRequest) {
+			r.Frontier.ActiveItems = nil
+			r.LaunchOverheadNS = nan
+		}, "launch_overhead_ns", nan},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req := specExecRequest(t)
+			tc.edit(&req)
+			_, err := PlanTokenFactFrontierExecution(nil, req)
+			var fe *InvalidFloatError
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tc.field, fe.Field)
+			if math.IsNaN(tc.value) {
+				assert.True(t, math.IsNaN(fe.Value))
+			} else {
+				assert.Equal(t, tc.value, fe.Value)
+			}
+			assert.True(t, strings.HasPrefix(err.Error(), tc.field+" is "), err.Error())
+			assert.Equal(t, 1, strings.Count(err.Error(), "Fix:"), err.Error())
+			_, err = PlanTokenFactFrontierExecutionEnvelope(nil, req, WarmResident)
+			require.ErrorAs(t, err, &fe)
+		})
+	}
+	// The bounds themselves are accepted.
+	req := specExecRequest(t)
+	req.Sample.FrontierDensity, req.LaunchOverheadNS, req.FusionPressure = 0, 0, 1
+	require.NoError(t, req.CheckFloatInputs())
+	req.Sample.FrontierDensity, req.FusionPressure = 1, 0
+	_, err := PlanTokenFactFrontierExecution(nil, req)
+	require.NoError(t, err)
+	assert.Equal(t, "sample.frontier_density is NaN, not a finite fraction in [0, 1]. Fix: give the active fraction of the frontier, between 0 and 1",
+		(&InvalidFloatError{Field: "sample.frontier_density", Value: math.NaN(), Want: "a finite fraction in [0, 1]",
+			Fix: "give the active fraction of the frontier, between 0 and 1"}).Error())
 }
 
 func TestTokenFactExecutionEmptyFrontier(t *testing.T) {

@@ -1,12 +1,12 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
 	"github.com/gpuplan/gpuplan/megakernel"
 )
@@ -189,24 +189,20 @@ func tokenfactCheck(source string, in *tokenfactInput) (frontier.TokenFactExecut
 	if err != nil {
 		return frontier.TokenFactExecutionRequest{}, &strictjson.Error{Source: source, Field: "analysis_kind", Msg: err.Error()}
 	}
-	bad := func(field, msg, fix string) error {
-		return &strictjson.Error{Source: source, Field: field, Msg: msg, Fix: fix}
-	}
 	s := in.Sample
-	switch {
-	case !checked.Finite(s.DispatchCostNS) || s.DispatchCostNS <= 0:
-		return frontier.TokenFactExecutionRequest{}, bad("sample.dispatch_cost_ns", fmt.Sprintf("dispatch cost %v is not a positive number of nanoseconds", s.DispatchCostNS), "give the measured dispatch cost in nanoseconds, above 0")
-	case !checked.Finite(s.FrontierDensity) || s.FrontierDensity < 0 || s.FrontierDensity > 1:
-		return frontier.TokenFactExecutionRequest{}, bad("sample.frontier_density", fmt.Sprintf("frontier density %v is outside [0, 1]", s.FrontierDensity), "give the active fraction of the frontier between 0 and 1")
-	case !checked.Finite(in.LaunchOverheadNS) || in.LaunchOverheadNS < 0:
-		return frontier.TokenFactExecutionRequest{}, bad("launch_overhead_ns", fmt.Sprintf("launch overhead %v is negative", in.LaunchOverheadNS), "give the per-launch overhead in nanoseconds, 0 or more")
-	case !checked.Finite(in.FusionPressure) || in.FusionPressure < 0 || in.FusionPressure > 1:
-		return frontier.TokenFactExecutionRequest{}, bad("fusion_pressure", fmt.Sprintf("fusion pressure %v is outside [0, 1]", in.FusionPressure), "give a fusion pressure between 0 and 1")
-	}
 	req := frontier.TokenFactExecutionRequest{
 		Identity:    megakernel.PlanIdentity{GraphLayoutHash: in.GraphLayoutHash, Kind: kind, Device: in.Device},
 		Sample:      megakernel.ScheduleSample{DispatchCostNS: s.DispatchCostNS, FrontierDensity: s.FrontierDensity, ReadbackBytes: s.ReadbackBytes},
 		BudgetBytes: in.BudgetBytes, LaunchOverheadNS: in.LaunchOverheadNS, FusionPressure: in.FusionPressure,
+	}
+	// The planner checks the float inputs too; checking them here reports
+	// them before the graph is built, as input errors of this file.
+	if err := req.CheckFloatInputs(); err != nil {
+		var fe *frontier.InvalidFloatError
+		if errors.As(err, &fe) {
+			err = &strictjson.Error{Source: source, Field: fe.Field, Msg: fmt.Sprintf("%v is not %s", fe.Value, fe.Want), Fix: fe.Fix}
+		}
+		return frontier.TokenFactExecutionRequest{}, err
 	}
 	if in.QueueSizing != nil {
 		req.QueueSizing = *in.QueueSizing

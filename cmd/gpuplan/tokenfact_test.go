@@ -65,7 +65,7 @@ func TestTokenfactCommand(t *testing.T) {
 			stderr: []string{`field "analysis_kind"`, "custom:<integer>"}},
 		{name: "density", args: []string{"tokenfact", "-"}, code: exitFailure,
 			stdin:  tokenfactEdit(t, func(m map[string]any) { sub(m, "sample")["frontier_density"] = 1.5 }),
-			stderr: []string{`field "sample.frontier_density"`, "outside [0, 1]"}},
+			stderr: []string{`<stdin>: field "sample.frontier_density": 1.5 is not a finite fraction in [0, 1]. Fix: give the active fraction of the frontier, between 0 and 1` + "\n"}},
 		{name: "dispatch cost", args: []string{"tokenfact", "-"}, code: exitFailure,
 			stdin:  tokenfactEdit(t, func(m map[string]any) { sub(m, "sample")["dispatch_cost_ns"] = 0 }),
 			stderr: []string{`field "sample.dispatch_cost_ns"`}},
