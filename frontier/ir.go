@@ -87,22 +87,39 @@ type IRPlan struct {
 // DuplicateNodeError reports a node id that appears twice in the node list.
 type DuplicateNodeError struct {
 	NodeID uint32
+	Index  int // position of the repeated id in the node list
 }
 
-// Error implements the error interface; the message ends with a Fix.
+// Field returns the input path of the repeated id, for example "nodes[3].id".
+func (e *DuplicateNodeError) Field() string { return fmt.Sprintf("nodes[%d].id", e.Index) }
+
+// Error implements the error interface; it names the field and ends with a Fix.
 func (e *DuplicateNodeError) Error() string {
-	return fmt.Sprintf("DuplicateNode: node id %d appears more than once. Fix: give every frontier IR node a unique id", e.NodeID)
+	return fmt.Sprintf("DuplicateNode: %s: node id %d appears more than once. Fix: give every frontier IR node a unique id", e.Field(), e.NodeID)
 }
 
 // UnknownDependencyNodeError reports a dependency endpoint that names no node.
 type UnknownDependencyNodeError struct {
+	Dependency    int // dependency index in input order
 	Before, After uint32
 	NodeID        uint32 // the endpoint that is missing
 }
 
-// Error implements the error interface; the message ends with a Fix.
+// Field returns the input path of the missing endpoint, for example
+// "dependencies[2].after"; Before is checked first, so a dependency whose
+// endpoints are both missing names before.
+func (e *UnknownDependencyNodeError) Field() string {
+	end := "after"
+	if e.NodeID == e.Before {
+		end = "before"
+	}
+	return fmt.Sprintf("dependencies[%d].%s", e.Dependency, end)
+}
+
+// Error implements the error interface; it names the field and ends with a Fix.
 func (e *UnknownDependencyNodeError) Error() string {
-	return fmt.Sprintf("UnknownDependencyNode: dependency %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the dependency", e.Before, e.After, e.NodeID, e.NodeID)
+	return fmt.Sprintf("UnknownDependencyNode: %s: dependency %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the dependency",
+		e.Field(), e.Before, e.After, e.NodeID, e.NodeID)
 }
 
 // CycleError reports that the dependencies form a cycle; UnscheduledNodes
@@ -135,10 +152,11 @@ const maxIRIndex = math.MaxInt32
 // PlanFrontierTypedIR builds Kahn layers over nodes and deps. Each layer is
 // sorted by (domain, id) and becomes one FrontierWave.
 //
-// Errors, checked in this order: an unknown domain value,
-// *DuplicateNodeError (the id whose second occurrence comes first in input
-// order), *PlanTooLargeError, *UnknownDependencyNodeError (first bad
-// dependency in input order, Before checked before After), *CycleError, and
+// Errors, checked in this order: an unknown domain value (naming
+// nodes[i].domain), *DuplicateNodeError (the id whose second occurrence
+// comes first in input order, at nodes[i].id), *PlanTooLargeError,
+// *UnknownDependencyNodeError (first bad dependency in input order, Before
+// checked before After, at dependencies[k].before or .after), *CycleError, and
 // *checked.OverflowError for a wave's active-item sum. A self dependency is a
 // cycle. Duplicate dependencies are harmless.
 //
@@ -150,18 +168,18 @@ func PlanFrontierTypedIR(nodes []IRNode, deps []IRDependency) (IRPlan, error) {
 
 func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan, error) {
 	n := len(nodes)
-	for _, nd := range nodes {
+	for i, nd := range nodes {
 		if !nd.Domain.Valid() {
-			return IRPlan{}, fmt.Errorf("node %d: unknown domain %d. Fix: use parser, semantic, dataflow or diagnostic", nd.ID, uint8(nd.Domain))
+			return IRPlan{}, fmt.Errorf("nodes[%d].domain: node %d has unknown domain %d. Fix: use parser, semantic, dataflow or diagnostic", i, nd.ID, uint8(nd.Domain))
 		}
 	}
 	if n > math.MaxUint32 {
 		// Positions are 32-bit; no real input gets here.
 		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
 	}
-	index, dupID, dup := newIDIndex(n, func(i int) uint32 { return nodes[i].ID })
+	index, dupPos, dup := newIDIndex(n, func(i int) uint32 { return nodes[i].ID })
 	if dup {
-		return IRPlan{}, &DuplicateNodeError{NodeID: dupID}
+		return IRPlan{}, &DuplicateNodeError{NodeID: nodes[dupPos].ID, Index: dupPos}
 	}
 	if n > limit {
 		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
@@ -177,11 +195,11 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 	for k, d := range deps {
 		b32, ok := index.lookup(d.Before)
 		if !ok {
-			return IRPlan{}, &UnknownDependencyNodeError{Before: d.Before, After: d.After, NodeID: d.Before}
+			return IRPlan{}, &UnknownDependencyNodeError{Dependency: k, Before: d.Before, After: d.After, NodeID: d.Before}
 		}
 		a32, ok := index.lookup(d.After)
 		if !ok {
-			return IRPlan{}, &UnknownDependencyNodeError{Before: d.Before, After: d.After, NodeID: d.After}
+			return IRPlan{}, &UnknownDependencyNodeError{Dependency: k, Before: d.Before, After: d.After, NodeID: d.After}
 		}
 		b, a := int32(b32), int32(a32) // positions < n <= limit <= MaxInt32
 		src[k], dst[k] = b, a
@@ -337,8 +355,9 @@ type idIndex struct {
 const absentPos = math.MaxUint32
 
 // newIDIndex indexes n ids (n < 2^32). When an id repeats it returns the
-// id whose second occurrence comes first in input order, and dup = true.
-func newIDIndex(n int, id func(int) uint32) (x idIndex, dupID uint32, dup bool) {
+// position of the first repetition in input order (the id's second
+// occurrence that comes first), and dup = true.
+func newIDIndex(n int, id func(int) uint32) (x idIndex, dupPos int, dup bool) {
 	var maxID uint32
 	for i := 0; i < n; i++ {
 		maxID = max(maxID, id(i))
@@ -351,7 +370,7 @@ func newIDIndex(n int, id func(int) uint32) (x idIndex, dupID uint32, dup bool) 
 		for i := 0; i < n; i++ {
 			v := id(i)
 			if x.dense[v] != absentPos {
-				return idIndex{}, v, true
+				return idIndex{}, i, true
 			}
 			x.dense[v] = uint32(i)
 		}
@@ -369,7 +388,7 @@ func newIDIndex(n int, id func(int) uint32) (x idIndex, dupID uint32, dup bool) 
 		}
 	}
 	if first != math.MaxUint64 {
-		return idIndex{}, id(int(first)), true
+		return idIndex{}, int(first), true
 	}
 	return x, 0, false
 }

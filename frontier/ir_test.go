@@ -78,11 +78,13 @@ func TestPlanFrontierTypedIRErrors(t *testing.T) {
 		want  error
 	}{
 		{"duplicate node before unknown dependency", []IRNode{p(1), p(2), p(1)}, []IRDependency{{Before: 8, After: 1}},
-			&DuplicateNodeError{NodeID: 1}},
+			&DuplicateNodeError{NodeID: 1, Index: 2}},
+		{"earliest repetition", []IRNode{p(5), p(1), p(1), p(5)}, nil,
+			&DuplicateNodeError{NodeID: 1, Index: 2}},
 		{"unknown before", []IRNode{p(1)}, []IRDependency{{Before: 8, After: 9}},
-			&UnknownDependencyNodeError{Before: 8, After: 9, NodeID: 8}},
-		{"unknown after", []IRNode{p(1)}, []IRDependency{{Before: 1, After: 9}},
-			&UnknownDependencyNodeError{Before: 1, After: 9, NodeID: 9}},
+			&UnknownDependencyNodeError{Dependency: 0, Before: 8, After: 9, NodeID: 8}},
+		{"unknown after", []IRNode{p(1)}, []IRDependency{{Before: 1, After: 1}, {Before: 1, After: 9}},
+			&UnknownDependencyNodeError{Dependency: 1, Before: 1, After: 9, NodeID: 9}},
 		{"two cycle", []IRNode{p(0), p(1), p(2)}, []IRDependency{{Before: 0, After: 1}, {Before: 1, After: 0}},
 			&CycleError{UnscheduledNodes: 2}},
 		{"self dependency is a cycle", []IRNode{p(0), p(1)}, []IRDependency{{Before: 1, After: 1}},
@@ -96,8 +98,37 @@ func TestPlanFrontierTypedIRErrors(t *testing.T) {
 			assert.Contains(t, err.Error(), "Fix:")
 		})
 	}
-	_, err := PlanFrontierTypedIR([]IRNode{{ID: 1, Domain: Domain(7)}}, nil)
-	require.ErrorContains(t, err, "unknown domain")
+	_, err := PlanFrontierTypedIR([]IRNode{{ID: 1}, {ID: 2, Domain: Domain(7)}}, nil)
+	require.EqualError(t, err, "nodes[1].domain: node 2 has unknown domain 7. Fix: use parser, semantic, dataflow or diagnostic")
+}
+
+func TestFrontierIRErrorPaths(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   interface{ Field() string }
+		field string
+		msg   string
+	}{
+		{"duplicate", &DuplicateNodeError{NodeID: 4, Index: 3}, "nodes[3].id",
+			"DuplicateNode: nodes[3].id: node id 4 appears more than once. Fix: give every frontier IR node a unique id"},
+		{"unknown before", &UnknownDependencyNodeError{Dependency: 2, Before: 8, After: 9, NodeID: 8}, "dependencies[2].before",
+			"UnknownDependencyNode: dependencies[2].before: dependency 8 -> 9 names node id 8, which is not in the node list. Fix: add node 8 or remove the dependency"},
+		{"unknown after", &UnknownDependencyNodeError{Dependency: 0, Before: 1, After: 9, NodeID: 9}, "dependencies[0].after",
+			"UnknownDependencyNode: dependencies[0].after: dependency 1 -> 9 names node id 9, which is not in the node list. Fix: add node 9 or remove the dependency"},
+		{"self dependency on a missing node", &UnknownDependencyNodeError{Dependency: 1, Before: 7, After: 7, NodeID: 7}, "dependencies[1].before",
+			"UnknownDependencyNode: dependencies[1].before: dependency 7 -> 7 names node id 7, which is not in the node list. Fix: add node 7 or remove the dependency"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.field, tc.err.Field())
+			assert.EqualError(t, tc.err.(error), tc.msg)
+		})
+	}
+	// errors.As still finds the types through a wrapper.
+	_, err := PlanFrontierTypedIR([]IRNode{{ID: 1}}, []IRDependency{{Before: 1, After: 1}, {Before: 3, After: 1}})
+	var ue *UnknownDependencyNodeError
+	require.ErrorAs(t, fmt.Errorf("frontier: %w", err), &ue)
+	assert.Equal(t, "dependencies[1].before", ue.Field())
 }
 
 func TestPlanFrontierTypedIRTooLarge(t *testing.T) {
@@ -334,20 +365,20 @@ func TestIDIndexDenseAndSparse(t *testing.T) {
 		for i := range ids {
 			ids[i] = uint32(r.Int64N(int64(spread)))
 		}
-		// Reference with a map: the id whose second occurrence comes first.
+		// Reference with a map: the position of the first repetition.
 		seen := map[uint32]int{}
-		wantDup, haveDup := uint32(0), false
-		for _, v := range ids {
+		wantPos, haveDup := 0, false
+		for i, v := range ids {
 			if _, ok := seen[v]; ok {
-				wantDup, haveDup = v, true
+				wantPos, haveDup = i, true
 				break
 			}
 			seen[v] = len(seen)
 		}
-		x, dupID, dup := newIDIndex(n, func(i int) uint32 { return ids[i] })
+		x, dupPos, dup := newIDIndex(n, func(i int) uint32 { return ids[i] })
 		require.Equal(t, haveDup, dup, "seed %d", seed)
 		if dup {
-			require.Equal(t, wantDup, dupID, "seed %d", seed)
+			require.Equal(t, wantPos, dupPos, "seed %d", seed)
 			continue
 		}
 		for i, v := range ids {

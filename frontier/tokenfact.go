@@ -143,11 +143,15 @@ func (g *TokenFactGraph) OutDegree(i int) uint32 { return g.RowOffsets[i+1] - g.
 // DuplicateTokenFactNodeError is vyre's DuplicateNode for token/fact graphs.
 type DuplicateTokenFactNodeError struct {
 	NodeID uint32
+	Index  int // position of the repeated id in the node list
 }
 
-// Error implements the error interface; the message ends with a Fix.
+// Field returns the input path of the repeated id, for example "nodes[3].id".
+func (e *DuplicateTokenFactNodeError) Field() string { return fmt.Sprintf("nodes[%d].id", e.Index) }
+
+// Error implements the error interface; it names the field and ends with a Fix.
 func (e *DuplicateTokenFactNodeError) Error() string {
-	return fmt.Sprintf("DuplicateNode: token/fact node id %d appears more than once. Fix: give every node a unique id", e.NodeID)
+	return fmt.Sprintf("DuplicateNode: %s: token/fact node id %d appears more than once. Fix: give every node a unique id", e.Field(), e.NodeID)
 }
 
 // UnknownEdgeNodeError reports an edge endpoint that names no node.
@@ -157,9 +161,21 @@ type UnknownEdgeNodeError struct {
 	NodeID   uint32 // the missing endpoint
 }
 
-// Error implements the error interface; the message ends with a Fix.
+// Field returns the input path of the missing endpoint, for example
+// "edges[2].to"; From is checked first, so an edge whose endpoints are both
+// missing names from.
+func (e *UnknownEdgeNodeError) Field() string {
+	end := "to"
+	if e.NodeID == e.From {
+		end = "from"
+	}
+	return fmt.Sprintf("edges[%d].%s", e.Edge, end)
+}
+
+// Error implements the error interface; it names the field and ends with a Fix.
 func (e *UnknownEdgeNodeError) Error() string {
-	return fmt.Sprintf("UnknownEdgeNode: edges[%d] %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the edge", e.Edge, e.From, e.To, e.NodeID, e.NodeID)
+	return fmt.Sprintf("UnknownEdgeNode: %s: edge %d -> %d names node id %d, which is not in the node list. Fix: add node %d or remove the edge",
+		e.Field(), e.From, e.To, e.NodeID, e.NodeID)
 }
 
 // PayloadOverflowError reports a node whose payload_offset+payload_len does
@@ -206,8 +222,9 @@ func (e *CsrIndexOverflowError) Error() string {
 // Nodes keep input order; edges are grouped by source node (a stable
 // counting sort), keeping input order within a row.
 //
-// Errors, in this order: an unknown node kind, *DuplicateTokenFactNodeError
-// (the id whose second occurrence comes first in input order), then for
+// Errors, in this order: an unknown node kind (naming nodes[i].kind),
+// *DuplicateTokenFactNodeError (the id whose second occurrence comes first
+// in input order, at nodes[i].id), then for
 // the first bad edge *UnknownEdgeNodeError (From before To) or an unknown
 // edge kind, *PayloadOverflowError and *PayloadOutOfBoundsError (per node in
 // input order), *CsrIndexOverflowError (node count, then edge count, above
@@ -217,18 +234,18 @@ func BuildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 }
 
 func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBytes uint32, limit int) (*TokenFactGraph, error) {
-	for _, n := range nodes {
+	for i, n := range nodes {
 		if int(n.Kind) >= len(nodeKindNames) {
-			return nil, fmt.Errorf("node %d: unknown node kind %d. Fix: use one of %v", n.ID, n.Kind, nodeKindNames)
+			return nil, fmt.Errorf("nodes[%d].kind: node %d has unknown node kind %d. Fix: use one of %v", i, n.ID, uint8(n.Kind), nodeKindNames)
 		}
 	}
 	if len(nodes) > math.MaxUint32 {
 		// Positions are 32-bit; no real input gets here.
 		return nil, &CsrIndexOverflowError{Field: "node count", Count: len(nodes), Limit: limit}
 	}
-	index, dupID, dup := newIDIndex(len(nodes), func(i int) uint32 { return nodes[i].ID })
+	index, dupPos, dup := newIDIndex(len(nodes), func(i int) uint32 { return nodes[i].ID })
 	if dup {
-		return nil, &DuplicateTokenFactNodeError{NodeID: dupID}
+		return nil, &DuplicateTokenFactNodeError{NodeID: nodes[dupPos].ID, Index: dupPos}
 	}
 	src := make([]uint32, len(edges))
 	dst := make([]uint32, len(edges))
@@ -242,7 +259,7 @@ func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 			return nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.To}
 		}
 		if int(e.Kind) >= len(edgeKindNames) {
-			return nil, fmt.Errorf("edges[%d]: unknown edge kind %d. Fix: use one of %v", k, e.Kind, edgeKindNames)
+			return nil, fmt.Errorf("edges[%d].kind: edge %d -> %d has unknown edge kind %d. Fix: use one of %v", k, e.From, e.To, uint8(e.Kind), edgeKindNames)
 		}
 		src[k], dst[k] = s, d
 	}

@@ -97,7 +97,9 @@ func TestBuildTokenFactGraphErrors(t *testing.T) {
 		want    error
 	}{
 		{"duplicate before unknown edge", []TokenFactNode{tok(1, 0, 0), tok(1, 0, 0)}, []TokenFactEdge{{From: 7, To: 1}}, 0,
-			&DuplicateTokenFactNodeError{NodeID: 1}},
+			&DuplicateTokenFactNodeError{NodeID: 1, Index: 1}},
+		{"earliest repetition", []TokenFactNode{tok(5, 0, 0), tok(1, 0, 0), tok(1, 0, 0), tok(5, 0, 0)}, nil, 0,
+			&DuplicateTokenFactNodeError{NodeID: 1, Index: 2}},
 		{"unknown from", []TokenFactNode{tok(1, 0, 0)}, []TokenFactEdge{{From: 1, To: 1}, {From: 7, To: 8}}, 0,
 			&UnknownEdgeNodeError{Edge: 1, From: 7, To: 8, NodeID: 7}},
 		{"unknown to", []TokenFactNode{tok(1, 0, 0)}, []TokenFactEdge{{From: 1, To: 8}}, 0,
@@ -124,10 +126,37 @@ func TestBuildTokenFactGraphErrors(t *testing.T) {
 	_, err = buildTokenFactGraph([]TokenFactNode{tok(0, 0, 0)}, make([]TokenFactEdge, 3), 0, 2)
 	assert.Equal(t, &CsrIndexOverflowError{Field: "edge count", Count: 3, Limit: 2}, err)
 	assert.Contains(t, err.Error(), "Fix:")
-	_, err = BuildTokenFactGraph([]TokenFactNode{{ID: 1, Kind: 9}}, nil, 0)
-	assert.ErrorContains(t, err, "unknown node kind")
-	_, err = BuildTokenFactGraph([]TokenFactNode{{ID: 1}}, []TokenFactEdge{{From: 1, To: 1, Kind: 9}}, 0)
-	assert.ErrorContains(t, err, "unknown edge kind")
+	_, err = BuildTokenFactGraph([]TokenFactNode{{ID: 1}, {ID: 2, Kind: 9}}, nil, 0)
+	assert.EqualError(t, err, "nodes[1].kind: node 2 has unknown node kind 9. Fix: use one of [token macro_expansion semantic fact diagnostic]")
+	_, err = BuildTokenFactGraph([]TokenFactNode{{ID: 1}}, []TokenFactEdge{{From: 1, To: 1}, {From: 1, To: 1, Kind: 9}}, 0)
+	assert.EqualError(t, err, "edges[1].kind: edge 1 -> 1 has unknown edge kind 9. Fix: use one of [token_flow macro_expansion semantic_fact fact_dependency diagnostic_provenance]")
+}
+
+func TestTokenFactErrorPaths(t *testing.T) {
+	tests := []struct {
+		name  string
+		err   interface{ Field() string }
+		field string
+		msg   string
+	}{
+		{"duplicate", &DuplicateTokenFactNodeError{NodeID: 1, Index: 3}, "nodes[3].id",
+			"DuplicateNode: nodes[3].id: token/fact node id 1 appears more than once. Fix: give every node a unique id"},
+		{"unknown from", &UnknownEdgeNodeError{Edge: 1, From: 7, To: 8, NodeID: 7}, "edges[1].from",
+			"UnknownEdgeNode: edges[1].from: edge 7 -> 8 names node id 7, which is not in the node list. Fix: add node 7 or remove the edge"},
+		{"unknown to", &UnknownEdgeNodeError{Edge: 0, From: 1, To: 8, NodeID: 8}, "edges[0].to",
+			"UnknownEdgeNode: edges[0].to: edge 1 -> 8 names node id 8, which is not in the node list. Fix: add node 8 or remove the edge"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.field, tc.err.Field())
+			assert.EqualError(t, tc.err.(error), tc.msg)
+		})
+	}
+	// errors.As still finds the type through a wrapper.
+	_, err := BuildTokenFactGraph([]TokenFactNode{{ID: 4}, {ID: 4}}, nil, 0)
+	var de *DuplicateTokenFactNodeError
+	require.ErrorAs(t, fmt.Errorf("graph: %w", err), &de)
+	assert.Equal(t, "nodes[1].id", de.Field())
 }
 
 func TestTokenFactKindsJSON(t *testing.T) {

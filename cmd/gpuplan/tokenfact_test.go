@@ -79,7 +79,7 @@ func TestTokenfactCommand(t *testing.T) {
 			stdin: tokenfactEdit(t, func(m map[string]any) {
 				sub(m, "graph")["nodes"].([]any)[2].(map[string]any)["id"] = 1
 			}),
-			stderr: []string{"graph: DuplicateNode: token/fact node id 1"}},
+			stderr: []string{"gpuplan tokenfact: graph: DuplicateNode: nodes[2].id: token/fact node id 1 appears more than once. Fix: give every node a unique id\n"}},
 		{name: "payload out of bounds", args: []string{"tokenfact", "-"}, code: exitFailure,
 			stdin:  tokenfactEdit(t, func(m map[string]any) { sub(m, "graph")["payload_bytes"] = 40 }),
 			stderr: []string{"PayloadOutOfBounds: node 3"}},
@@ -96,7 +96,7 @@ func TestTokenfactCommand(t *testing.T) {
 			stdin: tokenfactEdit(t, func(m map[string]any) {
 				sub(m, "frontier")["dependencies"] = []any{map[string]any{"before": 0, "after": 9}}
 			}),
-			stderr: []string{"UnknownDependencyNode: dependency 0 -> 9"}},
+			stderr: []string{"gpuplan tokenfact: frontier: UnknownDependencyNode: dependencies[0].after: dependency 0 -> 9 names node id 9"}},
 		{name: "payload over budget", args: []string{"tokenfact", "-"}, code: exitFailure,
 			stdin:  tokenfactEdit(t, func(m map[string]any) { m["budget_bytes"] = 40 }),
 			stderr: []string{"PayloadExceedsBudget: payload_bytes 48 exceeds budget_bytes 40"}},
