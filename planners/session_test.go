@@ -184,20 +184,26 @@ func FuzzPlanResidentGraphSession(f *testing.F) {
 	})
 }
 
+// BenchmarkPlanResidentGraphSession plans 10^5 and 10^6 session profiles
+// per iteration, with run counts drawn from 1..2^16.
 func BenchmarkPlanResidentGraphSession(b *testing.B) {
-	profiles := make([]ResidentGraphSessionProfile, 100_000)
-	r := rand.New(rand.NewPCG(7, 7))
-	for i := range profiles {
-		profiles[i] = specSessionProfile()
-		profiles[i].RunCount = 1 + r.Uint64N(1<<16)
-	}
-	b.ReportAllocs()
-	for b.Loop() {
-		for _, p := range profiles {
-			if _, err := PlanResidentGraphSession(p); err != nil {
-				b.Fatal(err)
-			}
+	for _, n := range []int{100_000, 1_000_000} {
+		profiles := make([]ResidentGraphSessionProfile, n)
+		r := rand.New(rand.NewPCG(7, 7))
+		for i := range profiles {
+			profiles[i] = specSessionProfile()
+			profiles[i].RunCount = 1 + r.Uint64N(1<<16)
 		}
+		b.Run(benchName(n), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				for _, p := range profiles {
+					if _, err := PlanResidentGraphSession(p); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
 	}
 }
 
