@@ -11,35 +11,69 @@ import (
 type ResidentGraphReadback int
 
 const (
-	// ReadbackFinalOnly reads the output back once, after the last run.
+	// ReadbackFinalOnly reads the output back once, after the last run. It
+	// is the zero value. JSON: "final_only".
 	ReadbackFinalOnly ResidentGraphReadback = iota
 	// ReadbackPerRun reads the output back after every run. Resident
 	// sessions reject it: a per-run readback puts a host fence in every run.
+	// JSON: "per_run".
 	ReadbackPerRun
 )
 
-// String returns "final-only" or "per-run".
+// String returns the JSON spelling of r: "final_only" or "per_run".
 func (r ResidentGraphReadback) String() string {
 	switch r {
 	case ReadbackFinalOnly:
-		return "final-only"
+		return "final_only"
 	case ReadbackPerRun:
-		return "per-run"
+		return "per_run"
 	}
 	return fmt.Sprintf("ResidentGraphReadback(%d)", int(r))
+}
+
+// MarshalText encodes r as "final_only" or "per_run".
+func (r ResidentGraphReadback) MarshalText() ([]byte, error) {
+	switch r {
+	case ReadbackFinalOnly, ReadbackPerRun:
+		return []byte(r.String()), nil
+	}
+	return nil, fmt.Errorf("readback value %d is not defined. Fix: use final_only or per_run", int(r))
+}
+
+// UnmarshalText decodes "final_only" or "per_run".
+func (r *ResidentGraphReadback) UnmarshalText(text []byte) error {
+	switch string(text) {
+	case "final_only":
+		*r = ReadbackFinalOnly
+	case "per_run":
+		*r = ReadbackPerRun
+	default:
+		return fmt.Errorf("readback %q is not a readback policy. Fix: use \"final_only\" or \"per_run\"", string(text))
+	}
+	return nil
 }
 
 // ResidentGraphSessionProfile describes repeated runs over one graph kept
 // resident on the device (vyre's CudaResidentGraphSessionProfile).
 type ResidentGraphSessionProfile struct {
-	GraphLayoutHash      uint64                // identity of the resident graph layout; 0 is invalid
-	GraphBytes           uint64                // bytes of the graph uploaded once
-	RunCount             uint64                // runs over the resident graph
-	PerRunFrontierBytes  uint64                // frontier bytes refreshed by every run
-	ReusableScratchBytes uint64                // scratch bytes allocated once and reused
-	PerRunOutputBytes    uint64                // output bytes of one run
-	BudgetBytes          uint64                // device bytes the session may keep resident
-	Readback             ResidentGraphReadback // must be ReadbackFinalOnly
+	// GraphLayoutHash is the identity of the resident graph layout; 0 is
+	// invalid.
+	GraphLayoutHash uint64 `json:"graph_layout_hash"`
+	// GraphBytes is the size of the graph, uploaded once; 0 is invalid.
+	GraphBytes uint64 `json:"graph_bytes"`
+	// RunCount is the number of runs over the resident graph; 0 is invalid.
+	RunCount uint64 `json:"run_count"`
+	// PerRunFrontierBytes is the frontier refreshed by every run.
+	PerRunFrontierBytes uint64 `json:"per_run_frontier_bytes"`
+	// ReusableScratchBytes is the scratch allocated once and reused.
+	ReusableScratchBytes uint64 `json:"reusable_scratch_bytes"`
+	// PerRunOutputBytes is the output of one run.
+	PerRunOutputBytes uint64 `json:"per_run_output_bytes"`
+	// BudgetBytes is the device memory the session may keep resident; 0 is
+	// invalid.
+	BudgetBytes uint64 `json:"budget_bytes"`
+	// Readback must be ReadbackFinalOnly.
+	Readback ResidentGraphReadback `json:"readback"`
 }
 
 // ResidentGraphSessionPlan is the plan for a resident graph session (vyre's
@@ -100,7 +134,24 @@ type SessionError struct {
 	BudgetBytes   uint64
 }
 
-// Error describes the failure and ends with a "Fix:" sentence.
+// Field returns the input field the error is about.
+func (e *SessionError) Field() string {
+	switch e.Kind {
+	case ZeroGraphHash:
+		return "graph_layout_hash"
+	case ZeroGraphBytes:
+		return "graph_bytes"
+	case ZeroRuns:
+		return "run_count"
+	case ZeroBudget, OverBudget:
+		return "budget_bytes"
+	case PerRunReadbackRejected:
+		return "readback"
+	}
+	return ""
+}
+
+// Error describes the failure, names the input field and ends with a "Fix:" sentence.
 func (e *SessionError) Error() string {
 	switch e.Kind {
 	case ZeroGraphHash:
@@ -112,9 +163,10 @@ func (e *SessionError) Error() string {
 	case ZeroBudget:
 		return "resident graph session: budget_bytes is 0. Fix: pass the device bytes the session may keep resident"
 	case PerRunReadbackRejected:
-		return "resident graph session: per-run readback puts a host fence in every run. Fix: read the output back once, after the final run"
+		return "resident graph session: readback is per_run, which puts a host fence in every run. Fix: set readback to final_only and read the output back once, after the final run"
 	case OverBudget:
-		return fmt.Sprintf("resident graph session: peak resident bytes %d exceed the budget of %d bytes. Fix: raise budget_bytes or shrink the graph, frontier, scratch or output", e.RequiredBytes, e.BudgetBytes)
+		return fmt.Sprintf("resident graph session: peak resident bytes %d exceed budget_bytes %d. Fix: raise budget_bytes to at least %d or shrink the graph, frontier, scratch or output",
+			e.RequiredBytes, e.BudgetBytes, e.RequiredBytes)
 	}
 	return fmt.Sprintf("resident graph session: %v. Fix: check the session profile", e.Kind)
 }

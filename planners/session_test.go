@@ -109,15 +109,60 @@ func TestPlanResidentGraphSessionErrors(t *testing.T) {
 			_, err := PlanResidentGraphSession(p)
 			require.Equal(t, tc.want, err)
 			assert.Contains(t, err.Error(), "Fix:")
+			if se, ok := tc.want.(*SessionError); ok {
+				requireKindError(t, err, se.Kind, func(e *SessionError) SessionErrorKind { return e.Kind })
+			}
 		})
 	}
+}
+
+func TestSessionErrorField(t *testing.T) {
+	tests := []struct {
+		kind  SessionErrorKind
+		field string
+	}{
+		{ZeroGraphHash, "graph_layout_hash"},
+		{ZeroGraphBytes, "graph_bytes"},
+		{ZeroRuns, "run_count"},
+		{ZeroBudget, "budget_bytes"},
+		{PerRunReadbackRejected, "readback"},
+		{OverBudget, "budget_bytes"},
+		{SessionErrorKind(42), ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.kind.String(), func(t *testing.T) {
+			e := &SessionError{Kind: tc.kind, RequiredBytes: 176, BudgetBytes: 127}
+			assert.Equal(t, tc.field, e.Field())
+			assert.Contains(t, e.Error(), tc.field)
+			assert.Equal(t, 1, strings.Count(e.Error(), "Fix:"), e.Error())
+		})
+	}
+	assert.Equal(t, "resident graph session: peak resident bytes 176 exceed budget_bytes 127. Fix: raise budget_bytes to at least 176 or shrink the graph, frontier, scratch or output",
+		(&SessionError{Kind: OverBudget, RequiredBytes: 176, BudgetBytes: 127}).Error())
+}
+
+func TestResidentGraphSessionProfileJSON(t *testing.T) {
+	var p ResidentGraphSessionProfile
+	require.NoError(t, json.Unmarshal([]byte(`{"graph_layout_hash": 2748, "graph_bytes": 1048576, "run_count": 128,
+	  "per_run_frontier_bytes": 4096, "reusable_scratch_bytes": 65536, "per_run_output_bytes": 2048,
+	  "budget_bytes": 2000000, "readback": "final_only"}`), &p))
+	assert.Equal(t, specSessionProfile(), p)
+	p.Readback = ReadbackPerRun
+	data, err := json.Marshal(p)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `"readback":"per_run"`)
+
+	err = json.Unmarshal([]byte(`{"readback": "sometimes"}`), &p)
+	assert.ErrorContains(t, err, `readback "sometimes" is not a readback policy. Fix: use "final_only" or "per_run"`)
+	_, err = json.Marshal(ResidentGraphSessionProfile{Readback: 7})
+	assert.ErrorContains(t, err, "Fix:")
 }
 
 func TestSessionErrorKindString(t *testing.T) {
 	assert.Equal(t, "OverBudget", OverBudget.String())
 	assert.Equal(t, "SessionErrorKind(99)", SessionErrorKind(99).String())
-	assert.Equal(t, "final-only", ReadbackFinalOnly.String())
-	assert.Equal(t, "per-run", ReadbackPerRun.String())
+	assert.Equal(t, "final_only", ReadbackFinalOnly.String())
+	assert.Equal(t, "per_run", ReadbackPerRun.String())
 	assert.Equal(t, "ResidentGraphReadback(7)", ResidentGraphReadback(7).String())
 	assert.Contains(t, (&SessionError{Kind: 42}).Error(), "Fix:")
 }

@@ -212,7 +212,8 @@ func printHelp(w io.Writer, cmds []command) {
 }
 
 // The commands that plan from one JSON input (the planner commands fuse,
-// queue, compact, batch, diagnostics and passes, and tokenfact and egraph)
+// queue, compact, batch, session, diagnostics and passes, and tokenfact and
+// egraph)
 // share one shape: `gpuplan <name> [--json] <input.json|->`. The input is one
 // strict JSON object; every field is required unless its tag says omitempty,
 // and a null counts as missing.

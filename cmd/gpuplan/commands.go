@@ -13,6 +13,7 @@ func commands() []command {
 		{name: "fuse", summary: "fuse adjacent pipeline stages into fewer launches", run: runFuse},
 		{name: "compact", summary: "pack small kernel outputs into one compact readback", run: runCompact},
 		{name: "batch", summary: "batch queries over resident graphs into few launches", run: runBatch},
+		{name: "session", summary: "plan repeated runs over one resident graph: peak bytes, avoided uploads and fences", run: runSession},
 		{name: "diagnostics", summary: "aggregate kernel diagnostics on the device for one compact readback", run: runDiagnostics},
 		{name: "passes", summary: "choose optimisation passes from benchmark evidence", run: runPasses},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
