@@ -142,3 +142,29 @@ func ExampleLookupProfile() {
 	// h100-sxm 9.0 132
 	// true
 }
+
+func ExampleProfileNames() {
+	names := occupancy.ProfileNames()
+	fmt.Println(len(names), "profiles, from", names[0], "to", names[len(names)-1])
+	// Output: 14 profiles, from v100 to rtx5090-sm120
+}
+
+func ExampleDevice_Validate() {
+	d, _ := occupancy.Lookup("h100-sxm")
+	fmt.Println(d.Validate())
+	d.WarpSize = 64
+	fmt.Println(d.Validate())
+	// Output:
+	// <nil>
+	// device field "warp_size": is 64, not 32. Fix: set warp_size to 32 (every NVIDIA GPU)
+}
+
+func ExampleParseLimit() {
+	l, err := occupancy.ParseLimit("registers")
+	fmt.Println(l, err)
+	_, err = occupancy.ParseLimit("bandwidth")
+	fmt.Println(err)
+	// Output:
+	// registers <nil>
+	// occupancy: unknown limit "bandwidth". Fix: use warps, blocks, registers or shared-memory
+}

@@ -28,6 +28,10 @@ func FuzzLoadDeviceJSON(f *testing.F) {
 			if !strings.Contains(err.Error(), "Fix:") {
 				t.Fatalf("error without Fix: %v", err)
 			}
+			// Only errors about the whole document may name no field.
+			if se.Field == "" && !wholeDocumentError(se.Msg) {
+				t.Fatalf("error names no field: %v", err)
+			}
 			return
 		}
 		if err := d.Validate(); err != nil {
@@ -152,4 +156,16 @@ func FuzzDiagnoseKernelLaunchShape(f *testing.F) {
 			t.Fatalf("inconsistent launchability")
 		}
 	})
+}
+
+// wholeDocumentError reports whether a decoding error is about the document
+// as a whole (empty, malformed, cut short or followed by more data), where
+// no field can be named.
+func wholeDocumentError(msg string) bool {
+	for _, prefix := range []string{"input is empty", "malformed JSON", "JSON input ends early", "trailing data"} {
+		if strings.HasPrefix(msg, prefix) {
+			return true
+		}
+	}
+	return false
 }

@@ -88,7 +88,11 @@ func convert(source string, err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
 		name = strings.Trim(name, `"`)
-		return &Error{Source: source, Field: name, Msg: "unknown field",
+		field := name
+		if field == "" {
+			field = "(empty name)"
+		}
+		return &Error{Source: source, Field: field, Msg: "unknown field",
 			Fix: fmt.Sprintf("remove %q or check its spelling against the documented fields", name)}
 	}
 	if strings.Contains(msg, "Fix:") {

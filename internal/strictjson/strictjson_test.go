@@ -23,6 +23,7 @@ func TestDecode(t *testing.T) {
 	}{
 		{"ok", `{"name":"a","count":3}`, "", ""},
 		{"unknown", `{"name":"a","cout":3}`, "cout", "unknown field"},
+		{"unknown empty name", `{"":[]}`, "(empty name)", "unknown field"},
 		{"trailing", `{"name":"a"} {}`, "", "trailing data"},
 		{"type", `{"count":"x"}`, "count", "cannot use"},
 		{"nested type", `{"inner":{"bytes":-1}}`, "inner.bytes", "cannot use"},
