@@ -137,7 +137,9 @@ func (k SpeedupErrorKind) String() string {
 //     InvalidEvidenceHeader at its first column that differs (Fields: the
 //     header's column count); InvalidEvidenceRow at its first missing or
 //     extra column (Fields: the row's field count, WantFields: the
-//     header's); InvalidTiming when it comes from a CSV, at the first time
+//     header's); every other per-sample kind that comes from a CSV gets the
+//     row's Line (its message then starts "line N: "); InvalidTiming when it
+//     comes from a CSV, at the first time
 //     that fails (Index is then the 0-based data row);
 //   - RequiredX: InvalidRequiredSpeedup.
 type SpeedupError struct {
@@ -169,8 +171,26 @@ func (e *SpeedupError) position() string {
 	return fmt.Sprintf("line %d, column %d %s", e.Line, e.Column, columnLabel(e.Field))
 }
 
-// Error describes the failure and ends with a "Fix:" sentence.
+// Error describes the failure and ends with a "Fix:" sentence. A
+// per-sample failure located in a CSV row starts with the row's line.
 func (e *SpeedupError) Error() string {
+	if e.Line > 0 && e.Column == 0 && perSampleKind(e.Kind) {
+		return fmt.Sprintf("line %d: %s", e.Line, e.message())
+	}
+	return e.message()
+}
+
+// perSampleKind reports whether k is one of the checks run on each sample.
+func perSampleKind(k SpeedupErrorKind) bool {
+	switch k {
+	case NonCudaEvidence, InsufficientCudaDevice, NotRepeatedFixedGraph, InsufficientScale, PollutedTimedRegion,
+		InvalidTiming, SpeedupBelowThreshold, RepetitionCountOverflow:
+		return true
+	}
+	return false
+}
+
+func (e *SpeedupError) message() string {
 	switch e.Kind {
 	case EmptySamples:
 		return "speedup evidence is empty. Fix: record at least two repeated samples"
@@ -307,15 +327,20 @@ func badTiming(hostNS, residentNS, setupNS float64) int {
 	return -1
 }
 
-// locateTiming gives an InvalidTiming error from data row Index of a CSV
-// the row's line (vyre's numbering: Index + 2), the column of the first bad
-// time and that field's text. lines are the CSV's non-blank lines, header
-// first; columns name the CSV's columns and firstTime is the 0-based column
-// of its first time (the host time; resident and setup follow). times
-// returns the parsed times of a data row. Other errors pass unchanged.
+// locateTiming gives a per-sample error from data row Index of a CSV the
+// row's line (vyre's numbering: Index + 2) and, for InvalidTiming, the
+// column of the first bad time and that field's text. lines are the CSV's
+// non-blank lines, header first; columns name the CSV's columns and
+// firstTime is the 0-based column of its first time (the host time;
+// resident and setup follow). times returns the parsed times of a data
+// row. Other errors pass unchanged.
 func locateTiming(err error, lines, columns []string, firstTime int, times func(index int) (hostNS, residentNS, setupNS float64)) error {
 	var se *SpeedupError
-	if !errors.As(err, &se) || se.Kind != InvalidTiming || se.Index < 0 || se.Index+1 >= len(lines) {
+	if !errors.As(err, &se) || !perSampleKind(se.Kind) || se.Index < 0 || se.Index+1 >= len(lines) {
+		return err
+	}
+	if se.Kind != InvalidTiming {
+		se.Line = se.Index + 2
 		return err
 	}
 	k := badTiming(times(se.Index))

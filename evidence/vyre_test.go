@@ -119,15 +119,15 @@ func TestValidateSpeedupCSVMalformed(t *testing.T) {
 		{"huge float is infinite", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1e400,10000,250000,0,0,0",
 			&SpeedupError{Kind: InvalidTiming, Line: 2, Column: 9, Field: "host_orchestrated_ns", Value: "1e400"}},
 		{"plus sign is accepted like Rust", MegakernelSpeedupCSVHeader + "\n" + row + "\ncuda,+0,34359738368,+12,0,10000,80000,+1,1000000,10000,250000,0,0,0",
-			&SpeedupError{Kind: NotRepeatedFixedGraph, Index: 1}},
+			&SpeedupError{Kind: NotRepeatedFixedGraph, Index: 1, Line: 3}},
 		{"double sign", MegakernelSpeedupCSVHeader + "\ncuda,++0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0",
 			&SpeedupError{Kind: InvalidEvidenceValue, Line: 2, Column: 2, Field: "device_ordinal", Value: "++0"}},
 		{"one row", MegakernelSpeedupCSVHeader + "\n" + row, &SpeedupError{Kind: InsufficientSampleCount, N: 1}},
 		{"header only", MegakernelSpeedupCSVHeader, &SpeedupError{Kind: InsufficientSampleCount, N: 0}},
 		{"second row below threshold", MegakernelSpeedupCSVHeader + "\n" + row + "\ncuda,0,34359738368,12,0,10000,80000,64,500000,10000,250000,0,0,0",
-			&SpeedupError{Kind: SpeedupBelowThreshold, Index: 1, ObservedX: 50, RequiredX: 100}},
+			&SpeedupError{Kind: SpeedupBelowThreshold, Index: 1, ObservedX: 50, RequiredX: 100, Line: 3}},
 		{"polluted", MegakernelSpeedupCSVHeader + "\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,2,0",
-			&SpeedupError{Kind: PollutedTimedRegion, HostAllocations: 2}},
+			&SpeedupError{Kind: PollutedTimedRegion, HostAllocations: 2, Line: 2}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -149,7 +149,8 @@ cuda,0,34359738368,12,0,10000,80000,128,2500000,20000,250000,0,0,0,0
 
 	bad := strings.Replace(csv, "0,0,0,0\ncuda", "0,0,0,3\ncuda", 1)
 	_, err = ValidateSpeedupCSV(bad, 100)
-	require.Equal(t, &SpeedupError{Kind: PollutedTimedRegion, BorrowedFallbackDispatches: 3}, err)
+	require.Equal(t, &SpeedupError{Kind: PollutedTimedRegion, BorrowedFallbackDispatches: 3, Line: 2}, err)
+	assert.True(t, strings.HasPrefix(err.Error(), "line 2: sample 0: timed region has"), err.Error())
 
 	_, err = ValidateSpeedupCSV(MegakernelSpeedupCSVHeader15+"\ncuda,0,34359738368,12,0,10000,80000,64,1000000,10000,250000,0,0,0", 100)
 	require.Equal(t, &SpeedupError{Kind: InvalidEvidenceRow, Line: 2, Column: 15, Field: "resident_borrowed_fallback_dispatches", Fields: 14, WantFields: 15}, err)
@@ -365,6 +366,11 @@ func FuzzValidateSpeedupCSV(f *testing.F) {
 				require.Positive(t, se.Column, err.Error())
 				require.NotEmpty(t, se.Field, err.Error())
 				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d, column %d ", se.Line, se.Column)), err.Error())
+			case NonCudaEvidence, InsufficientCudaDevice, NotRepeatedFixedGraph, InsufficientScale, PollutedTimedRegion,
+				SpeedupBelowThreshold, RepetitionCountOverflow:
+				// A sample that fails a check names its row's line.
+				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: sample %d: ", se.Line, se.Index)), err.Error())
+				require.Equal(t, se.Index+2, se.Line, err.Error())
 			}
 			return
 		}
