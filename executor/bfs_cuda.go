@@ -68,7 +68,19 @@ type BFSConfig struct {
 	// barrier cheaper; the occupancy model and the driver bound it from
 	// above.
 	MegakernelBlocksPerSM int
+	// MegakernelAhead is the most levels a megakernel block expands from
+	// its own kept frontier between two grid barriers (0:
+	// DefaultMegakernelAhead; 1: one barrier per level, level-synchronous).
+	MegakernelAhead int
 }
+
+// DefaultMegakernelAhead is the megakernel's default run-ahead depth
+// (frontier.DefaultRunAhead): the most levels a block expands from its own
+// kept frontier between grid barriers.
+const DefaultMegakernelAhead = frontier.DefaultRunAhead
+
+// maxMegakernelAhead bounds BFSConfig.MegakernelAhead.
+const maxMegakernelAhead = frontier.MaxRunAhead
 
 // DefaultMegakernelBlocksPerSM is the megakernel's default blocks per SM:
 // one block per SM. On an H100 it ran grid-2048 at 3.50 us per level
@@ -117,9 +129,19 @@ type BFSSession struct {
 type BFSRun struct {
 	Arm  BFSArm `json:"arm"`
 	Root int32  `json:"root"`
-	// Levels is the number of levels with a non-empty frontier, as the
+	// Levels is the number of levels (the largest level + 1), as the
 	// device counted them.
 	Levels int `json:"levels"`
+	// Barriers is the megakernel's grid barriers (its steps; fewer than
+	// Levels when its blocks run ahead); 0 for the other arms.
+	Barriers int `json:"barriers,omitempty"`
+	// Relabels is the megakernel's claims that lowered a label a block
+	// running ahead had set (0 when level-synchronous).
+	Relabels uint64 `json:"relabels,omitempty"`
+	// Reruns is 1 when the megakernel's run-ahead overflowed a frontier
+	// queue and the traversal was run again level-synchronously (its time
+	// includes both).
+	Reruns int `json:"reruns,omitempty"`
 	// WallNs is the host wall-clock time of the traversal (the per-root reset
 	// is outside it); DeviceNs sums the event-timed device time of its
 	// dispatches.
@@ -167,8 +189,14 @@ func NewBFSSession(x *Executor, g *frontier.CSR, cfg BFSConfig) (*BFSSession, er
 	if cfg.MegakernelBlocksPerSM == 0 {
 		cfg.MegakernelBlocksPerSM = DefaultMegakernelBlocksPerSM
 	}
+	if cfg.MegakernelAhead == 0 {
+		cfg.MegakernelAhead = DefaultMegakernelAhead
+	}
 	if cfg.Chunk < 1 || cfg.CheckEvery < 1 || cfg.LevelThreads%32 != 0 || cfg.MegakernelThreads%32 != 0 || cfg.MegakernelBlocksPerSM < 0 {
 		return nil, invalidArg("BFS config", "Fix: use a positive chunk and check interval, block sizes that are multiples of 32 and a non-negative megakernel blocks-per-SM cap.", "%+v", cfg)
+	}
+	if cfg.MegakernelAhead < 1 || cfg.MegakernelAhead > maxMegakernelAhead {
+		return nil, invalidArg("BFS config MegakernelAhead", fmt.Sprintf("Fix: use 1 (one grid barrier per level) up to %d levels, or 0 for the default %d.", maxMegakernelAhead, DefaultMegakernelAhead), "%d", cfg.MegakernelAhead)
 	}
 	if err := g.Check(); err != nil {
 		return nil, err
@@ -188,7 +216,7 @@ func NewBFSSession(x *Executor, g *frontier.CSR, cfg BFSConfig) (*BFSSession, er
 	if err != nil {
 		return nil, err
 	}
-	s := &BFSSession{x: x, g: g, cfg: cfg, qcap: qcap, lowDg: frontier.LowDegree(g), conv: conv, ctlWord: make([]byte, 4)}
+	s := &BFSSession{x: x, g: g, cfg: cfg, qcap: qcap, lowDg: frontier.LowDegree(g), conv: conv, ctlWord: make([]byte, 8)}
 	ok := false
 	defer func() {
 		if !ok {
@@ -212,7 +240,7 @@ func NewBFSSession(x *Executor, g *frontier.CSR, cfg BFSConfig) (*BFSSession, er
 		dst *Buffer
 		len uint64
 	}{{&s.offsets, 4 * (n + 1)}, {&s.targets, 4 * uint64(max(1, g.NumEdgeEntries()))}, {&s.level, 4 * n},
-		{&s.q0, 8 * qcap}, {&s.q1, 8 * qcap}, {&s.ctl, 4 * frontier.CtlWords}} {
+		{&s.q0, frontier.QueueItemBytes * qcap}, {&s.q1, frontier.QueueItemBytes * qcap}, {&s.ctl, 4 * frontier.CtlWords}} {
 		if *b.dst, err = x.Alloc(b.len); err != nil {
 			return nil, err
 		}
@@ -267,7 +295,7 @@ func (s *BFSSession) Close() error {
 
 // readWord reads one 4-byte control word (a 4-byte readback and a sync).
 func (s *BFSSession) readWord(word int) (uint32, error) {
-	if err := s.x.DownloadRangeInto(s.ctl, 4*uint64(word), s.ctlWord); err != nil {
+	if err := s.x.DownloadRangeInto(s.ctl, 4*uint64(word), s.ctlWord[:4]); err != nil {
 		return 0, err
 	}
 	return binary.LittleEndian.Uint32(s.ctlWord), nil
@@ -282,7 +310,7 @@ func (s *BFSSession) reset(root int32) error {
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(min((n+255)/256, uint64(s.x.Device().SMCount)*8))
 	_, err := s.x.Launch(s.kInit, Linear(blocks, 256), Ptr(s.offsets), Ptr(s.level), Ptr(s.q0), Ptr(s.ctl),
-		U64(n), U64(uint64(root)), U64(uint64(s.cfg.Chunk)))
+		U64(n), U64(uint64(root)), U64(uint64(s.cfg.Chunk)), U64(s.qcap))
 	return err
 }
 
@@ -332,13 +360,17 @@ func (s *BFSSession) Run(arm BFSArm, root int32) (BFSRun, error) {
 // checkControl reads the result words after a run (untimed): the device's
 // level count, and the overflow and misuse flags that must stay 0.
 func (s *BFSSession) checkControl(r *BFSRun) error {
-	words, err := s.x.DownloadRange(s.ctl, 4*frontier.CtlResultLevels, 4*4)
+	words, err := s.x.DownloadRange(s.ctl, 4*frontier.CtlResultLevels, 4*8)
 	if err != nil {
 		return err
 	}
 	levels := binary.LittleEndian.Uint32(words[0:])
 	if r.Arm != ArmHostLoopScan {
 		r.Levels = int(levels)
+	}
+	if r.Arm == ArmMegakernel {
+		r.Barriers = int(binary.LittleEndian.Uint32(words[16:]))
+		r.Relabels = binary.LittleEndian.Uint64(words[24:])
 	}
 	if binary.LittleEndian.Uint32(words[8:]) != 0 {
 		return fmt.Errorf("BFS %s from root %d: a frontier queue overflowed its %d items. Fix: this is a sizing bug in frontier.QueueCapacity; report it", r.Arm, r.Root, s.qcap)
@@ -518,26 +550,48 @@ func (c LaunchConfig) nonCooperative() LaunchConfig {
 }
 
 // runMegakernel: one cooperative launch over the co-resident grid runs every
-// level; the host reads the final changed flag once (FinalFlagOnly).
+// level; the host reads the final changed flag once (FinalFlagOnly), with
+// the overflow flag next to it. Run-ahead can push a vertex more than once
+// in one step (each time its label is lowered), so the queues' capacity,
+// which bounds a level-synchronous level, could in principle overflow: the
+// traversal is then run again with one barrier per level (r.Reruns).
 func (s *BFSSession) runMegakernel(r *BFSRun) (uint64, error) {
+	syncs, overflow, err := s.launchMegakernel(r, uint64(s.cfg.MegakernelAhead))
+	if err != nil || overflow == 0 || s.cfg.MegakernelAhead == 1 {
+		return syncs, err
+	}
+	if err := s.reset(r.Root); err != nil {
+		return syncs, err
+	}
+	r.Reruns = 1
+	more, _, err := s.launchMegakernel(r, 1)
+	// The reset is one more dispatch with its own sync.
+	return syncs + more + 2, err
+}
+
+// launchMegakernel launches the megakernel with run-ahead depth ahead and
+// returns the syncs it expects and the overflow flag.
+func (s *BFSSession) launchMegakernel(r *BFSRun, ahead uint64) (uint64, uint32, error) {
 	low := uint64(0)
 	if s.lowDg {
 		low = 1
 	}
 	t, err := s.x.Launch(s.kMega, s.megaPlan.Config(), append(s.graphArgs(), Ptr(s.q0), Ptr(s.q1), Ptr(s.ctl),
-		U64(uint64(s.cfg.Chunk)), U64(s.qcap), U64(low), U64(uint64(s.conv.MaxDeviceIterations)))...)
+		U64(uint64(s.g.NumVertices())), U64(uint64(s.cfg.Chunk)), U64(s.qcap), U64(low),
+		U64(uint64(s.conv.MaxDeviceIterations)), U64(ahead))...)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	r.DeviceNs = t.DeviceNs
-	changed, err := s.readWord(frontier.CtlResultChanged)
-	if err != nil {
-		return 1, err
+	r.DeviceNs += t.DeviceNs
+	words := s.ctlWord
+	if err := s.x.DownloadRangeInto(s.ctl, 4*frontier.CtlResultChanged, words); err != nil {
+		return 1, 0, err
 	}
+	changed, overflow := binary.LittleEndian.Uint32(words), binary.LittleEndian.Uint32(words[4:])
 	if changed != 0 {
-		return 2, fmt.Errorf("BFS megakernel from root %d did not converge within %d levels. Fix: raise the convergence plan's iteration budget", r.Root, s.conv.MaxDeviceIterations)
+		return 2, overflow, fmt.Errorf("BFS megakernel from root %d did not converge within %d steps. Fix: raise the convergence plan's iteration budget", r.Root, s.conv.MaxDeviceIterations)
 	}
-	return 2, nil
+	return 2, overflow, nil
 }
 
 // runScanLoop: the plain scan wave, one launch per level over every
@@ -551,7 +605,7 @@ func (s *BFSSession) runScanLoop(r *BFSRun) (uint64, error) {
 		if d >= int(s.conv.MaxDeviceIterations) {
 			return syncs, fmt.Errorf("BFS host-loop-scan from root %d ran %d levels without converging. Fix: validate the graph", r.Root, d)
 		}
-		t, err := s.x.LaunchRead(s.kScan, Linear(blocks, 256), s.ctl, 4*uint64(frontier.CtlScanChangedWord(d)), s.ctlWord,
+		t, err := s.x.LaunchRead(s.kScan, Linear(blocks, 256), s.ctl, 4*uint64(frontier.CtlScanChangedWord(d)), s.ctlWord[:4],
 			append(s.graphArgs(), Ptr(s.ctl), U64(n), U64(uint64(d)))...)
 		if err != nil {
 			return syncs, err

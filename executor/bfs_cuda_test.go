@@ -42,7 +42,10 @@ func TestGPUBFSArms(t *testing.T) {
 	require.NoError(t, err)
 	bigKron, err := frontier.Kronecker(16, 16, 9)
 	require.NoError(t, err)
-	configs := []BFSConfig{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3}, {CheckEvery: 3, MegakernelBlocksPerSM: 2}}
+	// The megakernel runs level-synchronous (ahead 1), with the default
+	// run-ahead and far ahead.
+	configs := []BFSConfig{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3, MegakernelAhead: 1},
+		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64}, {MegakernelAhead: 1}}
 	for _, g := range []*frontier.CSR{kron, grid, road, star, bigGrid, bigKron} {
 		for _, cfg := range configs {
 			chunk := cfg.Chunk
@@ -55,7 +58,7 @@ func TestGPUBFSArms(t *testing.T) {
 				require.NoError(t, err)
 				st := frontier.Stats(g, want)
 				for _, arm := range BFSArms() {
-					name := fmt.Sprintf("%s/chunk%d/persm%d/root%d/%s", g.Name, chunk, cfg.MegakernelBlocksPerSM, root, arm)
+					name := fmt.Sprintf("%s/chunk%d/persm%d/ahead%d/root%d/%s", g.Name, chunk, cfg.MegakernelBlocksPerSM, cfg.MegakernelAhead, root, arm)
 					// The first run of an executor may allocate pinned
 					// staging memory; the measured run is the second.
 					_, err := s.Run(arm, root)
@@ -67,6 +70,14 @@ func TestGPUBFSArms(t *testing.T) {
 					require.Equal(t, want, got, name)
 					assert.Equal(t, st.Levels, r.Levels, name)
 					assert.Zero(t, r.TimedUploads+r.TimedAllocations+r.TimedHostSyncs, name)
+					assert.Zero(t, r.Reruns, name)
+					if arm == ArmMegakernel {
+						assert.LessOrEqual(t, r.Barriers, r.Levels, name)
+						if cfg.MegakernelAhead == 1 {
+							assert.Equal(t, r.Levels, r.Barriers, name)
+							assert.Zero(t, r.Relabels, name)
+						}
+					}
 				}
 			}
 			_, err = s.Run(ArmMegakernel, int32(g.NumVertices()))
@@ -75,6 +86,9 @@ func TestGPUBFSArms(t *testing.T) {
 			require.NoError(t, s.Close())
 		}
 	}
+	// A run-ahead depth out of range is refused.
+	_, err = NewBFSSession(x, grid, BFSConfig{MegakernelAhead: -1})
+	require.ErrorContains(t, err, "MegakernelAhead")
 	// A malformed graph is refused before anything is allocated.
 	_, err = NewBFSSession(x, &frontier.CSR{Name: "bad", Offsets: []uint32{0, 1}, Targets: []int32{5}}, BFSConfig{})
 	var se *frontier.StructureError

@@ -12,7 +12,8 @@ var bfsPTX []byte
 // Entry points of the BFS kernel module (frontier/kernels/bfs.cu). Every
 // scalar parameter is 64 bits wide.
 const (
-	// KernelInit resets one BFS: (offsets, level, q0, ctl, n, root, chunk).
+	// KernelInit resets one BFS: (offsets, level, q0, ctl, n, root, chunk,
+	// qcap); the root's items go into q0 with label 0.
 	KernelInit = "bfs_init"
 	// KernelWaveScan is the level-synchronous top-down wave, one thread per
 	// vertex: (offsets, targets, level, ctl, n, depth); it sets the changed
@@ -24,7 +25,9 @@ const (
 	// phaseEnd = phaseBegin+1 (the executor's split-dispatch convention).
 	KernelQueueLevel = "bfs_queue_level"
 	// KernelMegakernel runs every level in one cooperative launch: (offsets,
-	// targets, level, q0, q1, ctl, chunk, qcap, lowDegree, maxLevels).
+	// targets, level, q0, q1, ctl, n, chunk, qcap, lowDegree, maxSteps,
+	// ahead): steps between grid barriers, in each of which a block expands
+	// up to ahead levels of its own kept frontier (1: level-synchronous).
 	KernelMegakernel = "bfs_megakernel"
 	// KernelBarrierOnly crosses levels megakernel barriers and does nothing
 	// else: (ctl, levels), after KernelInit reset ctl.
@@ -43,8 +46,8 @@ const (
 	// count lines, one unused line, the result line and the megakernel's
 	// three level-word lines.
 	CtlWords = 8 * CtlLineWords
-	// CtlResultLevels is the word holding the number of levels with a
-	// non-empty frontier.
+	// CtlResultLevels is the word holding the number of levels (the
+	// largest level + 1).
 	CtlResultLevels = 4 * CtlLineWords
 	// CtlResultChanged is the megakernel's final changed flag: 0 when the
 	// frontier emptied (converged), 1 when the level budget ran out first.
@@ -57,14 +60,25 @@ const (
 	// blocks (its level words count arrivals in 16 bits; it then does
 	// nothing).
 	CtlResultMisuse = CtlResultLevels + 3
+	// CtlResultBarriers is the number of grid barriers (steps) the
+	// megakernel crossed.
+	CtlResultBarriers = CtlResultLevels + 4
+	// CtlResultRelabels is the low word of the megakernel's 64-bit count of
+	// claims that lowered a label (only running ahead lowers labels).
+	CtlResultRelabels = CtlResultLevels + 6
 )
 
-// CtlMegaWord returns the uint32 index of the megakernel's 64-bit level word
-// for ring slot depth%3: level depth pushes into CtlMegaWord(depth+1) (bits
+// QueueItemBytes is the device size of one frontier-queue item: its edge
+// range (two uint32) and, in a separate array after the queue's items, the
+// label (level) of its vertex.
+const QueueItemBytes = 12
+
+// CtlMegaWord returns the uint32 index of the megakernel's 64-bit barrier
+// word for ring slot step%3: step s pushes into CtlMegaWord(s+1) (bits
 // 32..63: items pushed to the global queue) and its blocks arrive on it
-// (bits 0..15: one per block; bits 16..31: one per block that kept items of
-// its own for the next level).
-func CtlMegaWord(depth int) int { return (5 + depth%3) * CtlLineWords }
+// (bits 0..15: one per block; bits 16..31: one per block that kept work of
+// its own for the next step).
+func CtlMegaWord(step int) int { return (5 + step%3) * CtlLineWords }
 
 // CtlScanChangedWord returns the control word holding the scan wave's
 // changed flag for level depth (the wave clears the other parity's word).
@@ -74,6 +88,15 @@ func CtlScanChangedWord(depth int) int { return CtlResultLevels + 8 + depth%2 }
 // depth%3: level depth reads CtlCountWord(depth) and pushes into
 // CtlCountWord(depth+1), whose value after the level is its changed flag.
 func CtlCountWord(depth int) int { return (depth % 3) * CtlLineWords }
+
+// DefaultRunAhead is the megakernel's default run-ahead depth: the most
+// levels a block expands from its own kept frontier between two grid
+// barriers (1 is level-synchronous). MaxRunAhead is the largest the kernel
+// takes.
+const (
+	DefaultRunAhead = 8
+	MaxRunAhead     = 1 << 16
+)
 
 // DefaultChunk is the largest number of edges in one frontier-queue item.
 const DefaultChunk = 256
@@ -103,13 +126,14 @@ func QueueCapacity(g *CSR, chunk int) (uint64, error) {
 }
 
 // DeviceBytes returns the device memory one resident BFS needs: the CSR,
-// the levels, two frontier queues of 8-byte items and the control buffer.
+// the levels, two frontier queues of QueueItemBytes-byte items and the
+// control buffer.
 func DeviceBytes(g *CSR, chunk int) (uint64, error) {
 	qcap, err := QueueCapacity(g, chunk)
 	if err != nil {
 		return 0, err
 	}
-	return g.Bytes() + 4*uint64(g.NumVertices()) + 2*8*qcap + 4*CtlWords, nil
+	return g.Bytes() + 4*uint64(g.NumVertices()) + 2*QueueItemBytes*qcap + 4*CtlWords, nil
 }
 
 // CheckDeviceBudget returns a *TooLargeError naming "device bytes" when the

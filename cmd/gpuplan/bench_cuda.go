@@ -102,7 +102,7 @@ func runBench(e *env, args []string) error {
 	}
 	defer x.Close()
 	dev := x.Device()
-	s, err := executor.NewBFSSession(x, g, executor.BFSConfig{Chunk: o.chunk, CheckEvery: o.checkEvery, MegakernelBlocksPerSM: o.megaPerSM, MegakernelThreads: o.megaThr})
+	s, err := executor.NewBFSSession(x, g, executor.BFSConfig{Chunk: o.chunk, CheckEvery: o.checkEvery, MegakernelBlocksPerSM: o.megaPerSM, MegakernelThreads: o.megaThr, MegakernelAhead: o.megaAhead})
 	if err != nil {
 		return err
 	}
@@ -156,10 +156,17 @@ func runBench(e *env, args []string) error {
 	// Warm-up and correctness: every arm from every root once, untimed.
 	t0 = time.Now()
 	for _, arm := range arms {
+		var levels, barriers, reruns int
+		var relabels uint64
 		for i := range roots {
-			if _, _, err := runOne(arm, i); err != nil {
+			r, _, err := runOne(arm, i)
+			if err != nil {
 				return err
 			}
+			levels, barriers, relabels, reruns = levels+r.Levels, barriers+r.Barriers, relabels+r.Relabels, reruns+r.Reruns
+		}
+		if arm == executor.ArmMegakernel {
+			logf("megakernel: %d levels in %d grid barriers (%.2f levels per barrier), %d labels lowered, %d level-synchronous reruns", levels, barriers, float64(levels)/float64(max(barriers, 1)), relabels, reruns)
 		}
 	}
 	logf("correctness: %d arms x %d roots give levels identical to the CPU reference (%s)", len(arms), len(roots), time.Since(t0).Round(time.Millisecond))

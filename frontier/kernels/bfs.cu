@@ -1,42 +1,65 @@
 // Breadth-first search kernels for gpuplan's frontier arms.
 //
 // Graphs are CSR: offsets (uint32, n+1 entries) and targets (int32). Levels
-// are int32, -1 for unreached. The frontier queue holds work items: an edge
-// range (begin, end) of one frontier vertex's adjacency, at most `chunk`
-// edges long, so a hub vertex becomes many items and no warp is stuck with a
-// 100,000-edge list. A warp takes up to 32 items and spreads their edges
-// over its lanes (one edge per lane per round), so a warp is busy whether its
-// items hold 2 edges or 200.
+// are int32, -1 (as uint32: 0xffffffff, the largest label) for unreached;
+// every claim is an atomicMin of the label, so a vertex is (re)claimed
+// whenever someone offers it a smaller label than it has. Level-synchronous
+// arms only ever offer the next level to unreached vertices, so for them a
+// claim is exactly a first visit.
+//
+// The frontier queue holds work items: an edge range (begin, end) of one
+// frontier vertex's adjacency, at most `chunk` edges long, so a hub vertex
+// becomes many items and no warp is stuck with a 100,000-edge list. Each
+// queue of qcap items is followed by qcap uint32 labels, the level of each
+// item's vertex (the megakernel's items carry their own labels; the
+// per-level kernels' items all have the launch's level). A warp takes up to
+// 32 items and spreads their edges over its lanes (one edge per lane per
+// round), so a warp is busy whether its items hold 2 edges or 200.
 //
 // Control words live in `ctl`, one 128-byte line each (32 uint32):
 //   line 0..2  the queue counts of a three-level ring: level d reads the
 //              count in slot d%3, pushes into slot (d+1)%3 and clears slot
 //              (d+2)%3, which nothing reads until level d+1 pushes into it;
 //   line 3     unused;
-//   line 4     results: [0] levels with a non-empty frontier, [1] the final
-//              changed flag (0 = converged), [2] queue overflow (must stay 0),
-//              [3] 1: a bfs_queue_level launch given more than one phase;
-//              2: a megakernel grid of more than 65,535 blocks,
-//              [8] and [9] the scan wave's changed flags (by depth parity);
-//   line 5..7  the megakernel's level words, a ring of three 64-bit words:
-//              level d pushes into word (d+1)%3 (bits 32..63: items pushed
+//   line 4     results: [0] the number of levels (the largest level + 1),
+//              [1] the megakernel's final changed flag (0 = converged),
+//              [2] queue overflow (must stay 0), [3] 1: a bfs_queue_level
+//              launch given more than one phase; 2: a megakernel grid of
+//              more than 65,535 blocks, [4] the megakernel's steps (grid
+//              barriers), [6..7] its relabels (claims that lowered a label,
+//              64 bits), [8] and [9] the scan wave's changed flags (by depth
+//              parity);
+//   line 5..7  the megakernel's barrier words, a ring of three 64-bit words:
+//              step s pushes into word (s+1)%3 (bits 32..63: items pushed
 //              to the global queue) and its blocks then arrive on the same
 //              word (bits 0..15: one per block; bits 16..31: one per block
-//              that kept items of its own), so the barrier's final acquire
-//              load also yields the next level's global count and whether
-//              any block has local work. Level d clears word (d+2)%3.
+//              that kept work of its own), so the barrier's final acquire
+//              load also yields the next step's global count and whether
+//              any block has local work. Step s clears word (s+2)%3.
 //
-// The megakernel keeps small frontiers in shared memory: a block keeps the
-// single-item vertices it discovers (up to KEEP_ITEMS items and KEEP_EDGES
-// edges a level: one edge per thread) and expands them itself in the next
-// level, each thread taking one edge. Everything else (hubs, and whatever
-// passes the budget) goes through the global queue, which every warp of the
-// grid shares. A block that had to turn a candidate away sheds all but
-// KEEP_LOW items to the global queue, so that it does not spill again on the
-// next levels. While a block waits at the barrier it reads ahead for its
-// kept items (targets and offsets into L1, level words into L2), so a
-// high-diameter graph's level (a grid's frontier is a few thousand
-// vertices) costs one claim, a few shared-memory steps and the barrier.
+// The megakernel works in steps between grid barriers. A block keeps the
+// single-item vertices it discovers in shared memory (up to KEEP_ITEMS
+// vertices and KEEP_EDGES edges: one edge per thread), already resolved to
+// their edges' targets: the claiming thread reads the targets alongside its
+// claim and starts moving the targets' offsets into L1, so expanding a kept
+// vertex costs one memory round trip (the claim). Everything else (hubs,
+// and whatever passes the budget) goes through the global queue, which
+// every warp of the grid shares. A block that turned a candidate away
+// sheds all but KEEP_LOW kept vertices to the global queue at the end of
+// the step, so that it does not spill again on the next steps.
+//
+// Within a step a block may expand its kept vertices `ahead` levels deep
+// without waiting for the grid: after the first level (which also expands
+// the global queue) it goes on to its own next level for as long as its
+// keep queue took every candidate, up to `ahead` levels. A block running
+// ahead may reach a vertex before the block whose frontier is nearer to it
+// and give it too large a label; the nearer block then lowers the label
+// with its atomicMin and expands the vertex again, so the levels converge
+// to the BFS levels (label correcting: every step expands every pending
+// vertex, and a lowered vertex is pending again). On a high-diameter graph
+// (a grid's frontier is a few thousand vertices spread over every SM) this
+// takes one grid barrier for every `ahead` levels instead of one per level.
+// With ahead = 1 the megakernel is level-synchronous.
 //
 // Every scalar parameter is 64 bits wide: the Go driver binding copies each
 // kernel argument as 8 bytes.
@@ -50,21 +73,21 @@
 #define CTL_RESULT (4u * CTL_LINE)
 #define CTL_MEGA(slot) ((5u + (slot)) * CTL_LINE)
 #define CTL_WORDS (8u * CTL_LINE)
-// Items a block stages in shared memory per level before spilling.
+// Items a block stages in shared memory per level (per step in the
+// megakernel) before spilling.
 #define LEVEL_BLOCK_QCAP 1024u
-#define MEGA_BLOCK_QCAP 2048u
-// A megakernel block keeps at most KEEP_ITEMS items and KEEP_EDGES edges of
-// its own discoveries for the next level; a kept item has at most
+#define MEGA_BLOCK_QCAP 1024u
+// A megakernel block keeps at most KEEP_ITEMS vertices and KEEP_EDGES edges
+// of its own discoveries for its next level; a kept vertex has at most
 // KEEP_ITEM_EDGES edges. A block that turned a candidate away keeps only
-// its first KEEP_LOW items. The keep queue's reservation word packs items
-// (bits 20..31) and edges (bits 0..19); reservations stop once the queue is
-// full, so neither field can overflow (past the limits come at most 32
-// warps' reservations of 32 items and 32 x KEEP_ITEM_EDGES edges each).
-// The budget is near a fair share of a large high-diameter frontier per SM
-// (a 2048 x 2048 grid's is about 16,000 edges): concentrating a level's
-// claims on few SMs makes their issue rate the bottleneck (measured on an
-// H100: 3.50 us per grid-2048 level at 256 edges, 3.88 us at 1,024, 4.21 us
-// at 64). Each can be overridden with -D to experiment.
+// its first KEEP_LOW vertices. The keep queue's reservation word packs
+// vertices (bits 20..31) and edges (bits 0..19); reservations stop once the
+// queue is full, so neither field can overflow (past the limits come at
+// most 32 warps' reservations of 32 vertices and 32 x KEEP_ITEM_EDGES edges
+// each). The budget is near a fair share of a large high-diameter frontier
+// per SM (a 2048 x 2048 grid's is about 16,000 edges): concentrating a
+// level's claims on few SMs makes their issue rate the bottleneck. Each can
+// be overridden with -D to experiment.
 #ifndef KEEP_ITEMS
 #define KEEP_ITEMS 64u
 #endif
@@ -77,10 +100,13 @@
 #endif
 #define KEEP_SHIFT 20u
 #define KEEP_EMASK ((1u << KEEP_SHIFT) - 1u)
-// Spilled items go to warps that rotate with the level (a multiplicative
-// hash of the level), so they do not pile up on the same warps.
+// A claiming thread of the megakernel reads up to SPEC targets of the
+// vertex alongside its claim (they are only used if the claim succeeds).
+#define SPEC 4u
+// Spilled items go to warps that rotate with the step (a multiplicative
+// hash of the step), so they do not pile up on the same warps.
 #define ROTATE_MUL 2654435761u
-// Fields of a megakernel level word's low half.
+// Fields of a megakernel barrier word's low half.
 #define ARRIVE_MASK 0xffffu
 #define ARRIVE_KEPT (1ull << 16)
 
@@ -104,23 +130,38 @@ __device__ __forceinline__ void add_release64(u64* p, u64 v) {
 // other blocks wrote since this launch began.
 __device__ __forceinline__ u32 load_cg(const u32* p) { return __ldcg(p); }
 
+__device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefetch.global.L1 [%0];" ::"l"(p)); }
+__device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
+// queue_labels returns the labels that follow a queue's qcap items.
+__device__ __forceinline__ u32* queue_labels(uint2* q, u32 qcap) { return (u32*)(q + qcap); }
+
+// warp_incl returns the warp's inclusive prefix sum of v.
+__device__ __forceinline__ u32 warp_incl(u32 v, u32 lane) {
+#pragma unroll
+    for (u32 o = 1; o < 32; o <<= 1) {
+        u32 t = __shfl_up_sync(FULL_MASK, v, o);
+        if (lane >= o) v += t;
+    }
+    return v;
+}
+
 // reserve adds n to a queue count and returns the old count: a plain 32-bit
-// count, or the high half of a megakernel level word.
+// count, or the high half of a megakernel barrier word.
 __device__ __forceinline__ u32 reserve(u32* count, u32 n) { return atomicAdd(count, n); }
 __device__ __forceinline__ u32 reserve(u64* word, u32 n) {
     return (u32)(atomicAdd((unsigned long long*)word, (unsigned long long)n << 32) >> 32);
 }
 
-// The megakernel's level barrier is a counter barrier on a level word. After
-// a __syncthreads (so that the release covers the writes of the whole
+// The megakernel's grid barrier is a counter barrier on a barrier word.
+// After a __syncthreads (so that the release covers the writes of the whole
 // block), the block's first thread adds `arrive` (1, plus ARRIVE_KEPT if the
-// block kept items) to the low half (barrier_arrive, release); later it
-// spins until the arrivals reach gridDim.x (barrier_wait, acquire). Between
-// the two the block may do work that does not depend on other blocks. The
-// word is fresh for every level (the ring clears it two levels ahead), so
-// nothing is reset inside the barrier, and the final load also carries the
-// level's global push count in the high half; the block receives the whole
-// word through shared memory. One barrier per level.
+// block kept work) to the low half (barrier_arrive, release); then it spins
+// until the arrivals reach gridDim.x (barrier_wait, acquire). The word is
+// fresh for every step (the ring clears it two steps ahead), so nothing is
+// reset inside the barrier, and the final load also carries the step's
+// global push count in the high half; the block receives the whole word
+// through shared memory.
 __device__ __forceinline__ void barrier_arrive(u64* word, u64 arrive) {
     if (threadIdx.x == 0) add_release64(word, arrive);
 }
@@ -138,12 +179,12 @@ __device__ __forceinline__ u64 barrier_wait(u64* word, u64* s_word) {
 }
 
 // BlockQueue is a block's shared-memory staging area for the items it
-// discovers during one level. Warps reserve slots with a shared-memory
-// atomic; at the end of the level the block reserves space in the global
-// queue with one atomic add and copies its items there. One global atomic
-// per block and level instead of one per warp: a single global counter
-// takes about 1.3 G increments/s, so thousands of warp-level adds per level
-// would cost microseconds of serialisation on one address.
+// discovers during one level (one step of the megakernel). Warps reserve
+// slots with a shared-memory atomic; at the end the block reserves space in
+// the global queue with one atomic add and copies its items there. One
+// global atomic per block and level instead of one per warp: a single global
+// counter takes about 1.3 G increments/s, so thousands of warp-level adds
+// per level would cost microseconds of serialisation on one address.
 template <u32 CAP>
 struct BlockQueue {
     u32 n;     // slots reserved this level (may exceed CAP)
@@ -151,23 +192,37 @@ struct BlockQueue {
     uint2 items[CAP];
 };
 
-// push_items appends ceil((e-b)/chunk) items for a newly discovered vertex
-// whose adjacency is [b, e). The warp reserves all lanes' items with one
-// shared-memory atomic on *bn (the block queue's count for this level) (a warp-wide scan gives each lane its offset); slots
-// past the block queue's capacity spill straight to the global queue with
-// one global atomic for the warp's spilled items.
+// Tally is what a thread counts over a megakernel launch: the largest
+// label it claimed and the claims that lowered a label someone else had
+// set (which only running ahead can cause).
+struct Tally {
+    u32 maxlab;
+    u32 relabels;
+};
+
+// Found is what one lane's claim found: the claimed vertex's items (none if
+// the claim failed), its edge range, its new label and, in the megakernel,
+// its first SPEC targets (read alongside the claim).
+struct Found {
+    bool claimed, spec;  // spec: t holds the first SPEC targets
+    u32 nitems, b, e, lab;
+    u32 t[SPEC];
+};
+
+// push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
+// (f.lab is each one's label). The warp reserves all lanes' items with one
+// shared-memory atomic on *bn (the block queue's count); a warp-wide scan
+// gives each lane its offset. Slots past the block queue's capacity spill
+// straight to the global queue with one global atomic for the warp's
+// spilled items. blab and qlab, when not null, take the items' labels (in
+// the block queue and in the global queue).
 template <u32 CAP, typename C>
-__device__ __forceinline__ void push_items(BlockQueue<CAP>* bq, u32* bn, uint2* qout, u32 qcap, C* out_count,
-                                           u32* overflow, u32 lane, u32 nitems, u32 b, u32 e, u32 chunk) {
+__device__ __forceinline__ void push_items(BlockQueue<CAP>* bq, u32* blab, u32* bn, uint2* qout, u32* qlab, u32 qcap,
+                                           C* out_count, u32* overflow, u32 lane, const Found& f, u32 chunk) {
+    u32 nitems = f.nitems;
     if (__ballot_sync(FULL_MASK, nitems != 0) == 0) return;
-    u32 incl = nitems;
-#pragma unroll
-    for (u32 o = 1; o < 32; o <<= 1) {
-        u32 t = __shfl_up_sync(FULL_MASK, incl, o);
-        if (lane >= o) incl += t;
-    }
+    u32 incl = warp_incl(nitems, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
-    if (total == 0) return;
     u32 base = 0;
     if (lane == 31) base = atomicAdd(bn, total);
     base = __shfl_sync(FULL_MASK, base, 31);
@@ -180,13 +235,15 @@ __device__ __forceinline__ void push_items(BlockQueue<CAP>* bq, u32* bn, uint2* 
     }
     u32 pos = base + incl - nitems;
     for (u32 i = 0; i < nitems; i++) {
-        u32 ib = b + i * chunk;
-        uint2 item = make_uint2(ib, min(ib + chunk, e));
+        u32 ib = f.b + i * chunk;
+        uint2 item = make_uint2(ib, min(ib + chunk, f.e));
         u32 slot = pos + i;
         if (slot < CAP) {
             bq->items[slot] = item;
+            if (blab != nullptr) blab[slot] = f.lab;
         } else if (gbase + (slot - first_spill) < qcap) {
             qout[gbase + (slot - first_spill)] = item;
+            if (qlab != nullptr) qlab[gbase + (slot - first_spill)] = f.lab;
         } else {
             atomicExch(overflow, 1u);
         }
@@ -213,92 +270,111 @@ __device__ __forceinline__ void flush_staged(BlockQueue<CAP>* bq, uint2* qout, u
     }
 }
 
-// discover visits edge eidx (if valid): a target reached for the first time
-// gets level `next`, and its adjacency [nb, ne) becomes nitems items.
-// low_degree selects the path for graphs of small degree (grids, road
-// networks): claim each target with a compare-and-swap straight away and
-// read its offsets in parallel with it, one memory round trip shorter per
-// level than testing the level first. Graphs of high degree test first, so
-// most edges cost one cached load instead of an atomic.
-__device__ __forceinline__ void discover(const u32* __restrict__ offsets, const int* __restrict__ targets, int* level,
-                                         bool valid, u32 eidx, int next, u32 chunk, bool low_degree, u32* nitems,
-                                         u32* nb, u32* ne) {
-    *nitems = 0;
-    *nb = 0;
-    *ne = 0;
+// claim offers vertex w (if valid) the label nl. low_degree selects the
+// path for graphs of small degree (grids, road networks): claim straight
+// away and read w's offsets (and, with spec, its first SPEC targets, for
+// the keep queue) in parallel with the claim, one memory round trip shorter than testing the
+// level first. Graphs of high degree test first (a stale cached level is
+// never smaller than the current one, so the test only lets through claims
+// that may succeed), so most edges cost one cached load instead of an
+// atomic.
+__device__ __forceinline__ void claim(const u32* __restrict__ offsets, const int* __restrict__ targets, int* level,
+                                      bool valid, u32 w, u32 nl, u32 chunk, bool low_degree, bool spec, Found* f,
+                                      Tally* tally) {
+    f->claimed = false;
+    f->spec = false;
+    f->nitems = 0;
+    f->b = 0;
+    f->e = 0;
+    f->lab = nl;
     if (!valid) return;
-    int w = __ldg(&targets[eidx]);
+    u32* lv = (u32*)level;
     if (low_degree) {
         u32 b = __ldg(&offsets[w]);
         u32 en = __ldg(&offsets[w + 1]);
-        if (atomicCAS(&level[w], -1, next) == -1) {
-            *nb = b;
-            *ne = en;
-            *nitems = (en - b + chunk - 1) / chunk;
+        if (spec) {
+#pragma unroll
+            for (u32 i = 0; i < SPEC; i++) f->t[i] = (b + i < en) ? (u32)__ldg(&targets[b + i]) : 0u;
+        }
+        u32 old = atomicMin(&lv[w], nl);
+        if (old > nl) {
+            f->claimed = true;
+            f->spec = spec;
+            tally->maxlab = max(tally->maxlab, nl);
+            if (old != 0xffffffffu) tally->relabels++;
+            f->b = b;
+            f->e = en;
+            f->nitems = (en - b + chunk - 1) / chunk;
             // The next level reads this adjacency: start moving it into L2
             // now, off the critical path.
-            if (*nitems > 0) asm volatile("prefetch.global.L2 [%0];" ::"l"(targets + b));
+            if (!spec && f->nitems > 0) prefetch_l2(targets + b);
         }
-    } else if (level[w] == -1) {
-        if (atomicCAS(&level[w], -1, next) == -1) {
-            *nb = __ldg(&offsets[w]);
-            *ne = __ldg(&offsets[w + 1]);
-            *nitems = (*ne - *nb + chunk - 1) / chunk;
+    } else if (lv[w] > nl) {
+        u32 old = atomicMin(&lv[w], nl);
+        if (old > nl) {
+            f->claimed = true;
+            tally->maxlab = max(tally->maxlab, nl);
+            if (old != 0xffffffffu) tally->relabels++;
+            f->b = __ldg(&offsets[w]);
+            f->e = __ldg(&offsets[w + 1]);
+            f->nitems = (f->e - f->b + chunk - 1) / chunk;
         }
     }
 }
 
-// KeepQueue holds the items a megakernel block keeps for the next level.
-// Warps reserve slots and edges together with one shared atomic on resv; a
-// candidate is kept only if its slot and its edge range fit the budget.
-// Reservations only grow, so once one candidate is turned away every later
-// one is too: the kept items are exactly slots [0, done >> KEEP_SHIFT), and
-// item i's edges are [pos[i], pos[i] + len) of the (done & KEEP_EMASK) kept
-// edges. full is set when a candidate was turned away.
+// KeepQueue holds the vertices a megakernel block keeps for its next level,
+// resolved to their edges: kept edge i goes to tgt[i] and its source has
+// label elab[i]. Warps reserve vertex slots and edges together with one
+// shared atomic on resv; a candidate is kept only if its slot and its edge
+// range fit the budget. Reservations only grow, so once one candidate is
+// turned away every later one is too: the kept vertices are exactly slots
+// [0, done >> KEEP_SHIFT), and vertex i's edges are [pos[i], pos[i] + len)
+// of the (done & KEEP_EMASK) kept edges, in slot order. full is set when a
+// candidate was turned away. items and ilab (each vertex's edge range and
+// label) are for shedding.
 struct KeepQueue {
     u32 resv;
     u32 done;
     u32 full;
     uint2 items[KEEP_ITEMS];
+    u32 ilab[KEEP_ITEMS];
     u32 pos[KEEP_ITEMS];
+    u32 tgt[KEEP_EDGES];
+    u32 elab[KEEP_EDGES];
 };
 
-// kept_item returns the kept item that holds kept edge e (the last item j
-// with pos[j] <= e; pos[0] is 0) and sets *first to its first edge.
-__device__ __forceinline__ uint2 kept_item(const KeepQueue* kq, u32 n, u32 e, u32* first) {
-    u32 lo = 0, hi = n;
-    while (hi - lo > 1) {
-        u32 mid = (lo + hi) >> 1;
-        if (kq->pos[mid] <= e) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    *first = kq->pos[lo];
-    return kq->items[lo];
+__device__ __forceinline__ void keep_reset(KeepQueue* kq) { kq->resv = kq->done = kq->full = 0; }
+
+// keep_edge writes kept edge i (to target t, from a vertex of label lab)
+// and starts moving t's offsets into L1 and its level into L2.
+__device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 lab, const u32* __restrict__ offsets,
+                                          const int* level) {
+    kq->tgt[i] = t;
+    kq->elab[i] = lab;
+    prefetch_l1(offsets + t);
+    prefetch_l2(level + t);
 }
 
-// keep_or_push hands the lanes' new items on. With a KeepQueue, a vertex of
-// one item of at most KEEP_ITEM_EDGES edges is a candidate and is kept if
-// the block's budget allows; everything else goes to push_items.
+// keep_or_push hands the lanes' claimed vertices on. With a KeepQueue, a
+// vertex of one item of at most KEEP_ITEM_EDGES edges is a candidate and is
+// kept if the block's budget allows: its thread writes the vertex's targets
+// and label into the queue and starts moving each target's offsets into L1
+// and its level into L2 for the next level's claim. Everything else goes to
+// push_items.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void keep_or_push(KeepQueue* kq, BlockQueue<CAP>* bq, u32* bn, uint2* qout, u32 qcap, C* out_count,
-                                             u32* overflow, u32 lane, u32 nitems, u32 b, u32 e, u32 chunk) {
+__device__ __forceinline__ void keep_or_push(KeepQueue* kq, BlockQueue<CAP>* bq, u32* blab, u32* bn, uint2* qout,
+                                             u32* qlab, u32 qcap, C* out_count, u32* overflow, u32 lane, Found f,
+                                             const u32* __restrict__ offsets, const int* __restrict__ targets,
+                                             const int* level, u32 chunk) {
     if (kq != nullptr) {
-        u32 len = e - b;
-        bool cand = nitems == 1 && len <= KEEP_ITEM_EDGES;
+        u32 len = f.e - f.b;
+        bool cand = f.nitems == 1 && len <= KEEP_ITEM_EDGES;
         u32 full = 0;
         if (lane == 0) full = *(volatile u32*)&kq->full;
         full = __shfl_sync(FULL_MASK, full, 0);
         if (__ballot_sync(FULL_MASK, cand) != 0 && full == 0) {
             // Candidates (bits 16..) and their edges (bits 0..15) in one scan.
-            u32 incl = cand ? (1u << 16) | len : 0u;
-#pragma unroll
-            for (u32 o = 1; o < 32; o <<= 1) {
-                u32 t = __shfl_up_sync(FULL_MASK, incl, o);
-                if (lane >= o) incl += t;
-            }
+            u32 incl = warp_incl(cand ? (1u << 16) | len : 0u, lane);
             u32 total = __shfl_sync(FULL_MASK, incl, 31);
             u32 old = 0;
             if (lane == 31) old = atomicAdd(&kq->resv, ((total >> 16) << KEEP_SHIFT) | (total & 0xffffu));
@@ -307,36 +383,57 @@ __device__ __forceinline__ void keep_or_push(KeepQueue* kq, BlockQueue<CAP>* bq,
             u32 epos = (old & KEEP_EMASK) + (incl & 0xffffu) - len;
             bool kept = cand && slot < KEEP_ITEMS && epos + len <= KEEP_EDGES;
             if (kept) {
-                kq->items[slot] = make_uint2(b, e);
+                kq->items[slot] = make_uint2(f.b, f.e);
+                kq->ilab[slot] = f.lab;
                 kq->pos[slot] = epos;
+                if (f.spec) {
+#pragma unroll
+                    for (u32 i = 0; i < SPEC; i++) {
+                        if (i < len) keep_edge(kq, epos + i, f.t[i], f.lab, offsets, level);
+                    }
+                    for (u32 i = SPEC; i < len; i++) keep_edge(kq, epos + i, __ldg(&targets[f.b + i]), f.lab, offsets, level);
+                } else {
+                    for (u32 i = 0; i < len; i++) keep_edge(kq, epos + i, __ldg(&targets[f.b + i]), f.lab, offsets, level);
+                }
             }
             if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) kq->full = 1;
             u32 kmask = __ballot_sync(FULL_MASK, kept);
             if (kmask != 0 && lane == 31 - __clz(kmask)) atomicMax(&kq->done, ((slot + 1) << KEEP_SHIFT) | (epos + len));
-            if (kept) nitems = 0;
+            if (kept) f.nitems = 0;
         }
     }
-    push_items(bq, bn, qout, qcap, out_count, overflow, lane, nitems, b, e, chunk);
+    push_items(bq, blab, bn, qout, qlab, qcap, out_count, overflow, lane, f, chunk);
 }
 
-// expand_items expands the warp's items (lane i holds one, or an empty
-// range): the lanes' edges are spread over the lanes, one edge per lane per
-// round, so a warp is busy whether its items hold 2 edges or 200. Each newly
-// reached vertex gets level `next`.
+// Where a level's discoveries go: the megakernel's keep queue (null in the
+// per-level kernels), the block queue and its labels (null outside the
+// megakernel), its count, and the global queue with its labels and count.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void expand_items(uint2 it, KeepQueue* kq, BlockQueue<CAP>* bq, u32* bn,
-                                             const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                             int* level, uint2* qout, C* out_count, u32* overflow, int next,
-                                             u32 chunk, u32 qcap, bool low_degree, u32 lane) {
+struct Sink {
+    KeepQueue* kq;
+    BlockQueue<CAP>* bq;
+    u32* blab;
+    u32* bn;
+    uint2* qout;
+    u32* qlab;
+    u32 qcap;
+    C* out_count;
+    u32* overflow;
+};
+
+// expand_items expands the warp's items (lane i holds one, or an empty
+// range, and its vertex's label lab): the lanes' edges are spread over the
+// lanes, one edge per lane per round, so a warp is busy whether its items
+// hold 2 edges or 200. Each target is offered its source's label + 1.
+template <u32 CAP, typename C>
+__device__ __forceinline__ void expand_items(uint2 it, u32 lab, const Sink<CAP, C>& s, const u32* __restrict__ offsets,
+                                             const int* __restrict__ targets, int* level, u32 chunk, bool low_degree,
+                                             u32 lane, Tally* tally) {
     u32 len = it.y - it.x;
-    u32 incl = len;
-#pragma unroll
-    for (u32 o = 1; o < 32; o <<= 1) {
-        u32 t = __shfl_up_sync(FULL_MASK, incl, o);
-        if (lane >= o) incl += t;
-    }
+    u32 incl = warp_incl(len, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
     u32 excl = incl - len;
+    bool spec = s.kq != nullptr;
     for (u32 e0 = 0; e0 < total; e0 += 32) {
         u32 e = e0 + lane;
         // The owner of edge e is the last lane j with excl_j <= e (lanes
@@ -349,83 +446,66 @@ __device__ __forceinline__ void expand_items(uint2 it, KeepQueue* kq, BlockQueue
         }
         u32 ob = __shfl_sync(FULL_MASK, it.x, j);
         u32 oe = __shfl_sync(FULL_MASK, excl, j);
-        u32 nitems, nb, ne;
-        discover(offsets, targets, level, e < total, ob + (e - oe), next, chunk, low_degree, &nitems, &nb, &ne);
-        keep_or_push(kq, bq, bn, qout, qcap, out_count, overflow, lane, nitems, nb, ne, chunk);
+        u32 ol = __shfl_sync(FULL_MASK, lab, j);
+        bool valid = e < total;
+        u32 w = valid ? (u32)__ldg(&targets[ob + (e - oe)]) : 0u;
+        Found f;
+        claim(offsets, targets, level, valid, w, ol + 1, chunk, low_degree, spec, &f, tally);
+        keep_or_push(s.kq, s.bq, s.blab, s.bn, s.qout, s.qlab, s.qcap, s.out_count, s.overflow, lane, f, offsets,
+                     targets, level, chunk);
     }
 }
 
-// expand_kept expands the block's kept items (n items, edges in all): thread
+// expand_kept expands a block's kept edges (`edges` of them in cur): thread
 // t takes kept edges t, t + blockDim.x, ... The round count is block-
 // uniform, so every warp takes part in every push.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void expand_kept(const KeepQueue* cur, u32 n, u32 edges, KeepQueue* nxt,
-                                            BlockQueue<CAP>* bq, u32* bn, const u32* __restrict__ offsets,
-                                            const int* __restrict__ targets, int* level, uint2* qout, C* out_count,
-                                            u32* overflow, int next, u32 chunk, u32 qcap, bool low_degree,
-                                            u32 lane) {
+__device__ __forceinline__ void expand_kept(const KeepQueue* cur, u32 edges, const Sink<CAP, C>& s,
+                                            const u32* __restrict__ offsets, const int* __restrict__ targets,
+                                            int* level, u32 chunk, bool low_degree, u32 lane, Tally* tally) {
     for (u32 e0 = 0; e0 < edges; e0 += blockDim.x) {
         u32 e = e0 + threadIdx.x;
         bool valid = e < edges;
-        u32 eidx = 0;
-        if (valid) {
-            u32 first;
-            uint2 it = kept_item(cur, n, e, &first);
-            eidx = it.x + (e - first);
-        }
-        u32 nitems, nb, ne;
-        discover(offsets, targets, level, valid, eidx, next, chunk, low_degree, &nitems, &nb, &ne);
-        keep_or_push(nxt, bq, bn, qout, qcap, out_count, overflow, lane, nitems, nb, ne, chunk);
+        u32 w = valid ? cur->tgt[e] : 0u;
+        u32 nl = valid ? cur->elab[e] + 1 : 0u;
+        Found f;
+        claim(offsets, targets, level, valid, w, nl, chunk, low_degree, true, &f, tally);
+        keep_or_push(s.kq, s.bq, s.blab, s.bn, s.qout, s.qlab, s.qcap, s.out_count, s.overflow, lane, f, offsets,
+                     targets, level, chunk);
     }
 }
 
-// warm reads ahead for the block's kept items while the barrier is open:
-// each thread loads the target of a kept edge (through L1, which keeps it
-// for the next level), moves the target's offsets into L1 and its level
-// word into L2, so that the next level's claim is the only memory round
-// trip left on its path. It writes nothing. The first warp, whose first
-// thread waits at the barrier, takes no part: a block that arrives last
-// must not delay its own wait (measured on an H100: 3.24 us per grid-2048
-// level against 3.72 us when every warp reads ahead).
-__device__ __forceinline__ void warm(const KeepQueue* kq, u32 n, u32 edges, const u32* __restrict__ offsets,
-                                     const int* __restrict__ targets, const int* level) {
-    if (threadIdx.x < 32) return;
-    for (u32 e = threadIdx.x - 32; e < edges; e += blockDim.x - 32) {
-        u32 first;
-        uint2 it = kept_item(kq, n, e, &first);
-        int w = __ldg(&targets[it.x + (e - first)]);
-        asm volatile("prefetch.global.L1 [%0];" ::"l"(offsets + w));
-        asm volatile("prefetch.global.L2 [%0];" ::"l"(level + w));
-    }
-}
-
-// expand_level processes the `count` items of qin with `nwarps` warps; this
-// warp is `gwarp` and takes up to 32 items a round.
+// expand_level processes the `count` items of qin (labels qinlab, or
+// base_lab for every item when qinlab is null) with `nwarps` warps; this
+// warp is `gwarp` and takes up to 32 items a round. In the megakernel
+// (rotate) the warps rotate with the step.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void expand_level(KeepQueue* kq, BlockQueue<CAP>* bq, u32* bn,
-                                             const u32* __restrict__ offsets,
+__device__ __forceinline__ void expand_level(const Sink<CAP, C>& s, const u32* __restrict__ offsets,
                                              const int* __restrict__ targets, int* level, const uint2* qin,
-                                             uint2* qout, C* out_count, u32* overflow, u32 count, int next,
-                                             u32 chunk, u32 qcap, bool low_degree, u32 gwarp, u32 nwarps,
-                                             u32 lane) {
+                                             const u32* qinlab, u32 base_lab, u32 count, u32 chunk, bool low_degree,
+                                             u32 gwarp, u32 nwarps, u32 lane, bool rotate, u32 step, Tally* tally) {
     if (count == 0) return;
     u32 k = (count + nwarps - 1) / nwarps;  // items per warp and round, at most 32
     if (k > 32) k = 32;
     u32 stride = nwarps * k;
-    if (kq != nullptr) gwarp = (gwarp + (u32)next * ROTATE_MUL % nwarps) % nwarps;
+    if (rotate) gwarp = (gwarp + step * ROTATE_MUL % nwarps) % nwarps;
     for (u32 base = gwarp * k; base < count; base += stride) {
         u32 idx = base + lane;
         uint2 it = make_uint2(0, 0);
-        if (lane < k && idx < count) it = __ldcg(&qin[idx]);
-        expand_items(it, kq, bq, bn, offsets, targets, level, qout, out_count, overflow, next, chunk, qcap, low_degree,
-                     lane);
+        u32 lab = base_lab;
+        if (lane < k && idx < count) {
+            it = __ldcg(&qin[idx]);
+            if (qinlab != nullptr) lab = __ldcg(&qinlab[idx]);
+        }
+        expand_items(it, lab, s, offsets, targets, level, chunk, low_degree, lane, tally);
     }
 }
 
 // bfs_init resets one BFS: every level to -1 except the root's 0, the
-// root's items into q0 and the control words (counts, barrier, results).
+// root's items (label 0) into q0 and the control words (counts, barrier,
+// results).
 extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level, uint2* q0, u32* ctl, u64 n,
-                                    u64 root, u64 chunk) {
+                                    u64 root, u64 chunk, u64 qcap) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         level[i] = (i == root) ? 0 : -1;
@@ -436,9 +516,11 @@ extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level,
         u32 b = offsets[root], e = offsets[root + 1];
         u32 c = (u32)chunk;
         u32 nitems = (e - b + c - 1) / c;
+        u32* lab = queue_labels(q0, (u32)qcap);
         for (u32 i = threadIdx.x; i < nitems; i += blockDim.x) {
             u32 ib = b + i * c;
             q0[i] = make_uint2(ib, min(ib + c, e));
+            lab[i] = 0;
         }
         if (threadIdx.x == 0) ctl[CTL_COUNT(0)] = nitems;
     }
@@ -478,6 +560,7 @@ extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const 
 // (otherwise it sets ctl result word 3 and does nothing). It reads the
 // level's count from ring slot d%3, pushes into slot (d+1)%3 and clears slot
 // (d+2)%3; after the launch the next count is the level's changed flag.
+// Every item of level d has label d (the queue's labels are not used).
 extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
                                            int* level, uint2* q0, uint2* q1, u32* ctl, u64 chunk, u64 qcap,
                                            u64 low_degree, u64 depth_base, u64 phase_begin, u64 phase_end) {
@@ -501,86 +584,122 @@ extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, cons
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    expand_level((KeepQueue*)nullptr, &bq, &bq.n, offsets, targets, level, qin, qout, out, &ctl[CTL_RESULT + 2],
-                        count, (int)d + 1, (u32)chunk, (u32)qcap, low_degree != 0, gwarp, nwarps, lane);
+    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, &ctl[CTL_RESULT + 2]};
+    Tally tally = {0, 0};
+    expand_level(s, offsets, targets, level, qin, (const u32*)nullptr, d, count, (u32)chunk, low_degree != 0, gwarp,
+                 nwarps, lane, false, d, &tally);
     __syncthreads();
     flush_staged(&bq, qout, (u32)qcap, out, &ctl[CTL_RESULT + 2]);
 }
 
-// bfs_megakernel runs every level in one cooperative launch: expand the
-// level (the items this warp kept, then its share of the global queue),
-// cross the grid barrier (which hands every block the next global count and
-// whether any block kept items), repeat until the frontier is empty or
-// max_levels levels ran. One barrier per level; the host reads the final
-// changed flag (ctl result [1]) once, after the launch. The level word's
-// arrival field is 16 bits wide: a grid of more than 65,535 blocks sets ctl
-// result [3] to 2 and does nothing.
+// bfs_megakernel runs every level in one cooperative launch, in steps
+// between grid barriers. A step expands the block's kept edges and its
+// share of the global queue, then, for as long as the block kept every
+// candidate and at most `ahead` levels in all, its own next levels from its
+// keep queue; then the block sheds (if it turned a candidate away), copies
+// its staged items to the global queue and crosses the grid barrier, which
+// hands every block the next step's global count and whether any block kept
+// work. The launch ends when no work is left or max_steps steps ran; the
+// host reads the final changed flag (ctl result [1]) once, after the launch
+// (the final-flag-only convergence plan). Result [0] is the number of
+// levels, [4] the steps run and [6..7] (64 bits) the claims that lowered a
+// label. The barrier word's arrival
+// field is 16 bits wide: a grid of more than 65,535 blocks sets ctl result
+// [3] to 2 and does nothing.
 extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __restrict__ offsets,
                                                                   const int* __restrict__ targets, int* level,
-                                                                  uint2* q0, uint2* q1, u32* ctl, u64 chunk,
-                                                                  u64 qcap, u64 low_degree, u64 max_levels) {
+                                                                  uint2* q0, uint2* q1, u32* ctl, u64 n,
+                                                                  u64 chunk, u64 qcap, u64 low_degree,
+                                                                  u64 max_steps, u64 ahead) {
     if (gridDim.x > ARRIVE_MASK) {
         if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 3] = 2u;
         return;
     }
     __shared__ u64 s_word;
     __shared__ BlockQueue<MEGA_BLOCK_QCAP> bq;  // bq.n is unused: s_n counts
-    __shared__ u32 s_n[2];                       // staged items, by level parity
-    __shared__ KeepQueue keep[2];
+    __shared__ u32 s_blab[MEGA_BLOCK_QCAP];      // the staged items' labels
+    __shared__ u32 s_n[2];                       // staged items, by step parity
+    __shared__ u32 s_maxlab;
+    __shared__ u32 s_relabels;
+    // A ring of three keep queues: level t of the block expands keep[t % 3]
+    // into keep[(t + 1) % 3] and empties keep[(t + 2) % 3], which it read
+    // the level before.
+    __shared__ KeepQueue keep[3];
     if (threadIdx.x == 0) {
         s_n[0] = s_n[1] = 0;
-        keep[0].resv = keep[0].done = keep[0].full = 0;
-        keep[1].resv = keep[1].done = keep[1].full = 0;
+        s_maxlab = s_relabels = 0;
+        keep_reset(&keep[0]);
+        keep_reset(&keep[1]);
+        keep_reset(&keep[2]);
     }
     __syncthreads();
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
-    // Warps are numbered across blocks first, so a small level spreads over
+    // Warps are numbered across blocks first, so a small step spreads over
     // every SM instead of filling the first blocks.
     u32 gwarp = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
     bool lowd = low_degree != 0;
+    u32 depth = ahead < 1 ? 1u : (ahead > 0xffffu ? 0xffffu : (u32)ahead);
     u32* overflow = &ctl[CTL_RESULT + 2];
     u64* words = (u64*)&ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
-    u32 d = 0;
-    u32 count = load_cg(&ctl[CTL_COUNT(0)]);  // the level's global items
-    bool kept = false;                        // some block kept items for the level
-    u32 kn = 0, kedges = 0;                   // this block's kept items and edges
-    while ((count > 0 || kept) && d < (u32)max_levels) {
+    u32 d = 0;                                // steps
+    u32 t = 0;                                // this block's levels
+    u32 count = load_cg(&ctl[CTL_COUNT(0)]);  // the step's global items
+    bool kept = false;                        // some block kept work for the step
+    u32 kn = 0, kedges = 0;                   // this block's kept vertices and edges
+    Tally tally = {0, 0};
+    while ((count > 0 || kept) && d < (u32)max_steps) {
         if (blockIdx.x == 0 && threadIdx.x == 0) words[((d + 2) % 3) * (CTL_LINE / 2)] = 0ull;
-        KeepQueue* cur = &keep[d & 1];
-        KeepQueue* nxt = &keep[(d + 1) & 1];
         const uint2* qin = (d & 1) ? q1 : q0;
         uint2* qout = (d & 1) ? q0 : q1;
         u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
         u32* bn = &s_n[d & 1];
-        expand_kept(cur, kn, kedges, nxt, &bq, bn, offsets, targets, level, qout, out, overflow, (int)d + 1,
-                    (u32)chunk, (u32)qcap, lowd, lane);
-        expand_level(nxt, &bq, bn, offsets, targets, level, qin, qout, out, overflow, count, (int)d + 1,
-                     (u32)chunk, (u32)qcap, lowd, gwarp, nwarps, lane);
+        u32 qc = (u32)qcap;
+        Sink<MEGA_BLOCK_QCAP, u64> s = {&keep[(t + 1) % 3], &bq,   s_blab, bn, qout, queue_labels(qout, qc),
+                                        qc,                 out,   overflow};
+        if (threadIdx.x == 0) keep_reset(&keep[(t + 2) % 3]);
+        expand_kept(&keep[t % 3], kedges, s, offsets, targets, level, (u32)chunk, lowd, lane, &tally);
+        expand_level(s, offsets, targets, level, qin, (const u32*)queue_labels((uint2*)qin, qc), 0u, count,
+                     (u32)chunk, lowd, gwarp, nwarps, lane, true, d, &tally);
         __syncthreads();
-        // The staged items, and the kept items past KEEP_LOW if the block
-        // turned a candidate away, go to the global queue together.
-        u32 ns = min(*bn, MEGA_BLOCK_QCAP);
-        u32 done = nxt->done;
+        t++;
+        u32 done = keep[t % 3].done;
+        bool full = keep[t % 3].full != 0;
         kn = done >> KEEP_SHIFT;
         kedges = done & KEEP_EMASK;
-        u32 shedn = (nxt->full != 0 && kn > KEEP_LOW) ? kn - KEEP_LOW : 0u;
-        u32 nout = ns + shedn;
-        if (threadIdx.x == 0) {
-            // Every thread is past its reads of cur, which the next level
-            // fills, and the next level's staging count was last read a
-            // level ago.
-            cur->resv = cur->done = cur->full = 0;
-            s_n[(d + 1) & 1] = 0;
+        // Run ahead on the block's own frontier (block-uniform: every
+        // thread read the same counters after the __syncthreads).
+        for (u32 j = 1; j < depth && kn > 0 && !full; j++) {
+            s.kq = &keep[(t + 1) % 3];
+            if (threadIdx.x == 0) keep_reset(&keep[(t + 2) % 3]);
+            expand_kept(&keep[t % 3], kedges, s, offsets, targets, level, (u32)chunk, lowd, lane, &tally);
+            __syncthreads();
+            t++;
+            done = keep[t % 3].done;
+            full = keep[t % 3].full != 0;
+            kn = done >> KEEP_SHIFT;
+            kedges = done & KEEP_EMASK;
         }
+        // The staged items, and the kept vertices past KEEP_LOW if the block
+        // turned a candidate away, go to the global queue together.
+        const KeepQueue* nxt = &keep[t % 3];
+        u32 ns = min(*bn, MEGA_BLOCK_QCAP);
+        u32 shedn = (full && kn > KEEP_LOW) ? kn - KEEP_LOW : 0u;
+        u32 nout = ns + shedn;
+        // Every thread read this step's staging count, and the next step's
+        // was last read a step ago.
+        if (threadIdx.x == 0) s_n[(d + 1) & 1] = 0;
         if (nout > 0) {
             if (threadIdx.x == 0) bq.base = reserve(out, nout);
             __syncthreads();
             u32 base = bq.base;
+            u32* qlab = queue_labels(qout, qc);
             for (u32 i = threadIdx.x; i < nout; i += blockDim.x) {
                 uint2 it = i < ns ? bq.items[i] : nxt->items[KEEP_LOW + (i - ns)];
-                if (base + i < qcap) {
+                u32 lab = i < ns ? s_blab[i] : nxt->ilab[KEEP_LOW + (i - ns)];
+                if (base + i < qc) {
                     qout[base + i] = it;
+                    qlab[base + i] = lab;
                 } else {
                     atomicExch(overflow, 1u);
                 }
@@ -589,29 +708,56 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
             __syncthreads();
         }
         if (shedn > 0) {
-            // The next level expands the first KEEP_LOW items (kn and
-            // kedges, not nxt's counters, say what it holds).
+            // The next step expands the first KEEP_LOW vertices' edges.
             kn = KEEP_LOW;
             kedges = nxt->pos[KEEP_LOW];
         }
-        // The release costs about 0.2 us a level on an H100 (2.81 against
-        // 3.02 us per grid-2048 level with a relaxed add), but without it
-        // nothing orders this block's claims before the next level's.
+        // The release costs about 0.2 us a step on an H100, but without it
+        // nothing orders this block's claims before the next step's.
         barrier_arrive(out, 1ull | (kn > 0 ? ARRIVE_KEPT : 0ull));
-        warm(nxt, kn, kedges, offsets, targets, level);
         d++;
         u64 v = barrier_wait(out, &s_word);
         count = (u32)(v >> 32);
         kept = ((v >> 16) & ARRIVE_MASK) != 0;
     }
+    // Levels: the largest label claimed anywhere, + 1, unless some label
+    // was lowered (the largest claimed may then be gone): one more barrier
+    // makes the grid's relabel count known to every block, and if it is
+    // not 0 the blocks take the largest level in the level array.
+    u32 m = __reduce_max_sync(FULL_MASK, tally.maxlab);
+    u32 r = __reduce_add_sync(FULL_MASK, tally.relabels);
+    if (lane == 0) {
+        atomicMax(&s_maxlab, m);
+        if (r > 0) atomicAdd(&s_relabels, r);
+    }
+    __syncthreads();
+    u64* relabels = (u64*)&ctl[CTL_RESULT + 6];
+    if (threadIdx.x == 0 && s_relabels > 0) atomicAdd((unsigned long long*)relabels, (unsigned long long)s_relabels);
+    __syncthreads();
+    barrier_arrive(&words[((d + 1) % 3) * (CTL_LINE / 2)], 1ull);
+    barrier_wait(&words[((d + 1) % 3) * (CTL_LINE / 2)], &s_word);
+    if (__ldcg(relabels) > 0) {
+        const u32* lv = (const u32*)level;
+        u32 top = 0;
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
+            u32 l = __ldcg(&lv[i]);
+            if (l != 0xffffffffu) top = max(top, l);
+        }
+        top = __reduce_max_sync(FULL_MASK, top);
+        if (threadIdx.x == 0) s_maxlab = 0;
+        __syncthreads();
+        if (lane == 0) atomicMax(&s_maxlab, top);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT], s_maxlab + 1);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctl[CTL_RESULT] = d;
         ctl[CTL_RESULT + 1] = (count > 0 || kept) ? 1u : 0u;
+        ctl[CTL_RESULT + 4] = d;
     }
 }
 
-// bfs_barrier_only crosses `levels` megakernel level barriers and does
-// nothing else: the per-level floor of the megakernel's synchronisation,
+// bfs_barrier_only crosses `levels` megakernel grid barriers and does
+// nothing else: the per-step floor of the megakernel's synchronisation,
 // measured next to it. ctl must be reset (bfs_init) before the launch.
 extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(u32* ctl, u64 levels) {
     __shared__ u64 s_word;
