@@ -69,31 +69,28 @@ type BFSConfig struct {
 	// above.
 	MegakernelBlocksPerSM int
 	// MegakernelAhead is the most levels a megakernel block expands from
-	// its own kept frontier between two grid barriers (0:
-	// DefaultMegakernelAhead; 1: one barrier per level, level-synchronous).
+	// its own kept frontier between two grid barriers (0: 4 for graphs of
+	// low degree, 1 otherwise; see frontier.DefaultRunAhead; 1: one barrier
+	// per level, level-synchronous).
 	MegakernelAhead int
 }
-
-// DefaultMegakernelAhead is the megakernel's default run-ahead depth
-// (frontier.DefaultRunAhead): the most levels a block expands from its own
-// kept frontier between grid barriers.
-const DefaultMegakernelAhead = frontier.DefaultRunAhead
 
 // maxMegakernelAhead bounds BFSConfig.MegakernelAhead.
 const maxMegakernelAhead = frontier.MaxRunAhead
 
 // DefaultMegakernelBlocksPerSM is the megakernel's default blocks per SM:
-// one block per SM. On an H100 it ran grid-2048 at 3.50 us per level
-// against 3.65 us with two 1,024-thread blocks (the barrier floor is
-// 1.10 us at 132 blocks and 1.53 us at 264).
+// one block per SM. On an H100 it ran grid-2048 at 1.66 us per level (512
+// threads, 8 levels ahead) against 1.70 us with two blocks of 512 and 1.63
+// us with two of 256 (within the run's noise); the barrier floor is 1.07 us
+// at 132 blocks and 1.53 us at 264.
 const DefaultMegakernelBlocksPerSM = 1
 
 // DefaultMegakernelThreads returns the megakernel's default block size for
 // a graph: 512 threads for graphs of low degree (frontier.LowDegree: grids,
 // road networks), whose levels are small and bound by latency, and 1,024
-// for the rest, whose levels are large. On an H100: grid-2048 3.02 us per
-// level at 512 against 3.26 us at 1,024; Kronecker scale 20 150 us at
-// 1,024 against 198 us at 512.
+// for the rest, whose levels are large. On an H100: grid-2048 1.66 us per
+// level at 512 against 1.67 us at 256 and 1.81 us at 1,024 (running 8
+// levels ahead); Kronecker scale 20 160 us at 1,024 against 209 us at 512.
 func DefaultMegakernelThreads(lowDegree bool) int {
 	if lowDegree {
 		return 512
@@ -190,13 +187,13 @@ func NewBFSSession(x *Executor, g *frontier.CSR, cfg BFSConfig) (*BFSSession, er
 		cfg.MegakernelBlocksPerSM = DefaultMegakernelBlocksPerSM
 	}
 	if cfg.MegakernelAhead == 0 {
-		cfg.MegakernelAhead = DefaultMegakernelAhead
+		cfg.MegakernelAhead = frontier.DefaultRunAhead(frontier.LowDegree(g))
 	}
 	if cfg.Chunk < 1 || cfg.CheckEvery < 1 || cfg.LevelThreads%32 != 0 || cfg.MegakernelThreads%32 != 0 || cfg.MegakernelBlocksPerSM < 0 {
 		return nil, invalidArg("BFS config", "Fix: use a positive chunk and check interval, block sizes that are multiples of 32 and a non-negative megakernel blocks-per-SM cap.", "%+v", cfg)
 	}
 	if cfg.MegakernelAhead < 1 || cfg.MegakernelAhead > maxMegakernelAhead {
-		return nil, invalidArg("BFS config MegakernelAhead", fmt.Sprintf("Fix: use 1 (one grid barrier per level) up to %d levels, or 0 for the default %d.", maxMegakernelAhead, DefaultMegakernelAhead), "%d", cfg.MegakernelAhead)
+		return nil, invalidArg("BFS config MegakernelAhead", fmt.Sprintf("Fix: use 1 (one grid barrier per level) up to %d levels, or 0 for the default (frontier.DefaultRunAhead).", maxMegakernelAhead), "%d", cfg.MegakernelAhead)
 	}
 	if err := g.Check(); err != nil {
 		return nil, err

@@ -736,4 +736,6 @@ func TestDeviceBytes(t *testing.T) {
 	k, err := Kronecker(10, 16, 1)
 	require.NoError(t, err)
 	assert.False(t, LowDegree(k))
+	assert.Equal(t, 4, DefaultRunAhead(LowDegree(g)))
+	assert.Equal(t, 1, DefaultRunAhead(LowDegree(k)))
 }

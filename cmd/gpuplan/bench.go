@@ -91,7 +91,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.IntVar(&o.chunk, "chunk", frontier.DefaultChunk, "most edges per frontier-queue item")
 	f.IntVar(&o.megaThr, "mega-threads", 0, "megakernel: threads per block, a multiple of 32 up to 1024 (0: 512 for graphs of low degree, 1024 otherwise)")
 	f.IntVar(&o.megaPerSM, "mega-blocks-per-sm", 0, "megakernel: at most `N` co-resident blocks per SM (0: one, the measured best; the occupancy model bounds it)")
-	f.IntVar(&o.megaAhead, "mega-ahead", 0, fmt.Sprintf("megakernel: at most `N` levels a block expands from its own frontier between grid barriers (0: %d; 1: one barrier per level)", frontier.DefaultRunAhead))
+	f.IntVar(&o.megaAhead, "mega-ahead", 0, "megakernel: at most `N` levels a block expands from its own frontier between grid barriers (0: 4 for graphs of low degree, 1 otherwise; 1 is one barrier per level)")
 	copyMiB := f.Int("copy-mib", 1024, "size in MiB of each buffer of the copy-ceiling measurement (0 skips it)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
@@ -146,7 +146,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	case o.megaPerSM < 0 || o.megaPerSM > 64:
 		return nil, usagef("gpuplan bench frontier: --mega-blocks-per-sm %d is outside 0..64 (0 picks the default, one)", o.megaPerSM)
 	case o.megaAhead < 0 || o.megaAhead > frontier.MaxRunAhead:
-		return nil, usagef("gpuplan bench frontier: --mega-ahead %d is outside 0..65536 (0 picks the default, %d; 1 is level-synchronous)", o.megaAhead, frontier.DefaultRunAhead)
+		return nil, usagef("gpuplan bench frontier: --mega-ahead %d is outside 0..65536 (0 picks the default; 1 is level-synchronous)", o.megaAhead)
 	case *copyMiB < 0 || *copyMiB > 1<<16:
 		return nil, usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536", *copyMiB)
 	case o.device < 0:

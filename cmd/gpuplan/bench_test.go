@@ -43,6 +43,8 @@ func TestBenchArgs(t *testing.T) {
 		"chunk":          {"frontier", "--graph", "grid:4", "--chunk", "0"},
 		"mega per sm":    {"frontier", "--graph", "grid:4", "--mega-blocks-per-sm", "-1"},
 		"mega threads":   {"frontier", "--graph", "grid:4", "--mega-threads", "100"},
+		"mega ahead":     {"frontier", "--graph", "grid:4", "--mega-ahead", "-1"},
+		"mega ahead big": {"frontier", "--graph", "grid:4", "--mega-ahead", "65537"},
 		"copy":           {"frontier", "--graph", "grid:4", "--copy-mib", "-1"},
 		"device":         {"frontier", "--graph", "grid:4", "--device", "-1"},
 		"extra argument": {"frontier", "--graph", "grid:4", "more"},
