@@ -106,12 +106,18 @@
 //	  "claims": [
 //	    {"name": "megakernel beats the host loop on grid-2048",
 //	     "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel",
-//	     "metric": "wall_ns", "min_speedup": 5}
+//	     "metric": "wall_ns", "min_speedup": 5},
+//	    {"name": "megakernel costs at most 2 us per level on grid-2048",
+//	     "workload": "grid-2048", "candidate": "megakernel",
+//	     "metric": "wall_ns", "max_ns_per_iteration": 2000}
 //	  ]
 //	}
 //
 // The speedup is baseline time / candidate time on the chosen metric
-// (wall_ns or device_ns). Optional fields: "file" picks one results file
+// (wall_ns or device_ns). A per-iteration claim (max_ns_per_iteration, no
+// baseline, no min_speedup) judges one arm: its time divided by the
+// workload's iterations (the rows' iterations column: BFS levels, waves).
+// Optional fields: "file" picks one results file
 // (relative to the results directory) and "device" requires a device name.
 // CheckClaims judges each claim against the evidence files under
 // evidence/results/, in this order, and the first failing step fails it:
@@ -126,7 +132,10 @@
 //  6. at least MinSamplesPerArm (10) samples per arm, and device_ns
 //     recorded when the metric is device_ns;
 //  7. the lower bound of the 95% confidence interval of the ratio of
-//     medians is at least min_speedup.
+//     medians is at least min_speedup; for a per-iteration claim, every
+//     row states the same non-zero iterations and the upper bound of the
+//     95% confidence interval of the median time per iteration is at most
+//     max_ns_per_iteration.
 //
 // The interval comes from golang.org/x/perf/benchmath, the statistics behind
 // benchstat, so the gate and benchstat agree on what the medians and their

@@ -19,16 +19,23 @@ const (
 	MetricDeviceNS = "device_ns"
 )
 
-// Claim is one release claim: on Workload, Candidate is at least MinSpeedup
-// times faster than Baseline on Metric (speedup = baseline time / candidate
-// time), at the lower bound of the 95% confidence interval.
+// Claim is one release claim, of one of two kinds. A speedup claim: on
+// Workload, Candidate is at least MinSpeedup times faster than Baseline on
+// Metric (speedup = baseline time / candidate time), at the lower bound of
+// the 95% confidence interval. A per-iteration claim (MaxNSPerIteration
+// set, no Baseline): on Workload, Candidate's Metric divided by the
+// workload's iterations is at most MaxNSPerIteration ns, at the upper
+// bound of the 95% confidence interval of its median.
 type Claim struct {
 	Name       string  `json:"name"`
 	Workload   string  `json:"workload"`
-	Baseline   string  `json:"baseline"`
+	Baseline   string  `json:"baseline,omitempty"`
 	Candidate  string  `json:"candidate"`
 	Metric     string  `json:"metric"`
-	MinSpeedup float64 `json:"min_speedup"`
+	MinSpeedup float64 `json:"min_speedup,omitempty"`
+	// MaxNSPerIteration makes the claim a per-iteration claim: the most ns
+	// one iteration (a BFS level, a wave) may take.
+	MaxNSPerIteration float64 `json:"max_ns_per_iteration,omitempty"`
 	// File optionally picks one results file, relative to the results
 	// directory, when several hold the workload.
 	File string `json:"file,omitempty"`
@@ -36,8 +43,14 @@ type Claim struct {
 	Device string `json:"device,omitempty"`
 }
 
+// PerIteration reports whether c is a per-iteration claim.
+func (c Claim) PerIteration() bool { return c.MaxNSPerIteration > 0 }
+
 // String describes the claim in one line.
 func (c Claim) String() string {
+	if c.PerIteration() {
+		return fmt.Sprintf("%s on %s (%s) at most %s per iteration", c.Candidate, c.Workload, c.Metric, fmtNS(c.MaxNSPerIteration))
+	}
 	return fmt.Sprintf("%s vs %s on %s (%s) at least %sx", c.Candidate, c.Baseline, c.Workload, c.Metric, formatFloat(c.MinSpeedup))
 }
 
@@ -53,14 +66,17 @@ type rawClaim struct {
 	Candidate  *string  `json:"candidate"`
 	Metric     *string  `json:"metric"`
 	MinSpeedup *float64 `json:"min_speedup"`
+	MaxNSIter  *float64 `json:"max_ns_per_iteration"`
 	File       string   `json:"file"`
 	Device     string   `json:"device"`
 }
 
 // ParseGates decodes a gates file strictly: unknown fields, a missing
-// "claims" list or claim field, an unknown metric, a min_speedup that is not
-// a finite number above 0, a claim comparing an arm with itself and a
-// repeated claim name are *strictjson.Error values naming the field.
+// "claims" list or claim field, an unknown metric, a min_speedup or
+// max_ns_per_iteration that is not a finite number above 0, a per-iteration
+// claim with a baseline or a min_speedup, a claim comparing an arm with
+// itself and a repeated claim name are *strictjson.Error values naming the
+// field.
 func ParseGates(source string, data []byte) (Gates, error) {
 	var raw struct {
 		Claims *[]rawClaim `json:"claims"`
@@ -78,19 +94,31 @@ func ParseGates(source string, data []byte) (Gates, error) {
 		bad := func(name, msg, fix string) error {
 			return &strictjson.Error{Source: source, Field: field(name), Msg: msg, Fix: fix}
 		}
+		perIter := rc.MaxNSIter != nil
 		for _, req := range []struct {
 			name string
 			v    *string
 		}{{"name", rc.Name}, {"workload", rc.Workload}, {"baseline", rc.Baseline}, {"candidate", rc.Candidate}, {"metric", rc.Metric}} {
-			if req.v == nil {
+			if req.v == nil && !(perIter && req.name == "baseline") {
 				return Gates{}, strictjson.Required(source, field(req.name), "state the claim's "+req.name)
 			}
 		}
-		if rc.MinSpeedup == nil {
-			return Gates{}, strictjson.Required(source, field("min_speedup"), "state the required speedup, for example 5")
+		c := Claim{Name: *rc.Name, Workload: *rc.Workload, Candidate: *rc.Candidate, Metric: *rc.Metric, File: rc.File, Device: rc.Device}
+		switch {
+		case perIter && rc.Baseline != nil:
+			return Gates{}, bad("baseline", "a per-iteration claim (max_ns_per_iteration) judges one arm and has no baseline", "drop baseline, or drop max_ns_per_iteration and state min_speedup")
+		case perIter && rc.MinSpeedup != nil:
+			return Gates{}, bad("min_speedup", "a claim states either min_speedup or max_ns_per_iteration, not both", "drop one of them")
+		case perIter:
+			c.MaxNSPerIteration = *rc.MaxNSIter
+			if !checked.Finite(c.MaxNSPerIteration) || c.MaxNSPerIteration <= 0 {
+				return Gates{}, bad("max_ns_per_iteration", fmt.Sprintf("max_ns_per_iteration %v is not a finite number above 0", c.MaxNSPerIteration), "state the most ns one iteration may take, for example 2000")
+			}
+		case rc.MinSpeedup == nil:
+			return Gates{}, strictjson.Required(source, field("min_speedup"), "state the required speedup, for example 5, or max_ns_per_iteration for a per-iteration claim without baseline")
+		default:
+			c.Baseline, c.MinSpeedup = *rc.Baseline, *rc.MinSpeedup
 		}
-		c := Claim{Name: *rc.Name, Workload: *rc.Workload, Baseline: *rc.Baseline, Candidate: *rc.Candidate,
-			Metric: *rc.Metric, MinSpeedup: *rc.MinSpeedup, File: rc.File, Device: rc.Device}
 		switch {
 		case strings.TrimSpace(c.Name) == "":
 			return Gates{}, bad("name", "name is empty", "give the claim a short name")
@@ -98,7 +126,7 @@ func ParseGates(source string, data []byte) (Gates, error) {
 			return Gates{}, bad("name", fmt.Sprintf("name %q repeats claims[%d]", c.Name, names[c.Name]-1), "give every claim its own name")
 		case !isToken(c.Workload):
 			return Gates{}, bad("workload", fmt.Sprintf("workload %q is not a token", c.Workload), "use the workload name of the evidence rows, for example grid-2048")
-		case !isArm(c.Baseline):
+		case !perIter && !isArm(c.Baseline):
 			return Gates{}, bad("baseline", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Baseline), "use an arm name of the evidence rows, for example host-loop")
 		case !isArm(c.Candidate):
 			return Gates{}, bad("candidate", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Candidate), "use an arm name of the evidence rows, for example megakernel")
@@ -106,7 +134,7 @@ func ParseGates(source string, data []byte) (Gates, error) {
 			return Gates{}, bad("candidate", "candidate and baseline are the same arm", "compare two different arms")
 		case c.Metric != MetricWallNS && c.Metric != MetricDeviceNS:
 			return Gates{}, bad("metric", fmt.Sprintf("metric %q is unknown", c.Metric), `use "wall_ns" or "device_ns"`)
-		case !checked.Finite(c.MinSpeedup) || c.MinSpeedup <= 0:
+		case !perIter && (!checked.Finite(c.MinSpeedup) || c.MinSpeedup <= 0):
 			return Gates{}, bad("min_speedup", fmt.Sprintf("min_speedup %v is not a finite number above 0", c.MinSpeedup), "state the required speedup as a positive number, for example 5")
 		case c.File != "" && (!fs.ValidPath(c.File) || !strings.HasSuffix(c.File, ".csv")):
 			return Gates{}, bad("file", fmt.Sprintf("file %q is not a relative .csv path inside the results directory", c.File), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
@@ -200,6 +228,10 @@ type Verdict struct {
 	CandidateMedian      Interval // ns, per-arm 95% interval
 	Speedup              Interval // baseline/candidate, 95% interval
 	RequiredSpeedupLower float64
+	// For a per-iteration claim: the workload's iterations and the
+	// candidate's median ns per iteration with its 95% interval.
+	Iterations   uint64
+	PerIteration Interval
 }
 
 // String renders the verdict as one line starting with PASS or FAIL.
@@ -211,6 +243,11 @@ func (v Verdict) String() string {
 		b.WriteString("FAIL ")
 	}
 	fmt.Fprintf(&b, "%s: %s", v.Claim.Name, v.Claim)
+	if v.Pass && v.Claim.PerIteration() {
+		fmt.Fprintf(&b, ": observed %s per iteration, 95%% CI [%s, %s], n=%d, %d iterations, %s (%s), commit %s, %s",
+			fmtNS(v.PerIteration.Center), fmtNS(v.PerIteration.Lo), fmtNS(v.PerIteration.Hi), v.CandidateN, v.Iterations, v.Device, v.Compute, v.Commit, v.File)
+		return b.String()
+	}
 	if v.Pass {
 		fmt.Fprintf(&b, ": observed %s, 95%% CI [%s, %s], n=%d+%d, %s (%s), commit %s, %s",
 			fmtX(v.Speedup.Center), fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, v.Device, v.Compute, v.Commit, v.File)
@@ -256,11 +293,11 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 			if s.Workload.Name != c.Workload || (c.Device != "" && s.Provenance.DeviceName != c.Device) {
 				continue
 			}
-			switch s.Arm {
-			case c.Baseline:
-				cf.base = append(cf.base, s)
-			case c.Candidate:
+			switch {
+			case s.Arm == c.Candidate:
 				cf.cand = append(cf.cand, s)
+			case s.Arm == c.Baseline && !c.PerIteration():
+				cf.base = append(cf.base, s)
 			}
 		}
 		if len(cf.base) > 0 || len(cf.cand) > 0 {
@@ -273,6 +310,10 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	}
 	if c.Device != "" {
 		where += " on device " + c.Device
+	}
+	if len(found) == 0 && c.PerIteration() {
+		return fail("no evidence recorded: no %s samples of workload %s in %s; required at least %d. Fix: run the benchmark and commit its CSV under evidence/results/",
+			c.Candidate, c.Workload, where, MinSamplesPerArm)
 	}
 	if len(found) == 0 {
 		return fail("no evidence recorded: no %s or %s samples of workload %s in %s; required at least %d samples of each. Fix: run the benchmark and commit its CSV under evidence/results/",
@@ -293,12 +334,16 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 		name string
 		rows []*Sample
 	}{{c.Baseline, f.base}, {c.Candidate, f.cand}} {
-		if len(arm.rows) == 0 {
+		if len(arm.rows) == 0 && !(c.PerIteration() && arm.name == c.Baseline) {
 			return fail("no evidence recorded for arm %s: %s has %d %s samples of workload %s and none of %s; required at least %d samples of each. Fix: measure both arms in the same run",
 				arm.name, f.path, len(f.base)+len(f.cand), otherArm(c, arm.name), c.Workload, arm.name, MinSamplesPerArm)
 		}
 	}
-	first := f.base[0].Provenance
+	firstRow := f.cand[0]
+	if len(f.base) > 0 {
+		firstRow = f.base[0]
+	}
+	first := firstRow.Provenance
 	v.Device, v.Commit = first.DeviceName, first.Commit
 	v.Compute = computeString(first.ComputeMajor, first.ComputeMinor)
 	for _, s := range bothArms(f.base, f.cand) {
@@ -306,7 +351,7 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 		if p.DeviceName != first.DeviceName || p.ComputeMajor != first.ComputeMajor || p.ComputeMinor != first.ComputeMinor ||
 			p.DriverVersion != first.DriverVersion || p.Commit != first.Commit || p.SourceFingerprint != first.SourceFingerprint {
 			return fail("mixed devices or builds in one comparison: %s sample %d ran on %s (%s), commit %s, but %s sample %d on %s (%s), commit %s; required one device and one commit. Fix: compare arms measured in one run",
-				f.base[0].Arm, f.base[0].Index, first.DeviceName, v.Compute, first.Commit,
+				firstRow.Arm, firstRow.Index, first.DeviceName, v.Compute, first.Commit,
 				s.Arm, s.Index, p.DeviceName, computeString(p.ComputeMajor, p.ComputeMinor), p.Commit)
 		}
 	}
@@ -317,7 +362,7 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 			f.path, first.SourceFingerprint, current)
 	}
 	// 4. Equal checksums.
-	ref := f.base[0]
+	ref := firstRow
 	for _, s := range bothArms(f.base, f.cand) {
 		if s.Checksum != ref.Checksum {
 			return fail("checksum mismatch: %s sample %d has %s but %s sample %d has %s; required equal results from every sample of both arms. Fix: find why the arms compute different results before timing them",
@@ -334,16 +379,19 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 	// 6. Enough samples, and the metric recorded.
 	v.BaselineN, v.CandidateN = len(f.base), len(f.cand)
 	for _, arm := range [][]*Sample{f.base, f.cand} {
-		if len(arm) < MinSamplesPerArm {
+		if len(arm) > 0 && len(arm) < MinSamplesPerArm {
 			return fail("too few samples: arm %s has %d samples; required at least %d. Fix: record more samples per arm",
 				arm[0].Arm, len(arm), MinSamplesPerArm)
 		}
 	}
-	base, err := metricValues(c.Metric, f.base)
+	cand, err := metricValues(c.Metric, f.cand)
 	if err != nil {
 		return fail("%v", err)
 	}
-	cand, err := metricValues(c.Metric, f.cand)
+	if c.PerIteration() {
+		return checkPerIteration(v, c, f.cand, cand)
+	}
+	base, err := metricValues(c.Metric, f.base)
 	if err != nil {
 		return fail("%v", err)
 	}
@@ -355,6 +403,34 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 		return fail("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d) has its lower bound %s below the required %sx. Fix: improve %s, record more samples to narrow the interval, or lower the claim",
 			fmtX(v.Speedup.Center), fmtNS(v.BaselineMedian.Center), fmtNS(v.CandidateMedian.Center),
 			fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, fmtX(v.Speedup.Lo), formatFloat(c.MinSpeedup), c.Candidate)
+	}
+	v.Pass = true
+	return v
+}
+
+// checkPerIteration finishes a per-iteration claim (step 7): every sample
+// must state the same, non-zero iteration count, and the upper bound of
+// the 95% interval of the median ns per iteration must be at most the
+// claim's bound.
+func checkPerIteration(v Verdict, c Claim, rows []*Sample, times []float64) Verdict {
+	iters := rows[0].Workload.Iterations
+	for _, s := range rows {
+		if s.Workload.Iterations != iters || iters == 0 {
+			v.Reason = fmt.Sprintf("iterations not recorded: %s sample %d states %d iterations and sample %d states %d; required one non-zero count for every sample of a per-iteration claim. Fix: record the workload's iterations (levels, waves) in every row",
+				s.Arm, s.Index, s.Workload.Iterations, rows[0].Index, iters)
+			return v
+		}
+	}
+	per := make([]float64, len(times))
+	for i, t := range times {
+		per[i] = t / float64(iters)
+	}
+	v.Iterations = iters
+	v.PerIteration = MedianCI(per, Confidence)
+	if !(v.PerIteration.Hi <= c.MaxNSPerIteration) {
+		v.Reason = fmt.Sprintf("observed %s per iteration (median over %d samples of %d iterations, 95%% CI [%s, %s]) has its upper bound %s above the required %s. Fix: make %s faster, record more samples to narrow the interval, or raise the bound",
+			fmtNS(v.PerIteration.Center), len(per), iters, fmtNS(v.PerIteration.Lo), fmtNS(v.PerIteration.Hi), fmtNS(v.PerIteration.Hi), fmtNS(c.MaxNSPerIteration), c.Candidate)
+		return v
 	}
 	v.Pass = true
 	return v

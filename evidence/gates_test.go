@@ -77,6 +77,52 @@ func TestCheckClaimsOnFixture(t *testing.T) {
 	require.True(t, CheckClaims(Gates{Claims: []Claim{c}}, files, testFingerprint)[0].Pass)
 }
 
+// TestCheckPerIterationClaims judges claims on one arm's time per
+// iteration: armFile's megakernel takes 1e6 ns (+ up to 2%) for 126
+// iterations, about 7.9-8.1 us each.
+func TestCheckPerIterationClaims(t *testing.T) {
+	perIter := func(max float64) Claim {
+		return Claim{Name: "megakernel per level", Workload: "grid-512", Candidate: "megakernel", Metric: MetricWallNS, MaxNSPerIteration: max}
+	}
+	files := []ResultFile{armFile("run.csv", 30, map[string]float64{"host-loop": 1e7, "megakernel": 1e6})}
+	v := CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, testFingerprint)[0]
+	require.True(t, v.Pass, v.String())
+	assert.EqualValues(t, 126, v.Iterations)
+	assert.Equal(t, 30, v.CandidateN)
+	assert.Zero(t, v.BaselineN)
+	assert.InDelta(t, 1e6*1.01/126, v.PerIteration.Center, 60)
+	assert.LessOrEqual(t, v.PerIteration.Lo, v.PerIteration.Center)
+	assert.GreaterOrEqual(t, v.PerIteration.Hi, v.PerIteration.Center)
+	assert.True(t, strings.HasPrefix(v.String(), "PASS megakernel per level: megakernel on grid-512 (wall_ns) at most 8.2 µs per iteration: observed 8"), v.String())
+	assert.Contains(t, v.String(), "95% CI [7.9")
+	assert.Contains(t, v.String(), "n=30, 126 iterations")
+
+	// The same evidence does not hold 7.9 us: the upper bound is above it.
+	v = CheckClaims(Gates{Claims: []Claim{perIter(7900)}}, files, testFingerprint)[0]
+	require.False(t, v.Pass)
+	assert.Contains(t, v.Reason, "above the required 7.9 µs")
+	assert.Contains(t, v.Reason, "Fix:")
+
+	// Only the candidate arm is needed.
+	alone := []ResultFile{armFile("run.csv", 12, map[string]float64{"megakernel": 1e6})}
+	require.True(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, alone, testFingerprint)[0].Pass)
+
+	// The usual steps still apply: no evidence, too few samples, stale.
+	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, nil, testFingerprint)[0]
+	assert.Contains(t, v.Reason, "no evidence recorded: no megakernel samples of workload grid-512")
+	few := []ResultFile{armFile("run.csv", 5, map[string]float64{"megakernel": 1e6})}
+	assert.Contains(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, few, testFingerprint)[0].Reason, "too few samples")
+	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, "sha256:"+strings.Repeat("e", 64))[0]
+	assert.True(t, v.Stale)
+
+	// A sample without iterations cannot be judged per iteration.
+	bad := armFile("run.csv", 12, map[string]float64{"megakernel": 1e6})
+	bad.Samples[3].Workload.Iterations = 0
+	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, []ResultFile{bad}, testFingerprint)[0]
+	require.False(t, v.Pass)
+	assert.Contains(t, v.Reason, "iterations not recorded: megakernel sample 3 states 0 iterations")
+}
+
 func TestCheckClaimsFailures(t *testing.T) {
 	good := func() ResultFile {
 		return armFile("run.csv", 12, map[string]float64{"host-loop": 1e7, "megakernel": 1e6})
@@ -229,6 +275,19 @@ func TestParseGates(t *testing.T) {
 	again, err := ParseGates("g", out)
 	require.NoError(t, err)
 	assert.Equal(t, g, again)
+	// A per-iteration claim round-trips without baseline or min_speedup.
+	pi := `{"claims": [{"name": "mk", "workload": "grid-2048", "candidate": "megakernel", "metric": "wall_ns", "max_ns_per_iteration": 2000}]}`
+	g, err = ParseGates("g", []byte(pi))
+	require.NoError(t, err)
+	assert.Equal(t, Gates{Claims: []Claim{{Name: "mk", Workload: "grid-2048", Candidate: "megakernel", Metric: "wall_ns", MaxNSPerIteration: 2000}}}, g)
+	assert.True(t, g.Claims[0].PerIteration())
+	out, err = MarshalGates(g)
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "baseline")
+	assert.NotContains(t, string(out), "min_speedup")
+	again, err = ParseGates("g", out)
+	require.NoError(t, err)
+	assert.Equal(t, g, again)
 	empty, err := MarshalGates(Gates{})
 	require.NoError(t, err)
 	assert.Equal(t, "{\n  \"claims\": []\n}\n", string(empty))
@@ -242,7 +301,7 @@ func TestParseGates(t *testing.T) {
 			base[k] = v
 		}
 		var parts []string
-		for _, key := range []string{"name", "workload", "baseline", "candidate", "metric", "min_speedup", "file"} {
+		for _, key := range []string{"name", "workload", "baseline", "candidate", "metric", "min_speedup", "max_ns_per_iteration", "file"} {
 			if val, ok := base[key]; ok {
 				parts = append(parts, fmt.Sprintf("%q: %s", key, val))
 			}
@@ -267,6 +326,10 @@ func TestParseGates(t *testing.T) {
 		{"duplicate name", `{"claims": [` + strings.TrimSuffix(strings.TrimPrefix(claim("x="), `{"claims": [`), `]}`) + `, ` +
 			strings.TrimSuffix(strings.TrimPrefix(claim("x="), `{"claims": [`), `]}`) + `]}`, "claims[1].name", "repeats claims[0]"},
 		{"type mismatch", `{"claims": [{"min_speedup": "5"}]}`, "claims.min_speedup", "cannot use"},
+		{"per-iteration with baseline", claim("max_ns_per_iteration=2000"), "claims[0].baseline", "has no baseline"},
+		{"both bounds", perIterClaim(`"min_speedup": 5, "max_ns_per_iteration": 2000`), "claims[0].min_speedup", "either min_speedup or max_ns_per_iteration"},
+		{"zero per-iteration", perIterClaim(`"max_ns_per_iteration": 0`), "claims[0].max_ns_per_iteration", "not a finite number above 0"},
+		{"negative per-iteration", perIterClaim(`"max_ns_per_iteration": -1`), "claims[0].max_ns_per_iteration", "above 0"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -278,6 +341,11 @@ func TestParseGates(t *testing.T) {
 			assert.Contains(t, err.Error(), "Fix:")
 		})
 	}
+}
+
+// perIterClaim is a per-iteration claim with extra fields appended.
+func perIterClaim(extra string) string {
+	return `{"claims": [{"name": "a", "workload": "w", "candidate": "megakernel", "metric": "wall_ns", ` + extra + `}]}`
 }
 
 func TestLoadResults(t *testing.T) {
@@ -307,6 +375,7 @@ func TestLoadResults(t *testing.T) {
 
 func FuzzParseGates(f *testing.F) {
 	f.Add([]byte(`{"claims": []}`))
+	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "candidate": "megakernel", "metric": "wall_ns", "max_ns_per_iteration": 2000}]}`))
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 5}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		g, err := ParseGates("fuzz", data)
@@ -315,6 +384,12 @@ func FuzzParseGates(f *testing.F) {
 			return
 		}
 		for _, c := range g.Claims {
+			if c.PerIteration() {
+				require.True(t, c.MaxNSPerIteration > 0 && !math.IsInf(c.MaxNSPerIteration, 0))
+				require.Empty(t, c.Baseline)
+				require.Zero(t, c.MinSpeedup)
+				continue
+			}
 			require.True(t, c.MinSpeedup > 0 && !math.IsInf(c.MinSpeedup, 0))
 			require.NotEqual(t, c.Baseline, c.Candidate)
 		}
