@@ -563,7 +563,7 @@ func (s *BFSSession) runMegakernel(r *BFSRun) (uint64, error) {
 	r.Reruns = 1
 	more, _, err := s.launchMegakernel(r, 1)
 	// The reset is one more dispatch with its own sync.
-	return syncs + more + 2, err
+	return syncs + more + 1, err
 }
 
 // launchMegakernel launches the megakernel with run-ahead depth ahead and

@@ -86,6 +86,18 @@ func TestGPUBFSArms(t *testing.T) {
 			require.NoError(t, s.Close())
 		}
 	}
+	// A queue that overflows under run-ahead is run again level-
+	// synchronously; with a capacity too small for that too, the overflow
+	// is reported. (The capacity is cut below what the buffers hold, so
+	// nothing is written out of bounds.)
+	s, err := NewBFSSession(x, bigGrid, BFSConfig{MegakernelAhead: 8})
+	require.NoError(t, err)
+	s.qcap = 8
+	r, err := s.Run(ArmMegakernel, 0)
+	require.ErrorContains(t, err, "overflowed")
+	assert.Equal(t, 1, r.Reruns)
+	assert.Zero(t, r.TimedHostSyncs, "the rerun's reset and launch are expected syncs")
+	require.NoError(t, s.Close())
 	// A run-ahead depth out of range is refused.
 	_, err = NewBFSSession(x, grid, BFSConfig{MegakernelAhead: -1})
 	require.ErrorContains(t, err, "MegakernelAhead")
