@@ -485,6 +485,9 @@ __device__ __forceinline__ void expand_level(const Sink<CAP, C>& s, const u32* _
                                              const u32* qinlab, u32 base_lab, u32 count, u32 chunk, bool low_degree,
                                              u32 gwarp, u32 nwarps, u32 lane, bool rotate, u32 step, Tally* tally) {
     if (count == 0) return;
+    // A count past the capacity means pushes overflowed (the overflow flag
+    // is set and the result is invalid); read only what the queue holds.
+    if (count > s.qcap) count = s.qcap;
     u32 k = (count + nwarps - 1) / nwarps;  // items per warp and round, at most 32
     if (k > 32) k = 32;
     u32 stride = nwarps * k;
