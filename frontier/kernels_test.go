@@ -330,9 +330,9 @@ func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, q
 	if !mega {
 		defer d.flush(qout, outCount)
 	}
+	d.maxCount = max(d.maxCount, count)
 	// An overflowed count is clamped to what the queue holds.
 	count = min(count, d.qcap)
-	d.maxCount = max(d.maxCount, count)
 	nblocks := uint32(len(d.blocks))
 	k := min((count+d.nwarps-1)/d.nwarps, 32)
 	stride := d.nwarps * k
