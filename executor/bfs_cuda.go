@@ -361,18 +361,20 @@ func (s *BFSSession) checkControl(r *BFSRun) error {
 	if err != nil {
 		return err
 	}
-	levels := binary.LittleEndian.Uint32(words[0:])
+	// at returns the result line's bytes from control word w on.
+	at := func(w int) []byte { return words[4*(w-frontier.CtlResultLevels):] }
+	levels := binary.LittleEndian.Uint32(at(frontier.CtlResultLevels))
 	if r.Arm != ArmHostLoopScan {
 		r.Levels = int(levels)
 	}
 	if r.Arm == ArmMegakernel {
-		r.Barriers = int(binary.LittleEndian.Uint32(words[16:]))
-		r.Relabels = binary.LittleEndian.Uint64(words[24:])
+		r.Barriers = int(binary.LittleEndian.Uint32(at(frontier.CtlResultBarriers)))
+		r.Relabels = binary.LittleEndian.Uint64(at(frontier.CtlResultRelabels))
 	}
-	if binary.LittleEndian.Uint32(words[8:]) != 0 {
+	if binary.LittleEndian.Uint32(at(frontier.CtlResultOverflow)) != 0 {
 		return fmt.Errorf("BFS %s from root %d: a frontier queue overflowed its %d items. Fix: this is a sizing bug in frontier.QueueCapacity; report it", r.Arm, r.Root, s.qcap)
 	}
-	switch binary.LittleEndian.Uint32(words[12:]) {
+	switch binary.LittleEndian.Uint32(at(frontier.CtlResultMisuse)) {
 	case 0:
 	case 2:
 		return fmt.Errorf("BFS %s from root %d: the megakernel was launched with more than %d blocks and did nothing. Fix: launch it through BFSSession, which caps its grid", r.Arm, r.Root, maxMegakernelBlocks)

@@ -16,10 +16,7 @@ import (
 type item struct{ b, e uint32 }
 
 // found mirrors Found: one lane's claim.
-type found struct {
-	claimed           bool
-	nitems, b, e, lab uint32
-}
+type found struct{ nitems, b, e, lab uint32 }
 
 // emuDevice emulates the BFS kernels' queue logic on the CPU, step for step:
 // the ring of counts, items of at most chunk edges with their labels, the
@@ -154,7 +151,7 @@ func (d *emuDevice) claim(w, nl uint32) found {
 	d.level[w] = int32(nl)
 	d.maxlab = max(d.maxlab, nl)
 	b, e := d.g.Offsets[w], d.g.Offsets[w+1]
-	return found{claimed: true, nitems: (e - b + d.chunk - 1) / d.chunk, b: b, e: e, lab: nl}
+	return found{nitems: (e - b + d.chunk - 1) / d.chunk, b: b, e: e, lab: nl}
 }
 
 // push mirrors push_items for one warp: lanes' item counts are scanned,

@@ -68,6 +68,8 @@
 // embedded in the frontier package.
 
 #define FULL_MASK 0xffffffffu
+// An unreached vertex's level as a label: -1, the largest uint32.
+#define UNREACHED 0xffffffffu
 #define CTL_LINE 32u
 #define CTL_COUNT(slot) ((slot) * CTL_LINE)
 #define CTL_RESULT (4u * CTL_LINE)
@@ -200,13 +202,37 @@ struct Tally {
     u32 relabels;
 };
 
+// tally_claim counts a claim of label nl that found the vertex at old.
+__device__ __forceinline__ void tally_claim(Tally* tally, u32 old, u32 nl) {
+    tally->maxlab = max(tally->maxlab, nl);
+    if (old != UNREACHED) tally->relabels++;
+}
+
 // Found is what one lane's claim found: the claimed vertex's items (none if
 // the claim failed), its edge range, its new label and, in the megakernel,
 // its first SPEC targets (read alongside the claim).
 struct Found {
-    bool claimed, spec;  // spec: t holds the first SPEC targets
+    bool spec;  // t holds the first SPEC targets
     u32 nitems, b, e, lab;
     u32 t[SPEC];
+};
+
+struct KeepQueue;
+
+// Where a level's discoveries go: the megakernel's keep queue (null in the
+// per-level kernels), the block queue and its labels (null outside the
+// megakernel), its count, and the global queue with its labels and count.
+template <u32 CAP, typename C>
+struct Sink {
+    KeepQueue* kq;
+    BlockQueue<CAP>* bq;
+    u32* blab;
+    u32* bn;
+    uint2* qout;
+    u32* qlab;
+    u32 qcap;
+    C* out_count;
+    u32* overflow;
 };
 
 // push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
@@ -214,23 +240,22 @@ struct Found {
 // shared-memory atomic on *bn (the block queue's count); a warp-wide scan
 // gives each lane its offset. Slots past the block queue's capacity spill
 // straight to the global queue with one global atomic for the warp's
-// spilled items. blab and qlab, when not null, take the items' labels (in
-// the block queue and in the global queue).
+// spilled items. The sink's blab and qlab, when not null, take the items'
+// labels (in the block queue and in the global queue).
 template <u32 CAP, typename C>
-__device__ __forceinline__ void push_items(BlockQueue<CAP>* bq, u32* blab, u32* bn, uint2* qout, u32* qlab, u32 qcap,
-                                           C* out_count, u32* overflow, u32 lane, const Found& f, u32 chunk) {
+__device__ __forceinline__ void push_items(const Sink<CAP, C>& s, u32 lane, const Found& f, u32 chunk) {
     u32 nitems = f.nitems;
     if (__ballot_sync(FULL_MASK, nitems != 0) == 0) return;
     u32 incl = warp_incl(nitems, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
     u32 base = 0;
-    if (lane == 31) base = atomicAdd(bn, total);
+    if (lane == 31) base = atomicAdd(s.bn, total);
     base = __shfl_sync(FULL_MASK, base, 31);
     u32 first_spill = max(base, CAP);  // slots >= CAP spill
     u32 spilled = (base + total > CAP) ? base + total - first_spill : 0;
     u32 gbase = 0;
     if (spilled > 0) {
-        if (lane == 31) gbase = reserve(out_count, spilled);
+        if (lane == 31) gbase = reserve(s.out_count, spilled);
         gbase = __shfl_sync(FULL_MASK, gbase, 31);
     }
     u32 pos = base + incl - nitems;
@@ -239,13 +264,13 @@ __device__ __forceinline__ void push_items(BlockQueue<CAP>* bq, u32* blab, u32* 
         uint2 item = make_uint2(ib, min(ib + chunk, f.e));
         u32 slot = pos + i;
         if (slot < CAP) {
-            bq->items[slot] = item;
-            if (blab != nullptr) blab[slot] = f.lab;
-        } else if (gbase + (slot - first_spill) < qcap) {
-            qout[gbase + (slot - first_spill)] = item;
-            if (qlab != nullptr) qlab[gbase + (slot - first_spill)] = f.lab;
+            s.bq->items[slot] = item;
+            if (s.blab != nullptr) s.blab[slot] = f.lab;
+        } else if (gbase + (slot - first_spill) < s.qcap) {
+            s.qout[gbase + (slot - first_spill)] = item;
+            if (s.qlab != nullptr) s.qlab[gbase + (slot - first_spill)] = f.lab;
         } else {
-            atomicExch(overflow, 1u);
+            atomicExch(s.overflow, 1u);
         }
     }
 }
@@ -273,15 +298,14 @@ __device__ __forceinline__ void flush_staged(BlockQueue<CAP>* bq, uint2* qout, u
 // claim offers vertex w (if valid) the label nl. low_degree selects the
 // path for graphs of small degree (grids, road networks): claim straight
 // away and read w's offsets (and, with spec, its first SPEC targets, for
-// the keep queue) in parallel with the claim, one memory round trip shorter than testing the
-// level first. Graphs of high degree test first (a stale cached level is
+// the keep queue) in parallel with the claim, one memory round trip
+// shorter than testing the level first. Graphs of high degree test first (a stale cached level is
 // never smaller than the current one, so the test only lets through claims
 // that may succeed), so most edges cost one cached load instead of an
 // atomic.
 __device__ __forceinline__ void claim(const u32* __restrict__ offsets, const int* __restrict__ targets, int* level,
                                       bool valid, u32 w, u32 nl, u32 chunk, bool low_degree, bool spec, Found* f,
                                       Tally* tally) {
-    f->claimed = false;
     f->spec = false;
     f->nitems = 0;
     f->b = 0;
@@ -298,10 +322,8 @@ __device__ __forceinline__ void claim(const u32* __restrict__ offsets, const int
         }
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
-            f->claimed = true;
             f->spec = spec;
-            tally->maxlab = max(tally->maxlab, nl);
-            if (old != 0xffffffffu) tally->relabels++;
+            tally_claim(tally, old, nl);
             f->b = b;
             f->e = en;
             f->nitems = (en - b + chunk - 1) / chunk;
@@ -312,9 +334,7 @@ __device__ __forceinline__ void claim(const u32* __restrict__ offsets, const int
     } else if (lv[w] > nl) {
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
-            f->claimed = true;
-            tally->maxlab = max(tally->maxlab, nl);
-            if (old != 0xffffffffu) tally->relabels++;
+            tally_claim(tally, old, nl);
             f->b = __ldg(&offsets[w]);
             f->e = __ldg(&offsets[w + 1]);
             f->nitems = (f->e - f->b + chunk - 1) / chunk;
@@ -362,11 +382,9 @@ __device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 lab, 
 // and its level into L2 for the next level's claim. Everything else goes to
 // push_items.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void keep_or_push(KeepQueue* kq, BlockQueue<CAP>* bq, u32* blab, u32* bn, uint2* qout,
-                                             u32* qlab, u32 qcap, C* out_count, u32* overflow, u32 lane, Found f,
-                                             const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                             const int* level, u32 chunk) {
-    if (kq != nullptr) {
+__device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Found f, const u32* __restrict__ offsets,
+                                             const int* __restrict__ targets, const int* level, u32 chunk) {
+    if (KeepQueue* kq = s.kq) {
         u32 len = f.e - f.b;
         bool cand = f.nitems == 1 && len <= KEEP_ITEM_EDGES;
         u32 full = 0;
@@ -386,6 +404,8 @@ __device__ __forceinline__ void keep_or_push(KeepQueue* kq, BlockQueue<CAP>* bq,
                 kq->items[slot] = make_uint2(f.b, f.e);
                 kq->ilab[slot] = f.lab;
                 kq->pos[slot] = epos;
+                // The first SPEC targets come from registers (a constant
+                // index each, so t stays out of local memory).
                 if (f.spec) {
 #pragma unroll
                     for (u32 i = 0; i < SPEC; i++) {
@@ -402,24 +422,8 @@ __device__ __forceinline__ void keep_or_push(KeepQueue* kq, BlockQueue<CAP>* bq,
             if (kept) f.nitems = 0;
         }
     }
-    push_items(bq, blab, bn, qout, qlab, qcap, out_count, overflow, lane, f, chunk);
+    push_items(s, lane, f, chunk);
 }
-
-// Where a level's discoveries go: the megakernel's keep queue (null in the
-// per-level kernels), the block queue and its labels (null outside the
-// megakernel), its count, and the global queue with its labels and count.
-template <u32 CAP, typename C>
-struct Sink {
-    KeepQueue* kq;
-    BlockQueue<CAP>* bq;
-    u32* blab;
-    u32* bn;
-    uint2* qout;
-    u32* qlab;
-    u32 qcap;
-    C* out_count;
-    u32* overflow;
-};
 
 // expand_items expands the warp's items (lane i holds one, or an empty
 // range, and its vertex's label lab): the lanes' edges are spread over the
@@ -451,8 +455,7 @@ __device__ __forceinline__ void expand_items(uint2 it, u32 lab, const Sink<CAP, 
         u32 w = valid ? (u32)__ldg(&targets[ob + (e - oe)]) : 0u;
         Found f;
         claim(offsets, targets, level, valid, w, ol + 1, chunk, low_degree, spec, &f, tally);
-        keep_or_push(s.kq, s.bq, s.blab, s.bn, s.qout, s.qlab, s.qcap, s.out_count, s.overflow, lane, f, offsets,
-                     targets, level, chunk);
+        keep_or_push(s, lane, f, offsets, targets, level, chunk);
     }
 }
 
@@ -470,8 +473,7 @@ __device__ __forceinline__ void expand_kept(const KeepQueue* cur, u32 edges, con
         u32 nl = valid ? cur->elab[e] + 1 : 0u;
         Found f;
         claim(offsets, targets, level, valid, w, nl, chunk, low_degree, true, &f, tally);
-        keep_or_push(s.kq, s.bq, s.blab, s.bn, s.qout, s.qlab, s.qcap, s.out_count, s.overflow, lane, f, offsets,
-                     targets, level, chunk);
+        keep_or_push(s, lane, f, offsets, targets, level, chunk);
     }
 }
 
@@ -744,7 +746,7 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
         u32 top = 0;
         for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (u64)gridDim.x * blockDim.x) {
             u32 l = __ldcg(&lv[i]);
-            if (l != 0xffffffffu) top = max(top, l);
+            if (l != UNREACHED) top = max(top, l);
         }
         top = __reduce_max_sync(FULL_MASK, top);
         if (threadIdx.x == 0) s_maxlab = 0;
