@@ -2,7 +2,11 @@
 
 package executor
 
-import "gorgonia.org/cu"
+import (
+	"fmt"
+
+	"gorgonia.org/cu"
+)
 
 // CUDAEnabled reports whether this binary was built with -tags cuda.
 const CUDAEnabled = true
@@ -41,4 +45,11 @@ func DeviceCount() (int, error) {
 	}
 	n, err := cu.NumDevices()
 	return n, cuErr("cuDeviceGetCount", err, "")
+}
+
+// DriverVersion returns the CUDA driver API version as "cuda-MAJOR.MINOR"
+// (cuDriverGetVersion).
+func DriverVersion() string {
+	v := cu.Version()
+	return fmt.Sprintf("cuda-%d.%d", v/1000, (v%1000)/10)
 }

@@ -61,59 +61,46 @@
 // takes one grid barrier for every `ahead` levels instead of one per level.
 // With ahead = 1 the megakernel is level-synchronous.
 //
-// Every scalar parameter is 64 bits wide: the Go driver binding copies each
-// kernel argument as 8 bytes.
+// Every parameter is 64 bits wide: the executor passes each kernel argument
+// as 8 bytes. The parameter lists and the constants shared with the host
+// come from bfs_abi.h, generated from the kernel ABI declared in Go (abi.go:
+// go generate ./workloads/bfs).
 //
 // Build: make ptx (nvcc 11.8, -arch=compute_80); the PTX is committed and
-// embedded in the frontier package.
+// embedded in the bfs package.
+
+#include "bfs_abi.h"
 
 #define FULL_MASK 0xffffffffu
 // An unreached vertex's level as a label: -1, the largest uint32.
 #define UNREACHED 0xffffffffu
-#define CTL_LINE 32u
 #define CTL_COUNT(slot) ((slot) * CTL_LINE)
-#define CTL_RESULT (4u * CTL_LINE)
-#define CTL_MEGA(slot) ((5u + (slot)) * CTL_LINE)
-#define CTL_WORDS (8u * CTL_LINE)
-// Items a block stages in shared memory per level (per step in the
-// megakernel) before spilling.
-#define LEVEL_BLOCK_QCAP 1024u
-#define MEGA_BLOCK_QCAP 1024u
+#define CTL_MEGA(slot) ((CTL_MEGA_LINE + (slot)) * CTL_LINE)
 // A megakernel block keeps at most KEEP_ITEMS vertices and KEEP_EDGES edges
 // of its own discoveries for its next level; a kept vertex has at most
 // KEEP_ITEM_EDGES edges. A block that turned a candidate away keeps only
 // its first KEEP_LOW vertices. The keep queue's reservation word packs
-// vertices (bits 20..31) and edges (bits 0..19); reservations stop once the
-// queue is full, so neither field can overflow (past the limits come at
+// vertices (bits KEEP_SHIFT..31) and edges (below); reservations stop once
+// the queue is full, so neither field can overflow (past the limits come at
 // most 32 warps' reservations of 32 vertices and 32 x KEEP_ITEM_EDGES edges
 // each). The budget is near a fair share of a large high-diameter frontier
 // per SM (a 2048 x 2048 grid's is about 16,000 edges): concentrating a
-// level's claims on few SMs makes their issue rate the bottleneck. Each can
-// be overridden with -D to experiment.
-#ifndef KEEP_ITEMS
-#define KEEP_ITEMS 64u
-#endif
-#ifndef KEEP_EDGES
-#define KEEP_EDGES 256u
-#endif
-#define KEEP_ITEM_EDGES 64u
-#ifndef KEEP_LOW
-#define KEEP_LOW 16u
-#endif
-#define KEEP_SHIFT 20u
+// level's claims on few SMs makes their issue rate the bottleneck. The
+// tunable ones can be overridden with -D to experiment.
 #define KEEP_EMASK ((1u << KEEP_SHIFT) - 1u)
 // A claiming thread of the megakernel reads up to SPEC targets of the
 // vertex alongside its claim (they are only used if the claim succeeds).
-#define SPEC 4u
 // Spilled items go to warps that rotate with the step (a multiplicative
-// hash of the step), so they do not pile up on the same warps.
-#define ROTATE_MUL 2654435761u
-// Fields of a megakernel barrier word's low half.
-#define ARRIVE_MASK 0xffffu
-#define ARRIVE_KEPT (1ull << 16)
+// hash of the step, ROTATE_MUL), so they do not pile up on the same warps.
+// A barrier word's low half: ARRIVE_MASK arrivals, then one per block that
+// kept work.
+#define ARRIVE_KEPT (1ull << ARRIVE_KEPT_SHIFT)
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
+
+static_assert(sizeof(uint2) + sizeof(u32) == QUEUE_ITEM_BYTES, "a queue item is an edge range and a label");
+static_assert(ARRIVE_KEPT_SHIFT == 16 && ARRIVE_MASK == 0xffffu, "a barrier word's low half holds two 16-bit fields");
 
 // ld.acquire.gpu: a load that orders the loads after it.
 __device__ __forceinline__ u64 load_acquire64(const u64* p) {
@@ -509,8 +496,7 @@ __device__ __forceinline__ void expand_level(const Sink<CAP, C>& s, const u32* _
 // bfs_init resets one BFS: every level to -1 except the root's 0, the
 // root's items (label 0) into q0 and the control words (counts, barrier,
 // results).
-extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level, uint2* q0, u32* ctl, u64 n,
-                                    u64 root, u64 chunk, u64 qcap) {
+extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         level[i] = (i == root) ? 0 : -1;
@@ -537,11 +523,10 @@ extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level,
 // 8 + depth%2 (it clears the other slot, which the next level sets). The
 // host reads the flag after each level and stops when a level changed
 // nothing.
-extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                         int* level, u32* ctl, u64 n, u64 depth) {
+extern "C" __global__ void bfs_wave_scan(BFS_WAVE_SCAN_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     int d = (int)depth;
-    if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 8 + ((d + 1) & 1)] = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_SCAN_CHANGED + ((d + 1) & 1)] = 0;
     bool any = false;
     for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
         if (level[v] != d) continue;
@@ -553,7 +538,7 @@ extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const 
             }
         }
     }
-    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) ctl[CTL_RESULT + 8 + (d & 1)] = 1u;
+    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) ctl[CTL_RESULT + RESULT_SCAN_CHANGED + (d & 1)] = 1u;
 }
 
 // bfs_queue_level expands one level from the frontier queue into the other
@@ -566,18 +551,16 @@ extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const 
 // level's count from ring slot d%3, pushes into slot (d+1)%3 and clears slot
 // (d+2)%3; after the launch the next count is the level's changed flag.
 // Every item of level d has label d (the queue's labels are not used).
-extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                           int* level, uint2* q0, uint2* q1, u32* ctl, u64 chunk, u64 qcap,
-                                           u64 low_degree, u64 depth_base, u64 phase_begin, u64 phase_end) {
+extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
     if (phase_end != phase_begin + 1) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 3] = 1u;
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
         return;
     }
     u32 d = (u32)(depth_base + phase_begin);
     u32 count = load_cg(&ctl[CTL_COUNT(d % 3)]);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[CTL_COUNT((d + 2) % 3)] = 0;
-        if (count > 0) ctl[CTL_RESULT] = d + 1;
+        if (count > 0) ctl[CTL_RESULT + RESULT_LEVELS] = d + 1;
     }
     if (count == 0) return;
     __shared__ BlockQueue<LEVEL_BLOCK_QCAP> bq;
@@ -589,12 +572,12 @@ extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, cons
     u32 lane = threadIdx.x & 31;
     u32 nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, &ctl[CTL_RESULT + 2]};
+    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, &ctl[CTL_RESULT + RESULT_OVERFLOW]};
     Tally tally = {0, 0};
     expand_level(s, offsets, targets, level, qin, (const u32*)nullptr, d, count, (u32)chunk, low_degree != 0, gwarp,
                  nwarps, lane, false, d, &tally);
     __syncthreads();
-    flush_staged(&bq, qout, (u32)qcap, out, &ctl[CTL_RESULT + 2]);
+    flush_staged(&bq, qout, (u32)qcap, out, &ctl[CTL_RESULT + RESULT_OVERFLOW]);
 }
 
 // bfs_megakernel runs every level in one cooperative launch, in steps
@@ -611,13 +594,9 @@ extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, cons
 // label. The barrier word's arrival
 // field is 16 bits wide: a grid of more than 65,535 blocks sets ctl result
 // [3] to 2 and does nothing.
-extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __restrict__ offsets,
-                                                                  const int* __restrict__ targets, int* level,
-                                                                  uint2* q0, uint2* q1, u32* ctl, u64 n,
-                                                                  u64 chunk, u64 qcap, u64 low_degree,
-                                                                  u64 max_steps, u64 ahead) {
+extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) {
     if (gridDim.x > ARRIVE_MASK) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 3] = 2u;
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
         return;
     }
     __shared__ u64 s_word;
@@ -645,7 +624,7 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
     u32 gwarp = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
     bool lowd = low_degree != 0;
     u32 depth = ahead < 1 ? 1u : (ahead > 0xffffu ? 0xffffu : (u32)ahead);
-    u32* overflow = &ctl[CTL_RESULT + 2];
+    u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
     u64* words = (u64*)&ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
     u32 d = 0;                                // steps
     u32 t = 0;                                // this block's levels
@@ -736,7 +715,7 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
         if (r > 0) atomicAdd(&s_relabels, r);
     }
     __syncthreads();
-    u64* relabels = (u64*)&ctl[CTL_RESULT + 6];
+    u64* relabels = (u64*)&ctl[CTL_RESULT + RESULT_RELABELS];
     if (threadIdx.x == 0 && s_relabels > 0) atomicAdd((unsigned long long*)relabels, (unsigned long long)s_relabels);
     __syncthreads();
     barrier_arrive(&words[((d + 1) % 3) * (CTL_LINE / 2)], 1ull);
@@ -754,17 +733,17 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
         if (lane == 0) atomicMax(&s_maxlab, top);
         __syncthreads();
     }
-    if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT], s_maxlab + 1);
+    if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], s_maxlab + 1);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctl[CTL_RESULT + 1] = (count > 0 || kept) ? 1u : 0u;
-        ctl[CTL_RESULT + 4] = d;
+        ctl[CTL_RESULT + RESULT_CHANGED] = (count > 0 || kept) ? 1u : 0u;
+        ctl[CTL_RESULT + RESULT_BARRIERS] = d;
     }
 }
 
 // bfs_barrier_only crosses `levels` megakernel grid barriers and does
 // nothing else: the per-step floor of the megakernel's synchronisation,
 // measured next to it. ctl must be reset (bfs_init) before the launch.
-extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(u32* ctl, u64 levels) {
+extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(BFS_BARRIER_ONLY_PARAMS) {
     __shared__ u64 s_word;
     u64* words = (u64*)&ctl[CTL_MEGA(0)];
     for (u32 d = 0; d < (u32)levels; d++) {
@@ -777,7 +756,7 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(u32* ctl, u6
 
 // copy_u4 copies n16 16-byte words from src to dst (grid-stride): the
 // device's copy-bandwidth ceiling, measured in the same run as the BFS arms.
-extern "C" __global__ void copy_u4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n16) {
+extern "C" __global__ void copy_u4(COPY_U4_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) dst[i] = __ldcs(&src[i]);
 }
