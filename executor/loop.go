@@ -21,6 +21,22 @@ type HostLoop struct {
 	pinned []uint64
 	reads  uint64
 	bytes  uint64
+	// Bound calls of a backend that offers them (boundCalls): the same
+	// driver calls without a lookup per call.
+	bound    boundCalls
+	launches map[*Kernel]func(LaunchConfig, []uint64) error
+	read     func(PinnedMem, DevPtr, uint64) error
+	sync     func() error
+}
+
+// boundCalls is implemented by backends whose driver calls can be bound
+// once to a function and a stream and then made without a lookup or an
+// allocation: the hot path of a host loop. The bound calls must be made on
+// the driver thread, inside the loop's body.
+type boundCalls interface {
+	bindLaunch(f FuncRef, s StreamRef) (func(LaunchConfig, []uint64) error, error)
+	bindRead(s StreamRef) (func(PinnedMem, DevPtr, uint64) error, error)
+	bindSync(s StreamRef) (func() error, error)
 }
 
 // RunHostLoop runs body as one host-driven loop: on one pooled non-blocking
@@ -62,6 +78,9 @@ func (x *Executor) RunHostLoop(body func(l *HostLoop) error) (Timing, error) {
 		if err := x.b.EventRecord(ev0, l.s); err != nil {
 			return err
 		}
+		if err := l.bind(); err != nil {
+			return err
+		}
 		if err := body(l); err != nil {
 			return err
 		}
@@ -88,6 +107,24 @@ func (x *Executor) RunHostLoop(body func(l *HostLoop) error) (Timing, error) {
 		x.tel.RecordTimed(t)
 	}
 	return t, err
+}
+
+// bind binds the readback and the sync to the loop's stream when the
+// backend offers bound calls.
+func (l *HostLoop) bind() error {
+	b, ok := l.x.b.(boundCalls)
+	if !ok {
+		return nil
+	}
+	var err error
+	if l.read, err = b.bindRead(l.s); err != nil {
+		return err
+	}
+	if l.sync, err = b.bindSync(l.s); err != nil {
+		return err
+	}
+	l.bound, l.launches = b, map[*Kernel]func(LaunchConfig, []uint64) error{}
+	return nil
 }
 
 // release drops the loop's in-flight marks and returns its stream and
@@ -157,7 +194,7 @@ func (l *HostLoop) Launch(k *Kernel, cfg LaunchConfig, vals []uint64) error {
 	if err := x.checkShapeLocked(k, cfg); err != nil {
 		return err
 	}
-	if err := x.b.Launch(k.ref, cfg, vals, l.s); err != nil {
+	if err := l.launch(k, cfg, vals); err != nil {
 		return err
 	}
 	x.tel.RecordLaunch(cfg, cfg.elements())
@@ -176,14 +213,42 @@ func (l *HostLoop) Read(b Buffer, off uint64, dst []byte) error {
 	if err != nil {
 		return err
 	}
-	if err := x.b.CopyDtoHAsync(l.pin, r.ptr+DevPtr(off), uint64(len(dst)), l.s); err != nil {
-		return err
-	}
-	if err := x.b.StreamSync(l.s); err != nil {
+	if err := l.copyBack(r.ptr+DevPtr(off), uint64(len(dst))); err != nil {
 		return err
 	}
 	copy(dst, l.pin.Data[:len(dst)])
 	l.reads++
 	l.bytes += uint64(len(dst))
 	return nil
+}
+
+// launch launches through the kernel's bound call, binding it on first
+// use, or through the backend.
+func (l *HostLoop) launch(k *Kernel, cfg LaunchConfig, vals []uint64) error {
+	if l.bound == nil {
+		return l.x.b.Launch(k.ref, cfg, vals, l.s)
+	}
+	f, ok := l.launches[k]
+	if !ok {
+		var err error
+		if f, err = l.bound.bindLaunch(k.ref, l.s); err != nil {
+			return err
+		}
+		l.launches[k] = f
+	}
+	return f(cfg, vals)
+}
+
+// copyBack copies n bytes at src into the loop's pinned buffer and waits.
+func (l *HostLoop) copyBack(src DevPtr, n uint64) error {
+	if l.bound == nil {
+		if err := l.x.b.CopyDtoHAsync(l.pin, src, n, l.s); err != nil {
+			return err
+		}
+		return l.x.b.StreamSync(l.s)
+	}
+	if err := l.read(l.pin, src, n); err != nil {
+		return err
+	}
+	return l.sync()
 }

@@ -17,8 +17,13 @@ export GPUPLAN_REQUIRE_GPU=1
 mode=${1:-all}
 results=()
 fail=0
-record() { # name status
-  results+=("$(printf '%-58s %s' "$1" "$2")")
+start=$SECONDS
+record() { # name status: printed at once, and again in the summary
+  local line
+  line=$(printf '%-50s %s (%ds)' "$1" "$2" $((SECONDS - start)))
+  echo "$line"
+  results+=("$line")
+  start=$SECONDS
   [ "$2" = PASS ] || fail=1
 }
 
@@ -42,7 +47,7 @@ run_sanitizers() {
     for graph in grid:64 kron:10 road:48; do
       log="/tmp/gpu-check-$tool-${graph/:/-}.log"
       if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
-        --roots 2 --samples 1 --copy-mib 1 --arms host-loop,device-loop,megakernel,host-loop-scan >"$log" 2>&1 &&
+        --roots 2 --samples 1 --copy-mib 1 --barrier-levels 8 --arms host-loop,device-loop,megakernel,host-loop-scan >"$log" 2>&1 &&
         grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
         record "compute-sanitizer $tool $graph" PASS
       else
@@ -59,5 +64,6 @@ case "$mode" in
   all) run_tests; run_sanitizers ;;
   *) echo "usage: gpu-check.sh tests|sanitize|all" >&2; exit 2 ;;
 esac
+echo "== summary"
 printf '%s\n' "${results[@]}"
 exit $fail

@@ -108,6 +108,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.IntVar(&sc.MegakernelThreads, "mega-threads", 0, "megakernel: threads per block, a multiple of 32 up to 1024 (0: 512 for graphs of low degree, 1024 otherwise)")
 	f.IntVar(&sc.MegakernelBlocksPerSM, "mega-blocks-per-sm", 0, "megakernel: at most `N` co-resident blocks per SM (0: one, the measured best; the occupancy model bounds it)")
 	f.IntVar(&sc.MegakernelAhead, "mega-ahead", 0, "megakernel: at most `N` levels a block expands from its own frontier between grid barriers (0: 4 for graphs of low degree, 1 otherwise; 1 is one barrier per level)")
+	f.IntVar(&o.bench.BarrierLevels, "barrier-levels", bfs.DefaultBarrierLevels, "megakernel barrier floor: grid barriers per timed launch (0 skips it)")
 	copyMiB := f.Int("copy-mib", bfs.DefaultCopyBytes>>20, "size in MiB of each buffer of the copy-ceiling measurement (0 skips it)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
@@ -186,6 +187,8 @@ func (o *benchOptions) check(copyMiB int) error {
 		return usagef("gpuplan bench frontier: --mega-blocks-per-sm %d is outside 0..64 (0 picks the default, one)", sc.MegakernelBlocksPerSM)
 	case sc.MegakernelAhead < 0 || sc.MegakernelAhead > bfs.MaxRunAhead:
 		return usagef("gpuplan bench frontier: --mega-ahead %d is outside 0..65536 (0 picks the default; 1 is level-synchronous)", sc.MegakernelAhead)
+	case o.bench.BarrierLevels < 0 || o.bench.BarrierLevels > 1<<20:
+		return usagef("gpuplan bench frontier: --barrier-levels %d is outside 0..1048576 (0 skips the barrier floor)", o.bench.BarrierLevels)
 	case copyMiB < 0 || copyMiB > 1<<16:
 		return usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536", copyMiB)
 	case o.device < 0:

@@ -16,8 +16,9 @@ const (
 	DefaultSamples = 30
 	// DefaultCopyBytes is the size of each buffer of the copy ceiling.
 	DefaultCopyBytes = 1 << 30
-	// barrierFloorLevels and barrierFloorLaunches measure the barrier floor.
-	barrierFloorLevels   = 4096
+	// DefaultBarrierLevels is the barriers each launch of the barrier-floor
+	// measurement crosses; barrierFloorLaunches is its launches.
+	DefaultBarrierLevels = 4096
 	barrierFloorLaunches = 10
 	// minCopySamples is the fewest copy-ceiling samples, whatever Samples.
 	minCopySamples = 10
@@ -38,6 +39,9 @@ type BenchConfig struct {
 	// CopyBytes sizes each buffer of the copy-ceiling measurement (0 skips
 	// it); it is capped at a third of the live budget.
 	CopyBytes uint64
+	// BarrierLevels is the barriers per launch of the megakernel's
+	// barrier-floor measurement (0 skips it).
+	BarrierLevels int
 	// Progress, when set, is called after every timed sample.
 	Progress func(done, total int, label string)
 	// Log, when set, receives one line per step of the protocol.

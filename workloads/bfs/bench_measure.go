@@ -93,20 +93,21 @@ func (b *bench) copyCeiling() error {
 
 // barrierFloor measures the megakernel's barrier alone, if it is measured.
 func (b *bench) barrierFloor() error {
-	if !slices.Contains(b.cfg.Arms, ArmMegakernel) {
+	levels := b.cfg.BarrierLevels
+	if !slices.Contains(b.cfg.Arms, ArmMegakernel) || levels == 0 {
 		return nil
 	}
-	ns, err := b.s.BarrierFloor(barrierFloorLevels, barrierFloorLaunches)
+	ns, err := b.s.BarrierFloor(levels, barrierFloorLaunches)
 	if err != nil {
 		return err
 	}
 	var f []float64
 	for _, v := range ns {
-		f = append(f, float64(v)/barrierFloorLevels)
+		f = append(f, float64(v)/float64(levels))
 	}
 	b.res.Summary.BarrierFloorNs = stats.Median(f)
 	b.cfg.Log("megakernel barrier floor: %s per level (median of %d launches of %d barriers, %d blocks)",
-		stats.FormatNs(b.res.Summary.BarrierFloorNs), len(f), barrierFloorLevels, b.res.Plans.MegakernelGrid.GridBlocks)
+		stats.FormatNs(b.res.Summary.BarrierFloorNs), len(f), levels, b.res.Plans.MegakernelGrid.GridBlocks)
 	return nil
 }
 
