@@ -105,15 +105,15 @@ func existingDir(flagName, dir string) error {
 }
 
 type armJSON struct {
-	Arm          string   `json:"arm"`
-	N            int      `json:"n"`
-	MedianNS     *float64 `json:"median_ns"`
-	MedianLoNS   *float64 `json:"median_ci_lo_ns"`
-	MedianHiNS   *float64 `json:"median_ci_hi_ns"`
-	Speedup      *float64 `json:"speedup,omitempty"`
-	SpeedupLo    *float64 `json:"speedup_ci_lo,omitempty"`
-	SpeedupHi    *float64 `json:"speedup_ci_hi,omitempty"`
-	BandwidthGBs float64  `json:"bandwidth_gb_s,omitempty"`
+	Arm        string   `json:"arm"`
+	N          int      `json:"n"`
+	MedianNS   *float64 `json:"median_ns"`
+	MedianLoNS *float64 `json:"median_ci_lo_ns"`
+	MedianHiNS *float64 `json:"median_ci_hi_ns"`
+	Speedup    *float64 `json:"speedup,omitempty"`
+	SpeedupLo  *float64 `json:"speedup_ci_lo,omitempty"`
+	SpeedupHi  *float64 `json:"speedup_ci_hi,omitempty"`
+	Bandwidth  *float64 `json:"bandwidth_gb_s,omitempty"`
 }
 
 type workloadJSON struct {
@@ -138,7 +138,10 @@ func reportJSON(summaries []evidence.WorkloadSummary) []workloadJSON {
 			Metric: ws.Metric, Baseline: ws.Baseline}
 		for _, a := range ws.Arms {
 			aj := armJSON{Arm: a.Arm, N: a.N, MedianNS: finitePtr(a.Median.Center), MedianLoNS: finitePtr(a.Median.Lo),
-				MedianHiNS: finitePtr(a.Median.Hi), BandwidthGBs: a.BandwidthGBs}
+				MedianHiNS: finitePtr(a.Median.Hi)}
+			if a.Bandwidth != nil {
+				aj.Bandwidth = finitePtr(a.Bandwidth.Center)
+			}
 			if a.Speedup != nil {
 				aj.Speedup, aj.SpeedupLo, aj.SpeedupHi = finitePtr(a.Speedup.Center), finitePtr(a.Speedup.Lo), finitePtr(a.Speedup.Hi)
 			}
