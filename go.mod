@@ -3,9 +3,11 @@ module github.com/gpuplan/gpuplan
 go 1.26.0
 
 require (
+	github.com/dominikbraun/graph v0.23.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/image v0.46.0
 	golang.org/x/perf v0.0.0-20260908200009-22c9c6c9d4da
+	gonum.org/v1/gonum v0.16.0
 	gonum.org/v1/plot v0.17.0
 	gorgonia.org/cu v0.9.6
 )
