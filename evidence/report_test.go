@@ -346,3 +346,32 @@ func ExampleMarkdownTable() {
 	//
 	// Medians of wall_ns with 95% intervals (benchmath, distribution-free). Per iteration is the median over the workload's iterations (BFS levels). Speedup is the baseline arm's median over the arm's; its interval is conservative (see package evidence). Bandwidth arms measure device memory bandwidth (bytes moved over time) and have no speedup. Arms marked (external) are peer tools.
 }
+
+func ExampleWriteReportCSV() {
+	files := []ResultFile{{Path: "runs/grid.csv"}}
+	for i := range uint64(10) {
+		files[0].Samples = append(files[0].Samples, testSample("host-loop", i, 12e6+float64(i)*1000), testSample("megakernel", i, 1.2e6+float64(i)*1000))
+	}
+	s, err := Summarize(files, MetricWallNS, "host-loop")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := WriteReportCSV(os.Stdout, s); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// run,file,workload,graph_nodes,graph_edges,iterations,device_name,compute_capability,driver_version,commit,metric,baseline,arm,kind,n,median_ns,median_ci_lo_ns,median_ci_hi_ns,per_iteration_ns,per_iteration_ci_lo_ns,per_iteration_ci_hi_ns,speedup,speedup_ci_lo,speedup_ci_hi,bandwidth_gb_s,bandwidth_ci_lo_gb_s,bandwidth_ci_hi_gb_s
+	// grid,runs/grid.csv,grid-64,4096,16128,126,Test GPU X,9.0,580.159.04,0123abc,wall_ns,host-loop,host-loop,timed,10,12004500,12001000,12008000,95273.80952380953,95246.03174603175,95301.58730158731,,,,,,
+	// grid,runs/grid.csv,grid-64,4096,16128,126,Test GPU X,9.0,580.159.04,0123abc,wall_ns,host-loop,megakernel,timed,10,1204500,1201000,1208000,9559.52380952381,9531.746031746032,9587.301587301587,9.966376089663761,9.934602649006623,9.99833472106578,,,
+}
+
+func ExampleIsExternalArm() {
+	for _, arm := range []string{"megakernel", "gunrock", "egg"} {
+		fmt.Println(arm, IsExternalArm(arm))
+	}
+	// Output:
+	// megakernel false
+	// gunrock true
+	// egg true
+}

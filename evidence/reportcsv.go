@@ -55,7 +55,7 @@ func intervalFields(iv *Interval) []string {
 		if !finite(x) {
 			return ""
 		}
-		return strconv.FormatFloat(x, 'g', -1, 64)
+		return strconv.FormatFloat(x, 'f', -1, 64)
 	}
 	return []string{f(iv.Center), f(iv.Lo), f(iv.Hi)}
 }
