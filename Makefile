@@ -26,13 +26,17 @@ bench: ## run the pure-Go benchmarks
 fuzz: ## run every fuzz target for FUZZTIME each
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-lint: ## go vet, gofmt and staticcheck
+lint: ## go vet, gofmt, staticcheck, and promtool on the telemetry exposition where promtool is installed
 	CGO_ENABLED=0 $(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	@if GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) -version >/dev/null 2>&1; then \
 		echo "staticcheck ./..."; GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) ./...; \
 	else echo "staticcheck: not installable from the module proxy here; skipped"; fi
+	@if command -v promtool >/dev/null 2>&1; then \
+		echo "promtool check metrics (the telemetry exposition)"; \
+		GPUPLAN_REQUIRE_PROMTOOL=1 CGO_ENABLED=0 $(GO) test -count=1 -run 'TestPrometheusExpositionPassesPromtool|TestWriteMetricsFile' ./executor ./cmd/gpuplan; \
+	else echo "promtool: not on PATH (apt-get install prometheus); skipped"; fi
 
 cuda-toolkit: ## install nvcc, ptxas and cuda.h (CUDA 11.8) from Debian non-free; idempotent
 	bash scripts/cuda-toolkit.sh
