@@ -64,6 +64,7 @@ type benchOptions struct {
 	bench      bfs.BenchConfig
 	out        string
 	summary    string
+	metrics    string
 	device     int
 	sourceRoot string
 	json       bool
@@ -112,6 +113,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	copyMiB := f.Int("copy-mib", bfs.DefaultCopyBytes>>20, "size in MiB of each buffer of the copy-ceiling measurement (0 skips it)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
+	f.StringVar(&o.metrics, "metrics", "", "write the executor's telemetry after the run as Prometheus text exposition to `FILE` (- for standard output)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {

@@ -58,6 +58,11 @@ func benchFrontier(e *env, o *benchOptions) error {
 	logPlans(logf, res)
 	prov := benchProvenance(x, fingerprint)
 	res.Summary.Device = fmt.Sprintf("%s, driver %s", res.Summary.Device, prov.DriverVersion)
+	if o.metrics != "" {
+		if err := e.writeMetrics(o.metrics, x.Telemetry()); err != nil {
+			return err
+		}
+	}
 	return writeBenchOutputs(e, o, res, prov, g)
 }
 

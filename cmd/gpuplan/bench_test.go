@@ -103,7 +103,8 @@ func TestBenchOnFake(t *testing.T) {
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb}
 	csv := filepath.Join(t.TempDir(), "grid.csv")
-	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "grid:24", "--roots", "3", "--samples", "2", "--copy-mib", "1", "-o", csv})
+	metrics := filepath.Join(t.TempDir(), "bench.prom")
+	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "grid:24", "--roots", "3", "--samples", "2", "--copy-mib", "1", "-o", csv, "--metrics", metrics})
 	require.NoError(t, err)
 	o.open = func(int) (*executor.Executor, error) {
 		dev, err := occupancy.Lookup("h100")
@@ -122,4 +123,8 @@ func TestBenchOnFake(t *testing.T) {
 	assert.Len(t, rows, 3*2+10, "two samples per arm and ten copies")
 	assert.Contains(t, string(data), "# plans {")
 	assert.Contains(t, string(data), "# sessions [")
+	prom, err := os.ReadFile(metrics)
+	require.NoError(t, err)
+	assert.Contains(t, string(prom), "gpuplan_kernel_launches_total")
+	requirePromtoolAccepts(t, prom)
 }
