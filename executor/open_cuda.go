@@ -11,7 +11,7 @@ import (
 // CUDAEnabled reports whether this binary was built with -tags cuda.
 const CUDAEnabled = true
 
-// Open opens CUDA device ordinal. The JIT cache rules of §19 were applied to
+// Open opens CUDA device ordinal. vyre's JIT cache rules were applied to
 // the process environment (ConfigureJITCacheDefault) just before the driver
 // initialised, during gorgonia.org/cu's package init; Open returns their
 // error if they failed. It checks that the driver
