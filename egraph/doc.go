@@ -24,7 +24,6 @@
 //     them, and the CPU reference of the structural-equivalence kernel.
 //   - PlanUnionCompaction: union-find with the smallest e-class id as the
 //     representative, and the canonical rewrite records.
-//   - PTXVersionForTarget: the PTX ISA version per target sm.
 //   - DecodeReadbackPairs / DecodeReadbackPairsUnique: the readback format
 //     (an 8-byte LE count, then 8-byte (left, right) u32 LE pairs).
 package egraph

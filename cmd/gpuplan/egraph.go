@@ -5,6 +5,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
@@ -65,7 +66,7 @@ func runEgraph(e *env, args []string) error {
 	var out egraphOutput
 	if in.TargetSM != nil {
 		out.TargetSM = *in.TargetSM
-		if out.PTXVersion, err = egraph.PTXVersionForTarget(*in.TargetSM); err != nil {
+		if out.PTXVersion, err = occupancy.PTXVersionForTarget(int(*in.TargetSM)); err != nil {
 			return &strictjson.Error{Source: source, Field: "target_sm", Msg: err.Error()}
 		}
 	}
