@@ -11,10 +11,41 @@ import (
 // DumpMagic is the first line of an egg pre-rebuild dump.
 const DumpMagic = "egg-prerebuild-dump v1"
 
-// preallocCap bounds how many entries a header count may reserve up front:
-// a header that claims more than the input holds cannot make the reader
-// reserve memory for it. Beyond this, the arrays grow as lines arrive.
+// preallocCap bounds how many entries a header count may reserve up front
+// when the input's size is unknown: a header that claims more than the
+// input holds cannot make the reader reserve memory for it. Beyond this,
+// the arrays grow as lines arrive.
 const preallocCap = 1 << 20
+
+// Sized is an input that knows its size in bytes (bytes.Reader,
+// strings.Reader, or a wrapper around an opened file). ReadDump uses it to
+// reserve the arrays the header promises at once, since a line takes at
+// least 4 bytes ("0 0" and its newline).
+type Sized interface {
+	Size() int64
+}
+
+// prealloc returns how many entries to reserve for a header's claim.
+func (d *dumpReader) prealloc(claim int) int {
+	if d.size > 0 {
+		return min(claim, int(min(d.size/4, MaxGraphLen)))
+	}
+	return min(claim, preallocCap)
+}
+
+// reserve returns s with room for extra more entries. It doubles the
+// capacity, but not past claim (the count the header promises) unless the
+// entries need it: reading N e-nodes copies each entry about once, where
+// append's growth of large slices by a quarter would copy it four times.
+func reserve(s []int32, extra, claim int) []int32 {
+	need := len(s) + extra
+	if need <= cap(s) {
+		return s
+	}
+	grown := make([]int32, len(s), max(need, min(2*cap(s), claim)))
+	copy(grown, s)
+	return grown
+}
 
 // dumpReader holds the state of one ReadDump call.
 type dumpReader struct {
@@ -22,6 +53,8 @@ type dumpReader struct {
 	g  *Graph
 	// classesLine is the line of the "classes C" header.
 	classesLine int
+	// size is the input's size in bytes when known (Sized), else 0.
+	size int64
 }
 
 // ReadDump reads an e-graph in egg's pre-rebuild dump format, version 1:
@@ -35,13 +68,17 @@ type dumpReader struct {
 //
 // Blank lines and lines starting with '#' are comments. The input is
 // streamed: memory is the flat arrays of the Graph, with no allocation per
-// line. Every error is a *LineError naming the line: a malformed line, an
+// line; when r is Sized, the arrays are reserved once from the header's
+// counts. Every error is a *LineError naming the line: a malformed line, an
 // id out of range, an op whose children disagree with its arity, an empty
 // e-graph, counts that disagree with the header, a class id without an
 // e-node, or data after "end". The m flags are checked to be 0 or 1 and
 // then dropped (WriteDump recomputes them).
 func ReadDump(r io.Reader) (*Graph, error) {
 	d := &dumpReader{lr: newLineReader(r), g: &Graph{}}
+	if s, ok := r.(Sized); ok {
+		d.size = s.Size()
+	}
 	end := func() error {
 		return d.readEnd(fmt.Sprintf("%d union lines", d.g.UnionCount()), "make the unions header count the union lines, and end the dump with \"end\"")
 	}
@@ -173,14 +210,18 @@ func (d *dumpReader) readNodes() error {
 		return d.errAt("split the e-graph", "%d e-nodes exceed the limit of %d", n, MaxGraphLen-1)
 	}
 	g := d.g
-	g.NodeClass = make([]int32, 0, min(int(n), preallocCap))
-	g.NodeOp = make([]int32, 0, min(int(n), preallocCap))
-	g.ChildStart = make([]int32, 1, min(int(n), preallocCap)+1)
-	g.Children = make([]int32, 0, min(2*int(n), preallocCap))
+	g.NodeClass = make([]int32, 0, d.prealloc(int(n)))
+	g.NodeOp = make([]int32, 0, d.prealloc(int(n)))
+	g.ChildStart = make([]int32, 1, d.prealloc(int(n))+1)
+	g.Children = make([]int32, 0, d.prealloc(2*int(n)))
 	for i := int32(0); i < n; i++ {
 		if err := d.readNode(i, n); err != nil {
 			return err
 		}
+	}
+	if c := g.Children; cap(c) > len(c)+len(c)/4+preallocCap {
+		// The doublings left much unused room: give it back.
+		g.Children = append(make([]int32, 0, len(c)), c...)
 	}
 	return nil
 }
@@ -229,12 +270,12 @@ func (d *dumpReader) readNode(i, n int32) error {
 	if err := d.readChildren(&f, i, op); err != nil {
 		return err
 	}
-	g.NodeClass = append(g.NodeClass, class)
-	g.NodeOp = append(g.NodeOp, op)
+	g.NodeClass = append(reserve(g.NodeClass, 1, int(n)), class)
+	g.NodeOp = append(reserve(g.NodeOp, 1, int(n)), op)
 	if len(g.Children) >= MaxGraphLen {
 		return d.errAt("split the e-graph", "more than %d children in all", MaxGraphLen-1)
 	}
-	g.ChildStart = append(g.ChildStart, int32(len(g.Children)))
+	g.ChildStart = append(reserve(g.ChildStart, 1, int(n)+1), int32(len(g.Children)))
 	return nil
 }
 
@@ -256,7 +297,7 @@ func (d *dumpReader) readChildren(f *fields, i, op int32) error {
 			return d.errAt(fmt.Sprintf("give the e-node exactly %d children, or correct the op's declared arity", decl.Arity),
 				"e-node line %d: op %d (%s) is declared with arity %d but the line has more children", i+1, op, decl.Name, decl.Arity)
 		}
-		g.Children = append(g.Children, c)
+		g.Children = append(reserve(g.Children, 1, MaxGraphLen), c)
 		have++
 	}
 	if have != decl.Arity {
@@ -285,7 +326,7 @@ func (d *dumpReader) readUnions() error {
 	if int64(u)*2 > MaxGraphLen {
 		return d.errAt("split the union list", "%d unions exceed the limit of %d", u, MaxGraphLen/2)
 	}
-	d.g.Unions = make([]int32, 0, min(2*int(u), preallocCap))
+	d.g.Unions = make([]int32, 0, 2*d.prealloc(int(u)))
 	for k := int32(0); k < u; k++ {
 		if err := d.readUnion(k, u); err != nil {
 			return err
@@ -325,7 +366,7 @@ func (d *dumpReader) readUnion(k, u int32) error {
 	if v[2] > 1 {
 		return d.errAt(fix, "union line %d: m is %d, not 0 or 1", k+1, v[2])
 	}
-	d.g.Unions = append(d.g.Unions, v[0], v[1])
+	d.g.Unions = append(reserve(d.g.Unions, 2, 2*int(u)), v[0], v[1])
 	return nil
 }
 

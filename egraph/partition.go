@@ -127,7 +127,7 @@ func (p *Partition) readEgg(lr *lineReader) error {
 			}
 			return d.errAt("write one class id per line", "class line %d: %s is %v", i+1, quote(s), err)
 		}
-		p.Classes = append(p.Classes, v)
+		p.Classes = append(reserve(p.Classes, 1, int(n)), v)
 	}
 	if err := d.readEnd(fmt.Sprintf("%d class lines", n), "make the nodes header count the class lines, and end the file with \"end\""); err != nil {
 		return err
