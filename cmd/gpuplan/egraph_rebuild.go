@@ -165,9 +165,13 @@ func loadRebuildInput(e *env, o *rebuildOptions, out *rebuildOutput) (*egraph.Gr
 	}
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 1<<16)
-	if isJSONStart(br) {
+	head, _ := br.Peek(1 << 16)
+	switch {
+	case isJSONStart(head):
 		out.Format = formatSnapshot
 		return readSnapshotGraph(br, o.file)
+	case !egraph.IsDump(head) && len(bytes.TrimSpace(head)) > 0:
+		return nil, fmt.Errorf("%s: neither an egg dump (its first line is not %q) nor a JSON snapshot (it does not start with '{'). Fix: pass a dump written by egg-bench, a snapshot as 'gpuplan egraph' reads, or gen:N", o.file, egraph.DumpMagic)
 	}
 	out.Format = formatDump
 	var r io.Reader = br
@@ -191,21 +195,10 @@ type sizedReader struct {
 // Size returns the file's size in bytes.
 func (s sizedReader) Size() int64 { return s.size }
 
-// isJSONStart reports whether the first non-space byte is '{'.
-func isJSONStart(br *bufio.Reader) bool {
-	for n := 1; n <= 4096; n++ {
-		b, err := br.Peek(n)
-		if len(b) < n {
-			return false
-		}
-		if c := b[n-1]; c != ' ' && c != '\t' && c != '\r' && c != '\n' {
-			return c == '{'
-		}
-		if err != nil {
-			return false
-		}
-	}
-	return false
+// isJSONStart reports whether the first non-space byte of head is '{'.
+func isJSONStart(head []byte) bool {
+	t := bytes.TrimLeft(head, " \t\r\n")
+	return len(t) > 0 && t[0] == '{'
 }
 
 // readSnapshotGraph decodes a JSON snapshot strictly and converts it.
