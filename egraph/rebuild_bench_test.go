@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -132,5 +135,39 @@ func BenchmarkGenerate(b *testing.B) {
 		if _, err := Generate(GenConfig{Nodes: 1_000_000, Seed: 1}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkEggDumps reads and rebuilds the egg dumps listed (separated by
+// the OS's path list separator) in GPUPLAN_EGG_DUMPS, such as the 1e5 and
+// 1e6 dumps that egg-bench writes; it is skipped when the variable is
+// unset, since those dumps are too large to keep in the repository.
+func BenchmarkEggDumps(b *testing.B) {
+	list := os.Getenv("GPUPLAN_EGG_DUMPS")
+	if list == "" {
+		b.Skip("GPUPLAN_EGG_DUMPS is not set")
+	}
+	for _, path := range filepath.SplitList(list) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			b.Fatal(err)
+		}
+		name := strings.TrimSuffix(filepath.Base(path), ".pre.txt")
+		b.Run(name+"/read", func(b *testing.B) {
+			b.SetBytes(int64(len(data)))
+			cpu := processCPUSeconds()
+			for b.Loop() {
+				if _, err := ReadDump(bytes.NewReader(data)); err != nil {
+					b.Fatal(err)
+				}
+			}
+			reportCPU(b, cpu)
+		})
+		g, err := ReadDump(bytes.NewReader(data))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(name+"/worklist", func(b *testing.B) { benchRebuild(b, g, Rebuild) })
+		b.Run(name+"/rounds", func(b *testing.B) { benchRebuild(b, g, RebuildRounds) })
 	}
 }
