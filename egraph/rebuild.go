@@ -141,7 +141,10 @@ type worklist struct {
 func newWorklist(g *Graph) *worklist {
 	c := g.ClassCount
 	w := &worklist{g: g, parent: make([]int32, c), ring: make([]int32, c), pcount: make([]int32, c),
-		canon: append([]int32(nil), g.Children...), state: make([]uint8, g.NodeCount()), queued: make([]bool, g.NodeCount())}
+		canon: append([]int32(nil), g.Children...), state: make([]uint8, g.NodeCount()), queued: make([]bool, g.NodeCount()),
+		// A generation queues each e-node at most once: reserving N
+		// entries saves the repeated growth of a long worklist.
+		pending: make([]int32, 0, g.NodeCount())}
 	for i := range c {
 		w.parent[i], w.ring[i] = i, i
 	}
