@@ -54,6 +54,9 @@ Input (JSON object, every field required unless marked optional):
 Example: gpuplan egraph cmd/gpuplan/testdata/egraph/snapshot.json`
 
 func runEgraph(e *env, args []string) error {
+	if len(args) > 0 && args[0] == "rebuild" {
+		return runEgraphRebuild(e, args[1:])
+	}
 	var in egraphInput
 	f, source, err := e.jsonInput("egraph", egraphAbout, args, &in)
 	if err != nil {
