@@ -4,9 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
@@ -155,56 +152,6 @@ func MarshalGates(g Gates) ([]byte, error) {
 		return nil, err
 	}
 	return append(b, '\n'), nil
-}
-
-// ResultFile is one evidence file: its path relative to the results
-// directory (slash-separated) and its samples.
-type ResultFile struct {
-	Path    string
-	Samples []Sample
-}
-
-// LoadResults reads every *.csv file under dir (recursively, in path
-// order) with ReadSamples. A missing directory holds no results. A
-// malformed file is an error naming it, its line and column.
-func LoadResults(dir string) ([]ResultFile, error) {
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		return nil, nil
-	}
-	return LoadResultsFS(os.DirFS(dir), dir)
-}
-
-// LoadResultsFS is LoadResults over a file system; prefix is prepended to
-// file names in errors.
-func LoadResultsFS(fsys fs.FS, prefix string) ([]ResultFile, error) {
-	var paths []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".csv") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing results in %s: %w. Fix: check the results directory", prefix, err)
-	}
-	sort.Strings(paths)
-	out := make([]ResultFile, 0, len(paths))
-	for _, p := range paths {
-		f, err := fsys.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("opening %s: %w. Fix: check the file's permissions", p, err)
-		}
-		samples, err := ReadSamples(filepath.ToSlash(filepath.Join(prefix, p)), f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ResultFile{Path: p, Samples: samples})
-	}
-	return out, nil
 }
 
 // Verdict is the judgement of one claim.

@@ -325,7 +325,7 @@ func TestParseGates(t *testing.T) {
 		{"escaping file", claim(`file="../x.csv"`), "claims[0].file", "relative .csv path"},
 		{"duplicate name", `{"claims": [` + strings.TrimSuffix(strings.TrimPrefix(claim("x="), `{"claims": [`), `]}`) + `, ` +
 			strings.TrimSuffix(strings.TrimPrefix(claim("x="), `{"claims": [`), `]}`) + `]}`, "claims[1].name", "repeats claims[0]"},
-		{"type mismatch", `{"claims": [{"min_speedup": "5"}]}`, "claims.min_speedup", "cannot use"},
+		{"type mismatch", `{"claims": [{"min_speedup": "5"}]}`, "claims[0].min_speedup", "cannot use"},
 		{"per-iteration with baseline", claim("max_ns_per_iteration=2000"), "claims[0].baseline", "has no baseline"},
 		{"both bounds", perIterClaim(`"min_speedup": 5, "max_ns_per_iteration": 2000`), "claims[0].min_speedup", "either min_speedup or max_ns_per_iteration"},
 		{"zero per-iteration", perIterClaim(`"max_ns_per_iteration": 0`), "claims[0].max_ns_per_iteration", "not a finite number above 0"},

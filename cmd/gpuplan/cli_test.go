@@ -153,7 +153,7 @@ func TestFlagsAfterPositionalArguments(t *testing.T) {
 	// After "--" everything is positional.
 	_, errs, code = runCLI(t, "", "compact", "--", "--json")
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "reading --json")
+	assert.Contains(t, errs, "--json: no such file")
 	_, errs, code = runCLI(t, "", "compact", "a.json", "--bogus")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "flag provided but not defined: -bogus")

@@ -19,6 +19,7 @@ type deviceFlags struct {
 func (df *deviceFlags) add(f *flags) {
 	f.StringVar(&df.name, "device", "", "built-in device profile (see 'gpuplan devices'), for example h100-sxm or h200")
 	f.StringVar(&df.file, "device-file", "", "custom device profile as a JSON file (\"-\" reads standard input)")
+	f.readsInput()
 }
 
 // resolve returns the selected device and a short label for it. Selecting

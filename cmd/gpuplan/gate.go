@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -45,6 +46,7 @@ func runGate(e *env, args []string) error {
 	sessionFile := f.String("vyre-session", "", "convert vyre's resident graph session CSV `FILE`")
 	minSpeedup := f.Float64("min-speedup", evidence.DefaultRequiredSpeedupX, "required speedup `X` for --vyre and --vyre-session")
 	vyreHeader := f.Bool("vyre-header", false, "print vyre's megakernel speedup CSV header")
+	f.readsInput()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -141,15 +143,18 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	} else if err := existingDir("--results", resultsDir); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(gatesPath)
+	if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading gates file %s: no such file. Fix: create %s with {\"claims\": []} or pass --gates", gatesPath, gatesPath)
+	}
+	data, _, err := e.readInput(gatesPath)
 	if err != nil {
-		return fmt.Errorf("reading gates file: %w. Fix: create %s with {\"claims\": []} or pass --gates", err, gatesPath)
+		return err
 	}
 	gates, err := evidence.ParseGates(gatesPath, data)
 	if err != nil {
 		return err
 	}
-	files, err := evidence.LoadResults(resultsDir)
+	files, err := evidence.LoadResultsLimit(resultsDir, e.inputLimit)
 	if err != nil {
 		return err
 	}

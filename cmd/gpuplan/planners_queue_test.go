@@ -25,7 +25,7 @@ func TestQueueCommand(t *testing.T) {
 			stderr: []string{"host_sync is host_participates"}},
 		{name: "bad host sync", args: []string{"queue", "-"}, code: exitFailure,
 			stdin:  `{"initial_items":0,"queue_capacity":8,"entry_bytes":8,"control_bytes":0,"budget_bytes":64,"host_sync":"often"}`,
-			stderr: []string{`<stdin>: host_sync "often" is not a host sync policy. Fix: use "final_only" or "host_participates"` + "\n"}},
+			stderr: []string{`<stdin>: field "host_sync": host_sync "often" is not a host sync policy. Fix: use "final_only" or "host_participates"` + "\n"}},
 		{name: "over budget", args: []string{"queue", "-"}, code: exitFailure,
 			stdin:  `{"initial_items":0,"queue_capacity":8,"entry_bytes":8,"control_bytes":1,"budget_bytes":64,"host_sync":"final_only"}`,
 			stderr: []string{"budget_bytes is 64", "Fix: raise budget_bytes to at least 65"}},

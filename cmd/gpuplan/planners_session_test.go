@@ -60,7 +60,7 @@ func TestSessionCommand(t *testing.T) {
 		{name: "null field", args: []string{"session", "-"}, stdin: sessionJSON("16", "176", "null"), code: exitFailure,
 			stderr: []string{`field "readback": required field is missing`}},
 		{name: "bad readback", args: []string{"session", "-"}, stdin: sessionJSON("16", "176", `"often"`), code: exitFailure,
-			stderr: []string{`<stdin>: readback "often" is not a readback policy. Fix: use "final_only" or "per_run"` + "\n"}},
+			stderr: []string{`<stdin>: field "readback": readback "often" is not a readback policy. Fix: use "final_only" or "per_run"` + "\n"}},
 		{name: "readback not a string", args: []string{"session", "-"}, stdin: sessionJSON("16", "176", "0"), code: exitFailure,
 			stderr: []string{`field "readback": cannot use JSON number here: want a string`}},
 		{name: "empty", args: []string{"session", "-"}, code: exitFailure, stderr: []string{"input is empty"}},

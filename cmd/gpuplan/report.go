@@ -28,6 +28,7 @@ func runReport(e *env, args []string) error {
 	baseline := f.String("baseline", "host-loop", "`ARM` speedups are relative to")
 	chart := f.String("chart", "", "write a chart to `FILE` (.png or .svg)")
 	markdown := f.String("markdown", "-", "write the Markdown table to `FILE` (- for standard output)")
+	f.readsInput()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -49,7 +50,7 @@ func runReport(e *env, args []string) error {
 			return err
 		}
 	}
-	files, err := evidence.LoadResults(*results)
+	files, err := evidence.LoadResultsLimit(*results, e.inputLimit)
 	if err != nil {
 		return err
 	}

@@ -112,8 +112,9 @@ func (w *walker) member(f field) (uint8, error) {
 		if err := w.literal("null"); err != nil {
 			return absent, err
 		}
-		return givenNull, Required(w.source, w.field(), fmt.Sprintf("give %q a non-null value", w.field()))
-	case f.omitempty && !f.info.nullable:
+		w.miss(Required(w.source, w.field(), fmt.Sprintf("give %q a non-null value", w.field())))
+		return givenNull, nil
+	case (f.omitempty || w.opts.NullIsAbsent) && !f.info.nullable:
 		// null for an optional field means "not given".
 		return givenNull, w.literal("null")
 	}
@@ -144,10 +145,21 @@ func (w *walker) requiredFields(ti *typeInfo, st *fieldStates) error {
 		if st.get(i) != given && !f.omitempty {
 			w.pushKey(f.name)
 			name := w.field()
-			return Required(w.source, name, fmt.Sprintf("add %q (spelled exactly so) with a non-null value", name))
+			w.pop()
+			w.miss(Required(w.source, name, fmt.Sprintf("add %q (spelled exactly so) with a non-null value", name)))
+			return nil
 		}
 	}
 	return nil
+}
+
+// miss records a missing required value. The walk goes on, so a syntax
+// error or trailing data later in the input is reported first, as a
+// malformed document is the more basic problem.
+func (w *walker) miss(err error) {
+	if w.missing == nil {
+		w.missing = err
+	}
 }
 
 // mapValue checks an object decoded into a map: no key twice, every

@@ -50,6 +50,10 @@ type Options struct {
 	// Present, when not nil, receives the top-level keys given with a
 	// non-null value, for callers that default the absent ones.
 	Present map[string]bool
+	// NullIsAbsent makes a null object member mean "not given" whatever
+	// its type, for callers that treat absent fields themselves. A null
+	// list element stays an error where the element type has no null.
+	NullIsAbsent bool
 }
 
 // Decode decodes exactly one JSON value from data into v. Unknown fields,
@@ -88,6 +92,9 @@ func DecodeWith(source string, data []byte, v any, o Options) error {
 	}
 	if err != nil {
 		return w.convertWalk(err)
+	}
+	if w.missing != nil {
+		return w.missing
 	}
 	if err := json.Unmarshal(data, v); err != nil {
 		return convert(source, err)

@@ -22,7 +22,9 @@ type walker struct {
 	opts   Options
 	depth  int
 	stack  []step
-	types  map[reflect.Type]*typeInfo
+	// missing is the first required value found absent or null.
+	missing error
+	types   map[reflect.Type]*typeInfo
 }
 
 var (
@@ -39,7 +41,7 @@ func (w *walker) errAt(msg, fix string) *Error {
 func (w *walker) value(ti *typeInfo) error {
 	c := w.peek()
 	switch {
-	case c == 0:
+	case !startsValue(c):
 		return w.unexpected("a JSON value")
 	case ti == nil || ti.class == classAny:
 		return w.any()
@@ -67,6 +69,15 @@ func (w *walker) value(ti *typeInfo) error {
 		return w.array(ti)
 	}
 	return w.scalar(ti.t, c)
+}
+
+// startsValue reports whether c can start a JSON value.
+func startsValue(c byte) bool {
+	switch c {
+	case '{', '[', '"', 't', 'f', 'n', '-':
+		return true
+	}
+	return c >= '0' && c <= '9'
 }
 
 // typeErr reports a JSON value of the wrong kind for t.
@@ -248,7 +259,8 @@ func (w *walker) element(ti *typeInfo) error {
 		if err := w.literal("null"); err != nil {
 			return err
 		}
-		return w.errAt("element is null", "give every list element a value")
+		w.miss(w.errAt("element is null", "give every list element a value"))
+		return nil
 	}
 	return w.value(ti)
 }
