@@ -34,7 +34,14 @@ func (a armPoints) YError(i int) (float64, float64) {
 // (and run), one point per arm at its median time on a log scale, a bar for
 // its 95% interval, and the speedup over the baseline arm written above
 // each point. Arms whose interval is infinite (too few samples) get no bar.
-func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) error {
+func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err error) {
+	defer func() {
+		// The plotting library panics on some degenerate inputs; a chart
+		// that cannot be drawn is an error, never a crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("chart: cannot draw these medians (%v). Fix: check the evidence times with gpuplan report without --chart", r)
+		}
+	}()
 	if format != ChartPNG && format != ChartSVG {
 		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
 	}
@@ -71,6 +78,9 @@ func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) error {
 			k := armIndex[a.Arm]
 			x := float64(i) + (float64(k)-float64(len(arms)-1)/2)*width
 			y := a.Median.Center / 1e6
+			if !finite(y) || y <= 0 {
+				return fmt.Errorf("chart: arm %s of workload %s has median %g ns, which a log scale cannot show. Fix: check the evidence file %s", a.Arm, ws.Workload.Name, a.Median.Center, ws.File)
+			}
 			lo, hi := a.Median.Lo/1e6, a.Median.Hi/1e6
 			if !finite(lo) || !finite(hi) || lo <= 0 {
 				lo, hi = y, y
