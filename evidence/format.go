@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // SampleCSVHeader is the header of gpuplan's evidence CSV, format version 1.
@@ -129,7 +130,7 @@ type FormatError struct {
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
-		b.WriteString(e.Source)
+		b.WriteString(quote.Text(e.Source))
 		b.WriteString(":")
 	}
 	fmt.Fprintf(&b, "%d", e.Line)

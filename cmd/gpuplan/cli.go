@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/gpuplan/gpuplan/internal/input"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
@@ -176,7 +177,7 @@ func (e *env) readInput(name string) (data []byte, source string, err error) {
 			size = fmt.Sprint(tooLarge.Size)
 		}
 		return nil, "", fmt.Errorf("%s: input is %s bytes, above the limit of %d bytes. Fix: check that this is the intended file, or raise the limit with --%s",
-			source, size, tooLarge.Limit, maxInputFlag)
+			quote.Text(source), size, tooLarge.Limit, maxInputFlag)
 	}
 	if err != nil {
 		return nil, "", err

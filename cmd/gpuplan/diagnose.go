@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
@@ -62,10 +63,10 @@ func runDiagnose(e *env, args []string) error {
 	if err := f.noArgs(); err != nil {
 		return err
 	}
-	if strings.ContainsAny(*kernel, "|\r\n") {
+	if strings.Contains(*kernel, "|") || !quote.Plain(*kernel) {
 		// The message is one line of |-separated fields; a name holding a
-		// separator would forge or split fields.
-		return usagef("gpuplan diagnose: --kernel %q contains '|' or a line break, which the one-line message uses as separators. Fix: name the kernel without them", *kernel)
+		// separator, a line break or an escape would forge or split fields.
+		return usagef("gpuplan diagnose: --kernel %q contains '|', a control character or surrounding space, which would split or forge the one-line message. Fix: name the kernel with printable characters other than '|'", *kernel)
 	}
 	if *gridS == "" || *blockS == "" {
 		return usagef("gpuplan diagnose: --grid and --block are required. Fix: add both, for example --grid 264 --block 128 (see 'gpuplan diagnose --help')")
@@ -145,7 +146,7 @@ func runDiagnose(e *env, args []string) error {
 	} else {
 		fmt.Fprintln(e.stdout, diag.Message())
 		if source != "" {
-			fmt.Fprintf(e.stdout, "# cooperative_resident_block_limit on %s: %s\n", label, source)
+			fmt.Fprintf(e.stdout, "# cooperative_resident_block_limit on %s: %s\n", quote.Text(label), source)
 		}
 	}
 	if !diag.IsLaunchable() {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 const gateAbout = `Check the release claims in evidence/gates.json against the evidence CSVs
@@ -177,9 +178,9 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	message := ""
 	switch {
 	case len(gates.Claims) == 0 && samples == 0:
-		message = fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", resultsDir, gatesPath)
+		message = fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", quote.Text(resultsDir), quote.Text(gatesPath))
 	case len(gates.Claims) == 0:
-		message = fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", gatesPath, len(files), samples)
+		message = fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", quote.Text(gatesPath), len(files), samples)
 	case failed == 0:
 		message = fmt.Sprintf("gate passed: %d of %d claims hold", len(verdicts), len(verdicts))
 	default:
@@ -211,12 +212,12 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 		}
 	} else {
 		fmt.Fprintf(e.stdout, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprint %s\n",
-			len(gates.Claims), gatesPath, len(files), samples, resultsDir, fp)
+			len(gates.Claims), quote.Text(gatesPath), len(files), samples, quote.Text(resultsDir), fp)
 		for _, v := range verdicts {
 			fmt.Fprintln(e.stdout, v.String())
 		}
 		for _, s := range stale {
-			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other kernels or another executor)\n", s)
+			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other kernels or another executor)\n", quote.Text(s))
 		}
 		fmt.Fprintln(e.stdout, message)
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
@@ -103,7 +104,7 @@ func runOccupancy(e *env, args []string) error {
 		return writeJSON(e.stdout, occupancyOne{Device: label, DeviceName: d.Name, Kernel: k, Result: r, CoResidentGrid: grid})
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "device:      %s (%s), cc %s, %d SMs\n", d.Name, label, d.CC(), d.SMCount)
+	fmt.Fprintf(w, "device:      %s (%s), cc %s, %d SMs\n", quote.Text(d.Name), quote.Text(label), d.CC(), d.SMCount)
 	fmt.Fprintf(w, "kernel:      %d registers/thread, %d B static + %d B dynamic shared memory%s\n", k.RegistersPerThread, k.StaticSharedBytes, k.DynamicSharedBytes, optInText(k.OptIn))
 	fmt.Fprintf(w, "block:       %d threads (%d warps)\n", r.BlockSize, r.WarpsPerBlock)
 	if r.ActiveBlocksPerSM == 0 {
@@ -160,7 +161,7 @@ func occupancySweepRun(e *env, jsonOut bool, d occupancy.Device, label string, k
 		return writeJSON(e.stdout, out)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "device: %s (%s), cc %s, %d SMs\n", d.Name, label, d.CC(), d.SMCount)
+	fmt.Fprintf(w, "device: %s (%s), cc %s, %d SMs\n", quote.Text(d.Name), quote.Text(label), d.CC(), d.SMCount)
 	fmt.Fprintf(w, "kernel: %d registers/thread, %d B static + %d B dynamic shared memory%s\n\n", k.RegistersPerThread, k.StaticSharedBytes, k.DynamicSharedBytes, optInText(k.OptIn))
 	fmt.Fprintf(w, "%5s  %5s  %9s  %8s  %9s  %-13s  %7s\n", "BLOCK", "WARPS", "BLOCKS/SM", "WARPS/SM", "OCCUPANCY", "LIMIT", "GRID")
 	for _, r := range out.Rows {

@@ -12,6 +12,8 @@ import (
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // Error is a decoding failure. Field is the JSON path of the offending value
@@ -27,7 +29,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
-		b.WriteString(e.Source)
+		b.WriteString(quote.Text(e.Source))
 		b.WriteString(": ")
 	}
 	if e.Field != "" {
