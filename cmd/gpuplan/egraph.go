@@ -16,6 +16,8 @@ type egraphInput struct {
 	OpArities []uint32             `json:"op_arities"`
 	Launch    *egraph.LaunchConfig `json:"launch,omitempty"`
 	TargetSM  *uint32              `json:"target_sm,omitempty"`
+	// MemoryBudgetBytes bounds the candidate pairs' equivalence output.
+	MemoryBudgetBytes *uint64 `json:"memory_budget_bytes,omitempty"`
 }
 
 // egraphOutput is the --json output.
@@ -49,6 +51,10 @@ Input (JSON object, every field required unless marked optional):
                default 256 and 65535
   target_sm    optional compute capability as major*10+minor, for the PTX
                ISA version
+  memory_budget_bytes  optional bound on the candidate pairs' equivalence
+               output, 8 bytes a pair (default 268435456: 32 Mi pairs); rows
+               sharing one signature make n(n-1)/2 pairs, and a plan above
+               the budget is refused before the pairs are compared
 
 Example: gpuplan egraph cmd/gpuplan/testdata/egraph/snapshot.json`
 
@@ -88,6 +94,13 @@ func runEgraph(e *env, args []string) error {
 	out.Work, out.TotalBlocks = work.Waves, work.TotalBlocks
 	if out.Buckets, err = egraph.PlanSignatureBuckets(img, view, cfg); err != nil {
 		return err
+	}
+	budget := uint64(egraph.DefaultCandidatePairBudgetBytes)
+	if in.MemoryBudgetBytes != nil {
+		budget = *in.MemoryBudgetBytes
+	}
+	if err := out.Buckets.CheckPairBudget(budget); err != nil {
+		return &strictjson.Error{Source: source, Field: "rows", Msg: err.Error()}
 	}
 	if out.Output, err = egraph.PlanStructuralEquivalenceOutput(&out.Buckets); err != nil {
 		return err
