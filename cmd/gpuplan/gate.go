@@ -66,6 +66,9 @@ func runGate(e *env, args []string) error {
 	if setFlags(f)["min-speedup"] && *vyreFile == "" && *sessionFile == "" {
 		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json. Fix: drop --min-speedup, or add --vyre FILE or --vyre-session FILE")
 	}
+	if math.IsNaN(*minSpeedup) || math.IsInf(*minSpeedup, 0) || *minSpeedup <= 0 {
+		return usagef("gpuplan gate: --min-speedup %v is not a finite number above 0. Fix: give the required speedup, for example 100 (vyre's default)", *minSpeedup)
+	}
 	switch {
 	case *vyreHeader:
 		if f.json {
