@@ -54,7 +54,7 @@ func TestResidentGraphSessionPlanJSON(t *testing.T) {
 	require.NoError(t, err)
 	data, err := json.Marshal(plan)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"graph_layout_hash": 2748, "one_time_graph_upload_bytes": 1048576,
+	assert.JSONEq(t, `{"graph_layout_hash": "0x0000000000000abc", "one_time_graph_upload_bytes": 1048576,
 	  "total_frontier_refresh_bytes": 524288, "peak_resident_bytes": 1120256,
 	  "avoided_graph_upload_bytes": 133169152,
 	  "graph_reuse": {"cold_uploads": 1, "warm_reuses": 127, "upload_bytes": 1048576, "avoided_upload_bytes": 133169152},
