@@ -161,10 +161,10 @@ func buildWaveGraph(waveCount int, deps []Dependency) (waveGraph, []int32, error
 		return waveGraph{}, nil, nil
 	}
 	if waveCount > MaxWaves {
-		return waveGraph{}, nil, &checked.OverflowError{Field: "barrier scratch wave offsets"}
+		return waveGraph{}, nil, &checked.OverflowError{Field: "barrier scratch wave offsets", Bits: 32, Inputs: fmt.Sprintf("the number of waves, %d", waveCount)}
 	}
 	if len(deps) > MaxDependencies {
-		return waveGraph{}, nil, &checked.OverflowError{Field: "outgoing dependency offsets"}
+		return waveGraph{}, nil, &checked.OverflowError{Field: "outgoing dependency offsets", Bits: 32, Inputs: fmt.Sprintf("the number of dependencies, %d", len(deps))}
 	}
 	for i, d := range deps {
 		if d.Before < 0 || d.After < 0 || d.Before >= waveCount || d.After >= waveCount {

@@ -155,7 +155,7 @@ func TestPlanWorkloadErrors(t *testing.T) {
 			assert.Equal(t, 1, g.Wave)
 		}},
 		{"graph overflow", edit(t, func(m map[string]any) { m["graph"].(map[string]any)["bytes_per_node"] = uint64(math.MaxUint64) }), "graph", func(t *testing.T, err error) {
-			assert.ErrorContains(t, err, "node layout bytes overflows")
+			assert.ErrorContains(t, err, "node layout bytes (graph.node_count x graph.bytes_per_node) overflows")
 		}},
 	}
 	for _, tc := range tests {

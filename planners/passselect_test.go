@@ -171,7 +171,7 @@ func TestSelectBenchmarkPassesHugeValuesRankExactly(t *testing.T) {
 	_, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{big2, big1}, sample)
 	// 4294967295² / 10000 overflows a uint32 projected speedup.
 	requireOverflow(t, err, "projected speedup bps")
-	assert.Contains(t, err.Error(), "projected speedup bps overflows 32 bits")
+	assert.Contains(t, err.Error(), "projected speedup bps (the product of the selected candidates' expected_speedup_bps) overflows 32 bits")
 
 	big1.ExpectedSpeedupBPS, big2.ExpectedSpeedupBPS = 10_001, 10_001
 	plan, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{big2, big1}, sample)

@@ -92,15 +92,15 @@ func TestPlanResidentGraphSessionErrors(t *testing.T) {
 		}, &SessionError{Kind: OverBudget, RequiredBytes: 176, BudgetBytes: 127}},
 		{"order: hash before runs", func(p *ResidentGraphSessionProfile) { p.GraphLayoutHash, p.RunCount = 0, 0 }, &SessionError{Kind: ZeroGraphHash}},
 		{"order: budget before readback", func(p *ResidentGraphSessionProfile) { p.BudgetBytes, p.Readback = 0, ReadbackPerRun }, &SessionError{Kind: ZeroBudget}},
-		{"overflow graph plus frontier", func(p *ResidentGraphSessionProfile) { p.PerRunFrontierBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph plus frontier bytes"}},
-		{"overflow scratch", func(p *ResidentGraphSessionProfile) { p.ReusableScratchBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph frontier scratch bytes"}},
-		{"overflow peak", func(p *ResidentGraphSessionProfile) { p.PerRunOutputBytes = math.MaxUint64 }, &checked.OverflowError{Field: "peak resident bytes"}},
+		{"overflow graph plus frontier", func(p *ResidentGraphSessionProfile) { p.PerRunFrontierBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph plus frontier bytes", Inputs: "graph_bytes + per_run_frontier_bytes"}},
+		{"overflow scratch", func(p *ResidentGraphSessionProfile) { p.ReusableScratchBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph frontier scratch bytes", Inputs: "graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes"}},
+		{"overflow peak", func(p *ResidentGraphSessionProfile) { p.PerRunOutputBytes = math.MaxUint64 }, &checked.OverflowError{Field: "peak resident bytes", Inputs: "graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes + per_run_output_bytes"}},
 		{"overflow avoided upload", func(p *ResidentGraphSessionProfile) {
 			p.GraphBytes, p.RunCount, p.PerRunFrontierBytes, p.BudgetBytes = 1<<40, 1<<30, 0, math.MaxUint64
-		}, &checked.OverflowError{Field: "avoided graph upload bytes"}},
+		}, &checked.OverflowError{Field: "avoided graph upload bytes", Inputs: "(run_count - 1) x graph_bytes"}},
 		{"overflow frontier refresh", func(p *ResidentGraphSessionProfile) {
 			p.PerRunFrontierBytes, p.RunCount, p.BudgetBytes = 1<<40, 1<<30, math.MaxUint64
-		}, &checked.OverflowError{Field: "total frontier refresh bytes"}},
+		}, &checked.OverflowError{Field: "total frontier refresh bytes", Inputs: "run_count x per_run_frontier_bytes"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,7 +34,7 @@ func TestQueueCommand(t *testing.T) {
 			stderr: []string{"max_items_per_drain_launch is 0"}},
 		{name: "overflow", args: []string{"queue", "-"}, code: exitFailure,
 			stdin:  `{"initial_items":0,"queue_capacity":18446744073709551615,"entry_bytes":2,"control_bytes":1,"budget_bytes":64,"host_sync":"final_only"}`,
-			stderr: []string{"queue bytes overflows 64 bits"}},
+			stderr: []string{"queue bytes (queue_capacity x entry_bytes) overflows 64 bits"}},
 		{name: "no capacity", args: []string{"queue", "-"}, code: exitFailure,
 			stdin:  `{"initial_items":0,"entry_bytes":8,"control_bytes":1,"budget_bytes":64,"host_sync":"final_only"}`,
 			stderr: []string{`field "queue_capacity": required field is missing`, "expansion_items"}},

@@ -42,7 +42,7 @@ func TestSessionCommand(t *testing.T) {
 			stdin:  `{"graph_layout_hash": 1, "graph_bytes": 1, "run_count": 0, "per_run_frontier_bytes": 0, "reusable_scratch_bytes": 0, "per_run_output_bytes": 0, "budget_bytes": 1, "readback": "final_only"}`,
 			stderr: []string{"run_count is 0"}},
 		{name: "overflowing sum", args: []string{"session", "-"}, stdin: sessionJSON("18446744073709551615", "1", `"final_only"`), code: exitFailure,
-			stderr: []string{"peak resident bytes overflows 64 bits"}},
+			stderr: []string{"peak resident bytes (graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes + per_run_output_bytes) overflows 64 bits"}},
 		{name: "overflowing value", args: []string{"session", "-"}, stdin: sessionJSON("18446744073709551616", "1", `"final_only"`), code: exitFailure,
 			stderr: []string{`field "per_run_output_bytes": cannot use JSON number 18446744073709551616 here: want an integer in 0..18446744073709551615`}},
 		{name: "negative", args: []string{"session", "-"}, stdin: sessionJSON("-1", "1", `"final_only"`), code: exitFailure,
