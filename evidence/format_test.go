@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 const testFingerprint = "sha256:0000000000000000000000000000000000000000000000000000000000000001"
@@ -296,33 +298,36 @@ func FuzzReadSamples(f *testing.F) {
 	f.Add(MegakernelSpeedupCSVHeader + "\n")
 	f.Add(SampleCSVHeader + "\ndevel,abc\n")
 	f.Fuzz(func(t *testing.T, csv string) {
-		samples, err := ReadSamples("fuzz", strings.NewReader(csv))
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			var fe *FormatError
-			require.True(t, errors.As(err, &fe), "%v", err)
-			require.Positive(t, fe.Line, err.Error())
-			// Every error names a column except a CSV syntax error and an
-			// empty file, where no field can be named.
-			if fe.Column == 0 {
-				require.True(t, strings.Contains(fe.Msg, "CSV syntax error") || fe.Msg == "the file is empty", err.Error())
-			} else {
-				require.NotEmpty(t, fe.Field, err.Error())
-				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("fuzz:%d:%d ", fe.Line, fe.Column)), err.Error())
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(csv), func() {
+			samples, err := ReadSamples("fuzz", strings.NewReader(csv))
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				var fe *FormatError
+				require.True(t, errors.As(err, &fe), "%v", err)
+				require.Positive(t, fe.Line, err.Error())
+				// Every error names a column except a CSV syntax error and an
+				// empty file, where no field can be named.
+				if fe.Column == 0 {
+					require.True(t, strings.Contains(fe.Msg, "CSV syntax error") || fe.Msg == "the file is empty", err.Error())
+				} else {
+					require.NotEmpty(t, fe.Field, err.Error())
+					require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("fuzz:%d:%d ", fe.Line, fe.Column)), err.Error())
+				}
+				return
 			}
-			return
-		}
-		// Whatever reads writes back identically in meaning.
-		var buf bytes.Buffer
-		require.NoError(t, WriteSamples(&buf, samples))
-		again, err := ReadSamples("again", &buf)
-		require.NoError(t, err)
-		require.Equal(t, len(samples), len(again))
-		for i := range samples {
-			require.True(t, samples[i].Provenance.Date.Equal(again[i].Provenance.Date))
-			samples[i].Provenance.Date, again[i].Provenance.Date = time.Time{}, time.Time{}
-		}
-		require.Equal(t, samples, again)
+			// Whatever reads writes back identically in meaning.
+			var buf bytes.Buffer
+			require.NoError(t, WriteSamples(&buf, samples))
+			again, err := ReadSamples("again", &buf)
+			require.NoError(t, err)
+			require.Equal(t, len(samples), len(again))
+			for i := range samples {
+				require.True(t, samples[i].Provenance.Date.Equal(again[i].Provenance.Date))
+				samples[i].Provenance.Date, again[i].Provenance.Date = time.Time{}, time.Time{}
+			}
+			require.Equal(t, samples, again)
+		})
 	})
 }
 

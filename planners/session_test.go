@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 const mib = 1 << 20
@@ -219,13 +221,16 @@ func FuzzPlanResidentGraphSession(f *testing.F) {
 	f.Add(p.GraphLayoutHash, p.GraphBytes, p.RunCount, p.PerRunFrontierBytes, p.ReusableScratchBytes, p.PerRunOutputBytes, p.BudgetBytes, uint8(0))
 	f.Add(uint64(1), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(1), uint64(1), uint64(1), uint64(math.MaxUint64), uint8(1))
 	f.Fuzz(func(t *testing.T, hash, graph, runs, frontier, scratch, output, budget uint64, readback uint8) {
-		p := ResidentGraphSessionProfile{hash, graph, runs, frontier, scratch, output, budget, ResidentGraphReadback(readback % 3)}
-		plan, err := PlanResidentGraphSession(p)
-		if err != nil {
-			require.True(t, strings.Contains(err.Error(), "Fix:"), err.Error())
-			return
-		}
-		checkSessionInvariants(t, p, plan)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, 64, func() {
+			p := ResidentGraphSessionProfile{hash, graph, runs, frontier, scratch, output, budget, ResidentGraphReadback(readback % 3)}
+			plan, err := PlanResidentGraphSession(p)
+			if err != nil {
+				require.True(t, strings.Contains(err.Error(), "Fix:"), err.Error())
+				return
+			}
+			checkSessionInvariants(t, p, plan)
+		})
 	})
 }
 

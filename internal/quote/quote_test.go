@@ -6,6 +6,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func TestText(t *testing.T) {
@@ -39,16 +41,19 @@ func FuzzText(f *testing.F) {
 	f.Add("name")
 	f.Add("x\n gate passed: 5 of 5 claims hold\x1b[2K")
 	f.Fuzz(func(t *testing.T, s string) {
-		out := Text(s)
-		assert.True(t, utf8.ValidString(out))
-		assert.False(t, strings.ContainsAny(out, "\n\r\x1b\x00"), "%q", out)
-		assert.True(t, Plain(out) || out == s || strings.HasPrefix(out, `"`), "%q", out)
-		for _, r := range out {
-			assert.True(t, r == ' ' || r > ' ' && r != 0x7f, "%q holds %U", out, r)
-		}
-		if out == s {
-			assert.True(t, Plain(s))
-		}
-		assert.LessOrEqual(t, len(out), 10*len(s)+2)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(s), func() {
+			out := Text(s)
+			assert.True(t, utf8.ValidString(out))
+			assert.False(t, strings.ContainsAny(out, "\n\r\x1b\x00"), "%q", out)
+			assert.True(t, Plain(out) || out == s || strings.HasPrefix(out, `"`), "%q", out)
+			for _, r := range out {
+				assert.True(t, r == ' ' || r > ' ' && r != 0x7f, "%q holds %U", out, r)
+			}
+			if out == s {
+				assert.True(t, Plain(s))
+			}
+			assert.LessOrEqual(t, len(out), 10*len(s)+2)
+		})
 	})
 }
