@@ -180,7 +180,7 @@ func MarkdownTable(summaries []WorkloadSummary) string {
 	for _, ws := range summaries {
 		w := ws.Workload
 		wl := fmt.Sprintf("%s (%d nodes, %d edges, %d iterations)", w.Name, w.Nodes, w.Edges, w.Iterations)
-		dev := fmt.Sprintf("%s (%s)", strings.ReplaceAll(quote.Text(ws.Device), "|", `\|`), ws.Compute)
+		dev := fmt.Sprintf("%s (%s)", quote.Text(ws.Device), ws.Compute)
 		for _, a := range ws.Arms {
 			speed, ci := "1.00x (baseline)", ""
 			if a.Speedup != nil {

@@ -9,7 +9,7 @@ import (
 )
 
 // runCLI runs gpuplan with args and returns stdout, stderr and the exit code.
-func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+func runCLI(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := runWithInput(&out, &errb, strings.NewReader(stdin), args)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -89,11 +90,11 @@ func runEgraph(e *env, args []string) error {
 	}
 	work, err := egraph.PlanKernelWork(view, cfg)
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+		return launchError(source, err)
 	}
 	out.Work, out.TotalBlocks = work.Waves, work.TotalBlocks
 	if out.Buckets, err = egraph.PlanSignatureBuckets(img, view, cfg); err != nil {
-		return err
+		return launchError(source, err)
 	}
 	budget := uint64(egraph.DefaultCandidatePairBudgetBytes)
 	if in.MemoryBudgetBytes != nil {
@@ -112,10 +113,23 @@ func runEgraph(e *env, args []string) error {
 		return err
 	}
 	if out.Union, err = egraph.PlanUnionCompaction(out.Equivalences.Equivalences, cfg); err != nil {
-		return err
+		return launchError(source, err)
 	}
 	emptyToSlices(&out)
 	return writePlan(e.stdout, f, out, func(tw *tabwriter.Writer) { writeEgraphText(tw, out) })
+}
+
+// launchError names the launch field for an error of the launch config
+// (zero sizes, too many waves); other errors pass through.
+func launchError(source string, err error) error {
+	var waves *egraph.TooManyWavesError
+	var zt egraph.ZeroThreadsPerBlockError
+	var zb egraph.ZeroMaxBlocksPerLaunchError
+	switch {
+	case errors.As(err, &waves), errors.As(err, &zt), errors.As(err, &zb):
+		return &strictjson.Error{Source: source, Field: "launch", Msg: err.Error()}
+	}
+	return err
 }
 
 // emptyToSlices makes empty lists print as [] rather than null in JSON.

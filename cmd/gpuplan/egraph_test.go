@@ -35,7 +35,7 @@ func TestEgraphCommand(t *testing.T) {
 			stderr: []string{"unknown language_op_id at row 0 (value 99)"}},
 		{name: "zero threads", args: []string{"egraph", "-"}, code: exitFailure,
 			stdin:  `{"rows":[],"children":[],"op_arities":[],"launch":{"threads_per_block":0,"max_blocks_per_launch":1}}`,
-			stderr: []string{"launch: ZeroThreadsPerBlock"}},
+			stderr: []string{`field "launch": ZeroThreadsPerBlock`}},
 		{name: "missing launch field", args: []string{"egraph", "-"}, code: exitFailure,
 			stdin:  `{"rows":[],"children":[],"op_arities":[],"launch":{"threads_per_block":32}}`,
 			stderr: []string{`field "launch.max_blocks_per_launch": required field is missing`}},
