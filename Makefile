@@ -4,7 +4,7 @@ GO        ?= go
 FUZZTIME  ?= 5s
 BIN       := bin
 # Packages whose tests need a GPU when built with -tags cuda.
-GPU_TEST_PKGS := ./executor
+GPU_TEST_PKGS := ./executor ./workloads/bfs
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin
@@ -26,13 +26,17 @@ bench: ## run the pure-Go benchmarks
 fuzz: ## run every fuzz target for FUZZTIME each, one at a time with one worker
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
-lint: ## go vet, gofmt and staticcheck
+lint: ## go vet, gofmt, staticcheck, and promtool on the telemetry exposition where promtool is installed
 	CGO_ENABLED=0 $(GO) vet ./...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	@if GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) -version >/dev/null 2>&1; then \
 		echo "staticcheck ./..."; GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) ./...; \
 	else echo "staticcheck: not installable from the module proxy here; skipped"; fi
+	@if command -v promtool >/dev/null 2>&1; then \
+		echo "promtool check metrics (the telemetry exposition)"; \
+		GPUPLAN_REQUIRE_PROMTOOL=1 CGO_ENABLED=0 $(GO) test -count=1 -run 'TestPrometheusExpositionPassesPromtool|TestWriteMetricsFile' ./executor ./cmd/gpuplan; \
+	else echo "promtool: not on PATH (apt-get install prometheus); skipped"; fi
 
 cuda-toolkit: ## install nvcc, ptxas and cuda.h (CUDA 11.8) from Debian non-free; idempotent
 	bash scripts/cuda-toolkit.sh
@@ -44,11 +48,12 @@ build-cuda: cuda-toolkit ## build everything with -tags cuda (the GPU executor)
 	CGO_ENABLED=1 $(GO) build -tags cuda ./...
 	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 
-gpu-test-bins: cuda-toolkit ## compile GPU test binaries into bin/ to carry to a GPU machine
+gpu-test-bins: cuda-toolkit ## compile GPU test binaries (plain and -race) into bin/ to carry to a GPU machine (run scripts/gpu-check.sh there)
 	@mkdir -p $(BIN)
 	@for p in $(GPU_TEST_PKGS); do \
-		n=$$(basename $$p); echo "go test -c -tags cuda $$p -> $(BIN)/$$n.test"; \
+		n=$$(basename $$p); echo "go test -c -tags cuda $$p -> $(BIN)/$$n.test, $(BIN)/$$n.race.test"; \
 		CGO_ENABLED=1 $(GO) test -buildvcs=true -c -tags cuda -o $(BIN)/$$n.test $$p || exit 1; \
+		CGO_ENABLED=1 $(GO) test -buildvcs=true -race -c -tags cuda -o $(BIN)/$$n.race.test $$p || exit 1; \
 	done
 	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 

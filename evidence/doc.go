@@ -85,7 +85,10 @@
 // Auxiliary measurements use the same rows. A bandwidth ceiling is an arm of
 // its own, conventionally copy-ceiling, with bytes_moved set; its bandwidth
 // is bytes_moved / device_ns (or wall_ns when device_ns is 0). Reports show
-// it; claims may compare it like any other arm.
+// it as a bandwidth with its interval, never as a speedup (it does not do
+// the workload's work); claims may compare it like any other arm. Arms
+// named in ExternalArms (gunrock, egg) are peer tools measured beside
+// gpuplan's own arms; reports mark them "(external)".
 //
 // Producers use Writer (NewWriter, Write, Flush) or WriteSamples, which
 // apply the same rules as ReadSamples, so a written file always reads back.

@@ -47,12 +47,14 @@ func ExampleSourceFingerprint() {
 		_ = os.MkdirAll(filepath.Dir(p), 0o755)
 		_ = os.WriteFile(p, []byte(text), 0o644)
 	}
-	write("executor/run.go", "package executor\n")
-	write("megakernel/kernels/bfs.cu", "__global__ void bfs() {}\n")
+	write("go.mod", "module example.com/m\n")
+	write("workloads/w/w.go", "package w\n\nconst Ahead = 4\n")
+	write("workloads/w/kernels/w.cu", "__global__ void w() {}\n")
 	before, _ := evidence.SourceFingerprint(root)
 	write("README.md", "docs do not matter\n")
+	write("workloads/w/kernels/w.cu", "// neither do comments\n__global__ void w() {}\n")
 	same, _ := evidence.SourceFingerprint(root)
-	write("megakernel/kernels/bfs.cu", "__global__ void bfs() { /* changed */ }\n")
+	write("workloads/w/w.go", "package w\n\nconst Ahead = 32\n")
 	after, _ := evidence.SourceFingerprint(root)
 	fmt.Println(len(before), before == same, before == after)
 	// Output:

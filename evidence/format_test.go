@@ -8,7 +8,6 @@ import (
 	"os"
 	"strings"
 	"testing"
-	"testing/fstest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -229,63 +228,6 @@ func TestReadSamplesTestdata(t *testing.T) {
 	samples, err := ReadSamples("grid-demo.csv", f)
 	require.NoError(t, err)
 	assert.Len(t, samples, 60)
-}
-
-func TestSourceFingerprint(t *testing.T) {
-	tree := fstest.MapFS{
-		"executor/run.go":             {Data: []byte("package executor\n")},
-		"executor/run_test.go":        {Data: []byte("package executor // test\n")},
-		"executor/shim.c":             {Data: []byte("int shim(void) { return 0; }\n")},
-		"executor/shim.h":             {Data: []byte("int shim(void);\n")},
-		"megakernel/kernels/bfs.cu":   {Data: []byte("__global__ void bfs() {}\n")},
-		"megakernel/kernels/bfs.ptx":  {Data: []byte(".version 8.0\n")},
-		"megakernel/kernels/notes.md": {Data: []byte("not hashed\n")},
-		"planners/session.go":         {Data: []byte("package planners\n")},
-	}
-	fp, err := SourceFingerprintFS(tree)
-	require.NoError(t, err)
-	assert.True(t, validFingerprint(fp), fp)
-	again, err := SourceFingerprintFS(tree)
-	require.NoError(t, err)
-	assert.Equal(t, fp, again)
-
-	unrelated := func(path string) {
-		t.Helper()
-		orig := tree[path].Data
-		tree[path].Data = append([]byte("// edited\n"), orig...)
-		got, err := SourceFingerprintFS(tree)
-		require.NoError(t, err)
-		assert.Equal(t, fp, got, "%s must not change the fingerprint", path)
-		tree[path].Data = orig
-	}
-	relevant := func(path string) {
-		t.Helper()
-		orig := tree[path].Data
-		tree[path].Data = append([]byte("// edited\n"), orig...)
-		got, err := SourceFingerprintFS(tree)
-		require.NoError(t, err)
-		assert.NotEqual(t, fp, got, "%s must change the fingerprint", path)
-		tree[path].Data = orig
-	}
-	unrelated("executor/run_test.go")
-	unrelated("megakernel/kernels/notes.md")
-	unrelated("planners/session.go")
-	relevant("executor/run.go")
-	relevant("executor/shim.c")
-	relevant("executor/shim.h")
-	relevant("megakernel/kernels/bfs.cu")
-	relevant("megakernel/kernels/bfs.ptx")
-
-	// Renaming a file changes the fingerprint even with the same bytes.
-	tree["megakernel/kernels/bfs2.ptx"] = tree["megakernel/kernels/bfs.ptx"]
-	delete(tree, "megakernel/kernels/bfs.ptx")
-	got, err := SourceFingerprintFS(tree)
-	require.NoError(t, err)
-	assert.NotEqual(t, fp, got)
-
-	_, err = SourceFingerprint("/nonexistent/dir")
-	require.NoError(t, err, "a tree with no kernels has a fingerprint too")
-	assert.Equal(t, []string{"*/kernels/*.ptx", "*/kernels/*.cu", "executor/*.go", "executor/*.c", "executor/*.h"}, FingerprintPatterns())
 }
 
 func FuzzReadSamples(f *testing.F) {

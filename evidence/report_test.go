@@ -2,13 +2,20 @@ package evidence
 
 import (
 	"bytes"
+	"encoding/csv"
 	"flag"
 	"fmt"
 	"image/png"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -56,12 +63,23 @@ func TestSummarize(t *testing.T) {
 		assert.Equal(t, 12, a.N)
 		assert.Less(t, a.Median.Lo, a.Median.Center)
 		assert.Greater(t, a.Median.Hi, a.Median.Center)
-		assert.Zero(t, a.BandwidthGBs)
+		assert.Nil(t, a.Bandwidth)
+		assert.Equal(t, ArmTimed, a.Kind)
+		require.NotNil(t, a.PerIteration)
+		assert.InDelta(t, a.Median.Center/1022, a.PerIteration.Center, 1e-9)
+		assert.InDelta(t, a.Median.Lo/1022, a.PerIteration.Lo, 1e-9)
+		assert.InDelta(t, a.Median.Hi/1022, a.PerIteration.Hi, 1e-9)
 	}
+	assert.Equal(t, "run", grid.Run)
+	assert.Equal(t, "grid-512 · run run", grid.Label())
 	rmat := s[1]
 	copyArm := rmat.Arms[2]
 	assert.Equal(t, "copy-ceiling", copyArm.Arm)
-	assert.InDelta(t, 3000, copyArm.BandwidthGBs, 400)
+	assert.Equal(t, ArmBandwidth, copyArm.Kind)
+	require.NotNil(t, copyArm.Bandwidth)
+	assert.InDelta(t, 3000, copyArm.Bandwidth.Center, 400)
+	assert.Nil(t, copyArm.Speedup, "a bandwidth ceiling is never a speedup")
+	assert.Nil(t, copyArm.PerIteration)
 
 	// A missing baseline falls back to the slowest arm.
 	s2, err := Summarize([]ResultFile{{Path: "x.csv", Samples: []Sample{
@@ -86,21 +104,32 @@ func TestWriteChart(t *testing.T) {
 	require.NoError(t, WriteChart(&buf, s, ChartPNG))
 	img, err := png.Decode(bytes.NewReader(buf.Bytes()))
 	require.NoError(t, err)
-	assert.Greater(t, img.Bounds().Dx(), 400)
+	assert.Equal(t, 12*chartPNGDPI, img.Bounds().Dx())
 
 	buf.Reset()
 	require.NoError(t, WriteChart(&buf, s, ChartSVG))
 	svg := buf.String()
 	assert.True(t, strings.HasPrefix(strings.TrimSpace(svg), "<?xml"), svg[:40])
-	for _, want := range []string{"grid-512", "rmat-16", "megakernel", "copy-ceiling", "baseline", "x</text>"} {
-		assert.Contains(t, svg, want)
+	for _, want := range []string{
+		"grid-512 · run run", "rmat-16 · run run", ">megakernel<", ">copy-ceiling<", "· baseline<",
+		"10.22x [9.92x, 10.32x]", "1.14 µs/iteration", "bandwidth 3,185.6 GB/s", "not a speedup", "% of the median",
+	} {
+		assert.True(t, strings.Contains(svg, want), "the chart lacks %q", want)
+	}
+	// The copy ceiling is never a speedup: no label gives it one.
+	for _, line := range strings.Split(svg, "\n") {
+		if strings.Contains(line, "GB/s") {
+			assert.NotRegexp(t, `\d+\.\d\dx`, line)
+		}
 	}
 
-	// One sample per arm: no finite interval, still a chart.
+	// One sample per arm: no finite interval, still a chart that says so.
 	few := []ResultFile{{Path: "x.csv", Samples: []Sample{testSample("host-loop", 0, 1e6), testSample("megakernel", 0, 1e5)}}}
 	fs, err := Summarize(few, MetricWallNS, "host-loop")
 	require.NoError(t, err)
-	require.NoError(t, WriteChart(&bytes.Buffer{}, fs, ChartPNG))
+	buf.Reset()
+	require.NoError(t, WriteChart(&buf, fs, ChartSVG))
+	assert.Contains(t, buf.String(), "too few samples for a 95% CI")
 
 	require.ErrorContains(t, WriteChart(&buf, s, "gif"), "Fix:")
 	require.ErrorContains(t, WriteChart(&buf, nil, ChartPNG), "Fix:")
@@ -111,6 +140,171 @@ func TestWriteChart(t *testing.T) {
 		require.NoError(t, WriteChart(f, s, ChartPNG))
 		require.NoError(t, f.Close())
 	}
+}
+
+// The two panels share their rows: their data areas must span the same
+// height on the page, or a row's interval would sit beside another row.
+func TestChartPanelsAlign(t *testing.T) {
+	for _, s := range [][]WorkloadSummary{reportSummaries(t, MetricWallNS), externalSummaries(t)} {
+		rows := chartRows(s)
+		left, err := timePanel(rows, MetricWallNS)
+		require.NoError(t, err)
+		right, err := precisionPanel(rows)
+		require.NoError(t, err)
+		c := vgimg.New(chartWidth, chartFrame+chartRowHeight*vg.Length(len(rows)))
+		dc := draw.New(c)
+		split := chartWidth * chartTimeShare
+		l := left.DataCanvas(draw.Crop(dc, 0, split-chartWidth, 0, 0))
+		r := right.DataCanvas(draw.Crop(dc, split, 0, 0, 0))
+		assert.InDelta(t, float64(l.Min.Y), float64(r.Min.Y), 0.01)
+		assert.InDelta(t, float64(l.Max.Y), float64(r.Max.Y), 0.01)
+		assert.Less(t, float64(l.Max.X), float64(r.Min.X))
+	}
+}
+
+// externalSummaries are a run with a peer tool, a one-sample arm and a
+// copy ceiling beside gpuplan's arms.
+func externalSummaries(t testing.TB) []WorkloadSummary {
+	f := ResultFile{Path: "runs/peer.csv"}
+	for i := range uint64(12) {
+		for arm, ns := range map[string]float64{"host-loop": 4e7, "megakernel": 5e6, "gunrock": 8e6} {
+			f.Samples = append(f.Samples, testSample(arm, i, ns+float64(i)*1e4))
+		}
+		c := testSample("copy-ceiling", i, 1e6+float64(i))
+		c.BytesMoved = 2 << 30
+		f.Samples = append(f.Samples, c)
+	}
+	f.Samples = append(f.Samples, testSample("egg", 0, 9e7))
+	s, err := Summarize([]ResultFile{f}, MetricWallNS, "host-loop")
+	require.NoError(t, err)
+	return s
+}
+
+func TestExternalAndBandwidthArms(t *testing.T) {
+	s := externalSummaries(t)
+	require.Len(t, s, 1)
+	kinds := map[string]ArmKind{}
+	for _, a := range s[0].Arms {
+		kinds[a.Arm] = a.Kind
+	}
+	assert.Equal(t, map[string]ArmKind{"host-loop": ArmTimed, "megakernel": ArmTimed, "gunrock": ArmExternal,
+		"egg": ArmExternal, "copy-ceiling": ArmBandwidth}, kinds)
+	md := MarkdownTable(s)
+	assert.Contains(t, md, "| gunrock (external) | 12 |")
+	assert.Contains(t, md, "| egg (external) | 1 | 90.000 ms | too few samples |")
+	assert.Contains(t, md, "| copy-ceiling | 12 | 2,386.1 GB/s |")
+	var buf bytes.Buffer
+	require.NoError(t, WriteChart(&buf, s, ChartSVG))
+	assert.Contains(t, buf.String(), ">gunrock (external)<")
+	assert.True(t, IsExternalArm("gunrock"))
+	assert.False(t, IsExternalArm("megakernel"))
+	assert.Equal(t, []string{"timed", "external", "bandwidth"}, []string{ArmTimed.String(), ArmExternal.String(), ArmBandwidth.String()})
+}
+
+func TestBaselineNeverABandwidthArm(t *testing.T) {
+	slowCopy := testSample("copy-ceiling", 0, 1e9)
+	slowCopy.BytesMoved = 1 << 20
+	files := []ResultFile{{Path: "x.csv", Samples: []Sample{testSample("megakernel", 0, 10), testSample("device-loop", 0, 30),
+		testSample("gunrock", 0, 100), slowCopy}}}
+	for _, requested := range []string{"host-loop", "copy-ceiling"} {
+		s, err := Summarize(files, MetricWallNS, requested)
+		require.NoError(t, err)
+		assert.Equal(t, "device-loop", s[0].Baseline, "the slowest of gpuplan's arms, not the copy or the peer")
+	}
+	s, err := Summarize(files, MetricWallNS, "gunrock")
+	require.NoError(t, err)
+	assert.Equal(t, "gunrock", s[0].Baseline, "a peer tool may be asked for as the baseline")
+	onlyCopy := []ResultFile{{Path: "x.csv", Samples: []Sample{slowCopy}}}
+	s, err = Summarize(onlyCopy, MetricWallNS, "host-loop")
+	require.NoError(t, err)
+	assert.Empty(t, s[0].Baseline)
+	assert.Nil(t, s[0].Arms[0].Speedup)
+}
+
+func TestRunLabels(t *testing.T) {
+	files := []ResultFile{{Path: "a/grid.csv"}, {Path: "b/grid.csv"}, {Path: "kron.csv"}, {Path: "kron.csv"}, {Path: "<stdin>"}}
+	assert.Equal(t, []string{"a/grid", "b/grid", "kron", "kron #2", "<stdin>"}, RunLabels(files))
+	assert.Empty(t, RunLabels(nil))
+}
+
+func TestPerIterationNeedsIterations(t *testing.T) {
+	s0 := testSample("megakernel", 0, 1000)
+	s0.Workload.Iterations = 0
+	s, err := Summarize([]ResultFile{{Path: "x.csv", Samples: []Sample{s0}}}, MetricWallNS, "host-loop")
+	require.NoError(t, err)
+	assert.Nil(t, s[0].Arms[0].PerIteration)
+	assert.Contains(t, MarkdownTable(s), "| megakernel | 1 | 1.00 µs | too few samples | — |  | baseline |  |")
+}
+
+// Property: for any samples, each arm's median lies in its interval, the
+// time per iteration is the median over the iterations, and the speedup is
+// the ratio of medians.
+func TestSummarizeProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 17))
+	for trial := range 200 {
+		var f ResultFile
+		n := 1 + r.IntN(25)
+		iters := uint64(1 + r.IntN(5000))
+		for i := range n {
+			for _, arm := range []string{"host-loop", "megakernel"} {
+				smp := testSample(arm, uint64(i), 1+r.Float64()*1e7)
+				smp.Workload.Iterations = iters
+				f.Samples = append(f.Samples, smp)
+			}
+		}
+		s, err := Summarize([]ResultFile{f}, MetricWallNS, "host-loop")
+		require.NoError(t, err)
+		require.Len(t, s, 1, "trial %d", trial)
+		base, mega := s[0].Arms[0], s[0].Arms[1]
+		for _, a := range s[0].Arms {
+			assert.LessOrEqual(t, a.Median.Lo, a.Median.Center)
+			assert.GreaterOrEqual(t, a.Median.Hi, a.Median.Center)
+			assert.InDelta(t, a.Median.Center/float64(iters), a.PerIteration.Center, 1e-9*a.Median.Center)
+		}
+		assert.InDelta(t, base.Median.Center/mega.Median.Center, mega.Speedup.Center, 1e-12*mega.Speedup.Center)
+		assert.LessOrEqual(t, mega.Speedup.Lo, mega.Speedup.Center)
+	}
+}
+
+func TestWriteReportCSV(t *testing.T) {
+	s := append(reportSummaries(t, MetricWallNS), externalSummaries(t)...)
+	var buf bytes.Buffer
+	require.NoError(t, WriteReportCSV(&buf, s))
+	recs, err := csv.NewReader(&buf).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, strings.Split(ReportCSVHeader, ","), recs[0])
+	rows := 0
+	for _, ws := range s {
+		rows += len(ws.Arms)
+	}
+	require.Len(t, recs, rows+1)
+	col := map[string]int{}
+	for i, h := range recs[0] {
+		col[h] = i
+	}
+	byArm := map[string][]string{}
+	for _, rec := range recs[1:] {
+		require.Len(t, rec, len(recs[0]))
+		byArm[rec[col["run"]]+"/"+rec[col["workload"]]+"/"+rec[col["arm"]]] = rec
+	}
+	mega := byArm["run/grid-512/megakernel"]
+	med, err := strconv.ParseFloat(mega[col["median_ns"]], 64)
+	require.NoError(t, err)
+	assert.Equal(t, s[0].Arms[2].Median.Center, med, "unrounded")
+	assert.Equal(t, "timed", mega[col["kind"]])
+	assert.Equal(t, "host-loop", mega[col["baseline"]])
+	assert.NotEmpty(t, mega[col["speedup_ci_lo"]])
+	host := byArm["run/grid-512/host-loop"]
+	assert.Empty(t, host[col["speedup"]], "the baseline has no speedup")
+	cp := byArm["run/rmat-16/copy-ceiling"]
+	assert.Equal(t, "bandwidth", cp[col["kind"]])
+	assert.Empty(t, cp[col["speedup"]])
+	assert.Empty(t, cp[col["per_iteration_ns"]])
+	assert.NotEmpty(t, cp[col["bandwidth_gb_s"]])
+	egg := byArm["peer/grid-64/egg"]
+	assert.Equal(t, "external", egg[col["kind"]])
+	assert.Empty(t, egg[col["median_ci_lo_ns"]], "an infinite bound is an empty field")
+	assert.Equal(t, "1", egg[col["n"]])
 }
 
 func BenchmarkSummarize(b *testing.B) {
@@ -141,10 +335,43 @@ func ExampleMarkdownTable() {
 	}
 	fmt.Print(MarkdownTable(s))
 	// Output:
-	// | workload | device | arm | n | median wall_ns | 95% CI | speedup | 95% CI | bandwidth |
-	// |---|---|---|--:|--:|---|--:|---|--:|
-	// | grid-64 (4096 nodes, 16128 edges, 126 iterations) | Test GPU X (9.0) | host-loop | 10 | 12.005 ms | [12.001, 12.008] ms | 1.00x (baseline) |  |  |
-	// | grid-64 (4096 nodes, 16128 edges, 126 iterations) | Test GPU X (9.0) | megakernel | 10 | 1.204 ms | [1.201, 1.208] ms | 9.97x | [9.93x, 10.00x] |  |
+	// ### grid-64 · run run
 	//
-	// Speedup is the baseline arm's median wall_ns over the arm's; intervals are 95% (benchmath medians; the speedup interval is conservative, see package evidence).
+	// Test GPU X (compute 9.0, driver 580.159.04), commit 0123abc; 4,096 nodes, 16,128 edges, 126 iterations; metric wall_ns; file run.csv.
+	//
+	// | arm | n | median | 95% CI | per iteration | 95% CI | speedup | 95% CI |
+	// |---|--:|--:|---|--:|---|--:|---|
+	// | host-loop | 10 | 12.005 ms | [12.001, 12.008] ms | 95.27 µs | [95.25, 95.30] µs | baseline |  |
+	// | megakernel | 10 | 1.204 ms | [1.201, 1.208] ms | 9.56 µs | [9.53, 9.59] µs | 9.97x | [9.93x, 10.00x] |
+	//
+	// Medians of wall_ns with 95% intervals (benchmath, distribution-free). Per iteration is the median over the workload's iterations (BFS levels). Speedup is the baseline arm's median over the arm's; its interval is conservative (see package evidence). Bandwidth arms measure device memory bandwidth (bytes moved over time) and have no speedup. Arms marked (external) are peer tools.
+}
+
+func ExampleWriteReportCSV() {
+	files := []ResultFile{{Path: "runs/grid.csv"}}
+	for i := range uint64(10) {
+		files[0].Samples = append(files[0].Samples, testSample("host-loop", i, 12e6+float64(i)*1000), testSample("megakernel", i, 1.2e6+float64(i)*1000))
+	}
+	s, err := Summarize(files, MetricWallNS, "host-loop")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	if err := WriteReportCSV(os.Stdout, s); err != nil {
+		fmt.Println(err)
+	}
+	// Output:
+	// run,file,workload,graph_nodes,graph_edges,iterations,device_name,compute_capability,driver_version,commit,metric,baseline,arm,kind,n,median_ns,median_ci_lo_ns,median_ci_hi_ns,per_iteration_ns,per_iteration_ci_lo_ns,per_iteration_ci_hi_ns,speedup,speedup_ci_lo,speedup_ci_hi,bandwidth_gb_s,bandwidth_ci_lo_gb_s,bandwidth_ci_hi_gb_s
+	// grid,runs/grid.csv,grid-64,4096,16128,126,Test GPU X,9.0,580.159.04,0123abc,wall_ns,host-loop,host-loop,timed,10,12004500,12001000,12008000,95273.80952380953,95246.03174603175,95301.58730158731,,,,,,
+	// grid,runs/grid.csv,grid-64,4096,16128,126,Test GPU X,9.0,580.159.04,0123abc,wall_ns,host-loop,megakernel,timed,10,1204500,1201000,1208000,9559.52380952381,9531.746031746032,9587.301587301587,9.966376089663761,9.934602649006623,9.99833472106578,,,
+}
+
+func ExampleIsExternalArm() {
+	for _, arm := range []string{"megakernel", "gunrock", "egg"} {
+		fmt.Println(arm, IsExternalArm(arm))
+	}
+	// Output:
+	// megakernel false
+	// gunrock true
+	// egg true
 }

@@ -7,7 +7,7 @@ func TotalResidentBudget(totalMemory uint64) uint64 {
 	return (totalMemory/10)*9 + (totalMemory%10)*9/10
 }
 
-// LiveResidentBudget is vyre's live-device resident budget (§23b): the bytes
+// LiveResidentBudget is vyre's live-device resident budget: the bytes
 // resident allocations may occupy in total, given the device's total memory,
 // the live free memory reported by the driver, and the bytes already
 // resident. It is

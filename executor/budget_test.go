@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// vyre's four budget vectors (§23b).
+// vyre's four budget vectors.
 func TestLiveResidentBudgetVyreVectors(t *testing.T) {
 	cases := []struct {
 		total, free, resident, want uint64

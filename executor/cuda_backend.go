@@ -573,8 +573,9 @@ func (b *cudaBackend) CopyDtoHAsync(dst PinnedMem, src DevPtr, n uint64, s Strea
 	})
 }
 
-// Launch: plain launches through gorgonia.org/cu (each argument copied as 8
-// bytes), cooperative launches through the shim.
+// Launch launches through the shim (cuLaunchKernel, or
+// cuLaunchCooperativeKernel when cfg.Cooperative), which builds the
+// parameter array on the C stack from args: no allocation per launch.
 func (b *cudaBackend) Launch(f FuncRef, cfg LaunchConfig, args []uint64, s StreamRef) error {
 	return b.do(func() error {
 		fn, err := b.fn("cuLaunchKernel", f)
@@ -585,15 +586,7 @@ func (b *cudaBackend) Launch(f FuncRef, cfg LaunchConfig, args []uint64, s Strea
 		if err != nil {
 			return err
 		}
-		if cfg.Cooperative {
-			return shimLaunch(funcPtr(fn), unsafe.Pointer(st.C()), cfg, args, true)
-		}
-		ptrs := make([]unsafe.Pointer, len(args))
-		for i := range args {
-			ptrs[i] = unsafe.Pointer(&args[i])
-		}
-		return cuErr("cuLaunchKernel", fn.Launch(int(cfg.Grid[0]), int(cfg.Grid[1]), int(cfg.Grid[2]),
-			int(cfg.Block[0]), int(cfg.Block[1]), int(cfg.Block[2]), int(cfg.DynamicSharedBytes), st, ptrs), "")
+		return shimLaunch(funcPtr(fn), unsafe.Pointer(st.C()), cfg, args, cfg.Cooperative)
 	})
 }
 

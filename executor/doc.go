@@ -44,7 +44,7 @@
 //
 // gorgonia.org/cu calls cuInit in its package init and exits the process if
 // it fails. The shim defines cuInit itself, so the executable's definition
-// wins: it runs the JIT cache rules (ConfigureJITCacheDefault, vyre's §19)
+// wins: it runs the JIT cache rules (ConfigureJITCacheDefault, vyre's rules)
 // before the driver initialises, calls the real cuInit, records its result
 // and reports success. A CUDA build therefore starts on a machine without a
 // GPU, and Open and DeviceCount return one clear sentence

@@ -125,12 +125,12 @@ func ExampleTelemetrySnapshot_PrometheusText() {
 	var t executor.Telemetry
 	t.RecordLaunch(executor.Linear(2, 128), 200)
 	lines := t.Snapshot().PrometheusText()
-	for _, l := range []string{"gpuplan_kernel_launches_total 1", "gpuplan_logical_thread_utilization_bps 7812"} {
+	for _, l := range []string{"gpuplan_kernel_launches_total 1", "gpuplan_logical_thread_utilization_ratio 0.7812"} {
 		fmt.Println(containsLine(lines, l), l)
 	}
 	// Output:
 	// true gpuplan_kernel_launches_total 1
-	// true gpuplan_logical_thread_utilization_bps 7812
+	// true gpuplan_logical_thread_utilization_ratio 0.7812
 }
 
 func containsLine(text, line string) bool {

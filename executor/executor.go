@@ -9,7 +9,7 @@ import (
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
-// Pool sizes from vyre's CudaBackend (§23a, §23e).
+// Pool sizes from vyre's CudaBackend.
 const (
 	// LaunchResourceCache is the most idle streams (and events) kept.
 	LaunchResourceCache = 128
@@ -77,7 +77,7 @@ type resident struct {
 }
 
 // New builds an Executor over an opened backend: it probes the device, picks
-// the PTX target (§23a) and records the free memory at open.
+// the PTX target (vyre's probe: the native sm, then lower ones) and records the free memory at open.
 func New(b Backend, opts Options) (*Executor, error) {
 	if b == nil {
 		return nil, invalidArg("backend", "Fix: pass a backend from Open or NewFake.", "is nil")

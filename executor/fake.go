@@ -30,6 +30,17 @@ type FakeLaunch struct {
 // error if the range is not inside one allocation.
 func (l *FakeLaunch) Bytes(ptr DevPtr, n uint64) ([]byte, error) { return l.f.span(ptr, n) }
 
+// Len returns the bytes of fake device memory from ptr to the end of the
+// allocation holding it.
+func (l *FakeLaunch) Len(ptr DevPtr) (uint64, error) {
+	for base, b := range l.f.mem {
+		if ptr >= base && uint64(ptr-base) < uint64(len(b)) {
+			return uint64(len(b)) - uint64(ptr-base), nil
+		}
+	}
+	return 0, newDriverError("fake memory access", cuErrIllegalAddress, fmt.Sprintf("%#x is not inside an allocation", uint64(ptr)))
+}
+
 // FakeConfig configures NewFake.
 type FakeConfig struct {
 	// Device is what Properties returns; its TotalMemoryBytes is the fake

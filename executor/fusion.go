@@ -44,7 +44,7 @@ func end(off, n uint64, field string) (uint64, error) {
 	return checked.Add(off, n, field)
 }
 
-// FuseUploads merges uploads per §23c (vyre's resident_transfer_fusion). In
+// FuseUploads merges uploads as vyre's resident_transfer_fusion does. In
 // submission order, an upload is merged with every pending upload to the
 // same buffer whose byte range overlaps or touches its own:
 //
@@ -120,7 +120,7 @@ func FuseUploads(uploads []Upload) ([]Upload, error) {
 	return res, nil
 }
 
-// FuseReadbacks plans device-to-host copies per §23c: zero-length requests
+// FuseReadbacks plans device-to-host copies as vyre does: zero-length requests
 // are dropped, the rest are sorted by (buffer id, offset) unless already in
 // order, and same-buffer intervals that overlap or touch are merged. Each
 // request gets a view into the fused copies. The copied bytes are exactly

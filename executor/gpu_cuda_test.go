@@ -52,7 +52,11 @@ func passFail(ok bool) string {
 // summary table. It skips without a GPU.
 func TestGPU(t *testing.T) {
 	if initStatus() != 0 {
-		t.Skip(unavailableFromInit(initStatus()).Error())
+		err := unavailableFromInit(initStatus())
+		if os.Getenv("GPUPLAN_REQUIRE_GPU") != "" {
+			t.Fatalf("GPUPLAN_REQUIRE_GPU is set but no GPU is usable: %v", err)
+		}
+		t.Skip(err.Error())
 	}
 	sum := &gpuSummary{}
 	defer sum.print()

@@ -82,7 +82,7 @@ func ConfigureJITCacheDefault(env Environment) (JITCacheConfig, error) {
 }
 
 // ConfigureJITCache sets up the CUDA driver's persistent JIT cache with
-// vyre's exact rules (§19), before the first module load:
+// vyre's exact rules, before the first module load:
 //
 //  1. maxBytes 0 is an error;
 //  2. CUDA_CACHE_DISABLE is always set to 0, even if it was 1;

@@ -29,7 +29,7 @@ func TestConfigureJITCacheDefaultWithoutHome(t *testing.T) {
 	}
 }
 
-// vyre's one test with four scenarios (§19).
+// vyre's one test with four scenarios.
 func TestConfigureJITCacheVyreScenarios(t *testing.T) {
 	t.Run("clean environment sets all three and creates the directory", func(t *testing.T) {
 		env := &MapEnvironment{Vars: map[string]string{"HOME": "/home/u"}}

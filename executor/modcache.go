@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 )
 
-// Module cache limits (§23d): at 2048 modules the cache evicts down to 1024.
+// Module cache limits, vyre's: at 2048 modules the cache evicts down to 1024.
 const (
 	ModuleCacheSoftCap   = 2048
 	ModuleCacheKeepAfter = 1024
@@ -45,7 +45,7 @@ func ModuleKeyFor(major, minor int, ptx []byte) ModuleKey {
 	return k
 }
 
-// KeepTopK is vyre's cache eviction (greedy top-k, §23d): it returns, in
+// KeepTopK is vyre's cache eviction (greedy top-k): it returns, in
 // ascending index order, the indices of at most k entries with the highest
 // access counts. Ties go to the lower index, and zero-count entries are never
 // kept.

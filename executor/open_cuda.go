@@ -2,12 +2,16 @@
 
 package executor
 
-import "gorgonia.org/cu"
+import (
+	"fmt"
+
+	"gorgonia.org/cu"
+)
 
 // CUDAEnabled reports whether this binary was built with -tags cuda.
 const CUDAEnabled = true
 
-// Open opens CUDA device ordinal. The JIT cache rules of §19 were applied to
+// Open opens CUDA device ordinal. vyre's JIT cache rules were applied to
 // the process environment (ConfigureJITCacheDefault) just before the driver
 // initialised, during gorgonia.org/cu's package init; Open returns their
 // error if they failed. It checks that the driver
@@ -41,4 +45,11 @@ func DeviceCount() (int, error) {
 	}
 	n, err := cu.NumDevices()
 	return n, cuErr("cuDeviceGetCount", err, "")
+}
+
+// DriverVersion returns the CUDA driver API version as "cuda-MAJOR.MINOR"
+// (cuDriverGetVersion).
+func DriverVersion() string {
+	v := cu.Version()
+	return fmt.Sprintf("cuda-%d.%d", v/1000, (v%1000)/10)
 }

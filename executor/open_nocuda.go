@@ -17,3 +17,7 @@ func DeviceCount() (int, error) {
 	_, err := Open(0, Options{})
 	return 0, err
 }
+
+// DriverVersion returns the CUDA driver API version; a build without CUDA
+// has none and returns "".
+func DriverVersion() string { return "" }

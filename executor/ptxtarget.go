@@ -6,7 +6,7 @@ import (
 )
 
 // ptxFallbackTargets are vyre's PTX targets below the native one, high to
-// low (§23a).
+// low.
 var ptxFallbackTargets = []int{89, 86, 80, 75, 70}
 
 // PTXTargetCandidates returns the sm targets to probe, high to low: the
@@ -33,8 +33,7 @@ func (e *InvalidPTXTargetError) Error() string {
 	return fmt.Sprintf("invalid PTX target sm_%d. Fix: pass a positive sm number such as 80 or 90.", e.TargetSM)
 }
 
-// PTXVersionForTarget maps a target sm to the PTX ISA version vyre emits
-// (§12): ≥120 → "8.7", 100–119 → "8.6", 90–99 → "8.0", 0 (or less) is an
+// PTXVersionForTarget maps a target sm to the PTX ISA version vyre emits: ≥120 → "8.7", 100–119 → "8.6", 90–99 → "8.0", 0 (or less) is an
 // error, anything else "8.5".
 func PTXVersionForTarget(sm int) (string, error) {
 	switch {

@@ -43,7 +43,7 @@ func (x *Executor) Budget() (uint64, error) {
 }
 
 // Alloc allocates a resident buffer of n bytes under the budget rule
-// (§23b): n must be positive and resident+n must not exceed
+// (vyre's): n must be positive and resident+n must not exceed
 // LiveResidentBudget; otherwise a *BudgetError is returned and nothing is
 // allocated. The contents are undefined until uploaded.
 func (x *Executor) Alloc(n uint64) (Buffer, error) {

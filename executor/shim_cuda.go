@@ -104,12 +104,13 @@ func shimOccupancy(fn unsafe.Pointer, block, dyn int) (int, error) {
 }
 
 // shimLaunch launches through cuLaunchCooperativeKernel (cooperative) or
-// cuLaunchKernel.
+// cuLaunchKernel. args is Go memory holding no Go pointers, so cgo lets C
+// read it for the duration of the call; the driver copies the parameters
+// before it returns.
 func shimLaunch(fn, stream unsafe.Pointer, cfg LaunchConfig, args []uint64, cooperative bool) error {
-	vals := C.malloc(C.size_t(8 * max(1, len(args))))
-	defer C.free(vals)
-	for i, a := range args {
-		*(*uint64)(unsafe.Add(vals, 8*i)) = a
+	var vals *C.ulonglong
+	if len(args) > 0 {
+		vals = (*C.ulonglong)(unsafe.Pointer(&args[0]))
 	}
 	coop := C.int(0)
 	call := "cuLaunchKernel"
@@ -118,6 +119,6 @@ func shimLaunch(fn, stream unsafe.Pointer, cfg LaunchConfig, args []uint64, coop
 	}
 	r := int(C.gp_launch(fn, C.uint(cfg.Grid[0]), C.uint(cfg.Grid[1]), C.uint(cfg.Grid[2]),
 		C.uint(cfg.Block[0]), C.uint(cfg.Block[1]), C.uint(cfg.Block[2]), C.uint(cfg.DynamicSharedBytes),
-		stream, (*C.ulonglong)(vals), C.int(len(args)), coop))
+		stream, vals, C.int(len(args)), coop))
 	return newDriverError(call, r, "")
 }

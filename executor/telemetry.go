@@ -8,17 +8,30 @@ import (
 	"strings"
 	"sync/atomic"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"google.golang.org/protobuf/proto"
+
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
 
 // MetricPrefix is the prefix of every Prometheus metric the executor
-// exposes. vyre names its metrics vyre_cuda_<suffix>; gpuplan keeps every
-// suffix and its order and replaces the prefix with gpuplan_, so
-// vyre_cuda_kernel_launches_total becomes gpuplan_kernel_launches_total and
-// vyre_cuda_graph_launches_total becomes gpuplan_graph_launches_total.
+// exposes. vyre names its metrics vyre_cuda_<suffix>; gpuplan keeps vyre's
+// metrics and their order under the gpuplan_ prefix, so
+// vyre_cuda_kernel_launches_total becomes gpuplan_kernel_launches_total,
+// and names the units as Prometheus asks: times in seconds
+// (vyre_cuda_timed_wall_ns_total becomes gpuplan_timed_wall_seconds_total,
+// vyre_cuda_timed_device_ns_max becomes gpuplan_timed_device_seconds_max),
+// basis points as ratios (vyre_cuda_logical_thread_utilization_bps becomes
+// gpuplan_logical_thread_utilization_ratio), the byte unit last
+// (vyre_cuda_transient_allocation_bytes_requested_total becomes
+// gpuplan_transient_allocation_requested_bytes_total), and a value that
+// can fall is a gauge without _total (gpuplan_wasted_thread_slots); a
+// name does not repeat its type (vyre_cuda_telemetry_counter_overflows_total
+// becomes gpuplan_telemetry_overflows_total).
 const MetricPrefix = "gpuplan_"
 
-// Telemetry holds the executor's counters (§23f). Counters are atomic and
+// Telemetry holds the executor's counters. Counters are atomic and
 // never wrap: an addition that would overflow leaves the counter unchanged
 // and increments TelemetryCounterOverflows instead. The zero value is ready.
 type Telemetry struct {
@@ -196,71 +209,116 @@ func (s *TelemetrySnapshot) deriveRatios() {
 	s.LogicalElementsPerThreadSlotBPS = checked.RatioBPSWide(el, slots, 0)
 }
 
-// metricLines lists (suffix, value) in vyre's exposition order.
-func (s TelemetrySnapshot) metricLines() []struct {
+// metricKind is a metric's Prometheus type.
+type metricKind int
+
+const (
+	kindCounter metricKind = iota
+	kindGauge
+)
+
+// metricDef is one exposed metric: its name after MetricPrefix, its type,
+// its help text and its value in the metric's unit.
+type metricDef struct {
 	name  string
-	value uint64
-} {
-	type m = struct {
-		name  string
-		value uint64
-	}
-	return []m{
-		{"host_to_device_bytes_total", s.HostToDeviceBytes},
-		{"device_to_host_bytes_total", s.DeviceToHostBytes},
-		{"readback_bytes_total", s.ReadbackBytes},
-		{"transient_allocation_bytes_requested_total", s.TransientAllocationBytesRequested},
-		{"resident_allocation_bytes_requested_total", s.ResidentAllocationBytesRequested},
-		{"param_upload_bytes_total", s.ParamUploadBytes},
-		{"kernel_launches_total", s.KernelLaunches},
-		{"graph_launches_total", s.GraphLaunches},
-		{"graph_materialized_cache_hits_total", s.GraphMaterializedCacheHits},
-		{"graph_batched_replay_chunks_total", s.GraphBatchedReplayChunks},
-		{"graph_batched_replay_lanes_total", s.GraphBatchedReplayLanes},
-		{"sync_points_total", s.SyncPoints},
-		{"host_upload_operations_total", s.HostUploadOperations},
-		{"device_readback_operations_total", s.DeviceReadbackOperations},
-		{"timed_dispatches_total", s.TimedDispatches},
-		{"timed_device_measurements_total", s.TimedDeviceMeasurements},
-		{"timed_dispatches_missing_device_time_total", s.TimedDispatchesMissingDeviceTime},
-		{"timed_wall_ns_total", s.TimedWallNs},
-		{"timed_device_ns_total", s.TimedDeviceNs},
-		{"timed_device_ns_max", s.TimedDeviceNsMax},
-		{"timed_enqueue_ns_total", s.TimedEnqueueNs},
-		{"timed_wait_ns_total", s.TimedWaitNs},
-		{"scheduled_thread_slots_total", s.ScheduledThreadSlots},
-		{"scheduled_thread_slot_overflows_total", s.ScheduledThreadSlotOverflows},
-		{"telemetry_counter_overflows_total", s.TelemetryCounterOverflows},
-		{"resident_borrowed_fallback_dispatches_total", s.ResidentBorrowedFallbackDispatches},
-		{"launched_elements_total", s.LaunchedElements},
-		{"wasted_thread_slots_total", s.WastedThreadSlots},
-		{"logical_thread_utilization_bps", uint64(s.LogicalThreadUtilizationBPS)},
-		{"logical_thread_waste_bps", uint64(s.LogicalThreadWasteBPS)},
-		{"logical_elements_per_thread_slot_bps", s.LogicalElementsPerThreadSlotBPS},
+	kind  metricKind
+	help  string
+	value float64
+}
+
+// nsToSeconds converts a nanosecond count to seconds, the base unit
+// Prometheus names use.
+func nsToSeconds(ns uint64) float64 { return float64(ns) / 1e9 }
+
+// bpsToRatio converts basis points to a ratio (10,000 bps is 1).
+func bpsToRatio[T uint32 | uint64](bps T) float64 { return float64(bps) / 1e4 }
+
+// metrics lists the snapshot's metrics in vyre's order. Counters end in
+// _total; units are in the names, in Prometheus's base units (bytes,
+// seconds, ratios).
+func (s TelemetrySnapshot) metrics() []metricDef {
+	c := func(name, help string, v uint64) metricDef { return metricDef{name, kindCounter, help, float64(v)} }
+	return []metricDef{
+		c("host_to_device_bytes_total", "Bytes copied from host to device memory.", s.HostToDeviceBytes),
+		c("device_to_host_bytes_total", "Bytes copied from device to host memory.", s.DeviceToHostBytes),
+		c("readback_bytes_total", "Bytes of results read back to the host.", s.ReadbackBytes),
+		c("transient_allocation_requested_bytes_total", "Bytes requested by transient device allocations.", s.TransientAllocationBytesRequested),
+		c("resident_allocation_requested_bytes_total", "Bytes requested by resident device allocations.", s.ResidentAllocationBytesRequested),
+		c("param_upload_bytes_total", "Bytes of kernel parameters uploaded.", s.ParamUploadBytes),
+		c("kernel_launches_total", "Kernel launches.", s.KernelLaunches),
+		c("graph_launches_total", "CUDA graph launches.", s.GraphLaunches),
+		c("graph_materialized_cache_hits_total", "Launches that reused a materialized CUDA graph.", s.GraphMaterializedCacheHits),
+		c("graph_batched_replay_chunks_total", "Chunks of batched CUDA graph replays.", s.GraphBatchedReplayChunks),
+		c("graph_batched_replay_lanes_total", "Lanes of batched CUDA graph replays.", s.GraphBatchedReplayLanes),
+		c("sync_points_total", "Host synchronisations with the device.", s.SyncPoints),
+		c("host_upload_operations_total", "Host-to-device upload operations.", s.HostUploadOperations),
+		c("device_readback_operations_total", "Device-to-host readback operations.", s.DeviceReadbackOperations),
+		c("timed_dispatches_total", "Timed dispatches.", s.TimedDispatches),
+		c("timed_device_measurements_total", "Timed dispatches with a device (CUDA event) time.", s.TimedDeviceMeasurements),
+		c("timed_dispatches_missing_device_time_total", "Timed dispatches without a device time.", s.TimedDispatchesMissingDeviceTime),
+		{"timed_wall_seconds_total", kindCounter, "Host wall-clock time of timed dispatches.", nsToSeconds(s.TimedWallNs)},
+		{"timed_device_seconds_total", kindCounter, "Device (CUDA event) time of timed dispatches.", nsToSeconds(s.TimedDeviceNs)},
+		{"timed_device_seconds_max", kindGauge, "Longest device time of one timed dispatch.", nsToSeconds(s.TimedDeviceNsMax)},
+		{"timed_enqueue_seconds_total", kindCounter, "Host time spent enqueueing timed dispatches.", nsToSeconds(s.TimedEnqueueNs)},
+		{"timed_wait_seconds_total", kindCounter, "Host time spent waiting for timed dispatches.", nsToSeconds(s.TimedWaitNs)},
+		c("scheduled_thread_slots_total", "Thread slots of launched grids (grid times block threads).", s.ScheduledThreadSlots),
+		c("scheduled_thread_slot_overflows_total", "Launches whose thread slots overflowed 64 bits and were not counted.", s.ScheduledThreadSlotOverflows),
+		c("telemetry_overflows_total", "Additions dropped because a telemetry value would have overflowed.", s.TelemetryCounterOverflows),
+		c("resident_borrowed_fallback_dispatches_total", "Dispatches that fell back from borrowed resident buffers.", s.ResidentBorrowedFallbackDispatches),
+		c("launched_elements_total", "Logical elements of launched kernels.", s.LaunchedElements),
+		{"wasted_thread_slots", kindGauge, "Scheduled thread slots beyond the launched elements.", float64(s.WastedThreadSlots)},
+		{"logical_thread_utilization_ratio", kindGauge, "Launched elements over scheduled thread slots, at most 1.", bpsToRatio(s.LogicalThreadUtilizationBPS)},
+		{"logical_thread_waste_ratio", kindGauge, "Wasted thread slots over scheduled thread slots, at most 1.", bpsToRatio(s.LogicalThreadWasteBPS)},
+		{"logical_elements_per_thread_slot_ratio", kindGauge, "Launched elements over scheduled thread slots, not clamped.", bpsToRatio(s.LogicalElementsPerThreadSlotBPS)},
 	}
 }
 
+// MetricFamilies returns the snapshot as Prometheus metric families (the
+// client library's data model), named with MetricPrefix, each with its
+// help text and type. Counters are float64 in this model: counts above
+// 2^53 lose their last digits.
+func (s TelemetrySnapshot) MetricFamilies() []*dto.MetricFamily {
+	defs := s.metrics()
+	out := make([]*dto.MetricFamily, len(defs))
+	for i, d := range defs {
+		m := &dto.Metric{}
+		typ := dto.MetricType_COUNTER
+		if d.kind == kindCounter {
+			m.Counter = &dto.Counter{Value: proto.Float64(d.value)}
+		} else {
+			typ = dto.MetricType_GAUGE
+			m.Gauge = &dto.Gauge{Value: proto.Float64(d.value)}
+		}
+		out[i] = &dto.MetricFamily{Name: proto.String(MetricPrefix + d.name), Help: proto.String(d.help), Type: typ.Enum(), Metric: []*dto.Metric{m}}
+	}
+	return out
+}
+
 // PrometheusText renders the snapshot in the Prometheus text exposition
-// format: one "<name> <value>" line per metric, in vyre's order, names
-// prefixed with MetricPrefix.
+// format (WritePrometheus).
 func (s TelemetrySnapshot) PrometheusText() string {
 	var b strings.Builder
 	_ = s.WritePrometheus(&b)
 	return b.String()
 }
 
-// WritePrometheus writes PrometheusText to w.
+// WritePrometheus writes the snapshot to w in the Prometheus text
+// exposition format, version 0.0.4, through the Prometheus client
+// library's encoder (github.com/prometheus/common/expfmt): a # HELP and a
+// # TYPE line and one sample for each metric of MetricFamilies, in vyre's
+// order. A scraper or `promtool check metrics` accepts it as it is.
 func (s TelemetrySnapshot) WritePrometheus(w io.Writer) error {
-	for _, m := range s.metricLines() {
-		if _, err := fmt.Fprintf(w, "%s%s %d\n", MetricPrefix, m.name, m.value); err != nil {
-			return err
+	enc := expfmt.NewEncoder(w, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range s.MetricFamilies() {
+		if err := enc.Encode(mf); err != nil {
+			return fmt.Errorf("writing the metric %s: %w. Fix: check that the output is writable", mf.GetName(), err)
 		}
 	}
 	return nil
 }
 
 // msToNs converts cuEventElapsedTime milliseconds to rounded nanoseconds,
-// rejecting non-finite, negative or too-large values (§23e).
+// rejecting non-finite, negative or too-large values.
 func msToNs(ms float64) (uint64, error) {
 	ns := math.Round(ms * 1e6)
 	if math.IsNaN(ns) || math.IsInf(ns, 0) || ns < 0 || ns >= 18446744073709551616.0 {

@@ -15,7 +15,7 @@ import (
 )
 
 func TestPlanFrontierTypedIRSpecVector(t *testing.T) {
-	// §20: nodes (0, Parser, 4) and (1, Semantic, 6) with 0 -> 1, at 8/16/32.
+	// vyre's vector: nodes (0, Parser, 4) and (1, Semantic, 6) with 0 -> 1, at 8/16/32.
 	plan, err := PlanFrontierTypedIR(
 		[]IRNode{{ID: 0, Domain: DomainParser, ActiveItems: 4}, {ID: 1, Domain: DomainSemantic, ActiveItems: 6}},
 		[]IRDependency{{Before: 0, After: 1}})
@@ -29,7 +29,7 @@ func TestPlanFrontierTypedIRSpecVector(t *testing.T) {
 }
 
 func TestAdaptFrontierTypedIROverflow(t *testing.T) {
-	// §20: u64::MAX items overflow; every wave is checked before output.
+	// vyre's vector: u64::MAX items overflow; every wave is checked before output.
 	plan := IRPlan{Waves: []FrontierWave{{Index: 0, ActiveItems: 1}, {Index: 1, ActiveItems: math.MaxUint64}}}
 	tests := []struct {
 		name   string

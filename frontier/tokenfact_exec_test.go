@@ -19,7 +19,7 @@ import (
 // grid sync, tensor cores, max workgroup 1024.
 var specDevice = megakernel.DeviceKey{SMMajor: 12, WarpSize: 32, SupportsGridSync: true, SupportsTensorCores: true, MaxWorkgroupSize: 1024}
 
-// specExecRequest is §22's setup: a 3-node / 2-edge graph (8-byte node
+// specExecRequest is vyre's execution-plan setup: a 3-node / 2-edge graph (8-byte node
 // records, 4-byte edge records, 16 payload bytes per node) and 3 chained
 // frontier nodes with 4 active items each.
 func specExecRequest(t testing.TB) TokenFactExecutionRequest {
@@ -69,7 +69,7 @@ func TestTokenFactExecutionSpecVector(t *testing.T) {
 }
 
 func TestTokenFactLayoutFeedsSparseMemoryPlanner(t *testing.T) {
-	// §21: the 152-byte layout gives graph bytes 128 in the Sparse planner.
+	// vyre's vector: the 152-byte layout gives graph bytes 128 in the Sparse planner.
 	l, err := AdaptTokenFactGraphLayout(specTokenFactGraph(t), 32, 16)
 	require.NoError(t, err)
 	mem, err := megakernel.PlanMemoryBudget(megakernel.SparseFrontier, megakernel.MemoryRequest{
@@ -80,7 +80,7 @@ func TestTokenFactLayoutFeedsSparseMemoryPlanner(t *testing.T) {
 }
 
 func TestFrontierIRAdapterFeedsBarrierPlanner(t *testing.T) {
-	// §20: the adapted two-wave chain gives a barrier plan with 1 barrier.
+	// vyre's vector: the adapted two-wave chain gives a barrier plan with 1 barrier.
 	ir, err := PlanFrontierTypedIR(
 		[]IRNode{{ID: 0, Domain: DomainParser, ActiveItems: 4}, {ID: 1, Domain: DomainSemantic, ActiveItems: 6}},
 		[]IRDependency{{Before: 0, After: 1}})

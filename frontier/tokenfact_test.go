@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// specTokenFactGraph is the §21/§22 graph: 3 nodes with 8 payload bytes
+// specTokenFactGraph is vyre's token/fact test graph: 3 nodes with 8 payload bytes
 // each and 2 edges.
 func specTokenFactGraph(t testing.TB) *TokenFactGraph {
 	g, err := BuildTokenFactGraph(

@@ -29,7 +29,7 @@ type Dependency struct {
 //
 // The groups are stored compactly: Order lists every wave id group by group,
 // and group i is Order[GroupStart[i]:GroupStart[i+1]]. Within a group, waves
-// appear in vyre's Kahn discovery order (§2a step 6), not sorted order.
+// appear in vyre's Kahn discovery order, not sorted order.
 type BarrierPlan struct {
 	// Order holds every scheduled wave id, group after group.
 	Order []int32 `json:"order"`
@@ -184,7 +184,7 @@ func buildWaveGraph(waveCount int, deps []Dependency) (waveGraph, []int32, error
 	return waveGraph{n: waveCount, off: off, tgt: tgt}, indeg, nil
 }
 
-// layers runs Kahn's algorithm layer by layer (vyre §2a steps 5-7). indeg
+// layers runs Kahn's algorithm layer by layer, as vyre does. indeg
 // is consumed. On a cycle it returns a *CycleError with a witness.
 func (g waveGraph) layers(indeg []int32) (BarrierPlan, error) {
 	n := g.n

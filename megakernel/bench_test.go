@@ -140,7 +140,8 @@ func BenchmarkPlanCacheLookup(b *testing.B) {
 	}
 }
 
-// BenchmarkPlanFrontierExecution is the §2c planner on the spec's diamond.
+// BenchmarkPlanFrontierExecution is the frontier execution planner on
+// vyre's diamond.
 func BenchmarkPlanFrontierExecution(b *testing.B) {
 	c := megakernel.NewPlanCache(megakernel.DefaultMaxPlans)
 	req := diamondRequest()

@@ -19,7 +19,7 @@
 // (Before must finish before After starts). PlanBarriers groups the waves
 // into Kahn layers: layer 0 holds the waves without producers in ascending
 // order, and each later layer holds the waves released by the previous one
-// in discovery order (vyre §2a step 6, kept exactly for parity). One
+// in discovery order (vyre's order, kept exactly for parity). One
 // grid-wide barrier separates consecutive layers, the fewest a layered
 // schedule can have. Errors come in vyre's order: *InvalidWaveError,
 // *SelfDependencyError (checked per dependency, range first), then

@@ -89,21 +89,41 @@ func ExampleWorkloadPlan_WriteDOT() {
 		fmt.Println(err)
 	}
 	// Output:
-	// digraph "megakernel" {
-	//   label="megakernel: FusedWave, 2 barrier groups, 1 grid-wide barrier, 1 producer wait";
-	//   labelloc=t;
-	//   compound=true;
-	//   node [shape=box, style=rounded, fontsize=10];
+	// strict digraph megakernel {
+	//   graph [
+	//     label="megakernel: FusedWave, 2 barrier groups, 1 grid-wide barrier, 1 producer wait"
+	//     labelloc=t
+	//     compound=true
+	//   ];
+	//   node [
+	//     shape=box
+	//     style=rounded
+	//     fontsize=10
+	//   ];
+	//
 	//   subgraph cluster_0 {
-	//     label="group 0";
-	//     style=dashed;
+	//     graph [
+	//       label="group 0"
+	//       style=dashed
+	//     ];
+	//
+	//     // Node definitions.
 	//     w0 [label="0 a\nfrontier 1.0 KiB, scratch 512 B, output 256 B"];
 	//   }
 	//   subgraph cluster_1 {
-	//     label="group 1";
-	//     style=dashed;
+	//     graph [
+	//       label="group 1"
+	//       style=dashed
+	//     ];
+	//
+	//     // Node definitions.
 	//     w1 [label="1 b\nfrontier 2.0 KiB, scratch 1.0 KiB, output 512 B"];
 	//   }
+	//   // Node definitions.
+	//   w0;
+	//   w1;
+	//
+	//   // Edge definitions.
 	//   w0 -> w1;
 	// }
 }

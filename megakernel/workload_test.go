@@ -194,7 +194,7 @@ func TestWriteDOT(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, p.WriteDOT(&b))
 	out := b.String()
-	assert.True(t, strings.HasPrefix(out, "digraph "))
+	assert.True(t, strings.HasPrefix(out, "strict digraph "))
 	assert.Contains(t, out, "subgraph cluster_0 {")
 	assert.Contains(t, out, "subgraph cluster_1 {")
 	assert.Equal(t, 1, strings.Count(out, "w0 -> w1;"), "duplicate dependencies are drawn once")

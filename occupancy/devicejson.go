@@ -33,9 +33,11 @@ var requiredDeviceFields = []string{
 	"shared_mem_per_sm", "shared_mem_per_block", "total_memory_bytes",
 }
 
-// LoadDeviceJSON decodes a custom device profile from one JSON object, using
-// the snake_case field names of Device's JSON tags. source names the input
-// in error messages (a file name, or "<input>").
+// LoadDeviceJSON decodes a custom device profile: a ProfileDocument (an
+// object whose "schema" is ProfileSchema, as `gpuplan devices --device NAME
+// --json` writes it, with the device under "device"), or the device object
+// alone, using the snake_case field names of Device's JSON tags. source
+// names the input in error messages (a file name, or "<input>").
 //
 // Decoding is strict: an unknown field, a type mismatch, trailing data or a
 // missing required field is a *strictjson.Error naming the field and the fix,
@@ -57,6 +59,15 @@ func LoadDeviceJSON(source string, data []byte) (Device, error) {
 	if source == "" {
 		source = "<input>"
 	}
+	if isProfileDocument(data) {
+		return loadProfileDocument(source, data)
+	}
+	return loadDeviceObject(source, data)
+}
+
+// loadDeviceObject decodes a bare device object: the rules of
+// LoadDeviceJSON.
+func loadDeviceObject(source string, data []byte) (Device, error) {
 	var d Device
 	present := map[string]bool{}
 	if err := strictjson.DecodeWith(source, data, &d, strictjson.Options{Present: present, NullIsAbsent: true}); err != nil {

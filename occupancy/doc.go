@@ -11,8 +11,7 @@
 //
 // Profiles lists the built-in profiles (V100, T4, A10, A100 40/80 GB, L4,
 // L40S, RTX 4090, H100 SXM and PCIe, H200, B200 and two RTX 5090 profiles)
-// with NVIDIA's published numbers and the per-architecture limits of
-// gpu-facts.md. Lookup finds one by short name or alias, case-insensitively
+// with NVIDIA's published numbers and per-architecture limits. Lookup finds one by short name or alias, case-insensitively
 // ("h100", "H100-SXM5-80GB", "h200", "a100-80gb", ...); an unknown name is an
 // *UnknownDeviceError listing the known names. "rtx5090" is vyre's synthetic
 // blackwell_sm120_caps profile (Blackwell5090), kept exactly so vyre's test

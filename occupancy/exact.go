@@ -193,8 +193,7 @@ func div(a, b int) int {
 }
 
 // Compute returns the exact occupancy of kernel k at blockSize threads per
-// block on device d, following NVIDIA's cuda_occupancy.h as gpu-facts.md
-// states it. With W = ceil(blockSize/32) warps, active blocks per SM is the
+// block on device d, following NVIDIA's cuda_occupancy.h. With W = ceil(blockSize/32) warps, active blocks per SM is the
 // minimum of:
 //
 //  1. warps: floor(maxWarpsPerSM / W);
@@ -207,8 +206,8 @@ func div(a, b int) int {
 //     when it exceeds the per-block limit (default or opt-in, plus the
 //     reserved bytes on sm_80+); else floor(carveout capacity / allocated).
 //     As in cuda_occupancy.h the reserved bytes are allocated even when
-//     S = 0: gpu-facts.md's "a kernel with S = 0 is not limited by shared
-//     memory" holds for the default carveout (228 or 100 reserved-only
+//     S = 0: the rule of thumb "a kernel with S = 0 is not limited by
+//     shared memory" holds for the default carveout (228 or 100 reserved-only
 //     blocks per SM, above every block cap), but a small carveout
 //     preference can bind (8 KiB holds 8 blocks of 1 KiB). Before sm_80
 //     (no reserved bytes) S = 0 is never limited.

@@ -15,7 +15,7 @@ func mustLookup(t testing.TB, name string) Device {
 	return d
 }
 
-// The three H200 worked checks of gpu-facts.md (driver API answers).
+// Three worked checks measured on an H200 (the driver API's answers).
 func TestComputeH200WorkedChecks(t *testing.T) {
 	h200 := mustLookup(t, "h200")
 	tests := []struct {

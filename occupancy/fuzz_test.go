@@ -16,6 +16,12 @@ func FuzzLoadDeviceJSON(f *testing.F) {
 		b, _ := json.Marshal(p.Device)
 		f.Add(b)
 	}
+	for _, p := range Profiles()[:3] {
+		b, _ := json.Marshal(NewProfileDocument(p.Short, p.Device, true))
+		f.Add(b)
+	}
+	f.Add([]byte(`{"schema":"gpuplan.device-profile/v2","device":{}}`))
+	f.Add([]byte(`{"schema":"gpuplan.device-profile/v1","device":null}`))
 	f.Add([]byte(`{"name":"x"}`))
 	f.Add([]byte(`{"sm_count": -1}`))
 	f.Add([]byte(`{} {}`))

@@ -38,7 +38,8 @@ const (
 	mib = 1024 * 1024
 )
 
-// archLimits are the per-architecture occupancy limits of gpu-facts.md.
+// archLimits are the per-architecture occupancy limits NVIDIA documents
+// (the CUDA programming guide's table of compute capabilities).
 type archLimits struct {
 	major, minor      int
 	threadsPerSM      int
@@ -137,7 +138,7 @@ func (p part) device() Device {
 // 512-bit bus at 14,000,000 kHz, cooperative launch and concurrent kernels,
 // two async engines.
 //
-// vyre's numbers are not the CUDA sm_120 limits (gpu-facts.md lists 1536
+// vyre's numbers are not the CUDA sm_120 limits (those are 1536
 // threads and 128 KiB shared memory per SM, 99 KiB opt-in per block); use
 // the "rtx5090-sm120" profile for those. The fields vyre does not have are
 // filled from the sm_120 row: 24 blocks per SM, 255 registers per thread,
@@ -192,7 +193,7 @@ func Blackwell5090Default() Device {
 // Sources: NVIDIA datasheets for SM count, L2, memory size, bus width and
 // memory clock (the clock as the driver reports it, so
 // Device.BandwidthBytesPerSec lands on the datasheet bandwidth); the
-// per-architecture occupancy limits of gpu-facts.md. Memory sizes are the
+// per-architecture occupancy limits NVIDIA documents. Memory sizes are the
 // totals nvidia-smi prints (MiB), except the H200's, which is
 // cuDeviceTotalMem on a live H200; every other H200 attribute was checked
 // against that device too (TestExactModelMatchesDriver). Async engine counts
@@ -222,14 +223,14 @@ func Profiles() []Profile {
 		{Short: "h200", Aliases: []string{"h200-sxm", "h200-sxm-141gb", "h200-141gb"},
 			Device: part{"NVIDIA H200", 9, 0, 132, 60 * mib, 150_109_880_320, 6016, 3_201_000, 3}.device()},
 		{Short: "b200", Aliases: []string{"b200-sxm", "b200-180gb"},
-			Note:   "cc 10.0 limits are gpu-facts.md's row; check them against a live device (gpuplan devices --probe)",
+			Note:   "cc 10.0 limits are NVIDIA's documented ones, not yet checked on a live device; check them with gpuplan devices --probe",
 			Device: part{"NVIDIA B200", 10, 0, 148, 126 * mib, 183359 * mib, 8192, 3_996_000, 4}.device()},
 		{Short: "rtx5090", Aliases: []string{"5090", "rtx-5090", "blackwell-sm120", "vyre-rtx5090"},
 			Synthetic: true,
 			Note:      "vyre's synthetic blackwell_sm120_caps (2048 threads and 256 KiB shared memory per SM); see rtx5090-sm120 for the CUDA sm_120 limits",
 			Device:    Blackwell5090Default()},
 		{Short: "rtx5090-sm120", Aliases: []string{"rtx5090-cuda", "geforce-rtx-5090"},
-			Note:   "cc 12.0 limits are gpu-facts.md's row; check them against a live device (gpuplan devices --probe)",
+			Note:   "cc 12.0 limits are NVIDIA's documented ones, not yet checked on a live device; check them with gpuplan devices --probe",
 			Device: part{"NVIDIA GeForce RTX 5090", 12, 0, 170, 96 * mib, 32607 * mib, 512, 14_001_000, 2}.device()},
 	}
 	return ps

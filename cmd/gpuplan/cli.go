@@ -206,6 +206,8 @@ func runWithInput(stdout, stderr io.Writer, stdin io.Reader, args []string) int 
 		}
 		printHelp(stdout, cmds)
 		return exitOK
+	case "--version", "-version":
+		return runCommand(e, cmds, "version", args[1:])
 	}
 	return runCommand(e, cmds, name, args[1:])
 }
@@ -243,7 +245,7 @@ func printHelp(w io.Writer, cmds []command) {
 	for _, c := range cmds {
 		fmt.Fprintf(w, "  %-12s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintln(w, "\nEvery command accepts --help and --json.")
+	fmt.Fprintln(w, "\nEvery command accepts --help and --json; gpuplan --version says whether this build has CUDA.")
 }
 
 // The commands that plan from one JSON input (the planner commands fuse,

@@ -21,7 +21,8 @@ func commands() []command {
 		{name: "egraph", summary: "pack an e-graph for the GPU and plan its saturation kernels", run: runEgraph},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
-		{name: "report", summary: "chart and tabulate recorded evidence (PNG/SVG and Markdown)", run: runReport},
+		{name: "report", summary: "tabulate and chart recorded evidence (Markdown, CSV, Go benchmark format, JSON; PNG/SVG)", run: runReport},
+		{name: "compare", summary: "compare two evidence runs, benchstat-style: medians, CI, delta and p-value", run: runCompare},
 		{name: "version", summary: "print the gpuplan version", run: runVersion},
 	}
 }

@@ -68,17 +68,23 @@ const devicesAbout = `
 List the built-in GPU device profiles: compute capability, SM count, the
 occupancy limits per SM, L2, memory and a bandwidth estimate
 (2 x memory clock x bus width). Profiles use NVIDIA's published numbers and
-the per-architecture limits of gpu-facts.md; "rtx5090" is vyre's synthetic
-RTX 5090 profile (kept for parity), "rtx5090-sm120" the CUDA sm_120 limits.
+the per-architecture limits of the CUDA occupancy calculator; "rtx5090" is
+vyre's synthetic RTX 5090 profile (kept for parity), "rtx5090-sm120" the
+CUDA sm_120 limits.
 
 With --device NAME or --device-file FILE, show every field of one profile
 (a custom file is checked strictly and compared with its closest built-in
-profile). With --probe, read the live GPU (needs a CUDA build).
+profile). With --json, one profile is written as a versioned profile
+document ("schema": "gpuplan.device-profile/v1") that --device-file, and a
+workload's device_file, read back: save it, edit it, plan against it.
+With --probe, read the live GPU (needs a CUDA build).
 
 Examples:
   gpuplan devices
   gpuplan devices --device h200
-  gpuplan devices --device-file mygpu.json --json
+  gpuplan devices --device h200 --json > mygpu.json
+  gpuplan devices --device h200 --json | gpuplan devices --device-file -
+  gpuplan occupancy --device-file mygpu.json --regs 64 --block 256
 `
 
 func runDevices(e *env, args []string) error {
@@ -141,25 +147,11 @@ func runDevices(e *env, args []string) error {
 	return nil
 }
 
-// deviceDetail is the JSON form of one shown device.
-type deviceDetail struct {
-	Source               string                `json:"source"`
-	BandwidthBytesPerSec int64                 `json:"bandwidth_bytes_per_sec"`
-	Device               occupancy.Device      `json:"device"`
-	Closest              string                `json:"closest,omitempty"`
-	DiffFromClosest      []occupancy.FieldDiff `json:"diff_from_closest,omitempty"`
-}
-
+// showDevice prints one device: its fields as a table, or with --json its
+// profile document (occupancy.ProfileDocument), which --device-file reads
+// back. A custom profile is compared with its closest built-in profile.
 func showDevice(e *env, jsonOut bool, d occupancy.Device, label string, custom bool) error {
-	out := deviceDetail{Source: label, BandwidthBytesPerSec: d.BandwidthBytesPerSec(), Device: d}
-	if custom {
-		c := occupancy.Closest(d)
-		out.Closest = c.Short
-		out.DiffFromClosest = occupancy.Diff(c.Device, d)
-		if out.DiffFromClosest == nil {
-			out.DiffFromClosest = []occupancy.FieldDiff{}
-		}
-	}
+	out := occupancy.NewProfileDocument(label, d, custom)
 	if jsonOut {
 		return writeJSON(e.stdout, out)
 	}

@@ -61,11 +61,48 @@ func TestDevicesShowOne(t *testing.T) {
 
 	out, errs, code = runCLI(t, string(b), "devices", "--device-file", "-", "--json")
 	require.Equal(t, exitOK, code, errs)
-	var det deviceDetail
+	var det occupancy.ProfileDocument
 	require.NoError(t, json.Unmarshal([]byte(out), &det))
+	assert.Equal(t, occupancy.ProfileSchema, det.Schema)
 	assert.Equal(t, "h100-sxm", det.Closest)
 	assert.Len(t, det.DiffFromClosest, 2)
 	assert.Equal(t, d, det.Device)
+}
+
+// What devices --json writes, --device-file reads: the same device, and
+// identical to its built-in profile; so do the commands that plan against a
+// profile file.
+func TestDevicesProfileRoundTrip(t *testing.T) {
+	for _, p := range occupancy.Profiles() {
+		doc, errs, code := runCLI(t, "", "devices", "--device", p.Short, "--json")
+		require.Equal(t, exitOK, code, errs)
+		out, errs, code := runCLI(t, doc, "devices", "--device-file", "-", "--json")
+		require.Equal(t, exitOK, code, errs)
+		var back occupancy.ProfileDocument
+		require.NoError(t, json.Unmarshal([]byte(out), &back))
+		assert.Equal(t, "<stdin>", back.Source)
+		assert.Equal(t, p.Device.Name, back.Device.Name, p.Short)
+		assert.Equal(t, p.Device.SMCount, back.Device.SMCount, p.Short)
+		c := occupancy.Closest(p.Device)
+		assert.Equal(t, c.Short, back.Closest, p.Short)
+		// And the round trip is a fixed point: writing what was read gives
+		// the same document.
+		again, errs, code := runCLI(t, out, "devices", "--device-file", "-", "--json")
+		require.Equal(t, exitOK, code, errs)
+		assert.Equal(t, out, again, p.Short)
+	}
+	doc, _, _ := runCLI(t, "", "devices", "--device", "h200", "--json")
+	out, errs, code := runCLI(t, doc, "devices", "--device-file", "-")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "closest built-in profile: h200 (identical)")
+
+	path := filepath.Join(t.TempDir(), "h200.json")
+	require.NoError(t, os.WriteFile(path, []byte(doc), 0o600))
+	byName, errs, code := runCLI(t, "", "occupancy", "--device", "h200", "--regs", "238", "--block", "128")
+	require.Equal(t, exitOK, code, errs)
+	byFile, errs, code := runCLI(t, "", "occupancy", "--device-file", path, "--regs", "238", "--block", "128")
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, strings.Replace(byName, "(h200)", "("+path+")", 1), byFile)
 }
 
 func TestDevicesErrors(t *testing.T) {
@@ -82,6 +119,8 @@ func TestDevicesErrors(t *testing.T) {
 		{"invalid profile", `{"name":"x","cc_major":9,"cc_minor":0,"sm_count":132,"warp_size":64}`, []string{"--device-file", "-"}, exitFailure, []string{"required field is missing"}},
 		{"impossible profile", "", nil, exitFailure, []string{`field "shared_mem_per_block"`, "Fix:"}},
 		{"trailing data", "", nil, exitFailure, []string{"trailing data"}},
+		{"future schema", `{"schema":"gpuplan.device-profile/v9","device":{}}`, []string{"--device-file", "-"}, exitFailure, []string{`field "schema"`, "is not one this build reads", "Fix:"}},
+		{"field inside the document", `{"schema":"gpuplan.device-profile/v1","device":{"name":"x"}}`, []string{"--device-file", "-"}, exitFailure, []string{`field "device.cc_major"`, "required field is missing"}},
 		{"extra argument", "", []string{"h200"}, exitUsage, []string{"unexpected argument"}},
 	}
 	d, _ := occupancy.Lookup("h200")

@@ -15,8 +15,8 @@ import (
 	"github.com/gpuplan/gpuplan/evidence"
 )
 
-// gateTree builds a module root with one kernel, one executor file, a
-// gates file and (when n > 0) one results file of n samples per arm,
+// gateTree builds a module root with one GPU workload package (Go code
+// and a kernel) importing one other package, a gates file and (when n > 0) one results file of n samples per arm,
 // measured on the tree's current fingerprint. It returns the root.
 func gateTree(t *testing.T, claims string, n int, megakernelNS float64) string {
 	t.Helper()
@@ -26,8 +26,10 @@ func gateTree(t *testing.T, claims string, n int, megakernelNS float64) string {
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
 		require.NoError(t, os.WriteFile(p, []byte(text), 0o644))
 	}
-	write("executor/run.go", "package executor\n")
-	write("megakernel/kernels/bfs.cu", "__global__ void bfs() {}\n")
+	write("go.mod", "module example.com/m\n\ngo 1.26\n")
+	write("workloads/w/w.go", "package w\n\nimport \"example.com/m/lib\"\n\n// Ahead is a default of the measured code.\nconst Ahead = lib.Base + 4\n")
+	write("workloads/w/kernels/w.cu", "__global__ void w() {}\n")
+	write("lib/lib.go", "package lib\n\n// Base is a constant.\nconst Base = 0\n")
 	write("evidence/gates.json", `{"claims": [`+claims+`]}`)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "evidence", "results"), 0o755))
 	if n == 0 {
@@ -111,9 +113,21 @@ func TestGateClaims(t *testing.T) {
 	assert.Contains(t, out, `"pass": false`)
 	assert.Contains(t, errs, `Fix: see the claims with "pass": false and their "reason"`)
 
-	// Stale: the kernel changed after the measurement.
+	// A comment-only edit of the measured code keeps the evidence fresh;
+	// changing a default it imports makes it stale.
 	root = gateTree(t, gridClaimJSON, 12, 1.19e6)
-	require.NoError(t, os.WriteFile(filepath.Join(root, "megakernel", "kernels", "bfs.cu"), []byte("__global__ void bfs2() {}\n"), 0o644))
+	edit := func(rel, old, new string) {
+		p := filepath.Join(root, rel)
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.Contains(t, string(b), old)
+		require.NoError(t, os.WriteFile(p, []byte(strings.Replace(string(b), old, new, 1)), 0o644))
+	}
+	edit("workloads/w/w.go", "// Ahead is a default of the measured code.", "// Ahead is how far the measured code runs ahead.")
+	edit("workloads/w/kernels/w.cu", "__global__", "// a comment\n__global__")
+	_, errs, code = runCLI(t, "", "gate", "--root", root)
+	require.Equal(t, exitOK, code, errs)
+	edit("lib/lib.go", "const Base = 0", "const Base = 28")
 	out, _, code = runCLI(t, "", "gate", "--root", root)
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, out, "FAIL grid megakernel")

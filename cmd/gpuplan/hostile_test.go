@@ -21,8 +21,8 @@ import (
 // measured by BenchmarkHostileCorpus, never asserted).
 
 // hostileCase is one command run over the corpus. "@name" in args is the
-// path of testdata/hostile/name, "@tmp" a fresh empty directory and "@out"
-// a file path in it.
+// path of testdata/hostile/name, "@tmp" a fresh empty directory, "@out"
+// a file path in it and "@root" the module root.
 type hostileCase struct {
 	name string
 	args []string
@@ -37,11 +37,11 @@ type hostileCase struct {
 
 func hostileCases() []hostileCase {
 	return []hostileCase{
-		{"gate: a second claims list", []string{"gate", "--root", "@tmp", "--gates", "@gates-duplicate-claims.json"}, exitFailure, []string{`field "claims": key "claims" appears twice`}, nil},
-		{"gate: a key matching only by case", []string{"gate", "--root", "@tmp", "--gates", "@gates-case-only-key.json"}, exitFailure, []string{`field "Claims"`, `matches field "claims" only when case is ignored`}, nil},
-		{"gate: a repeated key inside a claim", []string{"gate", "--root", "@tmp", "--gates", "@gates-nested-duplicate.json"}, exitFailure, []string{`field "claims[0].name": key "name" appears twice`}, nil},
-		{"gate: a claim name forging a passing line", []string{"gate", "--root", "@tmp", "--gates", "@gates-forged-name.json"}, exitFailure, []string{"gate failed: 1 of 1"}, []string{`FAIL "x\n gate passed: 5 of 5 claims hold\x1b[32m"`}},
-		{"gate: NaN is not JSON", []string{"gate", "--root", "@tmp", "--gates", "@gates-nan-speedup.json"}, exitFailure, []string{"malformed JSON at line 1, column 120"}, nil},
+		{"gate: a second claims list", []string{"gate", "--root", "@root", "--gates", "@gates-duplicate-claims.json"}, exitFailure, []string{`field "claims": key "claims" appears twice`}, nil},
+		{"gate: a key matching only by case", []string{"gate", "--root", "@root", "--gates", "@gates-case-only-key.json"}, exitFailure, []string{`field "Claims"`, `matches field "claims" only when case is ignored`}, nil},
+		{"gate: a repeated key inside a claim", []string{"gate", "--root", "@root", "--gates", "@gates-nested-duplicate.json"}, exitFailure, []string{`field "claims[0].name": key "name" appears twice`}, nil},
+		{"gate: a claim name forging a passing line", []string{"gate", "--root", "@root", "--gates", "@gates-forged-name.json"}, exitFailure, []string{"gate failed: 1 of 1"}, []string{`FAIL "x\n gate passed: 5 of 5 claims hold\x1b[32m"`}},
+		{"gate: NaN is not JSON", []string{"gate", "--root", "@root", "--gates", "@gates-nan-speedup.json"}, exitFailure, []string{"malformed JSON at line 1, column 120"}, nil},
 		{"fuse: a type error names the index", []string{"fuse", "@fuse-type-in-array.json"}, exitFailure, []string{`field "stages[3].id": cannot use JSON string`}, nil},
 		{"fuse: a repeated budget", []string{"fuse", "@fuse-duplicate-budget.json"}, exitFailure, []string{`field "max_group_bytes": key "max_group_bytes" appears twice`}, nil},
 		{"fuse: an overflow names its inputs", []string{"fuse", "@fuse-overflow.json"}, exitFailure, []string{"stage io bytes (stages[0].input_bytes + output_bytes + scratch_bytes) overflows 64 bits"}, nil},
@@ -70,9 +70,11 @@ func hostileCases() []hostileCase {
 		{"devices: an escape in a device name", []string{"devices", "--device-file", "@device-forged-name.json"}, exitOK, nil, []string{`"GPU\n gate passed: 5 of 5 claims hold\x1b[2J"`}},
 		{"report --chart: a denormal time", []string{"report", "--results", "@results-denormal", "--chart", "@out.png"}, exitFailure, []string{"run.csv:2:14 (wall_ns)", "below 1 ns"}, nil},
 		{"report: a time above a day", []string{"report", "--results", "@results-above-a-day"}, exitFailure, []string{"run.csv:2:14 (wall_ns)", "above one day"}, nil},
-		{"report: a C1 escape in a device name", []string{"report", "--results", "@results-forged-device"}, exitOK, nil, []string{`"GPU\u009b2J \| x" (9.0)`}},
-		{"gate: a bad results row", []string{"gate", "--root", "@tmp", "--gates", "@gates-empty.json", "--results", "@results-bad-column"}, exitFailure, []string{"run.csv:2:9 (graph_nodes)"}, nil},
-		{"gate: a denormal time", []string{"gate", "--root", "@tmp", "--gates", "@gates-empty.json", "--results", "@results-denormal"}, exitFailure, []string{"run.csv:2:14 (wall_ns)", "1e-320 is below 1 ns"}, nil},
+		{"report: a C1 escape in a device name", []string{"report", "--results", "@results-forged-device"}, exitOK, nil, []string{`"GPU\\u009b2J \| x" (compute 9.0`}},
+		{"compare: a denormal time", []string{"compare", "@results-denormal/run.csv", "@results-above-a-day/run.csv"}, exitFailure, []string{"run.csv:2:14 (wall_ns)", "below 1 ns"}, nil},
+		{"report: a file input with a denormal time", []string{"report", "@results-denormal/run.csv"}, exitFailure, []string{"run.csv:2:14 (wall_ns)"}, nil},
+		{"gate: a bad results row", []string{"gate", "--root", "@root", "--gates", "@gates-empty.json", "--results", "@results-bad-column"}, exitFailure, []string{"run.csv:2:9 (graph_nodes)"}, nil},
+		{"gate: a denormal time", []string{"gate", "--root", "@root", "--gates", "@gates-empty.json", "--results", "@results-denormal"}, exitFailure, []string{"run.csv:2:14 (wall_ns)", "1e-320 is below 1 ns"}, nil},
 		{"gate --vyre: a bad value", []string{"gate", "--vyre", "@vyre-speedup-bad.csv"}, exitFailure, []string{"line 2, column 8 (repetitions)"}, nil},
 		{"gate --vyre-session: a short header", []string{"gate", "--vyre-session", "@vyre-session-bad.csv"}, exitFailure, []string{"line 1"}, nil},
 		{"fuse: /dev/zero", []string{"fuse", "/dev/zero"}, exitFailure, []string{"/dev/zero: is a character device, not a regular file"}, nil},
@@ -90,6 +92,9 @@ func hostileArgs(t testing.TB, args []string) []string {
 		switch {
 		case a == "@tmp":
 			out[i] = tmp
+		case a == "@root":
+			// The module root: the gate fingerprints its workloads.
+			out[i] = filepath.Join("..", "..")
 		case a == "@out.png":
 			out[i] = filepath.Join(tmp, "out.png")
 		case strings.HasPrefix(a, "@"):
@@ -134,7 +139,7 @@ func TestHostileCorpus(t *testing.T) {
 var jsonCommands = [][]string{
 	{"fuse"}, {"compact"}, {"batch"}, {"session"}, {"diagnostics"}, {"passes"}, {"queue"}, {"tokenfact"}, {"egraph"}, {"plan"},
 	{"devices", "--device-file"}, {"occupancy", "--regs", "32", "--block", "128", "--device-file"},
-	{"diagnose", "--grid", "1", "--block", "32", "--device-file"}, {"gate", "--root", "@tmp", "--gates"},
+	{"diagnose", "--grid", "1", "--block", "32", "--device-file"}, {"gate", "--root", "@root", "--gates"},
 }
 
 // Every corpus file through every command that reads JSON: no panic, bad

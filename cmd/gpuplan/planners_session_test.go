@@ -78,7 +78,7 @@ func TestSessionCommandJSON(t *testing.T) {
 	want, err := planners.PlanResidentGraphSession(in)
 	require.NoError(t, err)
 	assert.Equal(t, want, got)
-	// The example is the spec's vector (§8).
+	// The example is vyre's vector.
 	assert.Equal(t, uint64(133_169_152), got.AvoidedGraphUploadBytes)
 	assert.Equal(t, uint64(381), got.AvoidedDeviceAllocations)
 }

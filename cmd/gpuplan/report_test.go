@@ -1,17 +1,22 @@
 package main
 
 import (
+	"encoding/csv"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-const reportFixture = "../../evidence/testdata/report"
+const (
+	reportFixture     = "../../evidence/testdata/report"
+	reportFixtureFile = reportFixture + "/run.csv"
+)
 
 func TestReportMarkdownMatchesGolden(t *testing.T) {
 	out, errs, code := runCLI(t, "", "report", "--results", reportFixture)
@@ -21,12 +26,71 @@ func TestReportMarkdownMatchesGolden(t *testing.T) {
 	assert.Equal(t, string(want), out)
 }
 
+// A file argument, standard input and a directory argument read the same
+// evidence; the label of each run is its file name.
+func TestReportInputs(t *testing.T) {
+	data, err := os.ReadFile(reportFixtureFile)
+	require.NoError(t, err)
+	tests := []struct {
+		name, stdin string
+		args        []string
+		file, run   string
+	}{
+		{"file", "", []string{reportFixtureFile}, reportFixtureFile, "run"},
+		{"stdin", string(data), []string{"-"}, "<stdin>", "<stdin>"},
+		{"directory", "", []string{reportFixture}, reportFixtureFile, "run"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.stdin, append([]string{"report", "--json"}, tc.args...)...)
+			require.Equal(t, exitOK, code, errs)
+			var got []workloadJSON
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			require.Len(t, got, 2)
+			assert.Equal(t, filepath.ToSlash(tc.file), got[0].File)
+			assert.Equal(t, tc.run, got[0].Run)
+			assert.Equal(t, "grid-512", got[0].Workload)
+		})
+	}
+	// Two runs named alike get labels of their own.
+	out, errs, code := runCLI(t, string(data), "report", reportFixtureFile, "-")
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "### grid-512 · run run\n")
+	assert.Contains(t, out, "### grid-512 · run &lt;stdin>\n")
+}
+
+func TestReportFormats(t *testing.T) {
+	out, errs, code := runCLI(t, "", "report", reportFixtureFile, "--format", "csv")
+	require.Equal(t, exitOK, code, errs)
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	require.NoError(t, err)
+	assert.Equal(t, strings.Split(evidence.ReportCSVHeader, ","), recs[0])
+	assert.Len(t, recs, 7)
+
+	out, errs, code = runCLI(t, "", "report", reportFixtureFile, "--format", "benchfmt")
+	require.Equal(t, exitOK, code, errs)
+	assert.True(t, strings.HasPrefix(out, "run: run\ndevice: Test GPU X\n"), out[:40])
+	assert.Equal(t, 72, strings.Count(out, "\nBenchmarkEvidence/workload="))
+
+	out, errs, code = runCLI(t, "", "report", reportFixtureFile, "--format", "json")
+	require.Equal(t, exitOK, code, errs)
+	var got []workloadJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	rmat := got[1]
+	assert.Equal(t, "copy-ceiling", rmat.Arms[2].Arm)
+	assert.Equal(t, "bandwidth", rmat.Arms[2].Kind)
+	assert.Nil(t, rmat.Arms[2].Speedup, "a copy ceiling is no speedup")
+	require.NotNil(t, rmat.Arms[2].Bandwidth)
+	require.NotNil(t, rmat.Arms[1].PerIteration)
+	assert.InDelta(t, *rmat.Arms[1].MedianNS/9, *rmat.Arms[1].PerIteration.Value, 1e-6)
+}
+
 func TestReportFiles(t *testing.T) {
 	dir := t.TempDir()
 	md := filepath.Join(dir, "report.md")
 	for _, chart := range []string{"chart.png", "chart.svg"} {
 		path := filepath.Join(dir, chart)
-		out, errs, code := runCLI(t, "", "report", "--results", reportFixture, "--chart", path, "--markdown", md)
+		out, errs, code := runCLI(t, "", "report", "--results", reportFixture, "--chart", path, "--output", md)
 		require.Equal(t, exitOK, code, errs)
 		assert.Equal(t, "wrote "+md+" and "+path+"\n", out)
 		data, err := os.ReadFile(path)
@@ -40,38 +104,59 @@ func TestReportFiles(t *testing.T) {
 	data, err := os.ReadFile(md)
 	require.NoError(t, err)
 	assert.Contains(t, string(data), "| megakernel | 12 |")
+
+	// --markdown FILE is --format markdown --output FILE.
+	legacy := filepath.Join(dir, "legacy.md")
+	out, errs, code := runCLI(t, "", "report", reportFixtureFile, "--markdown", legacy)
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, "wrote "+legacy+"\n", out)
+	again, err := os.ReadFile(legacy)
+	require.NoError(t, err)
+	assert.Equal(t, string(data), strings.ReplaceAll(string(again), "file ../../evidence/testdata/report/run.csv", "file run.csv"))
+
+	// A chart with the table on standard output: the table is the output,
+	// the note about the chart goes to standard error.
+	svg := filepath.Join(dir, "c.svg")
+	out, errs, code = runCLI(t, "", "report", reportFixtureFile, "--chart", svg, "--format", "csv")
+	require.Equal(t, exitOK, code, errs)
+	assert.True(t, strings.HasPrefix(out, "run,file,"))
+	assert.Equal(t, "wrote "+svg+"\n", errs)
 }
 
-func TestReportJSONAndErrors(t *testing.T) {
-	out, errs, code := runCLI(t, "", "report", "--results", reportFixture, "--json", "--metric", "device_ns")
-	require.Equal(t, exitOK, code, errs)
-	var got []map[string]any
-	require.NoError(t, json.Unmarshal([]byte(out), &got))
-	require.Len(t, got, 2)
-	assert.Equal(t, "grid-512", got[0]["workload"])
-	assert.Equal(t, "device_ns", got[0]["metric"])
-
-	out, _, code = runCLI(t, "", "report", "--results", t.TempDir())
-	require.Equal(t, exitOK, code)
-	assert.Equal(t, "No evidence recorded.\n", out)
-
-	_, errs, code = runCLI(t, "", "report", "--results", t.TempDir(), "--chart", filepath.Join(t.TempDir(), "c.png"))
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "nothing to chart. Fix:")
-
-	_, errs, code = runCLI(t, "", "report", "--chart", "c.gif")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, "must end in .png or .svg")
-	_, errs, code = runCLI(t, "", "report", "--metric", "cycles")
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errs, "unknown")
-	_, errs, code = runCLI(t, "", "report", "--results", filepath.Join(t.TempDir(), "typo"))
-	require.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "no such directory. Fix: check the path")
-	_, errs, code = runCLI(t, "", "report", "--results", filepath.Join(reportFixture, "..", "report.golden.md"))
-	require.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "is not a directory. Fix:")
-	_, errs, code = runCLI(t, "", "report", "--results", reportFixture, "--markdown", filepath.Join(t.TempDir(), "no", "such", "dir.md"))
-	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "Fix:")
+func TestReportErrors(t *testing.T) {
+	tmp := t.TempDir()
+	bad := filepath.Join(t.TempDir(), "bad.csv")
+	require.NoError(t, os.WriteFile(bad, []byte(evidence.SampleCSVHeader+"\nnot,a,row\n"), 0o600))
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"empty", []string{"--results", tmp}, exitOK, ""},
+		{"nothing to chart", []string{"--results", tmp, "--chart", filepath.Join(tmp, "c.png")}, exitFailure, "nothing to chart. Fix:"},
+		{"chart extension", []string{"--chart", "c.gif"}, exitUsage, "must end in .png or .svg"},
+		{"metric", []string{"--metric", "cycles"}, exitUsage, "unknown"},
+		{"format", []string{"--format", "xml"}, exitUsage, `--format "xml" is unknown. Fix:`},
+		{"json and format", []string{"--json", "--format", "csv"}, exitUsage, "disagree. Fix:"},
+		{"markdown and output", []string{"--markdown", "a.md", "--output", "b.md"}, exitUsage, "Fix:"},
+		{"results and inputs", []string{"--results", reportFixture, reportFixtureFile}, exitUsage, "both name the evidence. Fix:"},
+		{"stdin twice", []string{"-", "-"}, exitUsage, "named 2 times. Fix:"},
+		{"typo dir", []string{"--results", filepath.Join(tmp, "typo")}, exitFailure, "no such directory. Fix: check the path"},
+		{"not a dir", []string{"--results", reportFixtureFile}, exitFailure, "is not a directory. Fix:"},
+		{"missing file", []string{filepath.Join(tmp, "none.csv")}, exitFailure, "no such file. Fix:"},
+		{"malformed", []string{bad}, exitFailure, "bad.csv:2:"},
+		{"too large", []string{reportFixtureFile, "--max-input-bytes", "100"}, exitFailure, "above the limit of 100 bytes"},
+		{"unwritable", []string{reportFixtureFile, "--output", filepath.Join(tmp, "no", "dir.md")}, exitFailure, "Fix:"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, "", append([]string{"report"}, tc.args...)...)
+			assert.Equal(t, tc.code, code, errs)
+			assert.Contains(t, errs, tc.want)
+			if tc.name == "empty" {
+				assert.Equal(t, "No evidence recorded.\n", out)
+			}
+		})
+	}
 }

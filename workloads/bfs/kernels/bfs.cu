@@ -61,59 +61,46 @@
 // takes one grid barrier for every `ahead` levels instead of one per level.
 // With ahead = 1 the megakernel is level-synchronous.
 //
-// Every scalar parameter is 64 bits wide: the Go driver binding copies each
-// kernel argument as 8 bytes.
+// Every parameter is 64 bits wide: the executor passes each kernel argument
+// as 8 bytes. The parameter lists and the constants shared with the host
+// come from bfs_abi.h, generated from the kernel ABI declared in Go (abi.go:
+// go generate ./workloads/bfs).
 //
 // Build: make ptx (nvcc 11.8, -arch=compute_80); the PTX is committed and
-// embedded in the frontier package.
+// embedded in the bfs package.
+
+#include "bfs_abi.h"
 
 #define FULL_MASK 0xffffffffu
 // An unreached vertex's level as a label: -1, the largest uint32.
 #define UNREACHED 0xffffffffu
-#define CTL_LINE 32u
 #define CTL_COUNT(slot) ((slot) * CTL_LINE)
-#define CTL_RESULT (4u * CTL_LINE)
-#define CTL_MEGA(slot) ((5u + (slot)) * CTL_LINE)
-#define CTL_WORDS (8u * CTL_LINE)
-// Items a block stages in shared memory per level (per step in the
-// megakernel) before spilling.
-#define LEVEL_BLOCK_QCAP 1024u
-#define MEGA_BLOCK_QCAP 1024u
+#define CTL_MEGA(slot) ((CTL_MEGA_LINE + (slot)) * CTL_LINE)
 // A megakernel block keeps at most KEEP_ITEMS vertices and KEEP_EDGES edges
 // of its own discoveries for its next level; a kept vertex has at most
 // KEEP_ITEM_EDGES edges. A block that turned a candidate away keeps only
 // its first KEEP_LOW vertices. The keep queue's reservation word packs
-// vertices (bits 20..31) and edges (bits 0..19); reservations stop once the
-// queue is full, so neither field can overflow (past the limits come at
+// vertices (bits KEEP_SHIFT..31) and edges (below); reservations stop once
+// the queue is full, so neither field can overflow (past the limits come at
 // most 32 warps' reservations of 32 vertices and 32 x KEEP_ITEM_EDGES edges
 // each). The budget is near a fair share of a large high-diameter frontier
 // per SM (a 2048 x 2048 grid's is about 16,000 edges): concentrating a
-// level's claims on few SMs makes their issue rate the bottleneck. Each can
-// be overridden with -D to experiment.
-#ifndef KEEP_ITEMS
-#define KEEP_ITEMS 64u
-#endif
-#ifndef KEEP_EDGES
-#define KEEP_EDGES 256u
-#endif
-#define KEEP_ITEM_EDGES 64u
-#ifndef KEEP_LOW
-#define KEEP_LOW 16u
-#endif
-#define KEEP_SHIFT 20u
+// level's claims on few SMs makes their issue rate the bottleneck. The
+// tunable ones can be overridden with -D to experiment.
 #define KEEP_EMASK ((1u << KEEP_SHIFT) - 1u)
 // A claiming thread of the megakernel reads up to SPEC targets of the
 // vertex alongside its claim (they are only used if the claim succeeds).
-#define SPEC 4u
 // Spilled items go to warps that rotate with the step (a multiplicative
-// hash of the step), so they do not pile up on the same warps.
-#define ROTATE_MUL 2654435761u
-// Fields of a megakernel barrier word's low half.
-#define ARRIVE_MASK 0xffffu
-#define ARRIVE_KEPT (1ull << 16)
+// hash of the step, ROTATE_MUL), so they do not pile up on the same warps.
+// A barrier word's low half: ARRIVE_MASK arrivals, then one per block that
+// kept work.
+#define ARRIVE_KEPT (1ull << ARRIVE_KEPT_SHIFT)
 
 typedef unsigned int u32;
 typedef unsigned long long u64;
+
+static_assert(sizeof(uint2) + sizeof(u32) == QUEUE_ITEM_BYTES, "a queue item is an edge range and a label");
+static_assert(ARRIVE_KEPT_SHIFT == 16 && ARRIVE_MASK == 0xffffu, "a barrier word's low half holds two 16-bit fields");
 
 // ld.acquire.gpu: a load that orders the loads after it.
 __device__ __forceinline__ u64 load_acquire64(const u64* p) {
@@ -295,30 +282,56 @@ __device__ __forceinline__ void flush_staged(BlockQueue<CAP>* bq, uint2* qout, u
     }
 }
 
-// claim offers vertex w (if valid) the label nl. low_degree selects the
-// path for graphs of small degree (grids, road networks): claim straight
-// away and read w's offsets (and, with spec, its first SPEC targets, for
-// the keep queue) in parallel with the claim, one memory round trip
-// shorter than testing the level first. Graphs of high degree test first (a stale cached level is
-// never smaller than the current one, so the test only lets through claims
-// that may succeed), so most edges cost one cached load instead of an
-// atomic.
-__device__ __forceinline__ void claim(const u32* __restrict__ offsets, const int* __restrict__ targets, int* level,
-                                      bool valid, u32 w, u32 nl, u32 chunk, bool low_degree, bool spec, Found* f,
-                                      Tally* tally) {
+// Graph is the resident CSR and levels with a traversal's fixed settings:
+// the most edges per queue item and whether to take the low-degree path.
+struct Graph {
+    const u32* __restrict__ offsets;
+    const int* __restrict__ targets;
+    int* level;
+    u32 chunk;
+    bool low_degree;
+};
+
+// WarpPos places a warp: its lane, its number among nwarps warps and, in
+// the megakernel (rotate), the step whose hash rotates the warps.
+struct WarpPos {
+    u32 lane;
+    u32 gwarp;
+    u32 nwarps;
+    bool rotate;
+    u32 step;
+};
+
+// Frontier is a queue's items to expand: count items, each with its
+// vertex's label in labels, or base_lab for every item when labels is null.
+struct Frontier {
+    const uint2* items;
+    const u32* labels;
+    u32 base_lab;
+    u32 count;
+};
+
+// claim offers vertex w (if valid) the label nl. The low-degree path (grids,
+// road networks) claims straight away and reads w's offsets (and, with
+// spec, its first SPEC targets, for the keep queue) in parallel with the
+// claim, one memory round trip shorter than testing the level first.
+// Graphs of high degree test first (a stale cached level is never smaller
+// than the current one, so the test only lets through claims that may
+// succeed), so most edges cost one cached load instead of an atomic.
+__device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl, bool spec, Found* f, Tally* tally) {
     f->spec = false;
     f->nitems = 0;
     f->b = 0;
     f->e = 0;
     f->lab = nl;
     if (!valid) return;
-    u32* lv = (u32*)level;
-    if (low_degree) {
-        u32 b = __ldg(&offsets[w]);
-        u32 en = __ldg(&offsets[w + 1]);
+    u32* lv = (u32*)g.level;
+    if (g.low_degree) {
+        u32 b = __ldg(&g.offsets[w]);
+        u32 en = __ldg(&g.offsets[w + 1]);
         if (spec) {
 #pragma unroll
-            for (u32 i = 0; i < SPEC; i++) f->t[i] = (b + i < en) ? (u32)__ldg(&targets[b + i]) : 0u;
+            for (u32 i = 0; i < SPEC; i++) f->t[i] = (b + i < en) ? (u32)__ldg(&g.targets[b + i]) : 0u;
         }
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
@@ -326,18 +339,18 @@ __device__ __forceinline__ void claim(const u32* __restrict__ offsets, const int
             tally_claim(tally, old, nl);
             f->b = b;
             f->e = en;
-            f->nitems = (en - b + chunk - 1) / chunk;
+            f->nitems = (en - b + g.chunk - 1) / g.chunk;
             // The next level reads this adjacency: start moving it into L2
             // now, off the critical path.
-            if (!spec && f->nitems > 0) prefetch_l2(targets + b);
+            if (!spec && f->nitems > 0) prefetch_l2(g.targets + b);
         }
     } else if (lv[w] > nl) {
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
             tally_claim(tally, old, nl);
-            f->b = __ldg(&offsets[w]);
-            f->e = __ldg(&offsets[w + 1]);
-            f->nitems = (f->e - f->b + chunk - 1) / chunk;
+            f->b = __ldg(&g.offsets[w]);
+            f->e = __ldg(&g.offsets[w + 1]);
+            f->nitems = (f->e - f->b + g.chunk - 1) / g.chunk;
         }
     }
 }
@@ -365,14 +378,42 @@ struct KeepQueue {
 
 __device__ __forceinline__ void keep_reset(KeepQueue* kq) { kq->resv = kq->done = kq->full = 0; }
 
+// full_hint and set_full_hint read and set a keep queue's full flag while
+// the block's warps reserve concurrently. The flag is only a hint that
+// spares a warp a reservation bound to fail: it only goes from 0 to 1
+// during a level (keep_reset clears it behind a __syncthreads), and the
+// reservation word, not the flag, decides what is kept, so a warp that
+// reads a stale 0 merely tries and is turned away. Both are atomics, so
+// that race detectors see a benign race as one (relaxed order suffices).
+__device__ __forceinline__ u32 full_hint(KeepQueue* kq) { return atomicOr(&kq->full, 0u); }
+__device__ __forceinline__ void set_full_hint(KeepQueue* kq) { atomicOr(&kq->full, 1u); }
+
 // keep_edge writes kept edge i (to target t, from a vertex of label lab)
 // and starts moving t's offsets into L1 and its level into L2.
-__device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 lab, const u32* __restrict__ offsets,
-                                          const int* level) {
+__device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 lab, const Graph& g) {
     kq->tgt[i] = t;
     kq->elab[i] = lab;
-    prefetch_l1(offsets + t);
-    prefetch_l2(level + t);
+    prefetch_l1(g.offsets + t);
+    prefetch_l2(g.level + t);
+}
+
+// keep_vertex writes a kept vertex's slot, its edges and their targets:
+// the first SPEC from registers (a constant index each, so f.t stays out of
+// local memory) when the claim read them, the rest from memory.
+__device__ __forceinline__ void keep_vertex(KeepQueue* kq, u32 slot, u32 epos, const Found& f, const Graph& g) {
+    u32 len = f.e - f.b;
+    kq->items[slot] = make_uint2(f.b, f.e);
+    kq->ilab[slot] = f.lab;
+    kq->pos[slot] = epos;
+    u32 first = 0;
+    if (f.spec) {
+#pragma unroll
+        for (u32 i = 0; i < SPEC; i++) {
+            if (i < len) keep_edge(kq, epos + i, f.t[i], f.lab, g);
+        }
+        first = SPEC;
+    }
+    for (u32 i = first; i < len; i++) keep_edge(kq, epos + i, __ldg(&g.targets[f.b + i]), f.lab, g);
 }
 
 // keep_or_push hands the lanes' claimed vertices on. With a KeepQueue, a
@@ -382,13 +423,12 @@ __device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 lab, 
 // and its level into L2 for the next level's claim. Everything else goes to
 // push_items.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Found f, const u32* __restrict__ offsets,
-                                             const int* __restrict__ targets, const int* level, u32 chunk) {
+__device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Found f, const Graph& g) {
     if (KeepQueue* kq = s.kq) {
         u32 len = f.e - f.b;
         bool cand = f.nitems == 1 && len <= KEEP_ITEM_EDGES;
         u32 full = 0;
-        if (lane == 0) full = *(volatile u32*)&kq->full;
+        if (lane == 0) full = full_hint(kq);
         full = __shfl_sync(FULL_MASK, full, 0);
         if (__ballot_sync(FULL_MASK, cand) != 0 && full == 0) {
             // Candidates (bits 16..) and their edges (bits 0..15) in one scan.
@@ -400,29 +440,14 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Fo
             u32 slot = (old >> KEEP_SHIFT) + (incl >> 16) - 1;
             u32 epos = (old & KEEP_EMASK) + (incl & 0xffffu) - len;
             bool kept = cand && slot < KEEP_ITEMS && epos + len <= KEEP_EDGES;
-            if (kept) {
-                kq->items[slot] = make_uint2(f.b, f.e);
-                kq->ilab[slot] = f.lab;
-                kq->pos[slot] = epos;
-                // The first SPEC targets come from registers (a constant
-                // index each, so t stays out of local memory).
-                if (f.spec) {
-#pragma unroll
-                    for (u32 i = 0; i < SPEC; i++) {
-                        if (i < len) keep_edge(kq, epos + i, f.t[i], f.lab, offsets, level);
-                    }
-                    for (u32 i = SPEC; i < len; i++) keep_edge(kq, epos + i, __ldg(&targets[f.b + i]), f.lab, offsets, level);
-                } else {
-                    for (u32 i = 0; i < len; i++) keep_edge(kq, epos + i, __ldg(&targets[f.b + i]), f.lab, offsets, level);
-                }
-            }
-            if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) kq->full = 1;
+            if (kept) keep_vertex(kq, slot, epos, f, g);
+            if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) set_full_hint(kq);
             u32 kmask = __ballot_sync(FULL_MASK, kept);
             if (kmask != 0 && lane == 31 - __clz(kmask)) atomicMax(&kq->done, ((slot + 1) << KEEP_SHIFT) | (epos + len));
             if (kept) f.nitems = 0;
         }
     }
-    push_items(s, lane, f, chunk);
+    push_items(s, lane, f, g.chunk);
 }
 
 // expand_items expands the warp's items (lane i holds one, or an empty
@@ -430,9 +455,8 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Fo
 // lanes, one edge per lane per round, so a warp is busy whether its items
 // hold 2 edges or 200. Each target is offered its source's label + 1.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void expand_items(uint2 it, u32 lab, const Sink<CAP, C>& s, const u32* __restrict__ offsets,
-                                             const int* __restrict__ targets, int* level, u32 chunk, bool low_degree,
-                                             u32 lane, Tally* tally) {
+__device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C>& s, uint2 it, u32 lab, u32 lane,
+                                             Tally* tally) {
     u32 len = it.y - it.x;
     u32 incl = warp_incl(len, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
@@ -452,10 +476,10 @@ __device__ __forceinline__ void expand_items(uint2 it, u32 lab, const Sink<CAP, 
         u32 oe = __shfl_sync(FULL_MASK, excl, j);
         u32 ol = __shfl_sync(FULL_MASK, lab, j);
         bool valid = e < total;
-        u32 w = valid ? (u32)__ldg(&targets[ob + (e - oe)]) : 0u;
+        u32 w = valid ? (u32)__ldg(&g.targets[ob + (e - oe)]) : 0u;
         Found f;
-        claim(offsets, targets, level, valid, w, ol + 1, chunk, low_degree, spec, &f, tally);
-        keep_or_push(s, lane, f, offsets, targets, level, chunk);
+        claim(g, valid, w, ol + 1, spec, &f, tally);
+        keep_or_push(s, lane, f, g);
     }
 }
 
@@ -463,54 +487,50 @@ __device__ __forceinline__ void expand_items(uint2 it, u32 lab, const Sink<CAP, 
 // t takes kept edges t, t + blockDim.x, ... The round count is block-
 // uniform, so every warp takes part in every push.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void expand_kept(const KeepQueue* cur, u32 edges, const Sink<CAP, C>& s,
-                                            const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                            int* level, u32 chunk, bool low_degree, u32 lane, Tally* tally) {
+__device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C>& s, const KeepQueue* cur, u32 edges,
+                                            u32 lane, Tally* tally) {
     for (u32 e0 = 0; e0 < edges; e0 += blockDim.x) {
         u32 e = e0 + threadIdx.x;
         bool valid = e < edges;
         u32 w = valid ? cur->tgt[e] : 0u;
         u32 nl = valid ? cur->elab[e] + 1 : 0u;
         Found f;
-        claim(offsets, targets, level, valid, w, nl, chunk, low_degree, true, &f, tally);
-        keep_or_push(s, lane, f, offsets, targets, level, chunk);
+        claim(g, valid, w, nl, true, &f, tally);
+        keep_or_push(s, lane, f, g);
     }
 }
 
-// expand_level processes the `count` items of qin (labels qinlab, or
-// base_lab for every item when qinlab is null) with `nwarps` warps; this
-// warp is `gwarp` and takes up to 32 items a round. In the megakernel
-// (rotate) the warps rotate with the step.
+// expand_level processes the items of `in` with pos.nwarps warps; this warp
+// is pos.gwarp and takes up to 32 items a round. In the megakernel
+// (pos.rotate) the warps rotate with the step.
 template <u32 CAP, typename C>
-__device__ __forceinline__ void expand_level(const Sink<CAP, C>& s, const u32* __restrict__ offsets,
-                                             const int* __restrict__ targets, int* level, const uint2* qin,
-                                             const u32* qinlab, u32 base_lab, u32 count, u32 chunk, bool low_degree,
-                                             u32 gwarp, u32 nwarps, u32 lane, bool rotate, u32 step, Tally* tally) {
-    if (count == 0) return;
+__device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C>& s, Frontier in, WarpPos pos,
+                                             Tally* tally) {
+    if (in.count == 0) return;
     // A count past the capacity means pushes overflowed (the overflow flag
     // is set and the result is invalid); read only what the queue holds.
-    if (count > s.qcap) count = s.qcap;
-    u32 k = (count + nwarps - 1) / nwarps;  // items per warp and round, at most 32
+    u32 count = min(in.count, s.qcap);
+    u32 k = (count + pos.nwarps - 1) / pos.nwarps;  // items per warp and round, at most 32
     if (k > 32) k = 32;
-    u32 stride = nwarps * k;
-    if (rotate) gwarp = (gwarp + step * ROTATE_MUL % nwarps) % nwarps;
+    u32 stride = pos.nwarps * k;
+    u32 gwarp = pos.gwarp;
+    if (pos.rotate) gwarp = (gwarp + pos.step * ROTATE_MUL % pos.nwarps) % pos.nwarps;
     for (u32 base = gwarp * k; base < count; base += stride) {
-        u32 idx = base + lane;
+        u32 idx = base + pos.lane;
         uint2 it = make_uint2(0, 0);
-        u32 lab = base_lab;
-        if (lane < k && idx < count) {
-            it = __ldcg(&qin[idx]);
-            if (qinlab != nullptr) lab = __ldcg(&qinlab[idx]);
+        u32 lab = in.base_lab;
+        if (pos.lane < k && idx < count) {
+            it = __ldcg(&in.items[idx]);
+            if (in.labels != nullptr) lab = __ldcg(&in.labels[idx]);
         }
-        expand_items(it, lab, s, offsets, targets, level, chunk, low_degree, lane, tally);
+        expand_items(g, s, it, lab, pos.lane, tally);
     }
 }
 
 // bfs_init resets one BFS: every level to -1 except the root's 0, the
 // root's items (label 0) into q0 and the control words (counts, barrier,
 // results).
-extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level, uint2* q0, u32* ctl, u64 n,
-                                    u64 root, u64 chunk, u64 qcap) {
+extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         level[i] = (i == root) ? 0 : -1;
@@ -537,11 +557,10 @@ extern "C" __global__ void bfs_init(const u32* __restrict__ offsets, int* level,
 // 8 + depth%2 (it clears the other slot, which the next level sets). The
 // host reads the flag after each level and stops when a level changed
 // nothing.
-extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                         int* level, u32* ctl, u64 n, u64 depth) {
+extern "C" __global__ void bfs_wave_scan(BFS_WAVE_SCAN_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     int d = (int)depth;
-    if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 8 + ((d + 1) & 1)] = 0;
+    if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_SCAN_CHANGED + ((d + 1) & 1)] = 0;
     bool any = false;
     for (u64 v = (u64)blockIdx.x * blockDim.x + threadIdx.x; v < n; v += stride) {
         if (level[v] != d) continue;
@@ -553,7 +572,7 @@ extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const 
             }
         }
     }
-    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) ctl[CTL_RESULT + 8 + (d & 1)] = 1u;
+    if (__any_sync(FULL_MASK, any) && (threadIdx.x & 31) == 0) ctl[CTL_RESULT + RESULT_SCAN_CHANGED + (d & 1)] = 1u;
 }
 
 // bfs_queue_level expands one level from the frontier queue into the other
@@ -566,18 +585,16 @@ extern "C" __global__ void bfs_wave_scan(const u32* __restrict__ offsets, const 
 // level's count from ring slot d%3, pushes into slot (d+1)%3 and clears slot
 // (d+2)%3; after the launch the next count is the level's changed flag.
 // Every item of level d has label d (the queue's labels are not used).
-extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, const int* __restrict__ targets,
-                                           int* level, uint2* q0, uint2* q1, u32* ctl, u64 chunk, u64 qcap,
-                                           u64 low_degree, u64 depth_base, u64 phase_begin, u64 phase_end) {
+extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
     if (phase_end != phase_begin + 1) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 3] = 1u;
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
         return;
     }
     u32 d = (u32)(depth_base + phase_begin);
     u32 count = load_cg(&ctl[CTL_COUNT(d % 3)]);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[CTL_COUNT((d + 2) % 3)] = 0;
-        if (count > 0) ctl[CTL_RESULT] = d + 1;
+        if (count > 0) ctl[CTL_RESULT + RESULT_LEVELS] = d + 1;
     }
     if (count == 0) return;
     __shared__ BlockQueue<LEVEL_BLOCK_QCAP> bq;
@@ -586,161 +603,120 @@ extern "C" __global__ void bfs_queue_level(const u32* __restrict__ offsets, cons
     const uint2* qin = (d & 1) ? q1 : q0;
     uint2* qout = (d & 1) ? q0 : q1;
     u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
-    u32 lane = threadIdx.x & 31;
-    u32 nwarps = (gridDim.x * blockDim.x) >> 5;
-    u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, &ctl[CTL_RESULT + 2]};
+    u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
+    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0};
+    WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, d};
+    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
     Tally tally = {0, 0};
-    expand_level(s, offsets, targets, level, qin, (const u32*)nullptr, d, count, (u32)chunk, low_degree != 0, gwarp,
-                 nwarps, lane, false, d, &tally);
+    expand_level(g, s, Frontier{qin, nullptr, d, count}, pos, &tally);
     __syncthreads();
-    flush_staged(&bq, qout, (u32)qcap, out, &ctl[CTL_RESULT + 2]);
+    flush_staged(&bq, qout, (u32)qcap, out, overflow);
 }
 
-// bfs_megakernel runs every level in one cooperative launch, in steps
-// between grid barriers. A step expands the block's kept edges and its
-// share of the global queue, then, for as long as the block kept every
-// candidate and at most `ahead` levels in all, its own next levels from its
-// keep queue; then the block sheds (if it turned a candidate away), copies
-// its staged items to the global queue and crosses the grid barrier, which
-// hands every block the next step's global count and whether any block kept
-// work. The launch ends when no work is left or max_steps steps ran; the
-// host reads the final changed flag (ctl result [1]) once, after the launch
-// (the final-flag-only convergence plan). Result [0] is the number of
-// levels, [4] the steps run and [6..7] (64 bits) the claims that lowered a
-// label. The barrier word's arrival
-// field is 16 bits wide: a grid of more than 65,535 blocks sets ctl result
-// [3] to 2 and does nothing.
-extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __restrict__ offsets,
-                                                                  const int* __restrict__ targets, int* level,
-                                                                  uint2* q0, uint2* q1, u32* ctl, u64 n,
-                                                                  u64 chunk, u64 qcap, u64 low_degree,
-                                                                  u64 max_steps, u64 ahead) {
-    if (gridDim.x > ARRIVE_MASK) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + 3] = 2u;
-        return;
-    }
-    __shared__ u64 s_word;
-    __shared__ BlockQueue<MEGA_BLOCK_QCAP> bq;  // bq.n is unused: s_n counts
-    __shared__ u32 s_blab[MEGA_BLOCK_QCAP];      // the staged items' labels
-    __shared__ u32 s_n[2];                       // staged items, by step parity
-    __shared__ u32 s_maxlab;
-    __shared__ u32 s_relabels;
+// MegaShared is a megakernel block's shared memory.
+struct MegaShared {
+    u64 word;                        // the barrier word, as the block received it
+    BlockQueue<MEGA_BLOCK_QCAP> bq;  // the step's staged items (bq.n is unused: n counts)
+    u32 blab[MEGA_BLOCK_QCAP];       // the staged items' labels
+    u32 n[2];                        // staged items, by step parity
+    u32 maxlab;
+    u32 relabels;
     // A ring of three keep queues: level t of the block expands keep[t % 3]
     // into keep[(t + 1) % 3] and empties keep[(t + 2) % 3], which it read
     // the level before.
-    __shared__ KeepQueue keep[3];
-    if (threadIdx.x == 0) {
-        s_n[0] = s_n[1] = 0;
-        s_maxlab = s_relabels = 0;
-        keep_reset(&keep[0]);
-        keep_reset(&keep[1]);
-        keep_reset(&keep[2]);
-    }
+    KeepQueue keep[3];
+};
+
+// MegaBlock is what a megakernel block carries from one of its levels to
+// the next: its levels so far, and the vertices and edges it kept for the
+// next (and whether it turned a candidate away). Every thread holds the
+// same values.
+struct MegaBlock {
+    u32 t;
+    u32 kn;
+    u32 kedges;
+    bool full;
+};
+
+// mega_next_level ends one of the block's levels (after a __syncthreads):
+// the kept work of the next comes from the keep queue it filled.
+__device__ __forceinline__ void mega_next_level(MegaShared& sh, MegaBlock& b) {
+    b.t++;
+    u32 done = sh.keep[b.t % 3].done;
+    b.full = sh.keep[b.t % 3].full != 0;
+    b.kn = done >> KEEP_SHIFT;
+    b.kedges = done & KEEP_EMASK;
+}
+
+// mega_level expands one level of the block's own kept frontier and, on a
+// step's first level, its share of the global queue.
+__device__ __forceinline__ void mega_level(const Graph& g, MegaShared& sh, MegaBlock& b, Sink<MEGA_BLOCK_QCAP, u64>& s,
+                                           const Frontier* global, const WarpPos& pos, Tally* tally) {
+    s.kq = &sh.keep[(b.t + 1) % 3];
+    if (threadIdx.x == 0) keep_reset(&sh.keep[(b.t + 2) % 3]);
+    expand_kept(g, s, &sh.keep[b.t % 3], b.kedges, pos.lane, tally);
+    if (global != nullptr) expand_level(g, s, *global, pos, tally);
     __syncthreads();
-    u32 lane = threadIdx.x & 31;
-    u32 nwarps = (gridDim.x * blockDim.x) >> 5;
-    // Warps are numbered across blocks first, so a small step spreads over
-    // every SM instead of filling the first blocks.
-    u32 gwarp = (threadIdx.x >> 5) * gridDim.x + blockIdx.x;
-    bool lowd = low_degree != 0;
-    u32 depth = ahead < 1 ? 1u : (ahead > 0xffffu ? 0xffffu : (u32)ahead);
-    u32* overflow = &ctl[CTL_RESULT + 2];
-    u64* words = (u64*)&ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
-    u32 d = 0;                                // steps
-    u32 t = 0;                                // this block's levels
-    u32 count = load_cg(&ctl[CTL_COUNT(0)]);  // the step's global items
-    bool kept = false;                        // some block kept work for the step
-    u32 kn = 0, kedges = 0;                   // this block's kept vertices and edges
-    Tally tally = {0, 0};
-    while ((count > 0 || kept) && d < (u32)max_steps) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) words[((d + 2) % 3) * (CTL_LINE / 2)] = 0ull;
-        const uint2* qin = (d & 1) ? q1 : q0;
-        uint2* qout = (d & 1) ? q0 : q1;
-        u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
-        u32* bn = &s_n[d & 1];
-        u32 qc = (u32)qcap;
-        Sink<MEGA_BLOCK_QCAP, u64> s = {&keep[(t + 1) % 3], &bq,   s_blab, bn, qout, queue_labels(qout, qc),
-                                        qc,                 out,   overflow};
-        if (threadIdx.x == 0) keep_reset(&keep[(t + 2) % 3]);
-        expand_kept(&keep[t % 3], kedges, s, offsets, targets, level, (u32)chunk, lowd, lane, &tally);
-        expand_level(s, offsets, targets, level, qin, (const u32*)queue_labels((uint2*)qin, qc), 0u, count,
-                     (u32)chunk, lowd, gwarp, nwarps, lane, true, d, &tally);
+    mega_next_level(sh, b);
+}
+
+// mega_publish sends the step's staged items, and the kept vertices past
+// KEEP_LOW if the block turned a candidate away, to the global queue with
+// one reservation on the barrier word out. The next step then expands the
+// first KEEP_LOW kept vertices' edges.
+__device__ __forceinline__ void mega_publish(MegaShared& sh, MegaBlock& b, u32 d, u64* out, uint2* qout, u32 qc,
+                                             u32* overflow) {
+    const KeepQueue* nxt = &sh.keep[b.t % 3];
+    u32 ns = min(sh.n[d & 1], MEGA_BLOCK_QCAP);
+    u32 shedn = (b.full && b.kn > KEEP_LOW) ? b.kn - KEEP_LOW : 0u;
+    u32 nout = ns + shedn;
+    // Every thread read this step's staging count, and the next step's
+    // was last read a step ago.
+    if (threadIdx.x == 0) sh.n[(d + 1) & 1] = 0;
+    if (nout > 0) {
+        if (threadIdx.x == 0) sh.bq.base = reserve(out, nout);
         __syncthreads();
-        t++;
-        u32 done = keep[t % 3].done;
-        bool full = keep[t % 3].full != 0;
-        kn = done >> KEEP_SHIFT;
-        kedges = done & KEEP_EMASK;
-        // Run ahead on the block's own frontier (block-uniform: every
-        // thread read the same counters after the __syncthreads).
-        for (u32 j = 1; j < depth && kn > 0 && !full; j++) {
-            s.kq = &keep[(t + 1) % 3];
-            if (threadIdx.x == 0) keep_reset(&keep[(t + 2) % 3]);
-            expand_kept(&keep[t % 3], kedges, s, offsets, targets, level, (u32)chunk, lowd, lane, &tally);
-            __syncthreads();
-            t++;
-            done = keep[t % 3].done;
-            full = keep[t % 3].full != 0;
-            kn = done >> KEEP_SHIFT;
-            kedges = done & KEEP_EMASK;
-        }
-        // The staged items, and the kept vertices past KEEP_LOW if the block
-        // turned a candidate away, go to the global queue together.
-        const KeepQueue* nxt = &keep[t % 3];
-        u32 ns = min(*bn, MEGA_BLOCK_QCAP);
-        u32 shedn = (full && kn > KEEP_LOW) ? kn - KEEP_LOW : 0u;
-        u32 nout = ns + shedn;
-        // Every thread read this step's staging count, and the next step's
-        // was last read a step ago.
-        if (threadIdx.x == 0) s_n[(d + 1) & 1] = 0;
-        if (nout > 0) {
-            if (threadIdx.x == 0) bq.base = reserve(out, nout);
-            __syncthreads();
-            u32 base = bq.base;
-            u32* qlab = queue_labels(qout, qc);
-            for (u32 i = threadIdx.x; i < nout; i += blockDim.x) {
-                uint2 it = i < ns ? bq.items[i] : nxt->items[KEEP_LOW + (i - ns)];
-                u32 lab = i < ns ? s_blab[i] : nxt->ilab[KEEP_LOW + (i - ns)];
-                if (base + i < qc) {
-                    qout[base + i] = it;
-                    qlab[base + i] = lab;
-                } else {
-                    atomicExch(overflow, 1u);
-                }
+        u32 base = sh.bq.base;
+        u32* qlab = queue_labels(qout, qc);
+        for (u32 i = threadIdx.x; i < nout; i += blockDim.x) {
+            uint2 it = i < ns ? sh.bq.items[i] : nxt->items[KEEP_LOW + (i - ns)];
+            u32 lab = i < ns ? sh.blab[i] : nxt->ilab[KEEP_LOW + (i - ns)];
+            if (base + i < qc) {
+                qout[base + i] = it;
+                qlab[base + i] = lab;
+            } else {
+                atomicExch(overflow, 1u);
             }
-            // The release below must cover the copies of the whole block.
-            __syncthreads();
         }
-        if (shedn > 0) {
-            // The next step expands the first KEEP_LOW vertices' edges.
-            kn = KEEP_LOW;
-            kedges = nxt->pos[KEEP_LOW];
-        }
-        // The release costs about 0.2 us a step on an H100, but without it
-        // nothing orders this block's claims before the next step's.
-        barrier_arrive(out, 1ull | (kn > 0 ? ARRIVE_KEPT : 0ull));
-        d++;
-        u64 v = barrier_wait(out, &s_word);
-        count = (u32)(v >> 32);
-        kept = ((v >> 16) & ARRIVE_MASK) != 0;
+        // The barrier's release must cover the copies of the whole block.
+        __syncthreads();
     }
-    // Levels: the largest label claimed anywhere, + 1, unless some label
-    // was lowered (the largest claimed may then be gone): one more barrier
-    // makes the grid's relabel count known to every block, and if it is
-    // not 0 the blocks take the largest level in the level array.
+    if (shedn > 0) {
+        b.kn = KEEP_LOW;
+        b.kedges = nxt->pos[KEEP_LOW];
+    }
+}
+
+// mega_levels returns the number of levels: the largest label claimed
+// anywhere, + 1, unless some label was lowered (the largest claimed may
+// then be gone): one more barrier (on the barrier word of step d + 1) makes
+// the grid's relabel count known to every block, and if it is not 0 the
+// blocks take the largest level in the level array.
+__device__ __forceinline__ u32 mega_levels(MegaShared& sh, const Tally& tally, u32* ctl, u64* words, u32 d,
+                                           const int* level, u64 n) {
+    u32 lane = threadIdx.x & 31u;
     u32 m = __reduce_max_sync(FULL_MASK, tally.maxlab);
     u32 r = __reduce_add_sync(FULL_MASK, tally.relabels);
     if (lane == 0) {
-        atomicMax(&s_maxlab, m);
-        if (r > 0) atomicAdd(&s_relabels, r);
+        atomicMax(&sh.maxlab, m);
+        if (r > 0) atomicAdd(&sh.relabels, r);
     }
     __syncthreads();
-    u64* relabels = (u64*)&ctl[CTL_RESULT + 6];
-    if (threadIdx.x == 0 && s_relabels > 0) atomicAdd((unsigned long long*)relabels, (unsigned long long)s_relabels);
+    u64* relabels = (u64*)&ctl[CTL_RESULT + RESULT_RELABELS];
+    if (threadIdx.x == 0 && sh.relabels > 0) atomicAdd((unsigned long long*)relabels, (unsigned long long)sh.relabels);
     __syncthreads();
     barrier_arrive(&words[((d + 1) % 3) * (CTL_LINE / 2)], 1ull);
-    barrier_wait(&words[((d + 1) % 3) * (CTL_LINE / 2)], &s_word);
+    barrier_wait(&words[((d + 1) % 3) * (CTL_LINE / 2)], &sh.word);
     if (__ldcg(relabels) > 0) {
         const u32* lv = (const u32*)level;
         u32 top = 0;
@@ -749,22 +725,86 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(const u32* __r
             if (l != UNREACHED) top = max(top, l);
         }
         top = __reduce_max_sync(FULL_MASK, top);
-        if (threadIdx.x == 0) s_maxlab = 0;
+        if (threadIdx.x == 0) sh.maxlab = 0;
         __syncthreads();
-        if (lane == 0) atomicMax(&s_maxlab, top);
+        if (lane == 0) atomicMax(&sh.maxlab, top);
         __syncthreads();
     }
-    if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT], s_maxlab + 1);
+    return sh.maxlab + 1;
+}
+
+// bfs_megakernel runs every level in one cooperative launch, in steps
+// between grid barriers. A step expands the block's kept edges and its
+// share of the global queue, then, for as long as the block kept every
+// candidate and at most `ahead` levels in all, its own next levels from its
+// keep queue; then the block publishes to the global queue and crosses the
+// grid barrier, which hands every block the next step's global count and
+// whether any block kept work. The launch ends when no work is left or
+// max_steps steps ran; the host reads the final changed flag once, after
+// the launch (the final-flag-only convergence plan), with the levels, the
+// steps run and the claims that lowered a label. The barrier word's arrival
+// field is 16 bits wide: a grid of more than ARRIVE_MASK blocks sets the
+// misuse result to MISUSE_GRID and does nothing.
+extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) {
+    if (gridDim.x > ARRIVE_MASK) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
+        return;
+    }
+    __shared__ MegaShared sh;
+    if (threadIdx.x == 0) {
+        sh.n[0] = sh.n[1] = 0;
+        sh.maxlab = sh.relabels = 0;
+        keep_reset(&sh.keep[0]);
+        keep_reset(&sh.keep[1]);
+        keep_reset(&sh.keep[2]);
+    }
+    __syncthreads();
+    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0};
+    // Warps are numbered across blocks first, so a small step spreads over
+    // every SM instead of filling the first blocks.
+    WarpPos pos = {threadIdx.x & 31u, (threadIdx.x >> 5) * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, 0};
+    u32 depth = ahead < 1 ? 1u : (ahead > 0xffffu ? 0xffffu : (u32)ahead);
+    u32 qc = (u32)qcap;
+    u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
+    u64* words = (u64*)&ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
+    u32 d = 0;                                // steps
+    u32 count = load_cg(&ctl[CTL_COUNT(0)]);  // the step's global items
+    bool kept = false;                        // some block kept work for the step
+    MegaBlock b = {0, 0, 0, false};
+    Tally tally = {0, 0};
+    while ((count > 0 || kept) && d < (u32)max_steps) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) words[((d + 2) % 3) * (CTL_LINE / 2)] = 0ull;
+        const uint2* qin = (d & 1) ? q1 : q0;
+        uint2* qout = (d & 1) ? q0 : q1;
+        u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
+        Sink<MEGA_BLOCK_QCAP, u64> s = {nullptr, &sh.bq, sh.blab, &sh.n[d & 1], qout, queue_labels(qout, qc), qc, out, overflow};
+        Frontier global = {qin, queue_labels((uint2*)qin, qc), 0u, count};
+        pos.step = d;
+        mega_level(g, sh, b, s, &global, pos, &tally);
+        // Run ahead on the block's own frontier (block-uniform: every
+        // thread read the same counters after the __syncthreads).
+        for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level(g, sh, b, s, nullptr, pos, &tally);
+        mega_publish(sh, b, d, out, qout, qc, overflow);
+        // The release costs about 0.2 us a step on an H100, but without it
+        // nothing orders this block's claims before the next step's.
+        barrier_arrive(out, 1ull | (b.kn > 0 ? ARRIVE_KEPT : 0ull));
+        d++;
+        u64 v = barrier_wait(out, &sh.word);
+        count = (u32)(v >> 32);
+        kept = ((v >> 16) & ARRIVE_MASK) != 0;
+    }
+    u32 levels = mega_levels(sh, tally, ctl, words, d, level, n);
+    if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], levels);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctl[CTL_RESULT + 1] = (count > 0 || kept) ? 1u : 0u;
-        ctl[CTL_RESULT + 4] = d;
+        ctl[CTL_RESULT + RESULT_CHANGED] = (count > 0 || kept) ? 1u : 0u;
+        ctl[CTL_RESULT + RESULT_BARRIERS] = d;
     }
 }
 
 // bfs_barrier_only crosses `levels` megakernel grid barriers and does
 // nothing else: the per-step floor of the megakernel's synchronisation,
 // measured next to it. ctl must be reset (bfs_init) before the launch.
-extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(u32* ctl, u64 levels) {
+extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(BFS_BARRIER_ONLY_PARAMS) {
     __shared__ u64 s_word;
     u64* words = (u64*)&ctl[CTL_MEGA(0)];
     for (u32 d = 0; d < (u32)levels; d++) {
@@ -777,7 +817,7 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(u32* ctl, u6
 
 // copy_u4 copies n16 16-byte words from src to dst (grid-stride): the
 // device's copy-bandwidth ceiling, measured in the same run as the BFS arms.
-extern "C" __global__ void copy_u4(const uint4* __restrict__ src, uint4* __restrict__ dst, u64 n16) {
+extern "C" __global__ void copy_u4(COPY_U4_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) dst[i] = __ldcs(&src[i]);
 }

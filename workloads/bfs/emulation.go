@@ -1,15 +1,9 @@
-package frontier
+package bfs
 
 import (
-	"bytes"
 	"fmt"
 	"math/rand/v2"
-	"regexp"
-	"testing"
 	"unsafe"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // item is a frontier-queue entry: an edge range [b, e).
@@ -26,13 +20,14 @@ type found struct{ nitems, b, e, lab uint32 }
 // concurrency: claims are atomicMin of the label, so every order must give
 // the BFS levels.
 type emuDevice struct {
-	g     *CSR
-	level []int32
-	q     [2][]item
-	qlab  [2][]uint32
-	ctl   []uint32
-	chunk uint32
-	qcap  uint32
+	offsets []uint32
+	targets []int32
+	level   []int32
+	q       [2][]item
+	qlab    [2][]uint32
+	ctl     []uint32
+	chunk   uint32
+	qcap    uint32
 	// Warps in the grid, warps per block and the block queue's capacity.
 	nwarps        uint32
 	warpsPerBlock uint32
@@ -52,15 +47,8 @@ type emuDevice struct {
 	globalSteps, shedSteps, relabels, maxlab uint32
 }
 
-// The kernel's keep queue reservation word: vertices above keepShift,
-// edges below.
-const (
-	keepShift = 20
-	keepEMask = 1<<keepShift - 1
-	// rotateMul is ROTATE_MUL: the multiplier of the step hash that
-	// rotates the megakernel's warps over the global queue.
-	rotateMul uint32 = 2654435761
-)
+// keepEMask selects the edges of a keep queue's reservation word.
+const keepEMask = 1<<keepShift - 1
 
 // emuKeepQueue mirrors KeepQueue.
 type emuKeepQueue struct {
@@ -87,25 +75,26 @@ type emuSink struct {
 	out  *uint32
 }
 
-// newEmu emulates a grid of nwarps warps, warpsPerBlock to a block, whose
-// block queues hold blockCap items, with the kernel's keep budget.
-func newEmu(g *CSR, chunk int, nwarps, warpsPerBlock, blockCap uint32, seed uint64) *emuDevice {
-	qcap, err := QueueCapacity(g, chunk)
-	if err != nil {
-		panic(err)
-	}
+// emuMemory is the device memory the kernels see: the CSR, the levels, the
+// two queues (qcap items, then qcap labels, each) and the control words.
+type emuMemory struct {
+	offsets []uint32
+	targets []int32
+	level   []int32
+	q       [2][]item
+	qlab    [2][]uint32
+	ctl     []uint32
+}
+
+// newEmuDevice emulates a grid of nwarps warps, warpsPerBlock to a block,
+// whose block queues hold blockCap items, with the kernel's keep budget,
+// over memory m with queues of qcap items.
+func newEmuDevice(m emuMemory, chunk, qcap, nwarps, warpsPerBlock, blockCap uint32, seed uint64) *emuDevice {
 	nblocks := (nwarps + warpsPerBlock - 1) / warpsPerBlock
-	d := &emuDevice{g: g, chunk: uint32(chunk), qcap: uint32(qcap), nwarps: nwarps,
-		q:     [2][]item{make([]item, qcap), make([]item, qcap)},
-		qlab:  [2][]uint32{make([]uint32, qcap), make([]uint32, qcap)},
-		ctl:   make([]uint32, CtlWords),
-		level: make([]int32, g.NumVertices()), rng: rand.New(rand.NewPCG(seed, 1)),
-		warpsPerBlock: warpsPerBlock, blockCap: blockCap,
-		blocks: make([]emuBlockQueue, nblocks)}
-	for i := range d.blocks {
-		d.blocks[i] = emuBlockQueue{items: make([]item, blockCap), labs: make([]uint32, blockCap)}
-	}
-	d.setKeep(64, 256, 16, 64)
+	d := &emuDevice{offsets: m.offsets, targets: m.targets, level: m.level, q: m.q, qlab: m.qlab, ctl: m.ctl,
+		chunk: chunk, qcap: qcap, nwarps: nwarps, rng: rand.New(rand.NewPCG(seed, 1)),
+		warpsPerBlock: warpsPerBlock, blockCap: blockCap, blocks: make([]emuBlockQueue, nblocks),
+		keepItems: keepItems, keepEdges: keepEdges, keepLow: keepLow, keepItemEdges: keepItemEdges}
 	return d
 }
 
@@ -124,13 +113,13 @@ func (d *emuDevice) setKeep(items, edges, low, itemEdges uint32) {
 }
 
 // init mirrors bfs_init.
-func (d *emuDevice) init(root int32) {
+func (d *emuDevice) init(root uint32) {
 	for i := range d.level {
 		d.level[i] = -1
 	}
 	d.level[root] = 0
 	clear(d.ctl)
-	b, e := d.g.Offsets[root], d.g.Offsets[root+1]
+	b, e := d.offsets[root], d.offsets[root+1]
 	n := (e - b + d.chunk - 1) / d.chunk
 	for i := uint32(0); i < n; i++ {
 		ib := b + i*d.chunk
@@ -150,7 +139,7 @@ func (d *emuDevice) claim(w, nl uint32) found {
 	}
 	d.level[w] = int32(nl)
 	d.maxlab = max(d.maxlab, nl)
-	b, e := d.g.Offsets[w], d.g.Offsets[w+1]
+	b, e := d.offsets[w], d.offsets[w+1]
 	return found{nitems: (e - b + d.chunk - 1) / d.chunk, b: b, e: e, lab: nl}
 }
 
@@ -191,7 +180,7 @@ func (d *emuDevice) push(s *emuSink, f *[32]found) {
 					s.qlab[gbase+slot-firstSpill] = f[l].lab
 				}
 			default:
-				d.ctl[CtlResultOverflow] = 1
+				d.ctl[CtlResult+ResultOverflow] = 1
 			}
 		}
 	}
@@ -201,6 +190,9 @@ func (d *emuDevice) push(s *emuSink, f *[32]found) {
 func (d *emuDevice) flush(qout []item, outCount *uint32) {
 	for _, b := range d.rng.Perm(len(d.blocks)) {
 		bq := &d.blocks[b]
+		if bq.n == 0 {
+			continue
+		}
 		n := min(bq.n, d.blockCap)
 		base := uint32(0)
 		if n > 0 {
@@ -211,7 +203,7 @@ func (d *emuDevice) flush(qout []item, outCount *uint32) {
 			if base+i < d.qcap {
 				qout[base+i] = bq.items[i]
 			} else {
-				d.ctl[CtlResultOverflow] = 1
+				d.ctl[CtlResult+ResultOverflow] = 1
 			}
 		}
 		bq.n = 0
@@ -253,7 +245,7 @@ func (d *emuDevice) keepOrPush(s *emuSink, f *[32]found) {
 				}
 				kq.items[slot], kq.ilab[slot], kq.pos[slot] = item{f[l].b, f[l].e}, f[l].lab, epos
 				for i := uint32(0); i < n; i++ {
-					kq.tgt[epos+i], kq.elab[epos+i] = uint32(d.g.Targets[f[l].b+i]), f[l].lab
+					kq.tgt[epos+i], kq.elab[epos+i] = uint32(d.targets[f[l].b+i]), f[l].lab
 				}
 				kq.done = max(kq.done, (slot+1)<<keepShift|(epos+n))
 				f[l].nitems = 0
@@ -289,7 +281,7 @@ func (d *emuDevice) expandItems(it [32]item, lab [32]uint32, s *emuSink) {
 			if e-excl[j] >= it[j].e-it[j].b {
 				panic(fmt.Sprintf("owner search: edge %d maps past item %d", e, j))
 			}
-			f[l] = d.claim(uint32(d.g.Targets[it[j].b+e-excl[j]]), lab[j]+1)
+			f[l] = d.claim(uint32(d.targets[it[j].b+e-excl[j]]), lab[j]+1)
 		}
 		d.keepOrPush(s, &f)
 	}
@@ -333,13 +325,21 @@ func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, q
 	nblocks := uint32(len(d.blocks))
 	k := min((count+d.nwarps-1)/d.nwarps, 32)
 	stride := d.nwarps * k
-	for _, p := range d.rng.Perm(int(d.nwarps)) {
-		block := uint32(p) / d.warpsPerBlock
-		gwarp := uint32(p)
-		s := &emuSink{bq: &d.blocks[block], qout: qout, out: outCount}
+	rot := uint32(0)
+	if mega {
+		rot = step * rotateMul % d.nwarps
+	}
+	// Only the warps numbered below ceil(count/k) find items; they run in
+	// a random order.
+	active := min((count+k-1)/k, d.nwarps)
+	for _, a := range d.rng.Perm(int(active)) {
+		gwarp := uint32(a)
+		// The warp's block: per-level warps are numbered block-major; the
+		// megakernel's across blocks first, then rotated.
+		block := gwarp / d.warpsPerBlock
+		s := &emuSink{bq: d.blockQueue(block), qout: qout, out: outCount}
 		if mega {
-			gwarp = uint32(p)%d.warpsPerBlock*nblocks + block
-			gwarp = (gwarp + step*rotateMul%d.nwarps) % d.nwarps
+			block = (gwarp + d.nwarps - rot) % d.nwarps % nblocks
 			s = sink(block)
 		}
 		for base := gwarp * k; base < count; base += stride {
@@ -357,6 +357,16 @@ func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, q
 			d.expandItems(it, lab, s)
 		}
 	}
+}
+
+// blockQueue returns block b's staging queue, allocating its items on first
+// use (most blocks of a large grid never stage anything on small levels).
+func (d *emuDevice) blockQueue(b uint32) *emuBlockQueue {
+	bq := &d.blocks[b]
+	if bq.items == nil {
+		bq.items, bq.labs = make([]item, d.blockCap), make([]uint32, d.blockCap)
+	}
+	return bq
 }
 
 // megakernel mirrors bfs_megakernel's steps: each block's kept edges and
@@ -395,7 +405,7 @@ func (d *emuDevice) megakernel(maxSteps, ahead uint32) (levels, changed, barrier
 		qout, qlab := d.q[(step+1)&1], d.qlab[(step+1)&1]
 		var pushed uint32
 		sink := func(b uint32) *emuSink {
-			return &emuSink{kq: &d.keep[b][(d.blockLevel[b]+1)%3], bq: &d.blocks[b], qout: qout, qlab: qlab, out: &pushed}
+			return &emuSink{kq: &d.keep[b][(d.blockLevel[b]+1)%3], bq: d.blockQueue(b), qout: qout, qlab: qlab, out: &pushed}
 		}
 		// level ends a block's level: the next keep queue's counters.
 		level := func(b uint32) {
@@ -462,7 +472,7 @@ func (d *emuDevice) megakernel(maxSteps, ahead uint32) (levels, changed, barrier
 					if base+i < d.qcap {
 						qout[base+i], qlab[base+i] = it, lab
 					} else {
-						d.ctl[CtlResultOverflow] = 1
+						d.ctl[CtlResult+ResultOverflow] = 1
 					}
 				}
 			}
@@ -502,7 +512,7 @@ func (d *emuDevice) megakernel(maxSteps, ahead uint32) (levels, changed, barrier
 			}
 		}
 	}
-	d.ctl[CtlResultLevels], d.ctl[CtlResultChanged], d.ctl[CtlResultBarriers] = levels, changed, step
+	d.ctl[CtlResult+ResultLevels], d.ctl[CtlResult+ResultChanged], d.ctl[CtlResult+ResultBarriers] = levels, changed, step
 	return levels, changed, step
 }
 
@@ -515,226 +525,8 @@ func (d *emuDevice) queueLevel(depth uint32) uint32 {
 	count := d.ctl[CtlCountWord(int(depth))]
 	d.ctl[CtlCountWord(int(depth+2))] = 0
 	if count > 0 {
-		d.ctl[CtlResultLevels] = depth + 1
+		d.ctl[CtlResult+ResultLevels] = depth + 1
 	}
 	d.expand(d.q[depth&1], nil, depth, count, d.q[(depth+1)&1], &d.ctl[CtlCountWord(int(depth+1))], nil, depth)
 	return d.ctl[CtlCountWord(int(depth+1))]
-}
-
-func emuGraphs(t *testing.T) []*CSR {
-	t.Helper()
-	var gs []*CSR
-	k, err := Kronecker(11, 16, 3)
-	require.NoError(t, err)
-	gr, err := Grid(23)
-	require.NoError(t, err)
-	rd, err := Road(20, 4)
-	require.NoError(t, err)
-	star, err := BuildUndirected("star", 3000, make([]int32, 2999), func() []int32 {
-		d := make([]int32, 2999)
-		for i := range d {
-			d[i] = int32(i + 1)
-		}
-		return d
-	}())
-	require.NoError(t, err)
-	return append(gs, k, gr, rd, star)
-}
-
-// TestKernelEmulation runs the kernels' queue logic (megakernel and per-level
-// arms, several grid shapes, chunk sizes, megakernel keep budgets and run-
-// ahead depths) and checks the levels against the reference BFS, the result
-// words and that no queue overflowed.
-func TestKernelEmulation(t *testing.T) {
-	// The kernel's keep budget, and a tiny one that makes blocks turn
-	// candidates away and shed on most levels.
-	budgets := [][4]uint32{{64, 256, 16, 64}, {4, 16, 1, 4}}
-	for _, g := range emuGraphs(t) {
-		roots, err := Roots(g, 3, 1)
-		require.NoError(t, err)
-		for _, chunk := range []int{1, 7, DefaultChunk} {
-			for _, shape := range [][3]uint32{{1, 1, 4}, {6, 2, 3}, {132 * 16, 16, 1024}, {792 * 8, 8, 1024}} {
-				nwarps, wpb, bcap := shape[0], shape[1], shape[2]
-				for _, root := range roots {
-					want, err := BFS(g, root)
-					require.NoError(t, err)
-					st := Stats(g, want)
-					for _, kb := range budgets {
-						for _, ahead := range []uint32{1, 3, 8} {
-							name := fmt.Sprintf("%s/chunk%d/warps%d/root%d/keep%v/ahead%d", g.Name, chunk, nwarps, root, kb, ahead)
-							d := newEmu(g, chunk, nwarps, wpb, bcap, uint64(root)+uint64(ahead))
-							d.setKeep(kb[0], kb[1], kb[2], kb[3])
-							d.init(root)
-							levels, changed, barriers := d.megakernel(uint32(g.NumVertices()), ahead)
-							require.Equal(t, want, d.level, name)
-							assert.EqualValues(t, st.Levels, levels, name)
-							assert.Zero(t, changed, name)
-							assert.LessOrEqual(t, barriers, levels, name)
-							if ahead == 1 {
-								// Level-synchronous: one barrier per level,
-								// and no label is ever lowered.
-								assert.Equal(t, levels, barriers, name)
-								assert.Zero(t, d.relabels, name)
-							}
-							assert.Zero(t, d.ctl[CtlResultOverflow], name)
-							assert.LessOrEqual(t, d.maxCount, d.qcap)
-						}
-					}
-
-					// Per-level launches, enqueued in batches of 4 without
-					// reading anything back in between (the device loop).
-					name := fmt.Sprintf("%s/chunk%d/warps%d/root%d/levels", g.Name, chunk, nwarps, root)
-					d := newEmu(g, chunk, nwarps, wpb, bcap, uint64(root))
-					d.init(root)
-					depth := uint32(0)
-					for {
-						var next uint32
-						for i := 0; i < 4; i++ {
-							next = d.queueLevel(depth)
-							depth++
-						}
-						if next == 0 {
-							break
-						}
-					}
-					require.Equal(t, want, d.level, name)
-					assert.EqualValues(t, st.Levels, d.ctl[CtlResultLevels], name)
-					assert.Zero(t, d.relabels, name)
-				}
-			}
-		}
-	}
-}
-
-// TestKernelEmulationKeep checks that the megakernel's keep queues carry a
-// high-diameter graph's levels: with the kernel's budget a grid of 200 x 200
-// from a corner needs the global queue on few steps, and running ahead 8
-// levels crosses far fewer grid barriers than levels, with some labels
-// lowered when blocks race ahead and the same levels in the end; with a
-// tiny budget blocks shed and the global queue carries most steps.
-func TestKernelEmulationKeep(t *testing.T) {
-	g, err := Grid(200)
-	require.NoError(t, err)
-	want, err := BFS(g, 0)
-	require.NoError(t, err)
-	st := Stats(g, want)
-	d := newEmu(g, DefaultChunk, 132*16, 16, 1024, 5)
-	d.init(0)
-	levels, _, barriers := d.megakernel(uint32(g.NumVertices()), 1)
-	require.Equal(t, want, d.level)
-	require.EqualValues(t, st.Levels, levels)
-	require.Equal(t, levels, barriers)
-	t.Logf("kernel budget, level-synchronous: %d levels, %d steps with global items, %d with a shed", levels, d.globalSteps, d.shedSteps)
-	assert.Less(t, d.globalSteps, levels/4, "most levels run from the blocks' keep queues alone")
-
-	d = newEmu(g, DefaultChunk, 132*16, 16, 1024, 5)
-	d.init(0)
-	levels, _, barriers = d.megakernel(uint32(g.NumVertices()), 8)
-	require.Equal(t, want, d.level)
-	require.EqualValues(t, st.Levels, levels)
-	t.Logf("kernel budget, 8 ahead: %d levels in %d steps, %d labels lowered", levels, barriers, d.relabels)
-	assert.Less(t, barriers, levels/3, "running ahead saves most grid barriers")
-
-	d = newEmu(g, DefaultChunk, 132*16, 16, 1024, 5)
-	d.setKeep(4, 16, 1, 4)
-	d.init(0)
-	levels, _, barriers = d.megakernel(uint32(g.NumVertices()), 1)
-	require.Equal(t, want, d.level)
-	require.EqualValues(t, st.Levels, levels)
-	t.Logf("tiny budget: %d levels, %d steps with global items, %d with a shed", levels, d.globalSteps, d.shedSteps)
-	assert.Greater(t, d.shedSteps, barriers/2, "a tiny budget sheds on most steps")
-	assert.Greater(t, d.globalSteps, barriers/2)
-}
-
-// TestKernelEmulationRelabel builds a case where running ahead must lower
-// labels: on a cycle whose one side starts a step late, the other side's
-// block races past the meeting point and its labels there are too large
-// until the late side lowers them.
-func TestKernelEmulationRelabel(t *testing.T) {
-	// A cycle of 64 vertices, and 6 leaves on vertex 63: its degree 8 is
-	// past the tiny keep budget's 4 edges per vertex, so 63 goes through
-	// the global queue and its side of the cycle starts a step late.
-	const n, leaves = 64, 6
-	var src, dst []int32
-	for i := int32(0); i < n; i++ {
-		src, dst = append(src, i), append(dst, (i+1)%n)
-	}
-	for i := int32(0); i < leaves; i++ {
-		src, dst = append(src, n-1), append(dst, n+i)
-	}
-	g, err := BuildUndirected("cycle", n+leaves, src, dst)
-	require.NoError(t, err)
-	want, err := BFS(g, 0)
-	require.NoError(t, err)
-	st := Stats(g, want)
-	relabels := uint32(0)
-	for seed := uint64(0); seed < 20; seed++ {
-		d := newEmu(g, DefaultChunk, 4, 1, 16, seed)
-		d.setKeep(4, 16, 1, 4)
-		d.init(0)
-		levels, changed, barriers := d.megakernel(n, 8)
-		require.Equal(t, want, d.level, "seed %d", seed)
-		assert.EqualValues(t, st.Levels, levels, "seed %d", seed)
-		assert.Zero(t, changed)
-		assert.Less(t, barriers, levels)
-		relabels += d.relabels
-	}
-	assert.Positive(t, relabels, "the late side lowered labels")
-}
-
-// TestKernelEmulationBudget checks the megakernel's step budget: stopping
-// early leaves the changed flag set.
-func TestKernelEmulationBudget(t *testing.T) {
-	g, err := Grid(8)
-	require.NoError(t, err)
-	d := newEmu(g, DefaultChunk, 4, 2, 16, 1)
-	d.init(0)
-	levels, changed, barriers := d.megakernel(5, 1)
-	// Five steps labelled levels 1..5.
-	assert.EqualValues(t, 6, levels)
-	assert.EqualValues(t, 5, barriers)
-	assert.EqualValues(t, 1, changed)
-}
-
-func TestEmbeddedPTX(t *testing.T) {
-	ptx := BFSKernelPTX()
-	require.NotEmpty(t, ptx)
-	assert.True(t, bytes.Contains(ptx, []byte(".target sm_80")))
-	for _, name := range BFSKernelNames() {
-		re := regexp.MustCompile(`\.visible \.entry ` + name + `\(([^)]*)\)`)
-		m := re.FindSubmatch(ptx)
-		require.NotNil(t, m, name)
-		// Every parameter is 8 bytes wide (.u64): the driver binding copies
-		// each kernel argument as 8 bytes.
-		params := regexp.MustCompile(`\.param \.(\w+)`).FindAllSubmatch(m[1], -1)
-		require.NotEmpty(t, params, name)
-		for _, p := range params {
-			assert.Equal(t, "u64", string(p[1]), name)
-		}
-	}
-	ptx[0] = 'X'
-	assert.NotEqual(t, ptx[0], BFSKernelPTX()[0], "callers get a copy")
-}
-
-func TestDeviceBytes(t *testing.T) {
-	g, err := Grid(4)
-	require.NoError(t, err)
-	qcap, err := QueueCapacity(g, 4)
-	require.NoError(t, err)
-	assert.EqualValues(t, 16+48/4+1, qcap)
-	need, err := DeviceBytes(g, 4)
-	require.NoError(t, err)
-	assert.EqualValues(t, g.Bytes()+4*16+2*12*qcap+4*CtlWords, need)
-	require.NoError(t, CheckDeviceBudget(g, 4, need))
-	var tl *TooLargeError
-	require.ErrorAs(t, CheckDeviceBudget(g, 4, need-1), &tl)
-	assert.Equal(t, "device bytes", tl.Field)
-	_, err = QueueCapacity(g, 0)
-	require.Error(t, err)
-	assert.True(t, LowDegree(g))
-	k, err := Kronecker(10, 16, 1)
-	require.NoError(t, err)
-	assert.False(t, LowDegree(k))
-	assert.Equal(t, 4, DefaultRunAhead(LowDegree(g)))
-	assert.Equal(t, 1, DefaultRunAhead(LowDegree(k)))
 }

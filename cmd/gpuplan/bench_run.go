@@ -1,0 +1,215 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/stats"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
+)
+
+// runBench parses "gpuplan bench frontier" and runs it.
+func runBench(e *env, args []string) error {
+	o, err := parseBenchArgs(e, args)
+	if err != nil {
+		return err
+	}
+	return benchFrontier(e, o)
+}
+
+// benchFrontier builds the graph, opens the executor, runs the benchmark
+// protocol (bfs.Bench) and writes the evidence and the summary.
+func benchFrontier(e *env, o *benchOptions) error {
+	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
+	root := o.sourceRoot
+	var err error
+	if root == "" {
+		if root, err = findModuleRoot("."); err != nil {
+			return err
+		}
+	}
+	fingerprint, err := evidence.SourceFingerprint(root)
+	if err != nil {
+		return err
+	}
+	x, err := o.open(o.device)
+	if err != nil {
+		return err
+	}
+	defer x.Close()
+	g, roots, err := o.graphAndRoots(logf)
+	if err != nil {
+		return err
+	}
+	bar := &progressBar{w: e.stderr, on: o.progress}
+	o.bench.Progress, o.bench.Log = bar.update, logf
+	res, err := bfs.Bench(x, g, roots, o.bench)
+	if err != nil {
+		return err
+	}
+	logPlans(logf, res)
+	prov := benchProvenance(x, fingerprint)
+	res.Summary.Device = fmt.Sprintf("%s, driver %s", res.Summary.Device, prov.DriverVersion)
+	if o.metrics != "" {
+		if err := e.writeMetrics(o.metrics, x.Telemetry()); err != nil {
+			return err
+		}
+	}
+	return writeBenchOutputs(e, o, res, prov, g)
+}
+
+// graphAndRoots builds the --graph and picks the roots.
+func (o *benchOptions) graphAndRoots(logf func(string, ...any)) (*frontier.CSR, []int32, error) {
+	t0 := time.Now()
+	g, err := o.spec.Build(o.seed, frontier.DefaultLimits())
+	if err != nil {
+		return nil, nil, err
+	}
+	g.Name = o.spec.Name()
+	logf("graph %s: %d vertices, %d edges (built in %s)", g.Name, g.NumVertices(), g.NumEdgeEntries()/2, time.Since(t0).Round(time.Millisecond))
+	if len(o.rootIDs) == 0 {
+		roots, err := frontier.Roots(g, o.roots, o.seed)
+		return g, roots, err
+	}
+	roots := make([]int32, 0, len(o.rootIDs))
+	for _, r := range o.rootIDs {
+		if err := frontier.CheckRoot(g, r); err != nil {
+			return nil, nil, err
+		}
+		roots = append(roots, int32(r))
+	}
+	return g, roots, nil
+}
+
+// benchProvenance is the provenance of every evidence row of the run.
+func benchProvenance(x *executor.Executor, fingerprint string) evidence.Provenance {
+	driver := executor.DriverVersion()
+	if b, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
+		if v := driverVersionFromProc(string(b)); v != "" {
+			driver = v
+		}
+	}
+	if driver == "" {
+		driver = "unknown"
+	}
+	dev := x.Device()
+	version, commit := buildVersion()
+	return evidence.Provenance{Version: version, Commit: commit, SourceFingerprint: fingerprint, DeviceName: dev.Name,
+		ComputeMajor: uint32(dev.Major), ComputeMinor: uint32(dev.Minor), DriverVersion: driver}
+}
+
+// logPlans prints the plans the session ran by and the session checks.
+func logPlans(logf func(string, ...any), res *bfs.BenchResult) {
+	p := res.Plans
+	logf("plans: memory %d of %d bytes (%d bps); queue %d items of %d bytes, %s in %d chunks of %d items; level grid %d x %d; megakernel grid %d x %d (%d blocks/SM by the model, %d by the driver); convergence %d steps, %s",
+		p.Memory.RequiredBytes, p.Memory.BudgetBytes, p.Memory.MemoryPressureBPS, p.Queue.Queue.QueueCapacity, p.Queue.Queue.QueueBytes,
+		p.Queue.Strategy, p.Queue.Chunks, p.Queue.ItemsPerChunk, p.LevelGrid.GridBlocks, p.LevelGrid.BlockThreads,
+		p.MegakernelGrid.GridBlocks, p.MegakernelGrid.BlockThreads, p.MegakernelGrid.ModelBlocksPerSM, p.MegakernelGrid.DriverBlocksPerSM,
+		p.Convergence.MaxDeviceIterations, p.Convergence.ReadbackPolicy)
+	for _, s := range res.Sessions {
+		pr, m := s.Check.Predicted, s.Check.Measured
+		logf("session %s, predicted/measured: graph upload %d/%d B, resident %d/%d B, run uploads %d/%d B, run allocations %d/%d B, output readbacks %d/%d (%d/%d B)",
+			s.Arm, pr.GraphUploadBytes, m.GraphUploadBytes, pr.ResidentBytes, m.ResidentBytes, pr.RunUploadBytes, m.RunUploadBytes,
+			pr.RunAllocationBytes, m.RunAllocationBytes, pr.OutputReadbacks, m.OutputReadbacks, pr.OutputReadbackBytes, m.OutputReadbackBytes)
+	}
+}
+
+// writeBenchOutputs writes the evidence CSV (with the summary and the plans
+// as comment lines), the Markdown summary, and the table or JSON.
+func writeBenchOutputs(e *env, o *benchOptions, res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CSR) error {
+	var table bytes.Buffer
+	writeSummaryTable(&table, &res.Summary, res)
+	if o.out != "" {
+		rows := evidenceRows(res, prov, g)
+		var buf bytes.Buffer
+		if err := evidence.WriteSamples(&buf, rows); err != nil {
+			return err
+		}
+		writeComments(&buf, table.String(), res)
+		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.out, err)
+		}
+		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(rows), o.out)
+	}
+	if o.summary != "" {
+		if err := os.WriteFile(o.summary, table.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.summary, err)
+		}
+	}
+	if o.json {
+		return writeJSON(e.stdout, res)
+	}
+	_, err := e.stdout.Write(table.Bytes())
+	return err
+}
+
+// evidenceRows turns the samples into evidence rows, after checking every
+// arm's checksums against the reference.
+func evidenceRows(res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CSR) []evidence.Sample {
+	w := evidence.Workload{Name: g.Name, Nodes: uint64(g.NumVertices()), Edges: uint64(g.NumEdgeEntries() / 2), Iterations: res.Summary.TotalLevels}
+	rows := make([]evidence.Sample, len(res.Samples))
+	now := time.Now().UTC()
+	for i, s := range res.Samples {
+		p := prov
+		p.Date = now
+		rows[i] = evidence.Sample{Provenance: p, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
+			Checksum: s.Checksum, TimedUploads: s.TimedUploads, TimedAllocations: s.TimedAllocations, TimedHostSyncs: s.TimedHostSyncs,
+			BytesMoved: s.BytesMoved}
+	}
+	return rows
+}
+
+// writeComments appends the summary table and the plans, as JSON, to an
+// evidence CSV as comment lines.
+func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
+	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
+		fmt.Fprintf(w, "# %s\n", line)
+	}
+	for _, p := range []struct {
+		name string
+		v    any
+	}{{"plans", res.Plans}, {"arm-plan", res.ArmPlan}, {"sessions", res.Sessions}} {
+		if b, err := json.Marshal(p.v); err == nil {
+			fmt.Fprintf(w, "# %s %s\n", p.name, b)
+		}
+	}
+}
+
+// writeSummaryTable writes the summary as a Markdown table, with the arm
+// plan against the fastest arm.
+func writeSummaryTable(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
+	fmt.Fprintf(w, "%s: %d vertices, %d edges, %d roots, %d levels in all, %d samples per arm, %s\n\n",
+		s.Workload, s.Nodes, s.Edges, len(s.Roots), s.TotalLevels, s.Samples, s.Device)
+	fmt.Fprintln(w, "| arm | median per root | per level | GTEPS (hmean) | speedup vs host-loop | modeled GB/s | of copy ceiling |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|")
+	for _, a := range s.Arms {
+		sp, frac := "-", "-"
+		if a.SpeedupVsHostLoop > 0 {
+			sp = fmt.Sprintf("%.2fx", a.SpeedupVsHostLoop)
+		}
+		if a.CeilingFraction > 0 {
+			frac = fmt.Sprintf("%.1f%%", 100*a.CeilingFraction)
+		}
+		fmt.Fprintf(w, "| %s | %s | %s | %.3f | %s | %.1f | %s |\n", a.Arm, stats.FormatNs(a.MedianRootNs), stats.FormatNs(a.LevelNs), a.GTEPS, sp, a.ModeledGBps, frac)
+	}
+	if s.CopyGBps > 0 {
+		fmt.Fprintf(w, "\ncopy ceiling (device-to-device, read + write): %.1f GB/s\n", s.CopyGBps)
+	}
+	if s.BarrierFloorNs > 0 {
+		fmt.Fprintf(w, "megakernel barrier floor (a level barrier with no work): %s per level\n", stats.FormatNs(s.BarrierFloorNs))
+	}
+	if res != nil && res.ArmPlan.Arm != "" {
+		fmt.Fprintf(w, "arm plan: %s (topology %s); fastest measured: %s\n", res.ArmPlan.Arm, res.ArmPlan.Decision.Topology, s.FastestArm)
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "\nnote: %s\n", n)
+	}
+}

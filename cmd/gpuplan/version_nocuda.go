@@ -1,0 +1,6 @@
+//go:build !cuda
+
+package main
+
+// buildHasCUDA reports whether this build runs on GPUs (-tags cuda).
+const buildHasCUDA = false

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Checks the GPU code on a machine with an NVIDIA GPU, from the repository
+# root, with the binaries `make gpu-test-bins` put in bin/:
+#
+#   gpu-check.sh tests      every GPU test binary, plain and with the Go race
+#                           detector; a missing GPU is a failure
+#   gpu-check.sh sanitize   compute-sanitizer memcheck, racecheck and
+#                           synccheck over every BFS kernel, through short
+#                           benchmark runs of every arm on three graphs
+#   gpu-check.sh all        both
+#
+# It prints one PASS or FAIL line per check, then a summary, and exits 1 if
+# anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export GPUPLAN_REQUIRE_GPU=1
+mode=${1:-all}
+results=()
+fail=0
+start=$SECONDS
+record() { # name status: printed at once, and again in the summary
+  local line
+  line=$(printf '%-50s %s (%ds)' "$1" "$2" $((SECONDS - start)))
+  echo "$line"
+  results+=("$line")
+  start=$SECONDS
+  [ "$2" = PASS ] || fail=1
+}
+
+run_tests() {
+  for t in bin/*.test; do
+    [ -x "$t" ] || continue
+    name=$(basename "$t")
+    if "$t" -test.run GPU -test.count 1 >"/tmp/gpu-check-$name.log" 2>&1; then
+      record "go test $name" PASS
+    else
+      record "go test $name" FAIL
+      tail -n 40 "/tmp/gpu-check-$name.log"
+    fi
+  done
+}
+
+run_sanitizers() {
+  local sanitizer
+  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  for tool in memcheck racecheck synccheck; do
+    for graph in grid:64 kron:10 road:48; do
+      log="/tmp/gpu-check-$tool-${graph/:/-}.log"
+      if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
+        --roots 2 --samples 1 --copy-mib 1 --barrier-levels 8 --arms host-loop,device-loop,megakernel,host-loop-scan >"$log" 2>&1 &&
+        grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
+        record "compute-sanitizer $tool $graph" PASS
+      else
+        record "compute-sanitizer $tool $graph" FAIL
+        grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
+      fi
+    done
+  done
+}
+
+case "$mode" in
+  tests) run_tests ;;
+  sanitize) run_sanitizers ;;
+  all) run_tests; run_sanitizers ;;
+  *) echo "usage: gpu-check.sh tests|sanitize|all" >&2; exit 2 ;;
+esac
+echo "== summary"
+printf '%s\n' "${results[@]}"
+exit $fail

@@ -1,0 +1,53 @@
+package bfs
+
+import (
+	"os"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestABIHeaderIsGenerated checks that the committed C header is what the Go
+// ABI generates, so the kernels and the host share every number.
+func TestABIHeaderIsGenerated(t *testing.T) {
+	want, err := ABI.Header()
+	require.NoError(t, err)
+	got, err := os.ReadFile("kernels/bfs_abi.h")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "kernels/bfs_abi.h is stale: run go generate ./workloads/bfs, then make ptx")
+}
+
+// TestABIMatchesPTX checks every PTX entry's parameter list against the Go
+// ABI.
+func TestABIMatchesPTX(t *testing.T) {
+	require.NoError(t, ABI.CheckPTX(KernelPTX()))
+	assert.Equal(t, []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelMegakernel, KernelBarrierOnly, KernelCopy}, KernelNames())
+}
+
+// TestABIArgsRoundTrip fills each kernel's parameters on the host side and
+// decodes what the launch passes on the emulation side.
+func TestABIArgsRoundTrip(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 1)
+	b, err := x.Alloc(64)
+	require.NoError(t, err)
+	ptr, err := x.DevicePtr(b)
+	require.NoError(t, err)
+	args := kernelabi.MustArgs(MegakernelParams[executor.Buffer]{Offsets: b, Targets: b, Level: b, Q0: b, Q1: b, Ctl: b,
+		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4})
+	require.Len(t, args, 12)
+	var got MegakernelParams[executor.DevPtr]
+	vals := make([]uint64, 12)
+	for i := range vals[:6] {
+		vals[i] = uint64(ptr)
+	}
+	copy(vals[6:], []uint64{7, 256, 9, 1, 11, 4})
+	require.NoError(t, kernelabi.Decode(vals, &got))
+	assert.Equal(t, MegakernelParams[executor.DevPtr]{Offsets: ptr, Targets: ptr, Level: ptr, Q0: ptr, Q1: ptr, Ctl: ptr,
+		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4}, got)
+	split, err := kernelabi.SplitArgs(QueueLevelParams[executor.Buffer]{})
+	require.NoError(t, err)
+	assert.Len(t, split, 10, "the split dispatch appends the phase range")
+}

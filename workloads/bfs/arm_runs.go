@@ -1,0 +1,162 @@
+package bfs
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/kernelabi"
+)
+
+// Positions of the per-level kernel's depth and phase parameters, which
+// the host loop rewrites between launches.
+var (
+	levelDepthArg = mustIndex(QueueLevelParams[executor.Buffer]{}, "DepthBase")
+	levelBeginArg = mustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseBegin")
+	levelEndArg   = mustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseEnd")
+)
+
+func mustIndex(v any, field string) int {
+	i, err := kernelabi.Index(v, field)
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
+
+// runHostLoop is the host-driven wave loop as a user writes it by hand:
+// per level, a launch sized from the count just read (one item per warp, up
+// to the queue plan's drain chunk), a 4-byte readback of the next count, a
+// sync, and a test of the count on the host. The whole loop runs on the
+// driver thread in one hand-off (executor.RunHostLoop).
+func (s *Session) runHostLoop(r *Run) (control, error) {
+	args := kernelabi.MustArgs(s.levelParams(0))
+	wpb := uint64(s.cfg.LevelThreads / 32)
+	maxLevels := uint64(s.plans.Convergence.MaxDeviceIterations)
+	var reads uint64
+	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
+		vals, err := l.Resolve(args)
+		if err != nil {
+			return err
+		}
+		read := func(depth uint64) (uint32, error) {
+			reads++
+			err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(int(depth%3))), s.word[:4])
+			return binary.LittleEndian.Uint32(s.word), err
+		}
+		count, err := read(0)
+		for d := uint64(0); err == nil && count > 0; d++ {
+			if d >= maxLevels {
+				return notConverged(r.Arm, r.Root, d)
+			}
+			vals[levelDepthArg], vals[levelBeginArg], vals[levelEndArg] = d, 0, 1
+			cfg := executor.Linear(levelBlocks(uint64(count), wpb, s.plans.Queue), uint32(s.cfg.LevelThreads))
+			if err = l.Launch(s.k.level, cfg, vals); err == nil {
+				count, err = read(d + 1)
+			}
+		}
+		return err
+	})
+	r.DeviceNs = t.DeviceNs
+	// RunHostLoop counts each read and its final wait as syncs.
+	return control{syncs: reads + 1}, err
+}
+
+// runDeviceLoop enqueues CheckEvery levels back to back on one stream (the
+// executor's split dispatch: one launch per level, no host sync between),
+// then reads the count after the batch. Levels past the end of the BFS see
+// an empty queue and return at once.
+func (s *Session) runDeviceLoop(r *Run) (control, error) {
+	k := uint64(s.cfg.CheckEvery)
+	var c control
+	for base := uint64(0); ; base += k {
+		if base >= uint64(s.plans.Convergence.MaxDeviceIterations) {
+			return c, notConverged(r.Arm, r.Root, base)
+		}
+		args, err := kernelabi.SplitArgs(s.levelParams(base))
+		if err != nil {
+			return c, err
+		}
+		cfg := s.plans.LevelGrid.Config()
+		cfg.Cooperative = false
+		res, err := s.x.DispatchWithGridSyncSplit(s.k.level, cfg, k, true, args...)
+		if err != nil {
+			return c, err
+		}
+		r.DeviceNs += res.Timing.DeviceNs
+		count, err := s.readWord(CtlCountWord(int(base + k)))
+		c.syncs += 2
+		if err != nil || count == 0 {
+			return c, err
+		}
+	}
+}
+
+// runMegakernel runs every level in one cooperative launch over the
+// co-resident grid; the host reads the final changed flag once
+// (FinalFlagOnly), with the overflow flag next to it. Run-ahead can push a
+// vertex more than once in one step (each time its label is lowered), so
+// the queues' capacity, which bounds a level-synchronous level, could in
+// principle overflow: the traversal then runs again with one barrier per
+// level (r.Reruns).
+func (s *Session) runMegakernel(r *Run) (control, error) {
+	c, overflow, err := s.launchMegakernel(r, uint64(s.cfg.MegakernelAhead))
+	if err != nil || overflow == 0 || s.cfg.MegakernelAhead == 1 {
+		return c, err
+	}
+	if err := s.reset(r.Root); err != nil {
+		return c, err
+	}
+	r.Reruns = 1
+	more, _, err := s.launchMegakernel(r, 1)
+	// The reset is one more dispatch with its own sync.
+	return control{syncs: c.syncs + more.syncs + 1}, err
+}
+
+// launchMegakernel launches the megakernel with run-ahead depth ahead and
+// returns the overflow flag.
+func (s *Session) launchMegakernel(r *Run, ahead uint64) (control, uint32, error) {
+	t, err := s.x.Launch(s.k.mega, s.plans.MegakernelGrid.Config(), kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
+		Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1, Ctl: s.buf.ctl,
+		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
+		MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations), Ahead: ahead})...)
+	if err != nil {
+		return control{}, 0, err
+	}
+	r.DeviceNs += t.DeviceNs
+	w := s.word[:8]
+	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*(CtlResult+ResultChanged), w); err != nil {
+		return control{syncs: 1}, 0, err
+	}
+	changed, overflow := binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4:])
+	if changed != 0 {
+		return control{syncs: 2}, overflow, fmt.Errorf("BFS megakernel from root %d did not converge within %d steps. Fix: raise the convergence plan's iteration budget", r.Root, s.plans.Convergence.MaxDeviceIterations)
+	}
+	return control{syncs: 2}, overflow, nil
+}
+
+// runScanLoop is the plain scan wave: one launch per level over every
+// vertex, with a 4-byte readback of the level's changed flag
+// (Executor.LaunchRead).
+func (s *Session) runScanLoop(r *Run) (control, error) {
+	n := uint64(s.g.NumVertices())
+	blocks := uint32(max(1, min((n+255)/256, uint64(s.plans.LevelGrid.GridBlocks))))
+	var c control
+	for d := uint64(0); ; d++ {
+		if d >= uint64(s.plans.Convergence.MaxDeviceIterations) {
+			return c, notConverged(r.Arm, r.Root, d)
+		}
+		args := kernelabi.MustArgs(ScanParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets,
+			Level: s.buf.level, Ctl: s.buf.ctl, N: n, Depth: d})
+		t, err := s.x.LaunchRead(s.k.scan, executor.Linear(blocks, 256), s.buf.ctl, 4*uint64(CtlScanChangedWord(int(d))), s.word[:4], args...)
+		if err != nil {
+			return c, err
+		}
+		r.DeviceNs += t.DeviceNs
+		c.syncs += 2
+		if binary.LittleEndian.Uint32(s.word) == 0 {
+			r.Levels = int(d + 1)
+			return c, nil
+		}
+	}
+}

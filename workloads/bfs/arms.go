@@ -1,0 +1,203 @@
+package bfs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"time"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/kernelabi"
+)
+
+// Arm names one way of driving the BFS levels from the host.
+type Arm string
+
+// The BFS execution arms. All of them produce identical levels.
+const (
+	// ArmHostLoop launches one frontier-queue level at a time, reads the
+	// 4-byte next-frontier count back and synchronises: what a user writes
+	// by hand with the driver API (executor.RunHostLoop: the whole loop on
+	// the driver thread, no event or allocation per level).
+	ArmHostLoop Arm = "host-loop"
+	// ArmDeviceLoop enqueues Config.CheckEvery levels back to back on one
+	// stream without any host sync and reads the count once per batch.
+	ArmDeviceLoop Arm = "device-loop"
+	// ArmMegakernel runs every level in one cooperative launch with grid
+	// barriers and reads the final changed flag once.
+	ArmMegakernel Arm = "megakernel"
+	// ArmHostLoopScan is the host loop over the plain scan wave (one thread
+	// per vertex, every vertex visited every level).
+	ArmHostLoopScan Arm = "host-loop-scan"
+)
+
+// Arms lists every arm in a fixed order.
+func Arms() []Arm { return []Arm{ArmHostLoop, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan} }
+
+// ParseArm returns the arm named s.
+func ParseArm(s string) (Arm, error) {
+	for _, a := range Arms() {
+		if string(a) == s {
+			return a, nil
+		}
+	}
+	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, device-loop, megakernel or host-loop-scan", s)
+}
+
+// Run is the measurement of one BFS from one root with one arm.
+type Run struct {
+	Arm  Arm   `json:"arm"`
+	Root int32 `json:"root"`
+	// Levels is the number of levels (the largest level + 1), as the
+	// device counted them.
+	Levels int `json:"levels"`
+	// Barriers is the megakernel's grid barriers (its steps; fewer than
+	// Levels when its blocks run ahead); 0 for the other arms.
+	Barriers int `json:"barriers,omitempty"`
+	// Relabels is the megakernel's claims that lowered a label a block
+	// running ahead had set (0 when level-synchronous).
+	Relabels uint64 `json:"relabels,omitempty"`
+	// Reruns is 1 when the megakernel's run-ahead overflowed a frontier
+	// queue and the traversal ran again level-synchronously (its time
+	// includes both).
+	Reruns int `json:"reruns,omitempty"`
+	// WallNs is the host wall-clock time of the traversal (the per-root
+	// reset and the final check of the result words are outside it);
+	// DeviceNs sums the device time of its dispatches.
+	WallNs   uint64 `json:"wall_ns"`
+	DeviceNs uint64 `json:"device_ns"`
+	// Launches is the number of kernel launches of the traversal.
+	Launches uint64 `json:"launches"`
+	// Pollution inside the timed region: input uploads, allocations, and
+	// host syncs beyond the arm's own control flow.
+	TimedUploads     uint64 `json:"timed_uploads"`
+	TimedAllocations uint64 `json:"timed_allocations"`
+	TimedHostSyncs   uint64 `json:"timed_host_syncs"`
+	// Syncs, Readbacks and ReadbackBytes are the host syncs, the readback
+	// operations and the bytes read back by the whole run: its reset, its convergence checks and the read of its
+	// result words. They are the run's control flow; its output (the
+	// levels) is read separately.
+	Syncs         uint64 `json:"syncs"`
+	Readbacks     uint64 `json:"readbacks"`
+	ReadbackBytes uint64 `json:"readback_bytes"`
+}
+
+// control is what an arm's traversal expects of itself: the host syncs its
+// own control flow takes.
+type control struct{ syncs uint64 }
+
+// Run resets the BFS state for root, then runs and times one traversal with
+// arm, then reads and checks the result words. The levels stay on the
+// device: Levels downloads them.
+func (s *Session) Run(arm Arm, root int32) (Run, error) {
+	if _, err := ParseArm(string(arm)); err != nil {
+		return Run{}, err
+	}
+	if err := frontier.CheckRoot(s.g, int64(root)); err != nil {
+		return Run{}, err
+	}
+	start := s.x.Telemetry()
+	if err := s.reset(root); err != nil {
+		return Run{}, err
+	}
+	r := Run{Arm: arm, Root: root}
+	before := s.x.Telemetry()
+	t0 := time.Now()
+	c, err := s.traverse(&r)
+	r.WallNs = uint64(time.Since(t0))
+	timed := s.x.Telemetry().Sub(before)
+	if err != nil {
+		return r, err
+	}
+	r.Launches = timed.KernelLaunches
+	r.TimedUploads = timed.HostUploadOperations
+	if timed.ResidentAllocationBytesRequested+timed.TransientAllocationBytesRequested > 0 {
+		r.TimedAllocations = 1
+	}
+	r.TimedHostSyncs = timed.SyncPoints - min(timed.SyncPoints, c.syncs)
+	err = s.checkControl(&r)
+	all := s.x.Telemetry().Sub(start)
+	r.Syncs, r.Readbacks, r.ReadbackBytes = all.SyncPoints, all.DeviceReadbackOperations, all.DeviceToHostBytes
+	return r, err
+}
+
+// traverse runs the arm's traversal.
+func (s *Session) traverse(r *Run) (control, error) {
+	switch r.Arm {
+	case ArmHostLoop:
+		return s.runHostLoop(r)
+	case ArmDeviceLoop:
+		return s.runDeviceLoop(r)
+	case ArmMegakernel:
+		return s.runMegakernel(r)
+	default:
+		return s.runScanLoop(r)
+	}
+}
+
+// reset runs KernelInit for root (outside any timed region).
+func (s *Session) reset(root int32) error {
+	n := uint64(s.g.NumVertices())
+	blocks := uint32(min((n+255)/256, uint64(s.x.Device().SMCount)*8))
+	_, err := s.x.Launch(s.k.init, executor.Linear(max(blocks, 1), 256), kernelabi.MustArgs(InitParams[executor.Buffer]{
+		Offsets: s.buf.offsets, Level: s.buf.level, Q0: s.buf.q0, Ctl: s.buf.ctl,
+		N: n, Root: uint64(root), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap()})...)
+	return err
+}
+
+// readWord reads one 4-byte control word (a readback and a sync).
+func (s *Session) readWord(word int) (uint32, error) {
+	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*uint64(word), s.word[:4]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint32(s.word), nil
+}
+
+// checkControl reads the result words after a run: the device's level
+// count (and the megakernel's barriers and relabels), and the overflow and
+// misuse flags that must stay 0.
+func (s *Session) checkControl(r *Run) error {
+	w := s.word[:4*ResultWords]
+	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*CtlResult, w); err != nil {
+		return err
+	}
+	at := func(i int) uint32 { return binary.LittleEndian.Uint32(w[4*i:]) }
+	if r.Arm != ArmHostLoopScan {
+		r.Levels = int(at(ResultLevels))
+	}
+	if r.Arm == ArmMegakernel {
+		r.Barriers = int(at(ResultBarriers))
+		r.Relabels = binary.LittleEndian.Uint64(w[4*ResultRelabels:])
+	}
+	if at(ResultOverflow) != 0 {
+		return fmt.Errorf("BFS %s from root %d: a frontier queue overflowed its %d items. Fix: this is a sizing bug in the queue plan; report it", r.Arm, r.Root, s.qcap())
+	}
+	switch at(ResultMisuse) {
+	case 0:
+		return nil
+	case MisuseGrid:
+		return fmt.Errorf("BFS %s from root %d: the megakernel was launched with more than %d blocks and did nothing. Fix: launch it through a Session, which caps its grid", r.Arm, r.Root, MaxMegakernelBlocks)
+	default:
+		return fmt.Errorf("BFS %s from root %d: a per-level launch was given several phases. Fix: launch %s with one phase per launch", r.Arm, r.Root, KernelQueueLevel)
+	}
+}
+
+// levelParams are the per-level kernel's parameters for levels counted
+// from depthBase.
+func (s *Session) levelParams(depthBase uint64) QueueLevelParams[executor.Buffer] {
+	return QueueLevelParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level,
+		Q0: s.buf.q0, Q1: s.buf.q1, Ctl: s.buf.ctl, Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(),
+		LowDegree: b2u(s.lowDeg), DepthBase: depthBase, PhaseBegin: 0, PhaseEnd: 1}
+}
+
+func b2u(b bool) uint64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// notConverged is the error of an arm that ran out of its level budget.
+func notConverged(arm Arm, root int32, levels uint64) error {
+	return fmt.Errorf("BFS %s from root %d ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", arm, root, levels)
+}

@@ -1,0 +1,184 @@
+package bfs
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/megakernel"
+	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/planners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// newFakeExecutor opens an executor over the emulated BFS kernels on an
+// H100 profile with mem bytes of device memory.
+func newFakeExecutor(t testing.TB, mem int64, seed uint64) (*executor.Executor, *executor.Fake) {
+	t.Helper()
+	dev, err := occupancy.Lookup("h100")
+	require.NoError(t, err)
+	dev.TotalMemoryBytes = mem
+	f := NewFake(dev, seed)
+	x, err := executor.New(f, executor.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = x.Close() })
+	return x, f
+}
+
+// star returns a star of n vertices: its hub splits into many queue items.
+func star(t testing.TB, n int) *frontier.CSR {
+	src, dst := make([]int32, n-1), make([]int32, n-1)
+	for i := range dst {
+		dst[i] = int32(i + 1)
+	}
+	g, err := frontier.BuildUndirected("star", n, src, dst)
+	require.NoError(t, err)
+	return g
+}
+
+// checkArms runs every arm from several roots of each graph under each
+// config and checks that the levels equal the CPU reference, that the
+// device counted the reference's levels, that nothing polluted the timed
+// region and that the megakernel's barriers and relabels are consistent.
+func checkArms(t *testing.T, x *executor.Executor, graphs []*frontier.CSR, configs []Config) {
+	for _, g := range graphs {
+		for _, cfg := range configs {
+			s, err := NewSession(x, g, cfg)
+			require.NoError(t, err, g.Name)
+			roots, err := frontier.Roots(g, 3, 1)
+			require.NoError(t, err)
+			for _, root := range roots {
+				want, err := frontier.BFS(g, root)
+				require.NoError(t, err)
+				st := frontier.Stats(g, want)
+				for _, arm := range Arms() {
+					name := fmt.Sprintf("%s/chunk%d/persm%d/ahead%d/root%d/%s", g.Name, cfg.Chunk, cfg.MegakernelBlocksPerSM, cfg.MegakernelAhead, root, arm)
+					// The first run of an executor may allocate pinned
+					// staging memory; the measured run is the second.
+					_, err := s.Run(arm, root)
+					require.NoError(t, err, name)
+					r, err := s.Run(arm, root)
+					require.NoError(t, err, name)
+					got, err := s.Levels()
+					require.NoError(t, err, name)
+					require.Equal(t, want, got, name)
+					assert.Equal(t, st.Levels, r.Levels, name)
+					assert.Zero(t, r.TimedUploads+r.TimedAllocations+r.TimedHostSyncs, name)
+					assert.Zero(t, r.Reruns, name)
+					if arm == ArmMegakernel {
+						assert.LessOrEqual(t, r.Barriers, r.Levels, name)
+						if s.Config().MegakernelAhead == 1 {
+							assert.Equal(t, r.Levels, r.Barriers, name)
+							assert.Zero(t, r.Relabels, name)
+						}
+					}
+				}
+			}
+			_, err = s.Run(ArmMegakernel, int32(g.NumVertices()))
+			var re *frontier.RootError
+			require.ErrorAs(t, err, &re)
+			require.NoError(t, s.Close())
+		}
+	}
+}
+
+// checkOverflowAndRefusals drives the megakernel's rerun path and the
+// session's refusals: a queue that overflows under run-ahead is run again
+// level-synchronously, and with a capacity too small for that too the
+// overflow is reported (the buffers hold exactly the cut capacity, which
+// the kernels never write past).
+func checkOverflowAndRefusals(t *testing.T, x *executor.Executor, bigGrid *frontier.CSR) {
+	s, err := NewSession(x, bigGrid, Config{MegakernelAhead: 8, queueCap: 8})
+	require.NoError(t, err)
+	r, err := s.Run(ArmMegakernel, 0)
+	require.ErrorContains(t, err, "overflowed")
+	assert.Equal(t, 1, r.Reruns)
+	assert.Zero(t, r.TimedHostSyncs, "the rerun's reset and launch are expected syncs")
+	require.NoError(t, s.Close())
+	_, err = NewSession(x, bigGrid, Config{MegakernelAhead: -1})
+	require.ErrorContains(t, err, "MegakernelAhead")
+	// A malformed graph is refused before anything is allocated.
+	_, err = NewSession(x, &frontier.CSR{Name: "bad", Offsets: []uint32{0, 1}, Targets: []int32{5}}, Config{})
+	var se *frontier.StructureError
+	require.ErrorAs(t, err, &se)
+	assert.Zero(t, x.ResidentBytes())
+}
+
+// TestArmsOnFake runs the whole session, every arm and config, over the
+// emulated kernels.
+func TestArmsOnFake(t *testing.T) {
+	x, _ := newFakeExecutor(t, 8<<30, 1)
+	kron, err := frontier.Kronecker(10, 16, 7)
+	require.NoError(t, err)
+	grid, err := frontier.Grid(30)
+	require.NoError(t, err)
+	road, err := frontier.Road(30, 3)
+	require.NoError(t, err)
+	// A grid whose levels pass a megakernel block's keep budget, so items
+	// spill to the global queue and come back.
+	bigGrid, err := frontier.Grid(120)
+	require.NoError(t, err)
+	configs := []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3, MegakernelAhead: 1},
+		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64}}
+	checkArms(t, x, []*frontier.CSR{kron, grid, road, star(t, 2000), bigGrid}, configs)
+	checkOverflowAndRefusals(t, x, bigGrid)
+}
+
+// checkSessionPlans runs a batch per arm from every root of g and checks
+// the resident session plan against the telemetry and the last root's
+// levels against the reference.
+func checkSessionPlans(t *testing.T, x *executor.Executor, g *frontier.CSR) {
+	s, err := NewSession(x, g, Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	assert.Equal(t, s.Plans().Memory.RequiredBytes, x.ResidentBytes(), "the session holds exactly its memory plan")
+	roots, err := frontier.Roots(g, 4, 3)
+	require.NoError(t, err)
+	want, err := frontier.BFS(g, roots[len(roots)-1])
+	require.NoError(t, err)
+	for _, arm := range Arms() {
+		res, err := s.Batch(arm, roots)
+		require.NoError(t, err, arm)
+		assert.Empty(t, res.Check.Mismatches(), arm)
+		assert.Equal(t, want, res.Levels, arm)
+		assert.Len(t, res.Runs, len(roots))
+		assert.EqualValues(t, 1, res.Check.Measured.OutputReadbacks, arm)
+		assert.EqualValues(t, 3*(len(roots)-1), res.Check.Plan.AvoidedDeviceAllocations, arm)
+	}
+}
+
+// checkOversizeRefused asks for a session over a graph larger than the
+// budget it may use, and one within it.
+func checkOversizeRefused(t *testing.T, x *executor.Executor) {
+	g, err := frontier.Grid(100)
+	require.NoError(t, err)
+	before := x.Telemetry()
+	// One frontier queue alone passes 100,000 bytes: the queue plan
+	// refuses; two of them and the graph pass 200,000: the memory plan does.
+	_, err = NewSession(x, g, Config{MaxResidentBytes: 100_000})
+	var qe *planners.WorkQueueError
+	require.ErrorAs(t, err, &qe)
+	_, err = NewSession(x, g, Config{MaxResidentBytes: 200_000})
+	assert.Zero(t, x.Telemetry().Sub(before).ResidentAllocationBytesRequested, "refused before any allocation")
+	var ob *megakernel.OverBudgetError
+	require.ErrorAs(t, err, &ob)
+	assert.Contains(t, err.Error(), "BFS over grid-100")
+	assert.EqualValues(t, 200_000, ob.BudgetBytes)
+	assert.Greater(t, ob.RequiredBytes, ob.BudgetBytes)
+	assert.Zero(t, x.ResidentBytes())
+	s, err := NewSession(x, g, Config{MaxResidentBytes: ob.RequiredBytes})
+	require.NoError(t, err, "exactly the planned bytes fit")
+	require.NoError(t, s.Close())
+}
+
+// TestSessionPlanOnFake checks the session plan and the memory refusal on
+// the emulated kernels.
+func TestSessionPlanOnFake(t *testing.T) {
+	x, _ := newFakeExecutor(t, 8<<30, 2)
+	g, err := frontier.Grid(40)
+	require.NoError(t, err)
+	checkSessionPlans(t, x, g)
+	checkOversizeRefused(t, x)
+}

@@ -1,0 +1,175 @@
+package bfs
+
+import (
+	"fmt"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/megakernel"
+	"github.com/gpuplan/gpuplan/planners"
+)
+
+// Plans are the plan values a Session consumes. Every decision a session
+// takes comes from one of them.
+type Plans struct {
+	// Memory is the resident memory plan: NewSession refuses a graph that
+	// does not fit before allocating anything, and allocates exactly
+	// Memory.RequiredBytes.
+	Memory megakernel.MemoryPlan `json:"memory"`
+	// Queue is the device work queue plan of each of the two frontier
+	// queues: its capacity and bytes size them, and its drain chunk caps
+	// the grid of a per-level launch.
+	Queue planners.DeviceWorkQueueBackpressurePlan `json:"queue"`
+	// LevelGrid and MegakernelGrid are the launch shapes from the occupancy
+	// model, cross-checked with the driver.
+	LevelGrid      executor.GridPlan `json:"level_grid"`
+	MegakernelGrid executor.GridPlan `json:"megakernel_grid"`
+	// Convergence is the device-side convergence plan: the megakernel reads
+	// its changed flag once, at the end, and its iteration budget bounds
+	// the levels of every arm.
+	Convergence megakernel.ConvergencePlan `json:"convergence"`
+}
+
+// MemoryRequest returns the memory request of a resident BFS of g: the CSR
+// (4-byte offsets and targets), two frontier queues of queueBytes each, the
+// control buffer and the offsets' end word as scratch, and the 4-byte level
+// of every vertex as output.
+func MemoryRequest(g *frontier.CSR, queueBytes, budget uint64) (megakernel.MemoryRequest, error) {
+	frontierBytes, err := checked.Mul(queueBytes, 2, "frontier queue bytes")
+	if err != nil {
+		return megakernel.MemoryRequest{}, err
+	}
+	n := uint64(g.NumVertices())
+	output, err := checked.Mul(n, 4, "level bytes")
+	if err != nil {
+		return megakernel.MemoryRequest{}, err
+	}
+	return megakernel.MemoryRequest{
+		Graph:         graphShape(g),
+		BytesPerNode:  4,
+		BytesPerEdge:  4,
+		FrontierBytes: frontierBytes,
+		ScratchBytes:  4*CtlWords + 4,
+		OutputBytes:   output,
+		BudgetBytes:   budget,
+	}, nil
+}
+
+// graphShape is g as the planners see it. A graph without edges still has a
+// 4-byte targets buffer, counted as one edge.
+func graphShape(g *frontier.CSR) megakernel.GraphShape {
+	return megakernel.GraphShape{NodeCount: uint64(g.NumVertices()), EdgeCount: uint64(max(1, g.NumEdgeEntries()))}
+}
+
+// PlanMemory plans the resident memory of a BFS over g with queues of
+// queueBytes each under budget. It fails with *megakernel.OverBudgetError,
+// wrapped with the graph's name, when the state does not fit.
+func PlanMemory(g *frontier.CSR, queueBytes, budget uint64) (megakernel.MemoryPlan, error) {
+	req, err := MemoryRequest(g, queueBytes, budget)
+	if err != nil {
+		return megakernel.MemoryPlan{}, err
+	}
+	// The session allocates exactly what the sparse topology plans: its
+	// scratch is not scaled.
+	plan, err := megakernel.PlanMemoryBudget(megakernel.SparseFrontier, req)
+	if err != nil {
+		return megakernel.MemoryPlan{}, fmt.Errorf("BFS over %s: %w", g.Name, err)
+	}
+	return plan, nil
+}
+
+// QueueProfile returns the work queue profile of one frontier queue of g:
+// capacity QueueBound items of QueueItemBytes, holding at launch the items
+// of the vertex of largest degree (the most a root can start with).
+func QueueProfile(g *frontier.CSR, chunk int, budget uint64) (planners.DeviceWorkQueueProfile, error) {
+	capacity, err := QueueBound(g, chunk)
+	if err != nil {
+		return planners.DeviceWorkQueueProfile{}, err
+	}
+	var maxDeg uint32
+	for v := range g.NumVertices() {
+		maxDeg = max(maxDeg, g.Offsets[v+1]-g.Offsets[v])
+	}
+	initial := (uint64(maxDeg) + uint64(chunk) - 1) / uint64(chunk)
+	return planners.DeviceWorkQueueProfile{InitialItems: max(initial, 1), QueueCapacity: capacity,
+		EntryBytes: QueueItemBytes, BudgetBytes: budget, HostSync: planners.WorkQueueFinalOnly}, nil
+}
+
+// PlanQueue plans a frontier queue and its drain: a per-level launch of the
+// level grid takes at most one item per warp at a time, so its drain chunk
+// is the grid's warps.
+func PlanQueue(g *frontier.CSR, chunk int, budget uint64, levelGrid executor.GridPlan) (planners.DeviceWorkQueueBackpressurePlan, error) {
+	p, err := QueueProfile(g, chunk, budget)
+	if err != nil {
+		return planners.DeviceWorkQueueBackpressurePlan{}, err
+	}
+	warps := uint64(levelGrid.GridBlocks) * uint64(levelGrid.BlockThreads/32)
+	return planners.PlanDeviceWorkQueueBackpressure(p, max(warps, 1))
+}
+
+// levelBlocks is the grid of a per-level launch for count items: one item
+// per warp, at most the queue plan's drain chunk.
+func levelBlocks(count uint64, warpsPerBlock uint64, q planners.DeviceWorkQueueBackpressurePlan) uint32 {
+	items := min(count, q.ItemsPerChunk)
+	return uint32(max(1, (items+warpsPerBlock-1)/warpsPerBlock))
+}
+
+// Profile is what one measured traversal says about a graph, the input of
+// the arm plan.
+type Profile struct {
+	// Levels and Reached are the traversal's levels and reached vertices,
+	// Vertices the graph's.
+	Levels, Reached, Vertices int
+	// LevelNs is the host loop's median cost of one level.
+	LevelNs float64
+	// LaunchOverheadNs is the cost of a launch and a 4-byte readback that
+	// do no work.
+	LaunchOverheadNs float64
+	// ReadbackBytes is the host loop's readback per level.
+	ReadbackBytes uint64
+}
+
+// ArmPlan is the execution arm the megakernel topology selection picks for
+// a graph from its measured profile.
+type ArmPlan struct {
+	Arm              Arm                         `json:"arm"`
+	Decision         megakernel.TopologyDecision `json:"decision"`
+	Sample           megakernel.ScheduleSample   `json:"sample"`
+	LaunchOverheadNs float64                     `json:"launch_overhead_ns"`
+	FusionPressure   float64                     `json:"fusion_pressure"`
+	Profile          Profile                     `json:"profile"`
+}
+
+// ArmForTopology maps an execution topology to the arm that runs it: a
+// fused wave or a warp-sparse frontier (small frontiers of a low-degree
+// graph, where each level is mostly launch overhead) runs as one persistent
+// cooperative launch, the megakernel; every other topology has levels large
+// enough to fill the device, and runs as the device loop.
+func ArmForTopology(t megakernel.Topology) Arm {
+	if t == megakernel.FusedWave || t == megakernel.WarpSparseFrontier {
+		return ArmMegakernel
+	}
+	return ArmDeviceLoop
+}
+
+// PlanArm selects the topology from a measured profile: the schedule sample
+// is one level (its cost, the mean frontier density reached/(levels x
+// vertices), its readback), the fusion pressure comes from the homotopy
+// scheduler, and memory pressure from the memory plan.
+func PlanArm(p Profile, graph megakernel.GraphShape, mem megakernel.MemoryPlan) (ArmPlan, error) {
+	if p.Levels < 1 || p.Vertices < 1 || p.Reached < 1 || p.Reached > p.Vertices {
+		return ArmPlan{}, fmt.Errorf("profile of %d levels reaching %d of %d vertices is not a traversal. Fix: profile from a root with edges", p.Levels, p.Reached, p.Vertices)
+	}
+	sample := megakernel.ScheduleSample{DispatchCostNS: p.LevelNs, ReadbackBytes: p.ReadbackBytes,
+		FrontierDensity: float64(p.Reached) / (float64(p.Levels) * float64(p.Vertices))}
+	fp, err := megakernel.ScheduleFusionPressure([]megakernel.ScheduleSample{sample}, p.LaunchOverheadNs,
+		megakernel.DerivedFusionSteps, megakernel.DerivedFusionDt)
+	if err != nil {
+		return ArmPlan{}, err
+	}
+	d := megakernel.SelectTopology(sample, graph, megakernel.MemoryBudget{RequiredBytes: mem.RequiredBytes, BudgetBytes: mem.BudgetBytes},
+		p.LaunchOverheadNs, fp[0])
+	return ArmPlan{Arm: ArmForTopology(d.Topology), Decision: d, Sample: sample, LaunchOverheadNs: p.LaunchOverheadNs,
+		FusionPressure: fp[0], Profile: p}, nil
+}

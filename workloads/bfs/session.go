@@ -1,0 +1,327 @@
+package bfs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/megakernel"
+	"github.com/gpuplan/gpuplan/planners"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCheckEvery is the device loop's levels per host check.
+	DefaultCheckEvery = 16
+	// DefaultLevelThreads is the block size of the per-level kernels.
+	DefaultLevelThreads = 256
+	// DefaultMegakernelBlocksPerSM is the megakernel's default blocks per
+	// SM: one block per SM, whose grid barrier is the cheapest.
+	DefaultMegakernelBlocksPerSM = 1
+)
+
+// DefaultMegakernelThreads returns the megakernel's default block size for
+// a graph: 512 threads for graphs of low degree (LowDegree: grids, road
+// networks), whose levels are small and bound by latency, and 1,024 for the
+// rest, whose levels are large.
+func DefaultMegakernelThreads(lowDegree bool) int {
+	if lowDegree {
+		return 512
+	}
+	return 1024
+}
+
+// Config tunes a Session; the zero value picks the defaults.
+type Config struct {
+	// Chunk is the most edges per frontier-queue item (0: DefaultChunk).
+	Chunk int `json:"chunk"`
+	// CheckEvery is the device loop's levels per host check (0:
+	// DefaultCheckEvery).
+	CheckEvery int `json:"check_every"`
+	// LevelThreads is the block size of the per-level kernels (0:
+	// DefaultLevelThreads).
+	LevelThreads int `json:"level_threads"`
+	// MegakernelThreads is the megakernel's block size (0:
+	// DefaultMegakernelThreads).
+	MegakernelThreads int `json:"megakernel_threads"`
+	// MegakernelBlocksPerSM caps the megakernel's co-resident blocks per SM
+	// (0: DefaultMegakernelBlocksPerSM); the occupancy model and the driver
+	// bound it from above.
+	MegakernelBlocksPerSM int `json:"megakernel_blocks_per_sm"`
+	// MegakernelAhead is the most levels a megakernel block expands from
+	// its own kept frontier between two grid barriers (0: DefaultRunAhead;
+	// 1: one barrier per level).
+	MegakernelAhead int `json:"megakernel_ahead"`
+	// MaxResidentBytes caps the memory budget the plans use (0: the
+	// executor's live resident budget, which is never exceeded).
+	MaxResidentBytes uint64 `json:"max_resident_bytes,omitempty"`
+	// queueCap, when not 0, replaces the queue capacity the plan derives
+	// from the graph, so that tests can drive the overflow paths.
+	queueCap uint64
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults(g *frontier.CSR) Config {
+	low := LowDegree(g)
+	fill := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	fill(&c.Chunk, DefaultChunk)
+	fill(&c.CheckEvery, DefaultCheckEvery)
+	fill(&c.LevelThreads, DefaultLevelThreads)
+	fill(&c.MegakernelThreads, DefaultMegakernelThreads(low))
+	fill(&c.MegakernelBlocksPerSM, DefaultMegakernelBlocksPerSM)
+	fill(&c.MegakernelAhead, DefaultRunAhead(low))
+	return c
+}
+
+// validate checks a Config after withDefaults.
+func (c Config) validate() error {
+	bad := func(field string, v int, fix string) error {
+		return fmt.Errorf("BFS config %s = %d: %s", field, v, fix)
+	}
+	switch {
+	case c.Chunk < 1:
+		return bad("Chunk", c.Chunk, "Fix: use a positive chunk, or 0 for the default")
+	case c.CheckEvery < 1:
+		return bad("CheckEvery", c.CheckEvery, "Fix: check at least every level, or pass 0 for the default")
+	case c.LevelThreads < 32 || c.LevelThreads > 1024 || c.LevelThreads%32 != 0:
+		return bad("LevelThreads", c.LevelThreads, "Fix: use a multiple of 32 from 32 to 1024")
+	case c.MegakernelThreads < 32 || c.MegakernelThreads > 1024 || c.MegakernelThreads%32 != 0:
+		return bad("MegakernelThreads", c.MegakernelThreads, "Fix: use a multiple of 32 from 32 to 1024")
+	case c.MegakernelBlocksPerSM < 1:
+		return bad("MegakernelBlocksPerSM", c.MegakernelBlocksPerSM, "Fix: use a positive cap, or 0 for the default")
+	case c.MegakernelAhead < 1 || c.MegakernelAhead > MaxRunAhead:
+		return bad("MegakernelAhead", c.MegakernelAhead, fmt.Sprintf("Fix: use 1 (one grid barrier per level) up to %d levels, or 0 for the default", MaxRunAhead))
+	}
+	return nil
+}
+
+// buffers are a session's resident device buffers.
+type buffers struct {
+	offsets, targets, level, q0, q1, ctl executor.Buffer
+}
+
+func (b *buffers) all() []*executor.Buffer {
+	return []*executor.Buffer{&b.offsets, &b.targets, &b.level, &b.q0, &b.q1, &b.ctl}
+}
+
+// kernels are a session's entry points.
+type kernels struct {
+	init, scan, level, mega, barrier, copy *executor.Kernel
+}
+
+// Session holds one graph resident on the device (uploaded once) and runs
+// BFS from many roots with any arm. It is driven by its Plans: memory,
+// queues, launch shapes and convergence.
+type Session struct {
+	x      *executor.Executor
+	g      *frontier.CSR
+	cfg    Config
+	lowDeg bool
+	plans  Plans
+	mod    *executor.Module
+	k      kernels
+	buf    buffers
+	word   []byte
+	// opened is the telemetry the session's setup produced (the one graph
+	// upload and its allocations).
+	opened executor.TelemetrySnapshot
+}
+
+// NewSession plans a resident BFS of g and sets it up: the memory plan
+// first (a graph that does not fit is refused before anything is loaded or
+// allocated, with the plan's numbers), then the kernels, the launch shapes
+// from the occupancy model, the queue plan, exactly the planned buffers,
+// and one upload of the graph.
+func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, error) {
+	if x == nil || g == nil {
+		return nil, fmt.Errorf("BFS session needs an executor and a graph. Fix: open an executor and build or load a graph")
+	}
+	cfg = cfg.withDefaults(g)
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	s := &Session{x: x, g: g, cfg: cfg, lowDeg: LowDegree(g), word: make([]byte, 8*ResultWords)}
+	before := x.Telemetry()
+	queue, err := s.planMemory()
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Close()
+		}
+	}()
+	if err := s.loadKernels(); err != nil {
+		return nil, err
+	}
+	if err := s.planLaunches(queue); err != nil {
+		return nil, err
+	}
+	if err := s.allocate(); err != nil {
+		return nil, err
+	}
+	targets := bytesOf(g.Targets)
+	if len(targets) == 0 { // a graph without edges has a 4-byte targets buffer
+		targets = make([]byte, 4)
+	}
+	if err := x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: bytesOf(g.Offsets)}, {Buffer: s.buf.targets, Data: targets}}); err != nil {
+		return nil, err
+	}
+	s.opened = x.Telemetry().Sub(before)
+	ok = true
+	return s, nil
+}
+
+// planMemory plans one frontier queue's bytes and the resident memory, and
+// returns the queue profile.
+func (s *Session) planMemory() (planners.DeviceWorkQueueProfile, error) {
+	budget, err := s.x.Budget()
+	if err != nil {
+		return planners.DeviceWorkQueueProfile{}, err
+	}
+	if s.cfg.MaxResidentBytes != 0 {
+		budget = min(budget, s.cfg.MaxResidentBytes)
+	}
+	qp, err := QueueProfile(s.g, s.cfg.Chunk, budget)
+	if err != nil {
+		return qp, err
+	}
+	if s.cfg.queueCap != 0 {
+		qp.QueueCapacity = s.cfg.queueCap
+		qp.InitialItems = min(qp.InitialItems, qp.QueueCapacity)
+	}
+	q, err := planners.PlanDeviceWorkQueue(qp)
+	if err != nil {
+		return qp, fmt.Errorf("BFS over %s: frontier queue: %w", s.g.Name, err)
+	}
+	if s.plans.Memory, err = PlanMemory(s.g, q.QueueBytes, budget); err != nil {
+		return qp, err
+	}
+	conv, err := megakernel.PlanDeviceConvergence(uint32(min(s.g.NumVertices(), 1<<31)), megakernel.ChangedFlagBytes, 0)
+	if err != nil {
+		return qp, err
+	}
+	s.plans.Convergence = conv
+	return qp, nil
+}
+
+// loadKernels loads the module and its entry points.
+func (s *Session) loadKernels() error {
+	var err error
+	if s.mod, err = s.x.LoadModule(bfsPTX); err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		dst  **executor.Kernel
+		name string
+	}{{&s.k.init, KernelInit}, {&s.k.scan, KernelWaveScan}, {&s.k.level, KernelQueueLevel},
+		{&s.k.mega, KernelMegakernel}, {&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy}} {
+		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planLaunches sizes the level and megakernel grids from the occupancy
+// model and plans the queue's drain over the level grid.
+func (s *Session) planLaunches(qp planners.DeviceWorkQueueProfile) error {
+	x, p := s.x, &s.plans
+	var err error
+	if p.LevelGrid, err = x.CooperativeGrid(s.k.level, s.cfg.LevelThreads, 0); err != nil {
+		return err
+	}
+	if p.MegakernelGrid, err = x.CooperativeGrid(s.k.mega, s.cfg.MegakernelThreads, 0); err != nil {
+		return err
+	}
+	if c := s.cfg.MegakernelBlocksPerSM; c < p.MegakernelGrid.BlocksPerSM {
+		p.MegakernelGrid.BlocksPerSM = c
+		p.MegakernelGrid.GridBlocks = uint32(c * p.MegakernelGrid.SMCount)
+	}
+	if p.MegakernelGrid.GridBlocks > MaxMegakernelBlocks {
+		return fmt.Errorf("BFS megakernel grid of %d blocks: its barrier counts arrivals in 16 bits. Fix: cap it at %d blocks with Config.MegakernelBlocksPerSM or larger blocks", p.MegakernelGrid.GridBlocks, MaxMegakernelBlocks)
+	}
+	warps := uint64(p.LevelGrid.GridBlocks) * uint64(p.LevelGrid.BlockThreads/32)
+	if p.Queue, err = planners.PlanDeviceWorkQueueBackpressure(qp, max(warps, 1)); err != nil {
+		return fmt.Errorf("BFS over %s: frontier queue drain: %w", s.g.Name, err)
+	}
+	return nil
+}
+
+// allocate allocates the buffers the memory plan counts, and checks that
+// they add up to its required bytes.
+func (s *Session) allocate() error {
+	n := uint64(s.g.NumVertices())
+	q := s.plans.Queue.Queue.QueueBytes
+	sizes := []uint64{4 * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, 4 * CtlWords}
+	var total uint64
+	for i, b := range s.buf.all() {
+		var err error
+		if *b, err = s.x.Alloc(sizes[i]); err != nil {
+			return err
+		}
+		total += sizes[i]
+	}
+	if total != s.plans.Memory.RequiredBytes {
+		return fmt.Errorf("BFS session allocated %d bytes but its memory plan requires %d. Fix: this is a bug in the session's memory request; report it", total, s.plans.Memory.RequiredBytes)
+	}
+	return nil
+}
+
+// Plans returns the plans the session runs by.
+func (s *Session) Plans() Plans { return s.plans }
+
+// Config returns the session's configuration with its defaults filled in.
+func (s *Session) Config() Config { return s.cfg }
+
+// Graph returns the resident graph.
+func (s *Session) Graph() *frontier.CSR { return s.g }
+
+// qcap is the capacity of each frontier queue, in items.
+func (s *Session) qcap() uint64 { return s.plans.Queue.Queue.QueueCapacity }
+
+// Close frees the session's device buffers.
+func (s *Session) Close() error {
+	var first error
+	for _, b := range s.buf.all() {
+		if b.ID == 0 {
+			continue
+		}
+		if err := s.x.Free(*b); err != nil && first == nil {
+			first = err
+		}
+		*b = executor.Buffer{}
+	}
+	return first
+}
+
+// Levels downloads the level of every vertex from the last run.
+func (s *Session) Levels() ([]int32, error) {
+	raw, err := s.x.Download(s.buf.level)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]int32, len(raw)/4)
+	for i := range out {
+		out[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
+}
+
+// bytesOf views a slice of 4-byte values as bytes (for uploads).
+func bytesOf[T int32 | uint32](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
+}
