@@ -24,7 +24,21 @@
 //     them, and the CPU reference of the structural-equivalence kernel.
 //   - PlanUnionCompaction: union-find with the smallest e-class id as the
 //     representative, and the canonical rewrite records.
-//   - PTXVersionForTarget: the PTX ISA version per target sm.
 //   - DecodeReadbackPairs / DecodeReadbackPairsUnique: the readback format
 //     (an 8-byte LE count, then 8-byte (left, right) u32 LE pairs).
+//
+// The rebuild side restores congruence after unions, as egg's rebuild()
+// does:
+//
+//   - Graph: an e-graph waiting for congruence repair in flat int32 arrays
+//     (e-nodes with class, op and children; pending union pairs), read
+//     from egg's pre-rebuild dump (ReadDump, streamed, errors naming the
+//     line), converted from a Snapshot (FromSnapshot) or generated with
+//     planted congruences and adversarial shapes (Generate, ParseGenSpec).
+//   - Rebuild: the CPU reference, egg's deferred rebuild (union-find,
+//     hash-cons, worklist of parents to repair).
+//   - RebuildRounds: the same closure in data-parallel rounds, the
+//     specification of the GPU rebuild.
+//   - ReadPartition, WritePartition, ComparePartitions: egg's partition
+//     format and comparison up to renaming.
 package egraph

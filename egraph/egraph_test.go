@@ -190,20 +190,6 @@ func TestPlanKernelWork(t *testing.T) {
 	assert.Contains(t, err.Error(), "Fix:")
 }
 
-func TestPTXVersionForTarget(t *testing.T) {
-	for _, tc := range []struct {
-		sm   uint32
-		want string
-	}{{120, "8.7"}, {121, "8.7"}, {119, "8.6"}, {100, "8.6"}, {99, "8.0"}, {90, "8.0"}, {89, "8.5"}, {80, "8.5"}, {1, "8.5"}} {
-		got, err := PTXVersionForTarget(tc.sm)
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, got, "sm %d", tc.sm)
-	}
-	_, err := PTXVersionForTarget(0)
-	assert.Equal(t, &InvalidPtxTargetError{TargetSM: 0}, err)
-	assert.Contains(t, err.Error(), "Fix:")
-}
-
 // mergeSnapshot: classes 0 (a), 1 (b), 2 = f(a), 3 = f(a), 4 = f(b),
 // 5 = g(a), 6 = f(a) again in class 2.
 func mergeSnapshot() *Snapshot {

@@ -98,18 +98,6 @@ func ExamplePlanUnionCompaction() {
 	// [{7 4} {9 4}] 1
 }
 
-func ExamplePTXVersionForTarget() {
-	for _, sm := range []uint32{80, 90, 100, 120} {
-		v, _ := egraph.PTXVersionForTarget(sm)
-		fmt.Println(sm, v)
-	}
-	// Output:
-	// 80 8.5
-	// 90 8.0
-	// 100 8.6
-	// 120 8.7
-}
-
 func ExampleDecodeReadbackPairsUnique() {
 	count := binary.LittleEndian.AppendUint64(nil, 3)
 	var pairs []byte

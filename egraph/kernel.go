@@ -182,33 +182,6 @@ func PlanKernelWork(view KernelView, c LaunchConfig) (KernelWorkPlan, error) {
 	return p, nil
 }
 
-// PTXVersionForTarget returns the PTX ISA version used for a target sm
-// (for example 90 for sm_90): >= 120 "8.7", 100-119 "8.6", 90-99 "8.0",
-// other non-zero targets "8.5". Zero is *InvalidPtxTargetError.
-func PTXVersionForTarget(targetSM uint32) (string, error) {
-	switch {
-	case targetSM == 0:
-		return "", &InvalidPtxTargetError{TargetSM: targetSM}
-	case targetSM >= 120:
-		return "8.7", nil
-	case targetSM >= 100:
-		return "8.6", nil
-	case targetSM >= 90:
-		return "8.0", nil
-	}
-	return "8.5", nil
-}
-
-// InvalidPtxTargetError reports an unusable target sm.
-type InvalidPtxTargetError struct {
-	TargetSM uint32
-}
-
-// Error implements the error interface; the message ends with a Fix.
-func (e *InvalidPtxTargetError) Error() string {
-	return fmt.Sprintf("InvalidPtxTarget: target_sm %d is not a GPU architecture. Fix: pass the compute capability as major*10+minor, for example 90", e.TargetSM)
-}
-
 // ImageViewMismatchError reports an image and a view with different counts.
 type ImageViewMismatchError struct {
 	Field       string

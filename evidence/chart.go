@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/stats"
 	"image/color"
 	"io"
 	"math"
@@ -252,7 +253,7 @@ func timeRange(rows []chartRow) (scale float64, unit string, lo, hi float64) {
 	if hi == 0 {
 		return 1e6, "ms", 1, 10
 	}
-	scale, unit, _ = timeUnit(lo)
+	scale, unit, _ = stats.TimeUnit(lo)
 	return scale, unit, lo / scale, hi / scale
 }
 

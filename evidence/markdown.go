@@ -7,20 +7,8 @@ import (
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/quote"
+	"github.com/gpuplan/gpuplan/internal/stats"
 )
-
-// timeUnit picks the unit a time in ns and its interval are shown in.
-func timeUnit(ns float64) (scale float64, unit, format string) {
-	switch {
-	case ns >= 1e9:
-		return 1e9, "s", "%.3f"
-	case ns >= 1e6:
-		return 1e6, "ms", "%.3f"
-	case ns >= 1e3:
-		return 1e3, "µs", "%.2f"
-	}
-	return 1, "ns", "%.1f"
-}
 
 func fmtScaled(ns, scale float64, format string) string {
 	if math.IsInf(ns, 0) || math.IsNaN(ns) {
@@ -53,7 +41,7 @@ func fmtGBsCI(iv Interval) string {
 
 // fmtTime renders a time in ns with its unit, for example "1.81 µs".
 func fmtTime(ns float64) string {
-	scale, unit, format := timeUnit(ns)
+	scale, unit, format := stats.TimeUnit(ns)
 	return fmtScaled(ns, scale, format) + " " + unit
 }
 
@@ -67,7 +55,7 @@ func fmtTimeCI(iv Interval) string {
 	if !finite(iv.Lo) || !finite(iv.Hi) {
 		return tooFew
 	}
-	scale, unit, format := timeUnit(iv.Center)
+	scale, unit, format := stats.TimeUnit(iv.Center)
 	return fmt.Sprintf("[%s, %s] %s", fmtScaled(iv.Lo, scale, format), fmtScaled(iv.Hi, scale, format), unit)
 }
 

@@ -2,9 +2,9 @@ package evidence
 
 import (
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/stats"
 	"math"
 	"path"
-	"sort"
 	"strings"
 )
 
@@ -154,7 +154,7 @@ func chooseBaseline(wd *workloadData, requested string) string {
 			if d.kind != kind || len(d.values) == 0 {
 				continue
 			}
-			if m := median(d.values); m > slowest {
+			if m := stats.Median(d.values); m > slowest {
 				slowest, base = m, arm
 			}
 		}
@@ -215,15 +215,3 @@ func RunLabels(files []ResultFile) []string {
 }
 
 func slashPath(p string) string { return strings.ReplaceAll(p, `\`, "/") }
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	s := append([]float64(nil), v...)
-	sort.Float64s(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

@@ -1,6 +1,10 @@
-// Package executor provides gpuplan's GPU executor: it turns plans into work
-// on an NVIDIA GPU and reports measurements back. It is the only package
-// with side effects on a device.
+// Package executor provides gpuplan's generic GPU runtime: devices and
+// probes, contexts on the driver thread, resident buffers and IO, a module
+// cache, launches (plain, cooperative, timed, host-driven loops), streams
+// and events, telemetry, the Backend interface and its CPU fake. It is the
+// only package with side effects on a device, and it knows no workload:
+// GPU workloads (workloads/bfs, ...) sit above it and use only its exported
+// API, so the same workload code runs on the CUDA backend and on the fake.
 //
 // # Layers
 //
@@ -30,6 +34,10 @@
 //     I64, F64: 8 bytes each; Params for a device parameter buffer) and the
 //     shape, and time each dispatch with events (Timing: wall, enqueue, wait
 //     and device ns);
+//   - host-driven loops: RunHostLoop runs a loop of launches and small
+//     readbacks (HostLoop.Launch, HostLoop.Read) on the driver thread in one
+//     hand-off, on one stream with one pinned buffer; the CUDA backend binds
+//     its driver calls once per loop, so a step costs its driver calls alone;
 //   - persistent kernels: CooperativeGrid sizes a co-resident grid from the
 //     exact occupancy model (occupancy.Compute) cross-checked with
 //     cuOccupancyMaxActiveBlocksPerMultiprocessor; a cooperative launch whose
@@ -37,8 +45,10 @@
 //     launched. DispatchWithGridSyncSplit runs phased kernels in one
 //     cooperative launch, or splits them at the grid barriers into one
 //     launch per phase where cooperative launch is missing;
-//   - telemetry: Telemetry / TelemetrySnapshot.PrometheusText expose vyre's
-//     counters under the gpuplan_ prefix (MetricPrefix).
+//   - telemetry: Telemetry / TelemetrySnapshot expose vyre's counters under
+//     the gpuplan_ prefix (MetricPrefix, Prometheus text through
+//     WritePrometheus); TelemetrySnapshot.Sub measures what one piece of
+//     work cost, which workloads hold against their plans' predictions.
 //
 // # Without a GPU
 //
@@ -55,7 +65,8 @@
 // # Kernels
 //
 // Kernels are CUDA C under <pkg>/kernels/*.cu, declared extern "C" with
-// 8-byte scalar parameters, compiled to PTX by `make ptx`, committed and
-// embedded with go:embed. A phased kernel for DispatchWithGridSyncSplit takes
+// 8-byte parameters, compiled to PTX by `make ptx`, committed and embedded
+// with go:embed. A workload declares its kernels' parameter lists once in
+// Go (internal/kernelabi), which generates the C header and checks the PTX. A phased kernel for DispatchWithGridSyncSplit takes
 // (..., unsigned long long phase_begin, unsigned long long phase_end) last.
 package executor

@@ -139,7 +139,7 @@ func containsLine(text, line string) bool {
 
 func ExamplePTXTargetCandidates() {
 	fmt.Println(executor.PTXTargetCandidates(90))
-	v, _ := executor.PTXVersionForTarget(90)
+	v, _ := occupancy.PTXVersionForTarget(90)
 	fmt.Println(v)
 	// Output:
 	// [90 89 86 80 75 70]

@@ -3,6 +3,8 @@ package executor
 import (
 	"fmt"
 	"slices"
+
+	"github.com/gpuplan/gpuplan/occupancy"
 )
 
 // ptxFallbackTargets are vyre's PTX targets below the native one, high to
@@ -26,34 +28,11 @@ func PTXTargetCandidates(nativeSM int) []int {
 	return out
 }
 
-// InvalidPTXTargetError is vyre's InvalidPtxTarget{target_sm}.
-type InvalidPTXTargetError struct{ TargetSM int }
-
-func (e *InvalidPTXTargetError) Error() string {
-	return fmt.Sprintf("invalid PTX target sm_%d. Fix: pass a positive sm number such as 80 or 90.", e.TargetSM)
-}
-
-// PTXVersionForTarget maps a target sm to the PTX ISA version vyre emits: ≥120 → "8.7", 100–119 → "8.6", 90–99 → "8.0", 0 (or less) is an
-// error, anything else "8.5".
-func PTXVersionForTarget(sm int) (string, error) {
-	switch {
-	case sm <= 0:
-		return "", &InvalidPTXTargetError{TargetSM: sm}
-	case sm >= 120:
-		return "8.7", nil
-	case sm >= 100:
-		return "8.6", nil
-	case sm >= 90:
-		return "8.0", nil
-	}
-	return "8.5", nil
-}
-
 // ProbePTX returns the tiny probe kernel vyre JIT-loads to test a target: one
 // global atomic add and one bar.sync, with the .version of
-// PTXVersionForTarget. The entry point is named "gpuplan_ptx_probe".
+// occupancy.PTXVersionForTarget. The entry point is named "gpuplan_ptx_probe".
 func ProbePTX(sm int) (string, error) {
-	v, err := PTXVersionForTarget(sm)
+	v, err := occupancy.PTXVersionForTarget(sm)
 	if err != nil {
 		return "", err
 	}

@@ -19,18 +19,6 @@ func TestPTXTargetCandidates(t *testing.T) {
 	assert.Empty(t, PTXTargetCandidates(0))
 }
 
-func TestPTXVersionForTarget(t *testing.T) {
-	for sm, want := range map[int]string{120: "8.7", 121: "8.7", 100: "8.6", 119: "8.6", 90: "8.0", 99: "8.0", 89: "8.5", 80: "8.5", 70: "8.5", 1: "8.5"} {
-		got, err := PTXVersionForTarget(sm)
-		require.NoError(t, err)
-		assert.Equal(t, want, got, "sm %d", sm)
-	}
-	_, err := PTXVersionForTarget(0)
-	var ie *InvalidPTXTargetError
-	require.ErrorAs(t, err, &ie)
-	assert.Contains(t, err.Error(), "Fix:")
-}
-
 func TestProbePTXAndSelect(t *testing.T) {
 	src, err := ProbePTX(90)
 	require.NoError(t, err)

@@ -1,4 +1,6 @@
 // Package frontier provides graph and frontier state: compact CSR graphs,
-// graph generators and loaders, CPU reference traversals, and the frontier
-// wave plans that the executor runs on the GPU.
+// graph generators (grid, Kronecker, road-like) and loaders (Matrix
+// Market, edge lists), the CPU reference BFS with Graph500 validation, and
+// the frontier-typed IR and token/fact plans. It is pure: the BFS that runs
+// on the GPU is the workload package workloads/bfs, which builds on it.
 package frontier

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/megakernel"
 )
 
 // Domain is the analysis domain of a frontier-typed IR node. Layers of the
@@ -274,27 +275,13 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 	return plan, nil
 }
 
-// CudaFrontierWave is the per-wave memory demand of one frontier wave on
-// the GPU: frontier, scratch and output bytes.
-type CudaFrontierWave struct {
-	FrontierBytes uint64 `json:"frontier_bytes"`
-	ScratchBytes  uint64 `json:"scratch_bytes"`
-	OutputBytes   uint64 `json:"output_bytes"`
-}
-
-// WaveDependency says wave Before must complete before wave After (indices).
-type WaveDependency struct {
-	Before int `json:"before"`
-	After  int `json:"after"`
-}
-
 // CudaFrontierInput is a frontier-typed IR plan adapted to CUDA waves: the
 // per-wave memory demand, the per-wave active items and a linear dependency
 // chain (wave i-1 before wave i).
 type CudaFrontierInput struct {
-	Waves        []CudaFrontierWave `json:"waves"`
-	ActiveItems  []uint64           `json:"active_items"`
-	Dependencies []WaveDependency   `json:"dependencies"`
+	Waves        []megakernel.FrontierWave `json:"waves"`
+	ActiveItems  []uint64                  `json:"active_items"`
+	Dependencies []megakernel.Dependency   `json:"dependencies"`
 }
 
 // AdaptFrontierTypedIRToCUDA turns plan's waves into CUDA frontier waves.
@@ -306,8 +293,8 @@ type CudaFrontierInput struct {
 // *checked.OverflowError with field "frontier bytes" or "scratch bytes".
 func AdaptFrontierTypedIRToCUDA(plan IRPlan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave uint64) (CudaFrontierInput, error) {
 	n := len(plan.Waves)
-	in := CudaFrontierInput{Waves: make([]CudaFrontierWave, 0, n), ActiveItems: make([]uint64, 0, n),
-		Dependencies: make([]WaveDependency, 0, max(n-1, 0))}
+	in := CudaFrontierInput{Waves: make([]megakernel.FrontierWave, 0, n), ActiveItems: make([]uint64, 0, n),
+		Dependencies: make([]megakernel.Dependency, 0, max(n-1, 0))}
 	if err := AdaptFrontierTypedIRToCUDAInto(&in, plan, frontierBytesPerItem, scratchBytesPerItem, outputBytesPerWave); err != nil {
 		return CudaFrontierInput{}, err
 	}
@@ -330,14 +317,14 @@ func AdaptFrontierTypedIRToCUDAInto(dst *CudaFrontierInput, plan IRPlan, frontie
 	dst.ActiveItems = dst.ActiveItems[:0]
 	dst.Dependencies = dst.Dependencies[:0]
 	for i, w := range plan.Waves {
-		dst.Waves = append(dst.Waves, CudaFrontierWave{
+		dst.Waves = append(dst.Waves, megakernel.FrontierWave{
 			FrontierBytes: w.ActiveItems * frontierBytesPerItem, // checked above
 			ScratchBytes:  w.ActiveItems * scratchBytesPerItem,  // checked above
 			OutputBytes:   outputBytesPerWave,
 		})
 		dst.ActiveItems = append(dst.ActiveItems, w.ActiveItems)
 		if i > 0 {
-			dst.Dependencies = append(dst.Dependencies, WaveDependency{Before: i - 1, After: i})
+			dst.Dependencies = append(dst.Dependencies, megakernel.Dependency{Before: i - 1, After: i})
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/gpuplan/gpuplan/megakernel"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -24,8 +25,8 @@ func TestPlanFrontierTypedIRSpecVector(t *testing.T) {
 	in, err := AdaptFrontierTypedIRToCUDA(plan, 8, 16, 32)
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{4, 6}, in.ActiveItems)
-	assert.Equal(t, []CudaFrontierWave{{32, 64, 32}, {48, 96, 32}}, in.Waves)
-	assert.Equal(t, []WaveDependency{{Before: 0, After: 1}}, in.Dependencies)
+	assert.Equal(t, []megakernel.FrontierWave{{FrontierBytes: 32, ScratchBytes: 64, OutputBytes: 32}, {FrontierBytes: 48, ScratchBytes: 96, OutputBytes: 32}}, in.Waves)
+	assert.Equal(t, []megakernel.Dependency{{Before: 0, After: 1}}, in.Dependencies)
 }
 
 func TestAdaptFrontierTypedIROverflow(t *testing.T) {

@@ -316,10 +316,9 @@ func PlanTokenFactFrontierExecution(cache *megakernel.PlanCache, req TokenFactEx
 	if err != nil {
 		return TokenFactExecutionPlan{}, err
 	}
-	waves := make([]megakernel.FrontierWave, len(in.Waves))
+	waves := in.Waves
 	var peakFused uint64
-	for i, w := range in.Waves {
-		waves[i] = megakernel.FrontierWave{FrontierBytes: w.FrontierBytes, ScratchBytes: w.ScratchBytes, OutputBytes: w.OutputBytes}
+	for i := range waves {
 		if req.QueueSizing == QueueSizingExpansionHeadroom {
 			f, err := waves[i].FusedBytes()
 			if err != nil {
@@ -353,10 +352,7 @@ func PlanTokenFactFrontierExecution(cache *megakernel.PlanCache, req TokenFactEx
 		return TokenFactExecutionPlan{}, &WorkQueuePlanError{Err: fmt.Errorf("queue resident bytes %d exceed the payload budget %d. Fix: raise budget_bytes", plan.WorkQueue.ResidentBytes, payloadBudget)}
 	}
 	plan.ResidentWorkQueueBytes = plan.WorkQueue.ResidentBytes
-	deps := make([]megakernel.Dependency, len(in.Dependencies))
-	for i, d := range in.Dependencies {
-		deps[i] = megakernel.Dependency{Before: d.Before, After: d.After}
-	}
+	deps := in.Dependencies
 	plan.Frontier, err = megakernel.PlanFrontierExecution(cache, megakernel.FrontierExecutionRequest{
 		Identity: req.Identity, Sample: req.Sample,
 		Graph:        megakernel.GraphShape{NodeCount: l.GraphShape.NodeCount, EdgeCount: l.GraphShape.EdgeCount},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
+	"github.com/gpuplan/gpuplan/occupancy"
 )
 
 // egraphInput is the JSON input of `gpuplan egraph`: a snapshot plus
@@ -60,6 +61,9 @@ Input (JSON object, every field required unless marked optional):
 Example: gpuplan egraph cmd/gpuplan/testdata/egraph/snapshot.json`
 
 func runEgraph(e *env, args []string) error {
+	if len(args) > 0 && args[0] == "rebuild" {
+		return runEgraphRebuild(e, args[1:])
+	}
 	var in egraphInput
 	f, source, err := e.jsonInput("egraph", egraphAbout, args, &in)
 	if err != nil {
@@ -72,7 +76,7 @@ func runEgraph(e *env, args []string) error {
 	var out egraphOutput
 	if in.TargetSM != nil {
 		out.TargetSM = *in.TargetSM
-		if out.PTXVersion, err = egraph.PTXVersionForTarget(*in.TargetSM); err != nil {
+		if out.PTXVersion, err = occupancy.PTXVersionForTarget(int(*in.TargetSM)); err != nil {
 			return &strictjson.Error{Source: source, Field: "target_sm", Msg: err.Error()}
 		}
 	}

@@ -137,7 +137,7 @@ func TestHostileCorpus(t *testing.T) {
 
 // jsonCommands are the commands that read one JSON input, and how.
 var jsonCommands = [][]string{
-	{"fuse"}, {"compact"}, {"batch"}, {"session"}, {"diagnostics"}, {"passes"}, {"queue"}, {"tokenfact"}, {"egraph"}, {"plan"},
+	{"fuse"}, {"compact"}, {"batch"}, {"session"}, {"diagnostics"}, {"passes"}, {"queue"}, {"tokenfact"}, {"egraph"}, {"egraph", "rebuild"}, {"plan"},
 	{"devices", "--device-file"}, {"occupancy", "--regs", "32", "--block", "128", "--device-file"},
 	{"diagnose", "--grid", "1", "--block", "32", "--device-file"}, {"gate", "--root", "@root", "--gates"},
 }

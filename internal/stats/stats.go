@@ -23,18 +23,28 @@ func Median(xs []float64) float64 {
 	return (s[m-1] + s[m]) / 2
 }
 
-// FormatNs prints a duration in nanoseconds with a readable unit: "850
-// ns", "1.81 us", "2.840 ms", "1.200 s"; "-" for zero, negative or NaN.
-func FormatNs(ns float64) string {
+// TimeUnit picks the unit a time in nanoseconds is shown in: its scale
+// (ns per unit), the unit's symbol and the number format for the scaled
+// value: seconds and milliseconds with three decimals, microseconds with
+// two, nanoseconds with one.
+func TimeUnit(ns float64) (scale float64, unit, format string) {
 	switch {
-	case math.IsNaN(ns) || ns <= 0:
-		return "-"
-	case ns < 1e3:
-		return fmt.Sprintf("%.0f ns", ns)
-	case ns < 1e6:
-		return fmt.Sprintf("%.2f us", ns/1e3)
-	case ns < 1e9:
-		return fmt.Sprintf("%.3f ms", ns/1e6)
+	case ns >= 1e9:
+		return 1e9, "s", "%.3f"
+	case ns >= 1e6:
+		return 1e6, "ms", "%.3f"
+	case ns >= 1e3:
+		return 1e3, "µs", "%.2f"
 	}
-	return fmt.Sprintf("%.3f s", ns/1e9)
+	return 1, "ns", "%.1f"
+}
+
+// FormatNs prints a duration in nanoseconds in its unit (TimeUnit): "850.0
+// ns", "1.81 µs", "2.840 ms", "1.200 s"; "-" for zero, negative or NaN.
+func FormatNs(ns float64) string {
+	if math.IsNaN(ns) || ns <= 0 {
+		return "-"
+	}
+	scale, unit, format := TimeUnit(ns)
+	return fmt.Sprintf(format, ns/scale) + " " + unit
 }

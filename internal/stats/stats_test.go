@@ -22,7 +22,7 @@ func TestFormatNs(t *testing.T) {
 	for _, tt := range []struct {
 		ns   float64
 		want string
-	}{{math.NaN(), "-"}, {0, "-"}, {-1, "-"}, {850, "850 ns"}, {1810, "1.81 us"}, {2.84e6, "2.840 ms"}, {1.2e9, "1.200 s"}} {
+	}{{math.NaN(), "-"}, {0, "-"}, {-1, "-"}, {850, "850.0 ns"}, {1810, "1.81 µs"}, {2.84e6, "2.840 ms"}, {1.2e9, "1.200 s"}} {
 		assert.Equal(t, tt.want, FormatNs(tt.ns))
 	}
 }

@@ -1,0 +1,46 @@
+// Package bfs is gpuplan's breadth-first search workload on the GPU: a graph
+// kept resident in device memory (uploaded once) and traversed from many
+// roots by four execution arms that give identical levels, checked against
+// the CPU reference of package frontier.
+//
+//   - host-loop: one launch per level, a 4-byte readback of the next
+//     frontier's size and a sync (executor.RunHostLoop);
+//   - device-loop: Config.CheckEvery levels enqueued back to back, the size
+//     read once per batch;
+//   - megakernel: one cooperative launch for every level, in steps between
+//     grid barriers, blocks running ahead on their own kept frontiers, the
+//     changed flag read once at the end;
+//   - host-loop-scan: the plain scan wave, one thread per vertex.
+//
+// # Plans drive the launches
+//
+// NewSession takes every decision from a plan value (Session.Plans): the
+// megakernel memory plan sizes the resident state and refuses a graph that
+// does not fit before anything is allocated; the device work queue plan
+// sizes the two frontier queues and caps a level launch's grid with its
+// drain chunk; the occupancy model (executor.CooperativeGrid) gives the
+// launch shapes; the convergence plan gives the megakernel's final-flag-only
+// readback and every arm's level budget. Session.ProfileArm feeds a measured
+// profile to the megakernel topology selection, which picks the arm
+// (ArmForTopology). Session.Batch runs many roots as the resident graph
+// session plan says, and holds its predicted uploads, allocations and
+// readbacks against the executor's telemetry (SessionCheck).
+//
+// # Kernels, ABI and emulation
+//
+// The CUDA C kernels are in kernels/bfs.cu, compiled to the committed
+// kernels/bfs.ptx (make ptx). Their parameter lists and shared constants are
+// declared once in Go (ABI, abi.go); go generate writes kernels/bfs_abi.h
+// from it, and a test checks every PTX entry against it. Emulation runs the
+// same kernels in Go, step for step, on the executor's fake backend
+// (NewFake), so every arm, the overflow and rerun paths and the session
+// plans run in the tests without a GPU.
+//
+// # Benchmark protocol
+//
+// Bench is the protocol of `gpuplan bench frontier`: the CPU reference of
+// every root, a session, the arm plan, an untimed correctness pass, timed
+// samples with the arms interleaved and every traversal checked, the
+// copy-bandwidth ceiling, the megakernel's barrier floor and one session
+// batch per arm.
+package bfs
