@@ -23,7 +23,7 @@ test: ## the whole pure-Go test suite (no GPU, CGO disabled)
 bench: ## run the pure-Go benchmarks
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...
 
-fuzz: ## run every fuzz target for FUZZTIME each
+fuzz: ## run every fuzz target for FUZZTIME each, one at a time with one worker
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
 
 lint: ## go vet, gofmt, staticcheck, and promtool on the telemetry exposition where promtool is installed

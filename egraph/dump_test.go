@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 // tinyDump is x, y, f(x), f(y) with the union x ~ y pending.
@@ -213,21 +215,24 @@ func FuzzReadDump(f *testing.F) {
 	f.Add([]byte("egg-prerebuild-dump v1\nops 2\n0 2 g\n1 0 a\nclasses 2\nnodes 3\n0 1\n1 0 1 0\n1 0 0 0\nunions 1\n0 1 1\nend\n"))
 	f.Add([]byte("egg-prerebuild-dump v1\nops 0\nclasses 1\nnodes 1\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := ReadDump(bytes.NewReader(data))
-		if err != nil {
-			var le *LineError
-			require.ErrorAs(t, err, &le)
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		require.NoError(t, g.Validate())
-		var buf bytes.Buffer
-		require.NoError(t, WriteDump(&buf, g))
-		again, err := ReadDump(&buf)
-		require.NoError(t, err)
-		require.Equal(t, g, again)
-		if g.NodeCount() <= 500 && len(g.Children) <= 2000 {
-			checkAllAgree(t, g)
-		}
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data), func() {
+			g, err := ReadDump(bytes.NewReader(data))
+			if err != nil {
+				var le *LineError
+				require.ErrorAs(t, err, &le)
+				require.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.NoError(t, g.Validate())
+			var buf bytes.Buffer
+			require.NoError(t, WriteDump(&buf, g))
+			again, err := ReadDump(&buf)
+			require.NoError(t, err)
+			require.Equal(t, g, again)
+			if g.NodeCount() <= 500 && len(g.Children) <= 2000 {
+				checkAllAgree(t, g)
+			}
+		})
 	})
 }

@@ -11,6 +11,8 @@ import (
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 // specSnapshot has 3 rows, 2 children and 2 e-classes: x (class 0) and two
@@ -573,42 +575,45 @@ func FuzzPackDeviceImage(f *testing.F) {
 	f.Add([]byte{0, 0, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1}, []byte{0, 0}, uint8(2))
 	f.Add([]byte{0, 99, 0, 0}, []byte{}, uint8(1))
 	f.Fuzz(func(t *testing.T, rowBytes, children []byte, ops uint8) {
-		s := &Snapshot{}
-		for i := 0; i < int(ops%6); i++ {
-			s.OpArities = append(s.OpArities, []uint32{0, 1, 2, AnyArity}[i%4])
-		}
-		for i := 0; i+4 <= len(rowBytes); i += 4 {
-			s.Rows = append(s.Rows, Row{EclassID: uint32(rowBytes[i] % 8), LanguageOpID: uint32(rowBytes[i+1] % 8), ChildrenOffset: uint32(rowBytes[i+2]), ChildrenLen: uint32(rowBytes[i+3] % 4)})
-		}
-		for _, c := range children {
-			s.Children = append(s.Children, uint32(c%8))
-		}
-		plan, err := PlanDeviceUpload(s)
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		require.Equal(t, uint64(len(plan.Words))*4, plan.ByteLen)
-		img := &DeviceImage{RowCount: plan.Layout.RowCount, ChildCount: plan.Layout.ChildCount, GroupCount: plan.Layout.GroupCount, Words: plan.Words}
-		v, err := NewKernelView(1<<40, plan)
-		require.NoError(t, err)
-		bp, err := PlanSignatureBuckets(img, v, LaunchConfig{ThreadsPerBlock: 2, MaxBlocksPerLaunch: 2})
-		require.NoError(t, err)
-		eq, err := CollectStructuralEquivalences(img, &bp)
-		require.NoError(t, err)
-		require.Equal(t, bp.CandidatePairCount, eq.ExactPairCount+eq.RedundantPairCount+eq.RejectedCandidatePairCount)
-		for bi, b := range bp.Buckets {
-			for o := uint64(0); o < b.CandidatePairCount; o++ {
-				a, c, err := SignaturePairRows(&bp, bi, o)
-				require.NoError(t, err)
-				require.Equal(t, img.Section(SecRowSignatures)[a], img.Section(SecRowSignatures)[c])
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(rowBytes)+len(children)+8, func() {
+			s := &Snapshot{}
+			for i := 0; i < int(ops%6); i++ {
+				s.OpArities = append(s.OpArities, []uint32{0, 1, 2, AnyArity}[i%4])
 			}
-		}
-		u, err := PlanUnionCompaction(eq.Equivalences, DefaultLaunchConfig())
-		require.NoError(t, err)
-		for _, rw := range u.CanonicalRewrites {
-			require.Less(t, rw.Representative, rw.EclassID)
-		}
+			for i := 0; i+4 <= len(rowBytes); i += 4 {
+				s.Rows = append(s.Rows, Row{EclassID: uint32(rowBytes[i] % 8), LanguageOpID: uint32(rowBytes[i+1] % 8), ChildrenOffset: uint32(rowBytes[i+2]), ChildrenLen: uint32(rowBytes[i+3] % 4)})
+			}
+			for _, c := range children {
+				s.Children = append(s.Children, uint32(c%8))
+			}
+			plan, err := PlanDeviceUpload(s)
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.Equal(t, uint64(len(plan.Words))*4, plan.ByteLen)
+			img := &DeviceImage{RowCount: plan.Layout.RowCount, ChildCount: plan.Layout.ChildCount, GroupCount: plan.Layout.GroupCount, Words: plan.Words}
+			v, err := NewKernelView(1<<40, plan)
+			require.NoError(t, err)
+			bp, err := PlanSignatureBuckets(img, v, LaunchConfig{ThreadsPerBlock: 2, MaxBlocksPerLaunch: 2})
+			require.NoError(t, err)
+			eq, err := CollectStructuralEquivalences(img, &bp)
+			require.NoError(t, err)
+			require.Equal(t, bp.CandidatePairCount, eq.ExactPairCount+eq.RedundantPairCount+eq.RejectedCandidatePairCount)
+			for bi, b := range bp.Buckets {
+				for o := uint64(0); o < b.CandidatePairCount; o++ {
+					a, c, err := SignaturePairRows(&bp, bi, o)
+					require.NoError(t, err)
+					require.Equal(t, img.Section(SecRowSignatures)[a], img.Section(SecRowSignatures)[c])
+				}
+			}
+			u, err := PlanUnionCompaction(eq.Equivalences, DefaultLaunchConfig())
+			require.NoError(t, err)
+			for _, rw := range u.CanonicalRewrites {
+				require.Less(t, rw.Representative, rw.EclassID)
+			}
+		})
 	})
 }
 
@@ -617,13 +622,16 @@ func FuzzDecodeReadbackPairs(f *testing.F) {
 	f.Add(c, p)
 	f.Add([]byte{255, 255, 255, 255, 255, 255, 255, 255}, []byte{1})
 	f.Fuzz(func(t *testing.T, count, pairs []byte) {
-		u, n, err := DecodeReadbackPairsUnique(count, pairs)
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		require.LessOrEqual(t, uint64(len(u)), n)
-		require.True(t, slices.IsSortedFunc(u, comparePairs))
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(count)+len(pairs), func() {
+			u, n, err := DecodeReadbackPairsUnique(count, pairs)
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.LessOrEqual(t, uint64(len(u)), n)
+			require.True(t, slices.IsSortedFunc(u, comparePairs))
+		})
 	})
 }
 

@@ -177,3 +177,21 @@ func ExamplePackDeviceImage() {
 	// Output:
 	// 27 true
 }
+
+func ExampleSignatureBucketPlan_CheckPairBudget() {
+	// 1,000 identical leaves in distinct e-classes: one bucket of 499,500
+	// candidate pairs, 3,996,000 bytes of worst-case output.
+	s := &egraph.Snapshot{OpArities: []uint32{0}}
+	for i := range 1000 {
+		s.Rows = append(s.Rows, egraph.Row{EclassID: uint32(i)})
+	}
+	img, _ := egraph.PackDeviceImage(s)
+	up, _ := egraph.PlanDeviceUploadFromImage(img)
+	view, _ := egraph.NewKernelView(0, up)
+	bp, _ := egraph.PlanSignatureBuckets(img, view, egraph.DefaultLaunchConfig())
+	fmt.Println(bp.CheckPairBudget(4_000_000))
+	fmt.Println(bp.CheckPairBudget(1 << 20))
+	// Output:
+	// <nil>
+	// CandidatePairBudget: 1 signature buckets hold 499500 candidate pairs (the largest bucket has 1000 rows with one signature), whose equivalence output needs 3996000 bytes, above the memory budget of 1048576 bytes. Fix: raise memory_budget_bytes, or plan an e-graph with fewer rows sharing one signature
+}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 // generateWithTruth is Generate that also returns the planted groups: the
@@ -216,19 +218,22 @@ func FuzzParseGenSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, spec string) {
-		cfg, err := ParseGenSpec(spec)
-		if err != nil {
-			var ge *GenError
-			require.ErrorAs(t, err, &ge)
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		require.NoError(t, cfg.Validate())
-		if cfg.Nodes <= 2000 {
-			g, err := Generate(cfg)
-			require.NoError(t, err)
-			require.Equal(t, cfg.Nodes, g.NodeCount())
-			require.NoError(t, g.Validate())
-		}
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(spec), func() {
+			cfg, err := ParseGenSpec(spec)
+			if err != nil {
+				var ge *GenError
+				require.ErrorAs(t, err, &ge)
+				require.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.NoError(t, cfg.Validate())
+			if cfg.Nodes <= 2000 {
+				g, err := Generate(cfg)
+				require.NoError(t, err)
+				require.Equal(t, cfg.Nodes, g.NodeCount())
+				require.NoError(t, g.Validate())
+			}
+		})
 	})
 }

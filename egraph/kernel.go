@@ -3,6 +3,7 @@ package egraph
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
@@ -106,10 +107,37 @@ type Wave struct {
 	ThreadsPerBlock uint32 `json:"threads_per_block"`
 }
 
+// MaxWavesPerPlan bounds the waves one plan (a scan plan, a bucket plan
+// or a union plan) splits its items into. With the default launch config
+// a wave covers 16,776,960 items, so real inputs stay far below it; a tiny
+// config such as 1 thread x 1 block would otherwise make one wave per item.
+const MaxWavesPerPlan = 1 << 16
+
+// TooManyWavesError reports a launch config that splits a pass's items
+// into more than MaxWavesPerPlan waves.
+type TooManyWavesError struct {
+	Pass   Pass
+	Items  uint64 // the pass's items
+	Waves  uint64 // the waves the plan would hold with this pass
+	Config LaunchConfig
+}
+
+// Error names the config, the items and the waves, and ends with a Fix.
+func (e *TooManyWavesError) Error() string {
+	return fmt.Sprintf("TooManyWaves: launch threads_per_block %d x max_blocks_per_launch %d splits %d %s items into waves, %d in the plan, above the limit of %d. Fix: raise launch.threads_per_block or launch.max_blocks_per_launch (the defaults are %d and %d)",
+		e.Config.ThreadsPerBlock, e.Config.MaxBlocksPerLaunch, e.Items, e.Pass, e.Waves, MaxWavesPerPlan, DefaultThreadsPerBlock, DefaultMaxBlocksPerLaunch)
+}
+
 // appendWaves splits items into waves of at most tpb*maxBlocks items and
-// returns the grown slice and the number of blocks added.
-func appendWaves(waves []Wave, pass Pass, bucket int, items uint64, c LaunchConfig) ([]Wave, uint64) {
+// returns the grown slice and the number of blocks added. A plan that would
+// hold more than MaxWavesPerPlan waves is a *TooManyWavesError, found
+// before anything is allocated.
+func appendWaves(waves []Wave, pass Pass, bucket int, items uint64, c LaunchConfig) ([]Wave, uint64, error) {
 	per := uint64(c.ThreadsPerBlock) * uint64(c.MaxBlocksPerLaunch) // < 2^64
+	n, _ := checked.CeilDiv(items, per)
+	if total := uint64(len(waves)) + n; total > MaxWavesPerPlan {
+		return waves, 0, &TooManyWavesError{Pass: pass, Items: items, Waves: total, Config: c}
+	}
 	var blocks uint64
 	for first := uint64(0); first < items; first += per {
 		n := min(per, items-first)
@@ -117,7 +145,7 @@ func appendWaves(waves []Wave, pass Pass, bucket int, items uint64, c LaunchConf
 		waves = append(waves, Wave{Pass: pass, Bucket: bucket, FirstItem: first, ItemCount: n, Blocks: b, ThreadsPerBlock: c.ThreadsPerBlock})
 		blocks += b // total blocks <= total items
 	}
-	return waves, blocks
+	return waves, blocks, nil
 }
 
 // KernelWorkPlan is the wave plan of the scan kernels (vyre's
@@ -144,7 +172,10 @@ func PlanKernelWork(view KernelView, c LaunchConfig) (KernelWorkPlan, error) {
 		items uint32
 	}{{PassRowScan, view.Layout.RowCount}, {PassChildEdgeScan, view.Layout.ChildCount}, {PassEclassGroupScan, view.Layout.GroupCount}} {
 		var b uint64
-		p.Waves, b = appendWaves(p.Waves, pi.pass, -1, uint64(pi.items), c)
+		var err error
+		if p.Waves, b, err = appendWaves(p.Waves, pi.pass, -1, uint64(pi.items), c); err != nil {
+			return KernelWorkPlan{}, err
+		}
 		p.TotalItems += uint64(pi.items)
 		p.TotalBlocks += b
 	}
@@ -245,7 +276,9 @@ func PlanSignatureBuckets(img *DeviceImage, view KernelView, c LaunchConfig) (Si
 				return SignatureBucketPlan{}, err
 			}
 			var blocks uint64
-			p.PairWaves, blocks = appendWaves(p.PairWaves, PassSignaturePairs, len(p.Buckets), pairs, c)
+			if p.PairWaves, blocks, err = appendWaves(p.PairWaves, PassSignaturePairs, len(p.Buckets), pairs, c); err != nil {
+				return SignatureBucketPlan{}, err
+			}
 			if p.TotalBlocks, err = checked.Add(p.TotalBlocks, blocks, "signature pair blocks"); err != nil {
 				return SignatureBucketPlan{}, err
 			}
@@ -255,6 +288,51 @@ func PlanSignatureBuckets(img *DeviceImage, view KernelView, c LaunchConfig) (Si
 		i = j
 	}
 	return p, nil
+}
+
+// DefaultCandidatePairBudgetBytes is the memory budget for candidate
+// pairs when none is given: the worst-case equivalence output (8 bytes a
+// pair) of at most 32 Mi pairs.
+const DefaultCandidatePairBudgetBytes = 256 << 20
+
+// CandidatePairBudgetError reports candidate pairs whose worst-case
+// equivalence output (EquivalencePairBytes each) does not fit the memory
+// budget. Identical rows put n rows in one bucket and n(n-1)/2 pairs in
+// it, so a small input can ask for a quadratic amount of memory.
+type CandidatePairBudgetError struct {
+	Pairs       uint64 // candidate pairs of every bucket
+	Buckets     int
+	LargestRows uint32 // rows of the largest bucket
+	NeedBytes   uint64 // Pairs x EquivalencePairBytes (MaxUint64 when that overflows)
+	BudgetBytes uint64
+}
+
+// EquivalencePairBytes is the output size of one candidate pair.
+const EquivalencePairBytes = 8
+
+// Error gives the numbers and ends with a Fix.
+func (e *CandidatePairBudgetError) Error() string {
+	return fmt.Sprintf("CandidatePairBudget: %d signature buckets hold %d candidate pairs (the largest bucket has %d rows with one signature), whose equivalence output needs %d bytes, above the memory budget of %d bytes. Fix: raise memory_budget_bytes, or plan an e-graph with fewer rows sharing one signature",
+		e.Buckets, e.Pairs, e.LargestRows, e.NeedBytes, e.BudgetBytes)
+}
+
+// CheckPairBudget returns a *CandidatePairBudgetError when the plan's
+// candidate pairs need more than budgetBytes of equivalence output. Call
+// it before CollectStructuralEquivalences, whose work and memory grow with
+// the pairs.
+func (p *SignatureBucketPlan) CheckPairBudget(budgetBytes uint64) error {
+	need, err := checked.Mul(p.CandidatePairCount, EquivalencePairBytes, "equivalence pair bytes")
+	if err != nil {
+		need = math.MaxUint64
+	}
+	if need <= budgetBytes {
+		return nil
+	}
+	e := &CandidatePairBudgetError{Pairs: p.CandidatePairCount, Buckets: len(p.Buckets), NeedBytes: need, BudgetBytes: budgetBytes}
+	for _, b := range p.Buckets {
+		e.LargestRows = max(e.LargestRows, b.RowCount)
+	}
+	return e
 }
 
 // BucketRecords returns the fixed-width device records of the buckets:
@@ -551,8 +629,13 @@ func PlanUnionCompaction(pairs []EclassPair, c LaunchConfig) (UnionCompactionPla
 		}
 	}
 	var b1, b2 uint64
-	p.Waves, b1 = appendWaves(p.Waves, PassUnionPairs, -1, uint64(len(norm)), c)
-	p.Waves, b2 = appendWaves(p.Waves, PassCanonicalRewrites, -1, uint64(len(p.CanonicalRewrites)), c)
+	var err error
+	if p.Waves, b1, err = appendWaves(p.Waves, PassUnionPairs, -1, uint64(len(norm)), c); err != nil {
+		return UnionCompactionPlan{}, err
+	}
+	if p.Waves, b2, err = appendWaves(p.Waves, PassCanonicalRewrites, -1, uint64(len(p.CanonicalRewrites)), c); err != nil {
+		return UnionCompactionPlan{}, err
+	}
 	p.TotalBlocks = b1 + b2
 	return p, nil
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 const tinyPartition = `egg-partition v1
@@ -137,20 +139,23 @@ func FuzzReadPartition(f *testing.F) {
 	f.Add([]byte("0\n1\n1\n"))
 	f.Add([]byte("egg-partition v1\nnodes 1\nclasses 1\n0\nend\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := ReadPartition(bytes.NewReader(data))
-		if err != nil {
-			var le *LineError
-			require.ErrorAs(t, err, &le)
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		require.NotEmpty(t, p.Classes)
-		require.Equal(t, countDistinct(p.Classes), p.ClassCount)
-		var buf bytes.Buffer
-		require.NoError(t, WritePartition(&buf, p.Classes, p.DistinctNodes))
-		again, err := ReadPartition(&buf)
-		require.NoError(t, err)
-		require.Equal(t, p.Classes, again.Classes)
-		require.NoError(t, ComparePartitions(p.Classes, again.Classes))
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data), func() {
+			p, err := ReadPartition(bytes.NewReader(data))
+			if err != nil {
+				var le *LineError
+				require.ErrorAs(t, err, &le)
+				require.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.NotEmpty(t, p.Classes)
+			require.Equal(t, countDistinct(p.Classes), p.ClassCount)
+			var buf bytes.Buffer
+			require.NoError(t, WritePartition(&buf, p.Classes, p.DistinctNodes))
+			again, err := ReadPartition(&buf)
+			require.NoError(t, err)
+			require.Equal(t, p.Classes, again.Classes)
+			require.NoError(t, ComparePartitions(p.Classes, again.Classes))
+		})
 	})
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func TestFromSnapshot(t *testing.T) {
@@ -107,22 +109,25 @@ func FuzzFromSnapshot(f *testing.F) {
 	f.Add(seed)
 	f.Add([]byte(`{"rows":[{"eclass_id":4294967295,"language_op_id":0,"children_offset":0,"children_len":1}],"children":[4294967295],"op_arities":[4294967295]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var s Snapshot
-		if json.Unmarshal(data, &s) != nil || len(s.Rows) > 200 {
-			return
-		}
-		g, err := FromSnapshot(&s)
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		require.NoError(t, g.Validate())
-		require.Equal(t, len(s.Rows), g.NodeCount())
-		for i, r := range s.Rows {
-			require.Equal(t, r.EclassID, g.SourceClassID(g.NodeClass[i]))
-		}
-		if len(g.Children) <= 2000 {
-			checkAllAgree(t, g)
-		}
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data), func() {
+			var s Snapshot
+			if json.Unmarshal(data, &s) != nil || len(s.Rows) > 200 {
+				return
+			}
+			g, err := FromSnapshot(&s)
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				return
+			}
+			require.NoError(t, g.Validate())
+			require.Equal(t, len(s.Rows), g.NodeCount())
+			for i, r := range s.Rows {
+				require.Equal(t, r.EclassID, g.SourceClassID(g.NodeClass[i]))
+			}
+			if len(g.Children) <= 2000 {
+				checkAllAgree(t, g)
+			}
+		})
 	})
 }

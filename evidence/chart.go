@@ -55,12 +55,22 @@ type chartRow struct {
 // median, so intervals too narrow to see on the log axis are visible
 // there, with their bounds written beside them. External arms are drawn as
 // triangles and marked "(external)".
-func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) error {
+func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err error) {
+	defer func() {
+		// The plotting library panics on some degenerate inputs; a chart
+		// that cannot be drawn is an error, never a crash.
+		if r := recover(); r != nil {
+			err = fmt.Errorf("chart: cannot draw these medians (%v). Fix: check the evidence times with gpuplan report without --chart", r)
+		}
+	}()
 	if format != ChartPNG && format != ChartSVG {
 		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
 	}
 	if len(summaries) == 0 {
 		return fmt.Errorf("no evidence to chart. Fix: record evidence under evidence/results/ first")
+	}
+	if err := chartableMedians(summaries); err != nil {
+		return err
 	}
 	rows := chartRows(summaries)
 	left, err := timePanel(rows, summaries[0].Metric)
@@ -84,6 +94,19 @@ func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) error {
 	right.Draw(draw.Crop(dc, split, 0, 0, 0))
 	_, err = cw.WriteTo(w)
 	return err
+}
+
+// chartableMedians refuses a median that a log scale cannot show (zero,
+// negative or not finite), naming the arm.
+func chartableMedians(summaries []WorkloadSummary) error {
+	for _, ws := range summaries {
+		for _, a := range ws.Arms {
+			if m := a.Median.Center; !finite(m) || m/1e6 <= 0 {
+				return fmt.Errorf("chart: arm %s of workload %s has median %g ns, which a log scale cannot show. Fix: check the evidence file %s", a.Arm, ws.Workload.Name, m, ws.File)
+			}
+		}
+	}
+	return nil
 }
 
 // chartRows lays the summaries out top to bottom, one colour per arm name.

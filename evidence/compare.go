@@ -7,6 +7,8 @@ import (
 	"text/tabwriter"
 
 	"golang.org/x/perf/benchmath"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // CompareSide is one run's side of an ArmComparison.
@@ -182,7 +184,7 @@ func (c ArmComparison) DeltaText() string {
 // and the sample counts, followed by the warnings and the arms measured in
 // one run only.
 func (r CompareReport) WriteText(w io.Writer) error {
-	fmt.Fprintf(w, "old: %s\nnew: %s\n", r.Old, r.New)
+	fmt.Fprintf(w, "old: %s\nnew: %s\n", quote.Text(r.Old), quote.Text(r.New))
 	fmt.Fprintf(w, "medians of %s with 95%% CI; delta where the Mann-Whitney U test gives p < %.2f, else ~\n\n", r.Metric, r.Alpha)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "workload\tarm\told\tnew\tdelta\tp\tn")

@@ -54,8 +54,8 @@
 //	iterations           BFS levels, or fixed-point iterations           integer >= 0
 //	arm                  execution strategy (open set)                   [a-z0-9-]+, e.g. host-loop, device-loop, megakernel
 //	sample               index of the sample within (workload, arm)      integer >= 0, unique
-//	wall_ns              host wall-clock time of the timed region        finite number > 0
-//	device_ns            CUDA-event time of the timed region             finite number >= 0; 0 = not recorded
+//	wall_ns              host wall-clock time of the timed region        number in [1, 86400e9]: 1 ns to one day
+//	device_ns            CUDA-event time of the timed region             0 = not recorded, else as wall_ns
 //	checksum             hash of the result                              token; compared arms must agree
 //	timed_uploads        input uploads inside the timed region           integer >= 0; pollution
 //	timed_allocations    allocations inside the timed region             integer >= 0; pollution
@@ -65,7 +65,14 @@
 // A token is a non-empty run of letters, digits and . _ - : +. Numbers are
 // decimal; integers have no sign; floats are written in shortest round-trip
 // form without an exponent, and NaN, infinities and negative times are
-// rejected.
+// rejected, and so is a time below MinPlausibleNS (1 ns: no timer resolves
+// less) or above MaxPlausibleNS (a day): such a value is a recording error
+// (seconds written as nanoseconds, a denormal), not evidence.
+//
+// LoadResults reads every *.csv under the results directory, each at most
+// DefaultResultFileLimit bytes (LoadResultsLimit sets another limit). A
+// file that is not a regular file (a FIFO, a device) is refused, and so is
+// a symbolic link whose target lies outside the results directory.
 //
 // One file is one benchmark run: every row carries the same version, commit,
 // fingerprint, device, compute capability and driver (a file that mixes

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/gpuplan/gpuplan/evidence"
 )
@@ -58,4 +59,15 @@ func ExampleSourceFingerprint() {
 	fmt.Println(len(before), before == same, before == after)
 	// Output:
 	// 71 true false
+}
+
+func ExampleLoadResultsLimit() {
+	dir, _ := os.MkdirTemp("", "results")
+	defer os.RemoveAll(dir)
+	_ = os.Symlink("/dev/zero", filepath.Join(dir, "zero.csv"))
+	_, err := evidence.LoadResultsLimit(dir, evidence.DefaultResultFileLimit)
+	// The message names the link, its target and the folder.
+	fmt.Println(strings.Contains(err.Error(), "zero.csv: leads to /dev/zero, outside"))
+	// Output:
+	// true
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // SampleCSVHeader is the header of gpuplan's evidence CSV, format version 1.
@@ -42,6 +43,19 @@ const (
 )
 
 var sampleColumns = strings.Split(SampleCSVHeader, ",")
+
+// The plausible range of a recorded time. No timer resolves less than a
+// nanosecond, and no benchmark sample runs for more than a day: a time
+// outside [MinPlausibleNS, MaxPlausibleNS] is a recording error, not
+// evidence (a denormal such as 1e-320 would otherwise reach the charts'
+// log scale as 0).
+const (
+	MinPlausibleNS = 1.0
+	MaxPlausibleNS = 86400e9
+)
+
+// plausibleNS reports whether ns is a time a sample can record.
+func plausibleNS(ns float64) bool { return ns >= MinPlausibleNS && ns <= MaxPlausibleNS }
 
 // Provenance says where and on what a sample was measured. Every row of one
 // evidence file carries the same provenance (Date may differ).
@@ -116,7 +130,7 @@ type FormatError struct {
 func (e *FormatError) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
-		b.WriteString(e.Source)
+		b.WriteString(quote.Text(e.Source))
 		b.WriteString(":")
 	}
 	fmt.Fprintf(&b, "%d", e.Line)
@@ -197,12 +211,25 @@ func checkSample(line int, s *Sample) error {
 		return fieldError(line, colArm, s.Arm, "arm must be a non-empty token of lowercase letters, digits and '-'", "name the arm, for example host-loop, device-loop or megakernel")
 	case !checked.Finite(s.WallNS) || s.WallNS <= 0:
 		return fieldError(line, colWallNS, formatFloat(s.WallNS), "wall_ns must be a finite number above 0", "record the wall-clock nanoseconds of the timed region")
+	case !plausibleNS(s.WallNS):
+		return implausibleError(line, colWallNS, s.WallNS)
 	case !checked.Finite(s.DeviceNS) || s.DeviceNS < 0:
 		return fieldError(line, colDeviceNS, formatFloat(s.DeviceNS), "device_ns must be a finite number, 0 or above", "record the CUDA-event nanoseconds of the timed region, or 0 when not recorded")
+	case s.DeviceNS != 0 && !plausibleNS(s.DeviceNS):
+		return implausibleError(line, colDeviceNS, s.DeviceNS)
 	case !isToken(s.Checksum):
 		return fieldError(line, colChecksum, s.Checksum, "checksum must be a non-empty token", "record a hash of the result, for example 16 hex digits")
 	}
 	return nil
+}
+
+func implausibleError(line, col int, ns float64) *FormatError {
+	where := "below 1 ns, which no timer resolves"
+	if ns > MaxPlausibleNS {
+		where = "above one day (86400000000000 ns)"
+	}
+	return fieldError(line, col, strconv.FormatFloat(ns, 'g', -1, 64), fmt.Sprintf("%s %g is %s", sampleColumns[col], ns, where),
+		"record the time in nanoseconds (not seconds or milliseconds), and re-measure a sample that is not plausible")
 }
 
 func validFingerprint(s string) bool {

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 const testFingerprint = "sha256:0000000000000000000000000000000000000000000000000000000000000001"
@@ -79,6 +81,9 @@ func TestWriterRejects(t *testing.T) {
 		{"zero wall", func(s *Sample) { s.WallNS = 0 }, "wall_ns"},
 		{"infinite device", func(s *Sample) { s.DeviceNS = math.Inf(1) }, "device_ns"},
 		{"negative device", func(s *Sample) { s.DeviceNS = -1 }, "device_ns"},
+		{"denormal wall", func(s *Sample) { s.WallNS = 1e-320 }, "wall_ns"},
+		{"wall above a day", func(s *Sample) { s.WallNS = 86400e9 + 1 }, "wall_ns"},
+		{"sub-ns device", func(s *Sample) { s.DeviceNS = 0.5 }, "device_ns"},
 		{"empty checksum", func(s *Sample) { s.Checksum = "" }, "checksum"},
 	}
 	for _, tc := range tests {
@@ -145,6 +150,10 @@ func TestReadSamplesMalformed(t *testing.T) {
 		{"negative wall", h + row(colWallNS, "-3"), 2, 14, "negative"},
 		{"zero wall", h + row(colWallNS, "0"), 2, 14, "above 0"},
 		{"text wall", h + row(colWallNS, "fast"), 2, 14, "not a number"},
+		{"denormal wall (the chart panic)", h + row(colWallNS, "1e-320"), 2, 14, "wall_ns 1e-320 is below 1 ns"},
+		{"sub-ns wall", h + row(colWallNS, "0.999"), 2, 14, "below 1 ns"},
+		{"wall above a day", h + row(colWallNS, "86400000000001"), 2, 14, "above one day"},
+		{"device above a day", h + row(colDeviceNS, "1e20"), 2, 15, "device_ns 1e+20 is above one day"},
 		{"bad compute", h + row(colCompute, "9"), 2, 5, "MAJOR.MINOR"},
 		{"bad date", h + row(colDate, "yesterday"), 2, 7, "RFC 3339"},
 		{"bad fingerprint", h + row(colFingerprint, "abc"), 2, 3, "sha256:"},
@@ -231,33 +240,36 @@ func FuzzReadSamples(f *testing.F) {
 	f.Add(MegakernelSpeedupCSVHeader + "\n")
 	f.Add(SampleCSVHeader + "\ndevel,abc\n")
 	f.Fuzz(func(t *testing.T, csv string) {
-		samples, err := ReadSamples("fuzz", strings.NewReader(csv))
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			var fe *FormatError
-			require.True(t, errors.As(err, &fe), "%v", err)
-			require.Positive(t, fe.Line, err.Error())
-			// Every error names a column except a CSV syntax error and an
-			// empty file, where no field can be named.
-			if fe.Column == 0 {
-				require.True(t, strings.Contains(fe.Msg, "CSV syntax error") || fe.Msg == "the file is empty", err.Error())
-			} else {
-				require.NotEmpty(t, fe.Field, err.Error())
-				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("fuzz:%d:%d ", fe.Line, fe.Column)), err.Error())
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(csv), func() {
+			samples, err := ReadSamples("fuzz", strings.NewReader(csv))
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				var fe *FormatError
+				require.True(t, errors.As(err, &fe), "%v", err)
+				require.Positive(t, fe.Line, err.Error())
+				// Every error names a column except a CSV syntax error and an
+				// empty file, where no field can be named.
+				if fe.Column == 0 {
+					require.True(t, strings.Contains(fe.Msg, "CSV syntax error") || fe.Msg == "the file is empty", err.Error())
+				} else {
+					require.NotEmpty(t, fe.Field, err.Error())
+					require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("fuzz:%d:%d ", fe.Line, fe.Column)), err.Error())
+				}
+				return
 			}
-			return
-		}
-		// Whatever reads writes back identically in meaning.
-		var buf bytes.Buffer
-		require.NoError(t, WriteSamples(&buf, samples))
-		again, err := ReadSamples("again", &buf)
-		require.NoError(t, err)
-		require.Equal(t, len(samples), len(again))
-		for i := range samples {
-			require.True(t, samples[i].Provenance.Date.Equal(again[i].Provenance.Date))
-			samples[i].Provenance.Date, again[i].Provenance.Date = time.Time{}, time.Time{}
-		}
-		require.Equal(t, samples, again)
+			// Whatever reads writes back identically in meaning.
+			var buf bytes.Buffer
+			require.NoError(t, WriteSamples(&buf, samples))
+			again, err := ReadSamples("again", &buf)
+			require.NoError(t, err)
+			require.Equal(t, len(samples), len(again))
+			for i := range samples {
+				require.True(t, samples[i].Provenance.Date.Equal(again[i].Provenance.Date))
+				samples[i].Provenance.Date, again[i].Provenance.Date = time.Time{}, time.Time{}
+			}
+			require.Equal(t, samples, again)
+		})
 	})
 }
 
@@ -314,4 +326,16 @@ func ExampleReadSamples() {
 	fmt.Println(err)
 	// Output:
 	// results/h200.csv:3:13 (sample): duplicate sample 0 of arm megakernel on workload grid-2048 (first on line 2). Fix: number the samples of each arm and workload 0, 1, 2, ... without repeats
+}
+
+func TestPlausibleTimeBoundsReadBack(t *testing.T) {
+	for _, ns := range []float64{MinPlausibleNS, 1.5, 1e9, MaxPlausibleNS} {
+		s := testSample("megakernel", 0, ns)
+		s.DeviceNS = ns
+		var buf bytes.Buffer
+		require.NoError(t, WriteSamples(&buf, []Sample{s}), "ns=%g", ns)
+		got, err := ReadSamples("r.csv", &buf)
+		require.NoError(t, err, "ns=%g", ns)
+		assert.Equal(t, ns, got[0].WallNS)
+	}
 }

@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
@@ -157,56 +155,6 @@ func MarshalGates(g Gates) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ResultFile is one evidence file: its path relative to the results
-// directory (slash-separated) and its samples.
-type ResultFile struct {
-	Path    string
-	Samples []Sample
-}
-
-// LoadResults reads every *.csv file under dir (recursively, in path
-// order) with ReadSamples. A missing directory holds no results. A
-// malformed file is an error naming it, its line and column.
-func LoadResults(dir string) ([]ResultFile, error) {
-	if _, err := os.Stat(dir); os.IsNotExist(err) {
-		return nil, nil
-	}
-	return LoadResultsFS(os.DirFS(dir), dir)
-}
-
-// LoadResultsFS is LoadResults over a file system; prefix is prepended to
-// file names in errors.
-func LoadResultsFS(fsys fs.FS, prefix string) ([]ResultFile, error) {
-	var paths []string
-	err := fs.WalkDir(fsys, ".", func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if !d.IsDir() && strings.HasSuffix(p, ".csv") {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing results in %s: %w. Fix: check the results directory", prefix, err)
-	}
-	sort.Strings(paths)
-	out := make([]ResultFile, 0, len(paths))
-	for _, p := range paths {
-		f, err := fsys.Open(p)
-		if err != nil {
-			return nil, fmt.Errorf("opening %s: %w. Fix: check the file's permissions", p, err)
-		}
-		samples, err := ReadSamples(filepath.ToSlash(filepath.Join(prefix, p)), f)
-		f.Close()
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, ResultFile{Path: p, Samples: samples})
-	}
-	return out, nil
-}
-
 // Verdict is the judgement of one claim.
 type Verdict struct {
 	Claim Claim
@@ -242,15 +190,16 @@ func (v Verdict) String() string {
 	} else {
 		b.WriteString("FAIL ")
 	}
-	fmt.Fprintf(&b, "%s: %s", v.Claim.Name, v.Claim)
+	fmt.Fprintf(&b, "%s: %s", quote.Text(v.Claim.Name), v.Claim)
+	device, commit, file := quote.Text(v.Device), quote.Text(v.Commit), quote.Text(v.File)
 	if v.Pass && v.Claim.PerIteration() {
 		fmt.Fprintf(&b, ": observed %s per iteration, 95%% CI [%s, %s], n=%d, %d iterations, %s (%s), commit %s, %s",
-			fmtNS(v.PerIteration.Center), fmtNS(v.PerIteration.Lo), fmtNS(v.PerIteration.Hi), v.CandidateN, v.Iterations, v.Device, v.Compute, v.Commit, v.File)
+			fmtNS(v.PerIteration.Center), fmtNS(v.PerIteration.Lo), fmtNS(v.PerIteration.Hi), v.CandidateN, v.Iterations, device, v.Compute, commit, file)
 		return b.String()
 	}
 	if v.Pass {
 		fmt.Fprintf(&b, ": observed %s, 95%% CI [%s, %s], n=%d+%d, %s (%s), commit %s, %s",
-			fmtX(v.Speedup.Center), fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, v.Device, v.Compute, v.Commit, v.File)
+			fmtX(v.Speedup.Center), fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, device, v.Compute, commit, file)
 		return b.String()
 	}
 	b.WriteString(": ")
@@ -272,16 +221,43 @@ func CheckClaims(g Gates, files []ResultFile, currentFingerprint string) []Verdi
 }
 
 func checkClaim(c Claim, files []ResultFile, current string) Verdict {
-	v := Verdict{Claim: c, RequiredSpeedupLower: c.MinSpeedup}
-	fail := func(format string, args ...any) Verdict {
-		v.Reason = fmt.Sprintf(format, args...)
-		return v
+	k := &claimCheck{c: c, v: Verdict{Claim: c, RequiredSpeedupLower: c.MinSpeedup}}
+	steps := []func() string{
+		func() string { return k.chooseFile(files) }, // 1 and 2
+		k.armsRecorded,
+		k.oneBuild,
+		func() string { return k.fresh(current) }, // 3
+		k.checksumsAgree, // 4
+		k.unpolluted,     // 5
+		k.enoughSamples,  // 6
 	}
-	// 1. Evidence exists.
-	type candidateFile struct {
-		path       string
-		base, cand []*Sample
+	for _, step := range steps {
+		if reason := step(); reason != "" {
+			k.v.Reason = reason
+			return k.v
+		}
 	}
+	return k.judge() // 7
+}
+
+// claimCheck carries one claim through the steps of checkClaim. Each step
+// returns "" to go on, or the reason the claim fails.
+type claimCheck struct {
+	c        Claim
+	v        Verdict
+	f        candidateFile
+	firstRow *Sample // the first sample of the compared arms
+}
+
+// candidateFile is one results file's samples of a claim's two arms.
+type candidateFile struct {
+	path       string
+	base, cand []*Sample
+}
+
+// evidenceIn collects, per file, the samples of c's arms on its workload
+// (and device, when the claim names one).
+func evidenceIn(c Claim, files []ResultFile) []candidateFile {
 	var found []candidateFile
 	for _, f := range files {
 		if c.File != "" && f.Path != c.File {
@@ -304,105 +280,150 @@ func checkClaim(c Claim, files []ResultFile, current string) Verdict {
 			found = append(found, cf)
 		}
 	}
+	return found
+}
+
+// chooseFile requires evidence (step 1) from exactly one file (step 2).
+func (k *claimCheck) chooseFile(files []ResultFile) string {
+	c := k.c
+	found := evidenceIn(c, files)
 	where := "evidence/results/"
 	if c.File != "" {
-		where = c.File
+		where = quote.Text(c.File)
 	}
 	if c.Device != "" {
-		where += " on device " + c.Device
+		where += " on device " + quote.Text(c.Device)
 	}
-	if len(found) == 0 && c.PerIteration() {
-		return fail("no evidence recorded: no %s samples of workload %s in %s; required at least %d. Fix: run the benchmark and commit its CSV under evidence/results/",
+	switch {
+	case len(found) == 0 && c.PerIteration():
+		return fmt.Sprintf("no evidence recorded: no %s samples of workload %s in %s; required at least %d. Fix: run the benchmark and commit its CSV under evidence/results/",
 			c.Candidate, c.Workload, where, MinSamplesPerArm)
-	}
-	if len(found) == 0 {
-		return fail("no evidence recorded: no %s or %s samples of workload %s in %s; required at least %d samples of each. Fix: run the benchmark and commit its CSV under evidence/results/",
+	case len(found) == 0:
+		return fmt.Sprintf("no evidence recorded: no %s or %s samples of workload %s in %s; required at least %d samples of each. Fix: run the benchmark and commit its CSV under evidence/results/",
 			c.Baseline, c.Candidate, c.Workload, where, MinSamplesPerArm)
-	}
-	// 2. One run: one file, one device, one commit.
-	if len(found) > 1 {
+	case len(found) > 1:
 		names := make([]string, len(found))
 		for i, f := range found {
-			names[i] = f.path
+			names[i] = quote.Text(f.path)
 		}
-		return fail("evidence for workload %s is spread over %d files (%s); required the compared arms from one run. Fix: set \"file\" on the claim or remove the outdated files",
+		return fmt.Sprintf("evidence for workload %s is spread over %d files (%s); required the compared arms from one run. Fix: set \"file\" on the claim or remove the outdated files",
 			c.Workload, len(found), strings.Join(names, ", "))
 	}
-	f := found[0]
-	v.File = f.path
+	k.f = found[0]
+	k.v.File = k.f.path
+	return ""
+}
+
+// armsRecorded requires samples of both arms (of the candidate alone for a
+// per-iteration claim).
+func (k *claimCheck) armsRecorded() string {
+	c, f := k.c, k.f
 	for _, arm := range []struct {
 		name string
 		rows []*Sample
 	}{{c.Baseline, f.base}, {c.Candidate, f.cand}} {
 		if len(arm.rows) == 0 && !(c.PerIteration() && arm.name == c.Baseline) {
-			return fail("no evidence recorded for arm %s: %s has %d %s samples of workload %s and none of %s; required at least %d samples of each. Fix: measure both arms in the same run",
-				arm.name, f.path, len(f.base)+len(f.cand), otherArm(c, arm.name), c.Workload, arm.name, MinSamplesPerArm)
+			return fmt.Sprintf("no evidence recorded for arm %s: %s has %d %s samples of workload %s and none of %s; required at least %d samples of each. Fix: measure both arms in the same run",
+				arm.name, quote.Text(f.path), len(f.base)+len(f.cand), otherArm(c, arm.name), c.Workload, arm.name, MinSamplesPerArm)
 		}
 	}
-	firstRow := f.cand[0]
+	k.firstRow = f.cand[0]
 	if len(f.base) > 0 {
-		firstRow = f.base[0]
+		k.firstRow = f.base[0]
 	}
-	first := firstRow.Provenance
-	v.Device, v.Commit = first.DeviceName, first.Commit
-	v.Compute = computeString(first.ComputeMajor, first.ComputeMinor)
-	for _, s := range bothArms(f.base, f.cand) {
+	return ""
+}
+
+// oneBuild requires one device, driver, commit and fingerprint across the
+// compared samples (the rest of step 2).
+func (k *claimCheck) oneBuild() string {
+	first := k.firstRow.Provenance
+	k.v.Device, k.v.Commit = first.DeviceName, first.Commit
+	k.v.Compute = computeString(first.ComputeMajor, first.ComputeMinor)
+	for _, s := range bothArms(k.f.base, k.f.cand) {
 		p := s.Provenance
 		if p.DeviceName != first.DeviceName || p.ComputeMajor != first.ComputeMajor || p.ComputeMinor != first.ComputeMinor ||
 			p.DriverVersion != first.DriverVersion || p.Commit != first.Commit || p.SourceFingerprint != first.SourceFingerprint {
-			return fail("mixed devices or builds in one comparison: %s sample %d ran on %s (%s), commit %s, but %s sample %d on %s (%s), commit %s; required one device and one commit. Fix: compare arms measured in one run",
-				firstRow.Arm, firstRow.Index, first.DeviceName, v.Compute, first.Commit,
-				s.Arm, s.Index, p.DeviceName, computeString(p.ComputeMajor, p.ComputeMinor), p.Commit)
+			return fmt.Sprintf("mixed devices or builds in one comparison: %s sample %d ran on %s (%s), commit %s, but %s sample %d on %s (%s), commit %s; required one device and one commit. Fix: compare arms measured in one run",
+				k.firstRow.Arm, k.firstRow.Index, quote.Text(first.DeviceName), k.v.Compute, quote.Text(first.Commit),
+				s.Arm, s.Index, quote.Text(p.DeviceName), computeString(p.ComputeMajor, p.ComputeMinor), quote.Text(p.Commit))
 		}
 	}
-	// 3. Not stale.
-	if first.SourceFingerprint != current {
-		v.Stale = true
-		return fail("stale evidence: %s was measured on kernels and executor with source fingerprint %s, but the current tree has %s; required evidence of the current kernels and executor. Fix: re-run the benchmark on this tree and replace the file",
-			f.path, first.SourceFingerprint, current)
+	return ""
+}
+
+// fresh requires evidence measured on the current kernels and executor.
+func (k *claimCheck) fresh(current string) string {
+	measured := k.firstRow.Provenance.SourceFingerprint
+	if measured == current {
+		return ""
 	}
-	// 4. Equal checksums.
-	ref := firstRow
-	for _, s := range bothArms(f.base, f.cand) {
+	k.v.Stale = true
+	return fmt.Sprintf("stale evidence: %s was measured on kernels and executor with source fingerprint %s, but the current tree has %s; required evidence of the current kernels and executor. Fix: re-run the benchmark on this tree and replace the file",
+		quote.Text(k.f.path), measured, current)
+}
+
+// checksumsAgree requires one result checksum across both arms.
+func (k *claimCheck) checksumsAgree() string {
+	ref := k.firstRow
+	for _, s := range bothArms(k.f.base, k.f.cand) {
 		if s.Checksum != ref.Checksum {
-			return fail("checksum mismatch: %s sample %d has %s but %s sample %d has %s; required equal results from every sample of both arms. Fix: find why the arms compute different results before timing them",
+			return fmt.Sprintf("checksum mismatch: %s sample %d has %s but %s sample %d has %s; required equal results from every sample of both arms. Fix: find why the arms compute different results before timing them",
 				s.Arm, s.Index, s.Checksum, ref.Arm, ref.Index, ref.Checksum)
 		}
 	}
-	// 5. No pollution.
-	for _, s := range bothArms(f.base, f.cand) {
+	return ""
+}
+
+// unpolluted requires no uploads, allocations or extra syncs in the timed
+// region of any sample.
+func (k *claimCheck) unpolluted() string {
+	for _, s := range bothArms(k.f.base, k.f.cand) {
 		if s.TimedUploads != 0 || s.TimedAllocations != 0 || s.TimedHostSyncs != 0 {
-			return fail("polluted timed region: %s sample %d has %d timed uploads, %d allocations and %d host syncs; required 0 of each. Fix: keep uploads, allocations and extra syncs out of the timed region",
+			return fmt.Sprintf("polluted timed region: %s sample %d has %d timed uploads, %d allocations and %d host syncs; required 0 of each. Fix: keep uploads, allocations and extra syncs out of the timed region",
 				s.Arm, s.Index, s.TimedUploads, s.TimedAllocations, s.TimedHostSyncs)
 		}
 	}
-	// 6. Enough samples, and the metric recorded.
-	v.BaselineN, v.CandidateN = len(f.base), len(f.cand)
-	for _, arm := range [][]*Sample{f.base, f.cand} {
+	return ""
+}
+
+// enoughSamples requires MinSamplesPerArm samples of each recorded arm.
+func (k *claimCheck) enoughSamples() string {
+	k.v.BaselineN, k.v.CandidateN = len(k.f.base), len(k.f.cand)
+	for _, arm := range [][]*Sample{k.f.base, k.f.cand} {
 		if len(arm) > 0 && len(arm) < MinSamplesPerArm {
-			return fail("too few samples: arm %s has %d samples; required at least %d. Fix: record more samples per arm",
+			return fmt.Sprintf("too few samples: arm %s has %d samples; required at least %d. Fix: record more samples per arm",
 				arm[0].Arm, len(arm), MinSamplesPerArm)
 		}
 	}
-	cand, err := metricValues(c.Metric, f.cand)
+	return ""
+}
+
+// judge compares the metric with the claim (step 7): the lower bound of
+// the speedup's interval, or the per-iteration time's upper bound.
+func (k *claimCheck) judge() Verdict {
+	c, v := k.c, k.v
+	cand, err := metricValues(c.Metric, k.f.cand)
 	if err != nil {
-		return fail("%v", err)
+		v.Reason = err.Error()
+		return v
 	}
 	if c.PerIteration() {
-		return checkPerIteration(v, c, f.cand, cand)
+		return checkPerIteration(v, c, k.f.cand, cand)
 	}
-	base, err := metricValues(c.Metric, f.base)
+	base, err := metricValues(c.Metric, k.f.base)
 	if err != nil {
-		return fail("%v", err)
+		v.Reason = err.Error()
+		return v
 	}
-	// 7. The lower confidence bound.
 	v.BaselineMedian = MedianCI(base, Confidence)
 	v.CandidateMedian = MedianCI(cand, Confidence)
 	v.Speedup = SpeedupCI(base, cand)
 	if !(v.Speedup.Lo >= c.MinSpeedup) {
-		return fail("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d) has its lower bound %s below the required %sx. Fix: improve %s, record more samples to narrow the interval, or lower the claim",
+		v.Reason = fmt.Sprintf("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d) has its lower bound %s below the required %sx. Fix: improve %s, record more samples to narrow the interval, or lower the claim",
 			fmtX(v.Speedup.Center), fmtNS(v.BaselineMedian.Center), fmtNS(v.CandidateMedian.Center),
 			fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, fmtX(v.Speedup.Lo), formatFloat(c.MinSpeedup), c.Candidate)
+		return v
 	}
 	v.Pass = true
 	return v

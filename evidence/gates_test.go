@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/strictjson"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func demoFiles(t *testing.T) []ResultFile {
@@ -325,7 +327,7 @@ func TestParseGates(t *testing.T) {
 		{"escaping file", claim(`file="../x.csv"`), "claims[0].file", "relative .csv path"},
 		{"duplicate name", `{"claims": [` + strings.TrimSuffix(strings.TrimPrefix(claim("x="), `{"claims": [`), `]}`) + `, ` +
 			strings.TrimSuffix(strings.TrimPrefix(claim("x="), `{"claims": [`), `]}`) + `]}`, "claims[1].name", "repeats claims[0]"},
-		{"type mismatch", `{"claims": [{"min_speedup": "5"}]}`, "claims.min_speedup", "cannot use"},
+		{"type mismatch", `{"claims": [{"min_speedup": "5"}]}`, "claims[0].min_speedup", "cannot use"},
 		{"per-iteration with baseline", claim("max_ns_per_iteration=2000"), "claims[0].baseline", "has no baseline"},
 		{"both bounds", perIterClaim(`"min_speedup": 5, "max_ns_per_iteration": 2000`), "claims[0].min_speedup", "either min_speedup or max_ns_per_iteration"},
 		{"zero per-iteration", perIterClaim(`"max_ns_per_iteration": 0`), "claims[0].max_ns_per_iteration", "not a finite number above 0"},
@@ -378,26 +380,29 @@ func FuzzParseGates(f *testing.F) {
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "candidate": "megakernel", "metric": "wall_ns", "max_ns_per_iteration": 2000}]}`))
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 5}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		g, err := ParseGates("fuzz", data)
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			return
-		}
-		for _, c := range g.Claims {
-			if c.PerIteration() {
-				require.True(t, c.MaxNSPerIteration > 0 && !math.IsInf(c.MaxNSPerIteration, 0))
-				require.Empty(t, c.Baseline)
-				require.Zero(t, c.MinSpeedup)
-				continue
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data), func() {
+			g, err := ParseGates("fuzz", data)
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				return
 			}
-			require.True(t, c.MinSpeedup > 0 && !math.IsInf(c.MinSpeedup, 0))
-			require.NotEqual(t, c.Baseline, c.Candidate)
-		}
-		// Every verdict on no evidence fails with a reason.
-		for _, v := range CheckClaims(g, nil, testFingerprint) {
-			require.False(t, v.Pass)
-			require.Contains(t, v.Reason, "Fix:")
-		}
+			for _, c := range g.Claims {
+				if c.PerIteration() {
+					require.True(t, c.MaxNSPerIteration > 0 && !math.IsInf(c.MaxNSPerIteration, 0))
+					require.Empty(t, c.Baseline)
+					require.Zero(t, c.MinSpeedup)
+					continue
+				}
+				require.True(t, c.MinSpeedup > 0 && !math.IsInf(c.MinSpeedup, 0))
+				require.NotEqual(t, c.Baseline, c.Candidate)
+			}
+			// Every verdict on no evidence fails with a reason.
+			for _, v := range CheckClaims(g, nil, testFingerprint) {
+				require.False(t, v.Pass)
+				require.Contains(t, v.Reason, "Fix:")
+			}
+		})
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 )
 
@@ -91,7 +92,8 @@ func shortCommit(c string) string {
 }
 
 func mdEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;").Replace(s)
+	// quote.Text first: a name with a line break or an escape is quoted.
+	return strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;").Replace(quote.Text(s))
 }
 
 // MarkdownTable renders summaries as Markdown: one section per workload of

@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/planners"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 // specSessionCSV holds vyre's two CLI test rows.
@@ -217,29 +219,32 @@ func FuzzConvertSessionCSV(f *testing.F) {
 	f.Add(ResidentGraphSessionCSVHeader+"\ncuda,0,1,1,0,1,1,1,128,1,16,16,16,127,1e6,1e4,0", 2.0)
 	f.Add(ResidentGraphSessionCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,2748,1048576,128,4096,65536,2048,2000000,NaN,1e4\n", 100.0)
 	f.Fuzz(func(t *testing.T, csv string, required float64) {
-		proof, out, err := ConvertSessionCSV(csv, required)
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			var ce *SessionCSVError
-			var se *SpeedupError
-			switch {
-			case errors.As(err, &ce):
-				// Only a planning error concerns the whole row.
-				if ce.Err == nil {
-					require.Positive(t, ce.Column, err.Error())
-					require.NotEmpty(t, ce.Field, err.Error())
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(csv)+8, func() {
+			proof, out, err := ConvertSessionCSV(csv, required)
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				var ce *SessionCSVError
+				var se *SpeedupError
+				switch {
+				case errors.As(err, &ce):
+					// Only a planning error concerns the whole row.
+					if ce.Err == nil {
+						require.Positive(t, ce.Column, err.Error())
+						require.NotEmpty(t, ce.Field, err.Error())
+					}
+					require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("resident graph evidence line %d", ce.Line)), err.Error())
+				case errors.As(err, &se) && se.Kind == InvalidTiming:
+					require.Positive(t, se.Line, err.Error())
+					require.Positive(t, se.Column, err.Error())
+					require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d, column %d (%s)", se.Line, se.Column, se.Field)), err.Error())
 				}
-				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("resident graph evidence line %d", ce.Line)), err.Error())
-			case errors.As(err, &se) && se.Kind == InvalidTiming:
-				require.Positive(t, se.Line, err.Error())
-				require.Positive(t, se.Column, err.Error())
-				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d, column %d (%s)", se.Line, se.Column, se.Field)), err.Error())
+				return
 			}
-			return
-		}
-		again, err := ValidateSpeedupCSV(out, required)
-		require.NoError(t, err)
-		require.Equal(t, proof, again)
+			again, err := ValidateSpeedupCSV(out, required)
+			require.NoError(t, err)
+			require.Equal(t, proof, again)
+		})
 	})
 }
 

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 // baseSpeedupSample is vyre's test base: cuda, 32 GiB, sm 12.0, 10k nodes,
@@ -354,39 +356,42 @@ func FuzzValidateSpeedupCSV(f *testing.F) {
 	f.Add("nodes,edges\n1,2", 100.0)
 	f.Add(MegakernelSpeedupCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,64,NaN,10000,250000,0,0\n", 100.0)
 	f.Fuzz(func(t *testing.T, csv string, required float64) {
-		proof, err := ValidateSpeedupCSV(csv, required)
-		if err != nil {
-			require.Contains(t, err.Error(), "Fix:")
-			var se *SpeedupError
-			require.True(t, errors.As(err, &se), "%v", err)
-			switch se.Kind {
-			case InvalidEvidenceHeader, InvalidEvidenceRow, InvalidEvidenceValue, InvalidTiming:
-				// Errors about the CSV's text name the line and the column.
-				require.Positive(t, se.Line, err.Error())
-				require.Positive(t, se.Column, err.Error())
-				require.NotEmpty(t, se.Field, err.Error())
-				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d, column %d ", se.Line, se.Column)), err.Error())
-			case NonCudaEvidence, InsufficientCudaDevice, NotRepeatedFixedGraph, InsufficientScale, PollutedTimedRegion,
-				SpeedupBelowThreshold, RepetitionCountOverflow:
-				// A sample that fails a check names its row's line.
-				require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: sample %d: ", se.Line, se.Index)), err.Error())
-				require.Equal(t, se.Index+2, se.Line, err.Error())
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(csv)+8, func() {
+			proof, err := ValidateSpeedupCSV(csv, required)
+			if err != nil {
+				require.Contains(t, err.Error(), "Fix:")
+				var se *SpeedupError
+				require.True(t, errors.As(err, &se), "%v", err)
+				switch se.Kind {
+				case InvalidEvidenceHeader, InvalidEvidenceRow, InvalidEvidenceValue, InvalidTiming:
+					// Errors about the CSV's text name the line and the column.
+					require.Positive(t, se.Line, err.Error())
+					require.Positive(t, se.Column, err.Error())
+					require.NotEmpty(t, se.Field, err.Error())
+					require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d, column %d ", se.Line, se.Column)), err.Error())
+				case NonCudaEvidence, InsufficientCudaDevice, NotRepeatedFixedGraph, InsufficientScale, PollutedTimedRegion,
+					SpeedupBelowThreshold, RepetitionCountOverflow:
+					// A sample that fails a check names its row's line.
+					require.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d: sample %d: ", se.Line, se.Index)), err.Error())
+					require.Equal(t, se.Index+2, se.Line, err.Error())
+				}
+				return
 			}
-			return
-		}
-		require.True(t, required > 0 && !math.IsInf(required, 0))
-		require.GreaterOrEqual(t, proof.SampleCount, uint64(MinReleaseSampleCount))
-		require.GreaterOrEqual(t, proof.MinSpeedupX, required)
-		require.LessOrEqual(t, proof.MinSpeedupX, proof.MaxSpeedupX)
-		// Re-formatting the parsed samples reproduces the proof.
-		samples, err := ParseSpeedupCSV(csv)
-		require.NoError(t, err)
-		again, out, err := FormatSpeedupCSV(samples, required)
-		require.NoError(t, err)
-		require.Equal(t, proof, again)
-		reparsed, err := ValidateSpeedupCSV(out, required)
-		require.NoError(t, err)
-		require.Equal(t, proof, reparsed)
+			require.True(t, required > 0 && !math.IsInf(required, 0))
+			require.GreaterOrEqual(t, proof.SampleCount, uint64(MinReleaseSampleCount))
+			require.GreaterOrEqual(t, proof.MinSpeedupX, required)
+			require.LessOrEqual(t, proof.MinSpeedupX, proof.MaxSpeedupX)
+			// Re-formatting the parsed samples reproduces the proof.
+			samples, err := ParseSpeedupCSV(csv)
+			require.NoError(t, err)
+			again, out, err := FormatSpeedupCSV(samples, required)
+			require.NoError(t, err)
+			require.Equal(t, proof, again)
+			reparsed, err := ValidateSpeedupCSV(out, required)
+			require.NoError(t, err)
+			require.Equal(t, proof, reparsed)
+		})
 	})
 }
 

@@ -116,10 +116,21 @@ type CycleError struct {
 	Witness          []int
 }
 
-// Error describes the failure and ends with a "Fix:" sentence.
+// MaxWitnessShown is the number of a cycle's waves its error message
+// lists; a longer cycle ends with "... N more" (the whole witness stays in
+// CycleError.Witness).
+const MaxWitnessShown = 20
+
+// Error describes the failure and ends with a "Fix:" sentence. It names at
+// most MaxWitnessShown waves of the cycle, so a cycle through a million
+// waves still gives a short message.
 func (e *CycleError) Error() string {
 	var b strings.Builder
-	for _, w := range e.Witness {
+	for i, w := range e.Witness {
+		if i == MaxWitnessShown {
+			fmt.Fprintf(&b, "... %d more -> ", len(e.Witness)-i)
+			break
+		}
 		fmt.Fprintf(&b, "%d -> ", w)
 	}
 	if len(e.Witness) > 0 {
@@ -150,10 +161,10 @@ func buildWaveGraph(waveCount int, deps []Dependency) (waveGraph, []int32, error
 		return waveGraph{}, nil, nil
 	}
 	if waveCount > MaxWaves {
-		return waveGraph{}, nil, &checked.OverflowError{Field: "barrier scratch wave offsets"}
+		return waveGraph{}, nil, &checked.OverflowError{Field: "barrier scratch wave offsets", Bits: 32, Inputs: fmt.Sprintf("the number of waves, %d", waveCount)}
 	}
 	if len(deps) > MaxDependencies {
-		return waveGraph{}, nil, &checked.OverflowError{Field: "outgoing dependency offsets"}
+		return waveGraph{}, nil, &checked.OverflowError{Field: "outgoing dependency offsets", Bits: 32, Inputs: fmt.Sprintf("the number of dependencies, %d", len(deps))}
 	}
 	for i, d := range deps {
 		if d.Before < 0 || d.After < 0 || d.Before >= waveCount || d.After >= waveCount {

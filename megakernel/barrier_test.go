@@ -139,6 +139,31 @@ func TestPlanBarriersErrors(t *testing.T) {
 		assert.Equal(t, 4, e.UnscheduledWaves)
 		assert.Equal(t, []int{1, 2, 3}, e.Witness)
 	})
+	t.Run("a million-wave cycle gives a short message", func(t *testing.T) {
+		const n = 1_000_000
+		ds := make([]megakernel.Dependency, n)
+		for i := range ds {
+			ds[i] = megakernel.Dependency{Before: i, After: (i + 1) % n}
+		}
+		_, err := megakernel.PlanBarriers(n, ds)
+		var e *megakernel.CycleError
+		require.ErrorAs(t, err, &e)
+		assert.Len(t, e.Witness, n)
+		msg := err.Error()
+		assert.Less(t, len(msg), 400, msg)
+		assert.Contains(t, msg, "(0 -> 1 -> 2 -> 3 -> 4 -> 5 -> 6 -> 7 -> 8 -> 9 -> 10 -> 11 -> 12 -> 13 -> 14 -> 15 -> 16 -> 17 -> 18 -> 19 -> ... 999980 more -> 0)")
+	})
+	t.Run("a cycle of exactly MaxWitnessShown waves is shown whole", func(t *testing.T) {
+		n := megakernel.MaxWitnessShown
+		ds := make([]megakernel.Dependency, n)
+		for i := range ds {
+			ds[i] = megakernel.Dependency{Before: i, After: (i + 1) % n}
+		}
+		_, err := megakernel.PlanBarriers(n, ds)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), "more")
+		assert.Contains(t, err.Error(), "18 -> 19 -> 0)")
+	})
 	t.Run("self dependency", func(t *testing.T) {
 		_, err := megakernel.PlanBarriers(3, deps(0, 1, 2, 2))
 		var e *megakernel.SelfDependencyError

@@ -9,6 +9,8 @@ import (
 	"gonum.org/v1/gonum/graph/encoding"
 	"gonum.org/v1/gonum/graph/encoding/dot"
 	"gonum.org/v1/gonum/graph/simple"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // TooLargeForDOTError reports a plan with more than MaxDOTWaves waves.
@@ -83,8 +85,8 @@ func (p *WorkloadPlan) WriteDOT(out io.Writer) error {
 	if len(p.WaveNames) > MaxDOTWaves {
 		return &TooLargeForDOTError{Waves: len(p.WaveNames)}
 	}
-	name := p.Name
-	if name == "" {
+	name := quote.Text(p.Name)
+	if p.Name == "" {
 		name = "megakernel"
 	}
 	g := dotGraph{DirectedGraph: simple.NewDirectedGraph(), id: name,

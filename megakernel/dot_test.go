@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/graph/formats/dot"
 	"gonum.org/v1/gonum/graph/formats/dot/ast"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // parsedDOT is what a DOT parser reads back from WriteDOT: the members of
@@ -114,7 +116,8 @@ func TestWriteDOTParsesBack(t *testing.T) {
 			for _, id := range members {
 				assert.Contains(t, ids, fmt.Sprintf("w%d", id))
 				label := got.labels[fmt.Sprintf("w%d", id)]
-				assert.True(t, strings.HasPrefix(label, fmt.Sprintf("%d %s\nfrontier ", id, p.WaveNames[id])), "trial %d: %q", trial, label)
+				// A name that is not plain text is drawn quoted, escapes and all.
+				assert.True(t, strings.HasPrefix(label, fmt.Sprintf("%d %s\nfrontier ", id, quote.Text(p.WaveNames[id]))), "trial %d: %q", trial, label)
 			}
 		}
 		want := map[[2]string]string{}

@@ -2,6 +2,7 @@ package megakernel
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
@@ -97,6 +98,23 @@ func PlanFrontierMemory(req FrontierMemoryRequest) (FrontierMemoryPlan, error) {
 	return splitFrontierMemory(layered, req)
 }
 
+// groupInputs names a sum over the waves of one barrier group, by their
+// ids, for an overflow error: the first few ids and how many more.
+func groupInputs(what string, ids []int32) string {
+	var b strings.Builder
+	for i, id := range ids {
+		if i == 8 {
+			fmt.Fprintf(&b, ", ... %d more", len(ids)-i)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprint(&b, id)
+	}
+	return fmt.Sprintf("the sum of %s over the waves with ids %s", what, b.String())
+}
+
 func splitFrontierMemory(layered BarrierPlan, req FrontierMemoryRequest) (FrontierMemoryPlan, error) {
 	if req.ResidentGraphBytes > req.BudgetBytes {
 		return FrontierMemoryPlan{}, &GroupOverBudgetError{RequiredBytes: req.ResidentGraphBytes,
@@ -125,7 +143,7 @@ func splitFrontierMemory(layered BarrierPlan, req FrontierMemoryRequest) (Fronti
 			w := req.Waves[layered.Order[i]]
 			cost, err := w.FusedBytes()
 			if err != nil {
-				return FrontierMemoryPlan{}, err
+				return FrontierMemoryPlan{}, checked.Inputs(err, fmt.Sprintf("frontier_bytes + 4 x scratch_bytes + output_bytes of the wave with id %d", layered.Order[i]))
 			}
 			if cost > groupBudget {
 				return FrontierMemoryPlan{}, &GroupOverBudgetError{RequiredBytes: cost, BudgetBytes: groupBudget,
@@ -133,7 +151,7 @@ func splitFrontierMemory(layered BarrierPlan, req FrontierMemoryRequest) (Fronti
 			}
 			next, err := checked.Add(running, cost, "barrier group fused wave budget bytes")
 			if err != nil {
-				return FrontierMemoryPlan{}, err
+				return FrontierMemoryPlan{}, checked.Inputs(err, groupInputs("frontier_bytes + 4 x scratch_bytes + output_bytes", layered.Order[lo:i+1]))
 			}
 			if next > groupBudget && i > lo {
 				closeGroup(i)
@@ -141,13 +159,13 @@ func splitFrontierMemory(layered BarrierPlan, req FrontierMemoryRequest) (Fronti
 			}
 			running = next
 			if sumF, err = checked.Add(sumF, w.FrontierBytes, "frontier wave bytes"); err != nil {
-				return FrontierMemoryPlan{}, err
+				return FrontierMemoryPlan{}, checked.Inputs(err, groupInputs("frontier_bytes", layered.Order[lo:i+1]))
 			}
 			if sumS, err = checked.Add(sumS, w.ScratchBytes, "scratch wave bytes"); err != nil {
-				return FrontierMemoryPlan{}, err
+				return FrontierMemoryPlan{}, checked.Inputs(err, groupInputs("scratch_bytes", layered.Order[lo:i+1]))
 			}
 			if sumO, err = checked.Add(sumO, w.OutputBytes, "output wave bytes"); err != nil {
-				return FrontierMemoryPlan{}, err
+				return FrontierMemoryPlan{}, checked.Inputs(err, groupInputs("output_bytes", layered.Order[lo:i+1]))
 			}
 		}
 		closeGroup(hi)

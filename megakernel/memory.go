@@ -53,13 +53,14 @@ type MemoryRequest struct {
 func GraphLayoutBytes(graph GraphShape, bytesPerNode, bytesPerEdge uint64) (uint64, error) {
 	nb, err := checked.Mul(graph.NodeCount, bytesPerNode, "node layout bytes")
 	if err != nil {
-		return 0, err
+		return 0, checked.Inputs(err, "graph.node_count x graph.bytes_per_node")
 	}
 	eb, err := checked.Mul(graph.EdgeCount, bytesPerEdge, "edge layout bytes")
 	if err != nil {
-		return 0, err
+		return 0, checked.Inputs(err, "graph.edge_count x graph.bytes_per_edge")
 	}
-	return checked.Add(nb, eb, "graph layout bytes")
+	sum, err := checked.Add(nb, eb, "graph layout bytes")
+	return sum, checked.Inputs(err, "graph.node_count x graph.bytes_per_node + graph.edge_count x graph.bytes_per_edge")
 }
 
 // TopologyScratchBytes scales the scratch bytes for a topology: WarpSparse
@@ -96,17 +97,18 @@ func PlanMemoryBudget(t Topology, req MemoryRequest) (MemoryPlan, error) {
 	}
 	scratch, err := TopologyScratchBytes(t, req.ScratchBytes)
 	if err != nil {
-		return MemoryPlan{}, err
+		return MemoryPlan{}, checked.Inputs(err, "the waves' peak scratch_bytes, scaled for the "+t.String()+" topology")
 	}
+	const inputs = "the graph layout + the waves' peak frontier_bytes, scratch_bytes and output_bytes"
 	required, err := checked.Add(graph, req.FrontierBytes, "graph plus frontier bytes")
 	if err != nil {
-		return MemoryPlan{}, err
+		return MemoryPlan{}, checked.Inputs(err, inputs)
 	}
 	if required, err = checked.Add(required, scratch, "scratch bytes"); err != nil {
-		return MemoryPlan{}, err
+		return MemoryPlan{}, checked.Inputs(err, inputs)
 	}
 	if required, err = checked.Add(required, req.OutputBytes, "output bytes"); err != nil {
-		return MemoryPlan{}, err
+		return MemoryPlan{}, checked.Inputs(err, inputs)
 	}
 	if required > req.BudgetBytes {
 		return MemoryPlan{}, &OverBudgetError{Topology: t, RequiredBytes: required, BudgetBytes: req.BudgetBytes,

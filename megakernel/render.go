@@ -6,6 +6,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // Text rendering limits: longer lists are elided with a count.
@@ -64,7 +66,7 @@ func yesNo(v bool) string {
 
 func (p *WorkloadPlan) waveLabel(id int) string {
 	if n := p.WaveNames[id]; n != "" {
-		return fmt.Sprintf("%d %s", id, n)
+		return fmt.Sprintf("%d %s", id, quote.Text(n))
 	}
 	return strconv.Itoa(id)
 }
@@ -72,20 +74,20 @@ func (p *WorkloadPlan) waveLabel(id int) string {
 // WriteText writes the plan as readable tables.
 func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	w := bufio.NewWriter(out)
-	title := p.Name
-	if title == "" {
+	title := quote.Text(p.Name)
+	if p.Name == "" {
 		title = "workload"
 	}
 	fmt.Fprintf(w, "Megakernel plan: %s\n", title)
 	if p.Description != "" {
-		fmt.Fprintf(w, "  %s\n", p.Description)
+		fmt.Fprintf(w, "  %s\n", quote.Text(p.Description))
 	}
 	k := p.Device.Key
-	dev := p.Device.Name
+	dev := quote.Text(p.Device.Name)
 	if p.Device.Profile != "" {
-		dev = fmt.Sprintf("%s [%s]", dev, p.Device.Profile)
+		dev = fmt.Sprintf("%s [%s]", dev, quote.Text(p.Device.Profile))
 	}
-	fmt.Fprintf(w, "  analysis         %s, graph layout hash %#016x\n", p.Analysis, p.GraphLayoutHash)
+	fmt.Fprintf(w, "  analysis         %s, graph layout hash %#016x\n", quote.Text(p.Analysis), p.GraphLayoutHash)
 	fmt.Fprintf(w, "  device           %s: sm %d.%d, warp %d, grid sync %s, tensor cores %s, max workgroup %d\n",
 		dev, k.SMMajor, k.SMMinor, k.WarpSize, yesNo(k.SupportsGridSync), yesNo(k.SupportsTensorCores), k.MaxWorkgroupSize)
 	fmt.Fprintf(w, "  memory budget    %s (%s B, %s)\n", humanBytes(p.BudgetBytes), groupedInt(p.BudgetBytes), p.BudgetSource)

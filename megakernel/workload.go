@@ -368,7 +368,7 @@ func PlanWorkload(source string, w *Workload, dev occupancy.Device, profile stri
 		}
 		b, ok := checked.MulDiv(uint64(dev.TotalMemoryBytes), DefaultBudgetPercent, 100)
 		if !ok {
-			return nil, wrap("memory_budget_bytes", &checked.OverflowError{Field: "default memory budget bytes"})
+			return nil, wrap("memory_budget_bytes", &checked.OverflowError{Field: "default memory budget bytes", Inputs: "the device's total_memory_bytes x 90%"})
 		}
 		p.BudgetBytes, p.BudgetSource = b, fmt.Sprintf("%d%% of device memory", DefaultBudgetPercent)
 	}

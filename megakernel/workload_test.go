@@ -82,7 +82,7 @@ func TestDecodeWorkloadErrors(t *testing.T) {
 		{"unknown field", edit(t, func(m map[string]any) { m["wavez"] = 1 }), "wavez", "unknown field"},
 		{"trailing data", []byte(minimalWorkload + " {}"), "", "trailing data"},
 		{"wrong type", edit(t, func(m map[string]any) { m["launch_overhead_ns"] = "fast" }), "launch_overhead_ns", "cannot use"},
-		{"negative bytes", edit(t, func(m map[string]any) { m["waves"].([]any)[0].(map[string]any)["frontier_bytes"] = -1 }), "waves.frontier_bytes", "cannot use"},
+		{"negative bytes", edit(t, func(m map[string]any) { m["waves"].([]any)[0].(map[string]any)["frontier_bytes"] = -1 }), "waves[0].frontier_bytes", "cannot use"},
 		{"missing analysis", edit(t, func(m map[string]any) { delete(m, "analysis") }), "analysis", "required"},
 		{"bad analysis", edit(t, func(m map[string]any) { m["analysis"] = "taint" }), "analysis", "unknown analysis kind"},
 		{"no device", edit(t, func(m map[string]any) { delete(m, "device") }), "device", "required"},
@@ -155,7 +155,7 @@ func TestPlanWorkloadErrors(t *testing.T) {
 			assert.Equal(t, 1, g.Wave)
 		}},
 		{"graph overflow", edit(t, func(m map[string]any) { m["graph"].(map[string]any)["bytes_per_node"] = uint64(math.MaxUint64) }), "graph", func(t *testing.T, err error) {
-			assert.ErrorContains(t, err, "node layout bytes overflows")
+			assert.ErrorContains(t, err, "node layout bytes (graph.node_count x graph.bytes_per_node) overflows")
 		}},
 	}
 	for _, tc := range tests {

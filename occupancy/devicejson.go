@@ -1,7 +1,6 @@
 package occupancy
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 
@@ -70,22 +69,16 @@ func LoadDeviceJSON(source string, data []byte) (Device, error) {
 // LoadDeviceJSON.
 func loadDeviceObject(source string, data []byte) (Device, error) {
 	var d Device
-	if err := strictjson.Decode(source, data, &d); err != nil {
+	present := map[string]bool{}
+	if err := strictjson.DecodeWith(source, data, &d, strictjson.Options{Present: present, NullIsAbsent: true}); err != nil {
 		return Device{}, err
 	}
-	// Presence check: the document is already known to be one valid object
-	// with known fields, so a second, plain decode into raw values cannot
-	// fail in a new way.
-	var present map[string]json.RawMessage
-	if err := json.Unmarshal(data, &present); err != nil {
-		return Device{}, &strictjson.Error{Source: source, Msg: "the profile must be a JSON object", Fix: "write the profile as {\"name\": ..., ...}"}
-	}
 	for _, f := range requiredDeviceFields {
-		if v, ok := present[f]; !ok || string(v) == "null" {
+		if !present[f] {
 			return Device{}, strictjson.Required(source, f, fmt.Sprintf("add %q to the profile (gpuplan devices --device h100-sxm --json shows a complete profile under \"device\")", f))
 		}
 	}
-	has := func(f string) bool { v, ok := present[f]; return ok && string(v) != "null" }
+	has := func(f string) bool { return present[f] }
 	if !has("register_alloc_unit") {
 		d.RegisterAllocUnit = 256
 	}
@@ -190,25 +183,28 @@ func (d Device) Validate() error {
 		return invalid("memory_clock_khz", "give the memory clock in kHz or 0 when unknown", "is %d, below 0", d.MemoryClockKHz)
 	case d.AsyncEngines < 0:
 		return invalid("async_engines", "give the copy engine count or 0", "is %d, below 0", d.AsyncEngines)
+	case d.MemoryClockKHz > 0 && d.MemoryBusBits > 0 && !d.bandwidthFits():
+		return invalid("memory_clock_khz", "give the memory clock in kHz and the bus width in bits of a real device (2619000 and 5120 on an H100 SXM)",
+			"is %d, which with memory_bus_bits %d makes the bandwidth estimate (clock x bits x 250 bytes per second) overflow 63 bits", d.MemoryClockKHz, d.MemoryBusBits)
 	}
 	prev := -1
 	for i, c := range d.SharedMemCarveoutsKiB {
 		if c < 0 || c <= prev {
-			return invalid("shared_mem_carveouts_kib", "list the supported carveouts in KiB in strictly ascending order", "entry %d (%d) is negative or not ascending", i, c)
+			return invalid(fmt.Sprintf("shared_mem_carveouts_kib[%d]", i), "list the supported carveouts in KiB in strictly ascending order", "entry %d (%d) is negative or not ascending", i, c)
 		}
 		if c > d.SharedMemPerSM/1024 {
-			return invalid("shared_mem_carveouts_kib", "drop carveouts larger than shared_mem_per_sm", "entry %d (%d KiB) exceeds shared_mem_per_sm (%d B)", i, c, d.SharedMemPerSM)
+			return invalid(fmt.Sprintf("shared_mem_carveouts_kib[%d]", i), "drop carveouts larger than shared_mem_per_sm", "entry %d (%d KiB) exceeds shared_mem_per_sm (%d B)", i, c, d.SharedMemPerSM)
 		}
 		prev = c
 	}
 	for i, g := range d.MaxGridDim {
 		if g < 1 || g > math.MaxInt32 {
-			return invalid("max_grid_dim", "use [2147483647, 65535, 65535] or omit the field", "entry %d is %d, outside 1..2147483647", i, g)
+			return invalid(fmt.Sprintf("max_grid_dim[%d]", i), "use [2147483647, 65535, 65535] or omit the field", "entry %d is %d, outside 1..2147483647", i, g)
 		}
 	}
 	for i, b := range d.MaxBlockDim {
 		if b < 1 || b > d.MaxThreadsPerBlock {
-			return invalid("max_block_dim", "use [1024, 1024, 64] or omit the field", "entry %d is %d, outside 1..max_threads_per_block", i, b)
+			return invalid(fmt.Sprintf("max_block_dim[%d]", i), "use [1024, 1024, 64] or omit the field", "entry %d is %d, outside 1..max_threads_per_block", i, b)
 		}
 	}
 	return nil
@@ -229,6 +225,12 @@ const DDRFactor = 2
 func (d Device) BandwidthBytesPerSec() int64 {
 	bw, _ := d.bandwidth()
 	return bw
+}
+
+// bandwidthFits reports whether the bandwidth estimate fits an int64.
+func (d Device) bandwidthFits() bool {
+	_, ok := d.bandwidth()
+	return ok
 }
 
 func (d Device) bandwidth() (int64, bool) {

@@ -151,6 +151,10 @@ func (e *InputError) Error() string {
 // enough that sums and roundings never overflow.
 const maxKernelBytes = 1 << 40
 
+// Validate checks k's values on their own, before any device: an
+// *InputError naming the field when one is negative or out of range.
+func (k Kernel) Validate() error { return k.validate() }
+
 func (k Kernel) validate() error {
 	switch {
 	case k.RegistersPerThread < 0 || k.RegistersPerThread > 1<<20:

@@ -136,10 +136,10 @@ func PlanResultCompaction(slots []ResultSlot, maxCompactRecordBytes uint64) (Res
 	// Every slot is valid; only now are the capacities summed, so an
 	// overflow never hides a later slot's validation error (the spec's order).
 	var full uint64
-	for _, s := range slots {
+	for i, s := range slots {
 		var err error
 		if full, err = checked.Add(full, s.CapacityBytes, "full capacity bytes"); err != nil {
-			return ResultCompactionPlan{}, err
+			return ResultCompactionPlan{}, checked.Inputs(err, fmt.Sprintf("capacity_bytes of slots[0..%d]", i))
 		}
 	}
 	plan := ResultCompactionPlan{CompactRecords: []CompactRecord{}, DirectSlots: []uint32{}, FullCapacityBytes: full}
@@ -152,18 +152,18 @@ func PlanResultCompaction(slots []ResultSlot, maxCompactRecordBytes uint64) (Res
 		if s.MeaningfulBytes <= maxCompactRecordBytes {
 			plan.CompactRecords = append(plan.CompactRecords, CompactRecord{Slot: s.Slot, CompactOffset: plan.CompactBytes, Bytes: s.MeaningfulBytes})
 			if plan.CompactBytes, err = checked.Add(plan.CompactBytes, s.MeaningfulBytes, "compact bytes"); err != nil {
-				return ResultCompactionPlan{}, err
+				return ResultCompactionPlan{}, checked.Inputs(err, fmt.Sprintf("meaningful_bytes of the compacted slots up to slots[%d]", i))
 			}
 		} else {
 			plan.DirectSlots = append(plan.DirectSlots, s.Slot)
 			if plan.DirectBytes, err = checked.Add(plan.DirectBytes, s.MeaningfulBytes, "direct bytes"); err != nil {
-				return ResultCompactionPlan{}, err
+				return ResultCompactionPlan{}, checked.Inputs(err, fmt.Sprintf("meaningful_bytes of the directly read slots up to slots[%d]", i))
 			}
 		}
 	}
 	selected, err := checked.Add(plan.CompactBytes, plan.DirectBytes, "selected readback bytes")
 	if err != nil {
-		return ResultCompactionPlan{}, err
+		return ResultCompactionPlan{}, checked.Inputs(err, "meaningful_bytes of every slot")
 	}
 	plan.SelectedReadbackBytes = selected
 	plan.AvoidedReadbackBytes = full - selected // meaningful ≤ capacity per slot

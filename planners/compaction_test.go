@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func requireCompactionError(t *testing.T, err error, kind CompactionErrorKind) *CompactionError {
@@ -186,20 +188,23 @@ func FuzzPlanResultCompaction(f *testing.F) {
 	f.Add([]byte{2, 0, 128, 1, 12, 128, 3, 24, 255}, uint64(32), uint8(0))
 	f.Add([]byte{1, 1, 1, 1, 1, 1}, uint64(0), uint8(60))
 	f.Fuzz(func(t *testing.T, data []byte, threshold uint64, shift uint8) {
-		var slots []ResultSlot
-		for ; len(data) >= 3; data = data[3:] {
-			slots = append(slots, ResultSlot{Slot: uint32(data[0]), MeaningfulBytes: uint64(data[1]), CapacityBytes: uint64(data[2]) << (shift % 64)})
-		}
-		plan, err := PlanResultCompaction(slots, threshold)
-		if err != nil {
-			if !strings.Contains(err.Error(), "Fix:") {
-				t.Fatalf("error without a fix: %v", err)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data)+16, func() {
+			var slots []ResultSlot
+			for ; len(data) >= 3; data = data[3:] {
+				slots = append(slots, ResultSlot{Slot: uint32(data[0]), MeaningfulBytes: uint64(data[1]), CapacityBytes: uint64(data[2]) << (shift % 64)})
 			}
-			return
-		}
-		require.Equal(t, plan.CompactBytes+plan.DirectBytes, plan.SelectedReadbackBytes)
-		require.Equal(t, plan.FullCapacityBytes-plan.SelectedReadbackBytes, plan.AvoidedReadbackBytes)
-		require.LessOrEqual(t, plan.AvoidedReadbackBasisPoints, uint32(10000))
+			plan, err := PlanResultCompaction(slots, threshold)
+			if err != nil {
+				if !strings.Contains(err.Error(), "Fix:") {
+					t.Fatalf("error without a fix: %v", err)
+				}
+				return
+			}
+			require.Equal(t, plan.CompactBytes+plan.DirectBytes, plan.SelectedReadbackBytes)
+			require.Equal(t, plan.FullCapacityBytes-plan.SelectedReadbackBytes, plan.AvoidedReadbackBytes)
+			require.LessOrEqual(t, plan.AvoidedReadbackBasisPoints, uint32(10000))
+		})
 	})
 }
 

@@ -219,16 +219,16 @@ func PlanDiagnosticAggregation(shards []DiagnosticShard, maxRecordsPerShard, bud
 	}
 	// Every shard is valid; only now are the totals summed, so an overflow
 	// never hides a later shard's validation error (the spec's order).
-	for _, s := range shards {
+	for i, s := range shards {
 		raw, err := checked.Mul(s.CandidateItems, s.RawItemBytes, "shard raw candidate bytes")
 		if err != nil {
-			return DiagnosticAggregationPlan{}, err
+			return DiagnosticAggregationPlan{}, checked.Inputs(err, fmt.Sprintf("shards[%d].candidate_items x raw_item_bytes", i))
 		}
 		if plan.RawCandidateReadbackBytes, err = checked.Add(plan.RawCandidateReadbackBytes, raw, "raw candidate readback bytes"); err != nil {
-			return DiagnosticAggregationPlan{}, err
+			return DiagnosticAggregationPlan{}, checked.Inputs(err, fmt.Sprintf("candidate_items x raw_item_bytes of shards[0..%d]", i))
 		}
 		if plan.CounterReadbackBytes, err = checked.Add(plan.CounterReadbackBytes, s.CounterBytes, "counter readback bytes"); err != nil {
-			return DiagnosticAggregationPlan{}, err
+			return DiagnosticAggregationPlan{}, checked.Inputs(err, fmt.Sprintf("counter_bytes of shards[0..%d]", i))
 		}
 	}
 	plan.CompactRanges = []DiagnosticCompactRange{}
@@ -240,23 +240,23 @@ func PlanDiagnosticAggregation(shards []DiagnosticShard, maxRecordsPerShard, bud
 		records := min(s.EmittedDiagnostics, maxRecordsPerShard)
 		bytes, err := checked.Mul(records, s.DiagnosticRecordBytes, "compact range bytes")
 		if err != nil {
-			return DiagnosticAggregationPlan{}, err
+			return DiagnosticAggregationPlan{}, checked.Inputs(err, fmt.Sprintf("min(shards[%d].emitted_diagnostics, max_records_per_shard) x shards[%d].diagnostic_record_bytes", i, i))
 		}
 		plan.CompactRanges = append(plan.CompactRanges, DiagnosticCompactRange{
 			Shard: s.Shard, CompactOffset: plan.CompactReadbackBytes, Records: records, Bytes: bytes,
 		})
 		if plan.CompactReadbackBytes, err = checked.Add(plan.CompactReadbackBytes, bytes, "compact readback bytes"); err != nil {
-			return DiagnosticAggregationPlan{}, err
+			return DiagnosticAggregationPlan{}, checked.Inputs(err, fmt.Sprintf("the compact records of the shards up to shards[%d] (emitted_diagnostics x diagnostic_record_bytes)", i))
 		}
 		// Dropped records never exceed the candidates, whose raw bytes
 		// fit, so this sum cannot overflow; it is checked all the same.
 		if plan.OverflowRecords, err = checked.Add(plan.OverflowRecords, s.EmittedDiagnostics-records, "overflow records"); err != nil {
-			return DiagnosticAggregationPlan{}, err
+			return DiagnosticAggregationPlan{}, checked.Inputs(err, "emitted_diagnostics of the shards")
 		}
 	}
 	host, err := checked.Add(plan.CounterReadbackBytes, plan.CompactReadbackBytes, "host readback bytes")
 	if err != nil {
-		return DiagnosticAggregationPlan{}, err
+		return DiagnosticAggregationPlan{}, checked.Inputs(err, "counter_bytes and the compact records of every shard")
 	}
 	if host > budgetBytes {
 		return DiagnosticAggregationPlan{}, &DiagnosticsError{Kind: DiagnosticsOverBudget, RequiredBytes: host, BudgetBytes: budgetBytes}

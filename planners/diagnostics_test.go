@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func dshard(id uint32, candidates, emitted, raw, record, counter uint64) DiagnosticShard {
@@ -212,21 +214,24 @@ func FuzzPlanDiagnosticAggregation(f *testing.F) {
 	f.Add([]byte{2, 200, 4, 32, 24, 16, 1, 100, 2, 32, 24, 16, 3, 250, 0, 32, 24, 16}, uint64(64), uint64(1024))
 	f.Add([]byte{1, 0, 1, 1, 1, 1}, uint64(0), uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, capRecords, budget uint64) {
-		var shards []DiagnosticShard
-		for ; len(data) >= 6; data = data[6:] {
-			s := dshard(uint32(data[0]%16), uint64(data[1]), uint64(data[2]), uint64(data[3]), uint64(data[4]), uint64(data[5]))
-			s.SeverityMask = uint32(data[0] >> 4)
-			shards = append(shards, s)
-		}
-		plan, err := PlanDiagnosticAggregation(shards, capRecords, budget)
-		if err != nil {
-			if !strings.Contains(err.Error(), "Fix:") {
-				t.Fatalf("error without a fix: %v", err)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data)+16, func() {
+			var shards []DiagnosticShard
+			for ; len(data) >= 6; data = data[6:] {
+				s := dshard(uint32(data[0]%16), uint64(data[1]), uint64(data[2]), uint64(data[3]), uint64(data[4]), uint64(data[5]))
+				s.SeverityMask = uint32(data[0] >> 4)
+				shards = append(shards, s)
 			}
-			return
-		}
-		require.LessOrEqual(t, plan.HostReadbackBytes, budget)
-		checkDiagnosticsPlan(t, shards, capRecords, plan)
+			plan, err := PlanDiagnosticAggregation(shards, capRecords, budget)
+			if err != nil {
+				if !strings.Contains(err.Error(), "Fix:") {
+					t.Fatalf("error without a fix: %v", err)
+				}
+				return
+			}
+			require.LessOrEqual(t, plan.HostReadbackBytes, budget)
+			checkDiagnosticsPlan(t, shards, capRecords, plan)
+		})
 	})
 }
 

@@ -127,6 +127,14 @@ func stageRequiredBytes(s LaunchFusionStage) (uint64, error) {
 	return checked.Add(io, s.ScratchBytes, "stage required bytes")
 }
 
+// stagesInputs names the stage fields a fused launch's bytes come from.
+func stagesInputs(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("stages[%d].input_bytes + output_bytes + scratch_bytes", first)
+	}
+	return fmt.Sprintf("stages[%d].input_bytes + output_bytes + scratch_bytes, plus scratch_bytes + output_bytes of stages[%d..%d]", first, first+1, last)
+}
+
 // PlanLaunchFusion fuses runs of consecutive stages into single launches.
 //
 // A stage joins the current group when it does not need host
@@ -164,7 +172,7 @@ func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchF
 		first := stages[i]
 		required, err := stageRequiredBytes(first)
 		if err != nil {
-			return LaunchFusionPlan{}, err
+			return LaunchFusionPlan{}, checked.Inputs(err, stagesInputs(i, i))
 		}
 		if required > maxGroupBytes {
 			return LaunchFusionPlan{}, &FusionError{Kind: FusionStageOverBudget, Index: i, ID: first.ID,
@@ -179,11 +187,11 @@ func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchF
 			}
 			withScratch, err := checked.Add(required, next.ScratchBytes, "fused scratch bytes")
 			if err != nil {
-				return LaunchFusionPlan{}, err
+				return LaunchFusionPlan{}, checked.Inputs(err, stagesInputs(i, j))
 			}
 			withOutput, err := checked.Add(withScratch, next.OutputBytes, "fused output bytes")
 			if err != nil {
-				return LaunchFusionPlan{}, err
+				return LaunchFusionPlan{}, checked.Inputs(err, stagesInputs(i, j))
 			}
 			if withOutput > maxGroupBytes {
 				break
@@ -191,12 +199,12 @@ func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchF
 			// The avoided outputs are already part of required, so this sum
 			// stays below the budget; it is checked all the same.
 			if avoided, err = checked.Add(avoided, stages[j-1].OutputBytes, "avoided intermediate bytes"); err != nil {
-				return LaunchFusionPlan{}, err
+				return LaunchFusionPlan{}, checked.Inputs(err, fmt.Sprintf("output_bytes of stages[%d..%d]", i, j-1))
 			}
 			required = withOutput
 		}
 		if total, err = checked.Add(total, avoided, "total avoided intermediate bytes"); err != nil {
-			return LaunchFusionPlan{}, err
+			return LaunchFusionPlan{}, checked.Inputs(err, fmt.Sprintf("output_bytes of stages[0..%d]", j-1))
 		}
 		groups = append(groups, LaunchFusionGroup{
 			StageIDs:                 ids[i:j:j],
@@ -207,11 +215,11 @@ func PlanLaunchFusion(stages []LaunchFusionStage, maxGroupBytes uint64) (LaunchF
 		i = j
 	}
 	if uint64(len(groups)) > math.MaxUint32 {
-		return LaunchFusionPlan{}, &checked.OverflowError{Field: "launch count", Bits: 32}
+		return LaunchFusionPlan{}, &checked.OverflowError{Field: "launch count", Bits: 32, Inputs: "the number of stages"}
 	}
 	avoidedLaunches := uint64(len(stages) - len(groups))
 	if avoidedLaunches > math.MaxUint32 {
-		return LaunchFusionPlan{}, &checked.OverflowError{Field: "avoided launches", Bits: 32}
+		return LaunchFusionPlan{}, &checked.OverflowError{Field: "avoided launches", Bits: 32, Inputs: "the number of stages"}
 	}
 	return LaunchFusionPlan{
 		Groups:                   groups,

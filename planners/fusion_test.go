@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 // fstage builds a stage from the spec's (id, layout, input, output, scratch) tuples.
@@ -241,28 +243,31 @@ func FuzzPlanLaunchFusion(f *testing.F) {
 	f.Add([]byte{1, 7, 64, 32, 8, 0, 2, 7, 32, 48, 8, 0, 3, 7, 48, 16, 8, 0}, uint64(256))
 	f.Add([]byte{1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1}, uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, budget uint64) {
-		var stages []LaunchFusionStage
-		for ; len(data) >= 6; data = data[6:] {
-			stages = append(stages, LaunchFusionStage{
-				ID: uint32(data[0] % 32), LayoutHash: uint64(data[1] % 4),
-				InputBytes: uint64(data[2]) << (data[5] % 64), OutputBytes: uint64(data[3]), ScratchBytes: uint64(data[4]),
-				RequiresHostMaterialization: data[5]&1 == 1,
-			})
-		}
-		plan, err := PlanLaunchFusion(stages, budget)
-		if err != nil {
-			if !strings.Contains(err.Error(), "Fix:") {
-				t.Fatalf("error without a fix: %v", err)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data)+8, func() {
+			var stages []LaunchFusionStage
+			for ; len(data) >= 6; data = data[6:] {
+				stages = append(stages, LaunchFusionStage{
+					ID: uint32(data[0] % 32), LayoutHash: uint64(data[1] % 4),
+					InputBytes: uint64(data[2]) << (data[5] % 64), OutputBytes: uint64(data[3]), ScratchBytes: uint64(data[4]),
+					RequiresHostMaterialization: data[5]&1 == 1,
+				})
 			}
-			return
-		}
-		var flat int
-		for _, g := range plan.Groups {
-			require.LessOrEqual(t, g.RequiredBytes, budget)
-			flat += len(g.StageIDs)
-		}
-		require.Equal(t, len(stages), flat)
-		require.Equal(t, len(stages)-len(plan.Groups), int(plan.AvoidedLaunches))
+			plan, err := PlanLaunchFusion(stages, budget)
+			if err != nil {
+				if !strings.Contains(err.Error(), "Fix:") {
+					t.Fatalf("error without a fix: %v", err)
+				}
+				return
+			}
+			var flat int
+			for _, g := range plan.Groups {
+				require.LessOrEqual(t, g.RequiredBytes, budget)
+				flat += len(g.StageIDs)
+			}
+			require.Equal(t, len(stages), flat)
+			require.Equal(t, len(stages)-len(plan.Groups), int(plan.AvoidedLaunches))
+		})
 	})
 }
 

@@ -225,6 +225,17 @@ type multiQueryKey struct {
 	pos             int
 }
 
+// groupInputs names the query fields a launch's resident bytes come from:
+// the first query's graph_upload_bytes and the frontier, scratch and
+// output bytes of the queries from queries[first] to queries[last] (in the
+// plan's order).
+func groupInputs(first, last int) string {
+	if first == last {
+		return fmt.Sprintf("queries[%d].graph_upload_bytes + frontier_bytes + scratch_bytes + output_bytes", first)
+	}
+	return fmt.Sprintf("queries[%d].graph_upload_bytes + frontier_bytes + scratch_bytes + output_bytes of the queries grouped with it, up to queries[%d]", first, last)
+}
+
 // chunkResident is a launch under construction.
 type chunkResident struct {
 	frontier, scratch, output, resident uint64
@@ -299,7 +310,7 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 		cold := k == 0 || queries[order[k-1]].GraphLayoutHash != first.GraphLayoutHash
 		chunk, err := chunkResident{}.withQuery(graph, first)
 		if err != nil {
-			return MultiQueryExecutionPlan{}, err
+			return MultiQueryExecutionPlan{}, checked.Inputs(err, groupInputs(order[k], order[k]))
 		}
 		if chunk.resident > budgetBytes {
 			return MultiQueryExecutionPlan{}, &MultiQueryError{Kind: MultiQueryOverBudget, Index: order[k], Query: first.Query,
@@ -314,7 +325,7 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 			}
 			grown, err := chunk.withQuery(graph, next)
 			if err != nil {
-				return MultiQueryExecutionPlan{}, err
+				return MultiQueryExecutionPlan{}, checked.Inputs(err, groupInputs(order[k], order[j]))
 			}
 			if grown.resident > budgetBytes {
 				break
@@ -329,7 +340,7 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 			reuse.WarmReuses = n
 		}
 		if reuse.AvoidedUploadBytes, err = checked.Mul(reuse.WarmReuses, graph, "avoided graph upload bytes"); err != nil {
-			return MultiQueryExecutionPlan{}, err
+			return MultiQueryExecutionPlan{}, checked.Inputs(err, fmt.Sprintf("queries[%d].graph_upload_bytes x the launches that reuse it", order[k]))
 		}
 		plan.Groups = append(plan.Groups, MultiQueryGroup{
 			GraphLayoutHash:         first.GraphLayoutHash,
@@ -351,10 +362,10 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 		plan.GraphReuse.ColdUploads += reuse.ColdUploads
 		plan.GraphReuse.WarmReuses += reuse.WarmReuses
 		if plan.GraphReuse.UploadBytes, err = checked.Add(plan.GraphReuse.UploadBytes, reuse.UploadBytes, "graph upload bytes"); err != nil {
-			return MultiQueryExecutionPlan{}, err
+			return MultiQueryExecutionPlan{}, checked.Inputs(err, "graph_upload_bytes of every graph")
 		}
 		if plan.AvoidedGraphUploadBytes, err = checked.Add(plan.AvoidedGraphUploadBytes, reuse.AvoidedUploadBytes, "avoided graph upload bytes"); err != nil {
-			return MultiQueryExecutionPlan{}, err
+			return MultiQueryExecutionPlan{}, checked.Inputs(err, "graph_upload_bytes x the launches that reuse each graph")
 		}
 		plan.PeakResidentBytes = max(plan.PeakResidentBytes, chunk.resident)
 		k = j

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func mq(id uint32, hash, key, graph, frontier, scratch, output uint64) MultiQuery {
@@ -291,24 +293,27 @@ func FuzzPlanMultiQueryExecution(f *testing.F) {
 	f.Add([]byte{3, 1, 1, 16, 4, 4, 4, 1, 1, 1, 16, 4, 4, 4}, uint64(350), uint8(0))
 	f.Add([]byte{1, 0, 0, 0, 0, 0, 0}, uint64(0), uint8(63))
 	f.Fuzz(func(t *testing.T, data []byte, budget uint64, shift uint8) {
-		var queries []MultiQuery
-		for ; len(data) >= 7; data = data[7:] {
-			queries = append(queries, mq(uint32(data[0]), uint64(data[1]%4), uint64(data[2]%4), uint64(data[3])<<(shift%64),
-				uint64(data[4]), uint64(data[5]), uint64(data[6])))
-		}
-		plan, err := PlanMultiQueryExecution(queries, budget)
-		if err != nil {
-			if !strings.Contains(err.Error(), "Fix:") {
-				t.Fatalf("error without a fix: %v", err)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data)+16, func() {
+			var queries []MultiQuery
+			for ; len(data) >= 7; data = data[7:] {
+				queries = append(queries, mq(uint32(data[0]), uint64(data[1]%4), uint64(data[2]%4), uint64(data[3])<<(shift%64),
+					uint64(data[4]), uint64(data[5]), uint64(data[6])))
 			}
-			return
-		}
-		total := 0
-		for _, g := range plan.Groups {
-			require.LessOrEqual(t, g.ResidentBytes, budget)
-			total += len(g.Queries)
-		}
-		require.Equal(t, len(queries), total)
+			plan, err := PlanMultiQueryExecution(queries, budget)
+			if err != nil {
+				if !strings.Contains(err.Error(), "Fix:") {
+					t.Fatalf("error without a fix: %v", err)
+				}
+				return
+			}
+			total := 0
+			for _, g := range plan.Groups {
+				require.LessOrEqual(t, g.ResidentBytes, budget)
+				total += len(g.Queries)
+			}
+			require.Equal(t, len(queries), total)
+		})
 	})
 }
 

@@ -341,7 +341,7 @@ func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample Benchmark
 	// MandatoryProfitablePassOverBudget, as vyre's dry run does before
 	// anything else; only now is an overflowing projection reported.
 	if projectionOverflows {
-		return BenchmarkPassSelectionPlan{}, &checked.OverflowError{Field: "projected speedup bps", Bits: 32}
+		return BenchmarkPassSelectionPlan{}, &checked.OverflowError{Field: "projected speedup bps", Bits: 32, Inputs: "the product of the selected candidates' expected_speedup_bps"}
 	}
 	return plan, nil
 }

@@ -10,6 +10,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func requirePassSelectionError(t *testing.T, err error, kind PassSelectionErrorKind) *PassSelectionError {
@@ -171,7 +173,7 @@ func TestSelectBenchmarkPassesHugeValuesRankExactly(t *testing.T) {
 	_, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{big2, big1}, sample)
 	// 4294967295² / 10000 overflows a uint32 projected speedup.
 	requireOverflow(t, err, "projected speedup bps")
-	assert.Contains(t, err.Error(), "projected speedup bps overflows 32 bits")
+	assert.Contains(t, err.Error(), "projected speedup bps (the product of the selected candidates' expected_speedup_bps) overflows 32 bits")
 
 	big1.ExpectedSpeedupBPS, big2.ExpectedSpeedupBPS = 10_001, 10_001
 	plan, err := SelectBenchmarkPasses([]BenchmarkPassCandidate{big2, big1}, sample)
@@ -310,29 +312,32 @@ func FuzzSelectBenchmarkPasses(f *testing.F) {
 	f.Add([]byte{1, 1, 1, 20, 40, 150, 0, 2, 40, 8, 64, 40, 80, 200, 0}, uint64(4096), uint64(100), uint64(60))
 	f.Add([]byte{0, 0, 0, 0, 0, 0, 1}, uint64(0), uint64(0), uint64(0))
 	f.Fuzz(func(t *testing.T, data []byte, frontier, planningBudget, scratchBudget uint64) {
-		var cands []BenchmarkPassCandidate
-		for i := 0; len(data) >= 7; data, i = data[7:], i+1 {
-			cands = append(cands, BenchmarkPassCandidate{
-				PassID:                  fmt.Sprintf("p%d", data[0]%16),
-				MinFrontierItems:        uint64(data[1]) << 8,
-				MinReuseCount:           uint64(data[2] % 16),
-				MinAvoidedReadbackBytes: uint64(data[3]),
-				PlanningCostNs:          uint64(data[4]),
-				ScratchBytes:            uint64(data[5]),
-				ExpectedSpeedupBPS:      9_900 + uint32(data[6])*100,
-				MandatoryWhenProfitable: data[0]&0x80 != 0,
-			})
-		}
-		sample := BenchmarkPassSelectionSample{FrontierItems: frontier, ReuseCount: 8, AvoidableReadbackBytes: 128,
-			PlanningBudgetNs: planningBudget, ScratchBudgetBytes: scratchBudget}
-		plan, err := SelectBenchmarkPasses(cands, sample)
-		if err != nil {
-			if !strings.Contains(err.Error(), "Fix:") {
-				t.Fatalf("error without a fix: %v", err)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data)+24, func() {
+			var cands []BenchmarkPassCandidate
+			for i := 0; len(data) >= 7; data, i = data[7:], i+1 {
+				cands = append(cands, BenchmarkPassCandidate{
+					PassID:                  fmt.Sprintf("p%d", data[0]%16),
+					MinFrontierItems:        uint64(data[1]) << 8,
+					MinReuseCount:           uint64(data[2] % 16),
+					MinAvoidedReadbackBytes: uint64(data[3]),
+					PlanningCostNs:          uint64(data[4]),
+					ScratchBytes:            uint64(data[5]),
+					ExpectedSpeedupBPS:      9_900 + uint32(data[6])*100,
+					MandatoryWhenProfitable: data[0]&0x80 != 0,
+				})
 			}
-			return
-		}
-		checkPassSelection(t, cands, sample, plan)
+			sample := BenchmarkPassSelectionSample{FrontierItems: frontier, ReuseCount: 8, AvoidableReadbackBytes: 128,
+				PlanningBudgetNs: planningBudget, ScratchBudgetBytes: scratchBudget}
+			plan, err := SelectBenchmarkPasses(cands, sample)
+			if err != nil {
+				if !strings.Contains(err.Error(), "Fix:") {
+					t.Fatalf("error without a fix: %v", err)
+				}
+				return
+			}
+			checkPassSelection(t, cands, sample, plan)
+		})
 	})
 }
 

@@ -199,22 +199,23 @@ func PlanResidentGraphSession(p ResidentGraphSessionProfile) (ResidentGraphSessi
 	case p.Readback != ReadbackFinalOnly:
 		return ResidentGraphSessionPlan{}, &SessionError{Kind: PerRunReadbackRejected}
 	}
+	const peakInputs = "graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes + per_run_output_bytes"
 	peak, err := checked.Add(p.GraphBytes, p.PerRunFrontierBytes, fieldGraphPlusFrontier)
 	if err != nil {
-		return ResidentGraphSessionPlan{}, err
+		return ResidentGraphSessionPlan{}, checked.Inputs(err, "graph_bytes + per_run_frontier_bytes")
 	}
 	if peak, err = checked.Add(peak, p.ReusableScratchBytes, fieldGraphFrontierScr); err != nil {
-		return ResidentGraphSessionPlan{}, err
+		return ResidentGraphSessionPlan{}, checked.Inputs(err, "graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes")
 	}
 	if peak, err = checked.Add(peak, p.PerRunOutputBytes, fieldPeakResident); err != nil {
-		return ResidentGraphSessionPlan{}, err
+		return ResidentGraphSessionPlan{}, checked.Inputs(err, peakInputs)
 	}
 	if peak > p.BudgetBytes {
 		return ResidentGraphSessionPlan{}, &SessionError{Kind: OverBudget, RequiredBytes: peak, BudgetBytes: p.BudgetBytes}
 	}
 	refresh, err := checked.Mul(p.RunCount, p.PerRunFrontierBytes, fieldFrontierRefresh)
 	if err != nil {
-		return ResidentGraphSessionPlan{}, err
+		return ResidentGraphSessionPlan{}, checked.Inputs(err, "run_count x per_run_frontier_bytes")
 	}
 	plan := ResidentGraphSessionPlan{
 		GraphLayoutHash:           p.GraphLayoutHash,
@@ -233,11 +234,11 @@ func PlanResidentGraphSession(p ResidentGraphSessionProfile) (ResidentGraphSessi
 	warm := p.RunCount - 1
 	avoided, err := checked.Mul(warm, p.GraphBytes, fieldAvoidedGraphUpload)
 	if err != nil {
-		return ResidentGraphSessionPlan{}, err
+		return ResidentGraphSessionPlan{}, checked.Inputs(err, "(run_count - 1) x graph_bytes")
 	}
 	allocs, err := checked.Mul(warm, allocationsAvoidedPerRun, fieldAvoidedAllocations)
 	if err != nil {
-		return ResidentGraphSessionPlan{}, err
+		return ResidentGraphSessionPlan{}, checked.Inputs(err, "(run_count - 1) x 3")
 	}
 	plan.AvoidedGraphUploadBytes = avoided
 	plan.GraphReuse.WarmReuses = warm

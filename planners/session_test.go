@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 const mib = 1 << 20
@@ -54,7 +56,7 @@ func TestResidentGraphSessionPlanJSON(t *testing.T) {
 	require.NoError(t, err)
 	data, err := json.Marshal(plan)
 	require.NoError(t, err)
-	assert.JSONEq(t, `{"graph_layout_hash": 2748, "one_time_graph_upload_bytes": 1048576,
+	assert.JSONEq(t, `{"graph_layout_hash": "0x0000000000000abc", "one_time_graph_upload_bytes": 1048576,
 	  "total_frontier_refresh_bytes": 524288, "peak_resident_bytes": 1120256,
 	  "avoided_graph_upload_bytes": 133169152,
 	  "graph_reuse": {"cold_uploads": 1, "warm_reuses": 127, "upload_bytes": 1048576, "avoided_upload_bytes": 133169152},
@@ -92,15 +94,15 @@ func TestPlanResidentGraphSessionErrors(t *testing.T) {
 		}, &SessionError{Kind: OverBudget, RequiredBytes: 176, BudgetBytes: 127}},
 		{"order: hash before runs", func(p *ResidentGraphSessionProfile) { p.GraphLayoutHash, p.RunCount = 0, 0 }, &SessionError{Kind: ZeroGraphHash}},
 		{"order: budget before readback", func(p *ResidentGraphSessionProfile) { p.BudgetBytes, p.Readback = 0, ReadbackPerRun }, &SessionError{Kind: ZeroBudget}},
-		{"overflow graph plus frontier", func(p *ResidentGraphSessionProfile) { p.PerRunFrontierBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph plus frontier bytes"}},
-		{"overflow scratch", func(p *ResidentGraphSessionProfile) { p.ReusableScratchBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph frontier scratch bytes"}},
-		{"overflow peak", func(p *ResidentGraphSessionProfile) { p.PerRunOutputBytes = math.MaxUint64 }, &checked.OverflowError{Field: "peak resident bytes"}},
+		{"overflow graph plus frontier", func(p *ResidentGraphSessionProfile) { p.PerRunFrontierBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph plus frontier bytes", Inputs: "graph_bytes + per_run_frontier_bytes"}},
+		{"overflow scratch", func(p *ResidentGraphSessionProfile) { p.ReusableScratchBytes = math.MaxUint64 }, &checked.OverflowError{Field: "graph frontier scratch bytes", Inputs: "graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes"}},
+		{"overflow peak", func(p *ResidentGraphSessionProfile) { p.PerRunOutputBytes = math.MaxUint64 }, &checked.OverflowError{Field: "peak resident bytes", Inputs: "graph_bytes + per_run_frontier_bytes + reusable_scratch_bytes + per_run_output_bytes"}},
 		{"overflow avoided upload", func(p *ResidentGraphSessionProfile) {
 			p.GraphBytes, p.RunCount, p.PerRunFrontierBytes, p.BudgetBytes = 1<<40, 1<<30, 0, math.MaxUint64
-		}, &checked.OverflowError{Field: "avoided graph upload bytes"}},
+		}, &checked.OverflowError{Field: "avoided graph upload bytes", Inputs: "(run_count - 1) x graph_bytes"}},
 		{"overflow frontier refresh", func(p *ResidentGraphSessionProfile) {
 			p.PerRunFrontierBytes, p.RunCount, p.BudgetBytes = 1<<40, 1<<30, math.MaxUint64
-		}, &checked.OverflowError{Field: "total frontier refresh bytes"}},
+		}, &checked.OverflowError{Field: "total frontier refresh bytes", Inputs: "run_count x per_run_frontier_bytes"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -219,13 +221,16 @@ func FuzzPlanResidentGraphSession(f *testing.F) {
 	f.Add(p.GraphLayoutHash, p.GraphBytes, p.RunCount, p.PerRunFrontierBytes, p.ReusableScratchBytes, p.PerRunOutputBytes, p.BudgetBytes, uint8(0))
 	f.Add(uint64(1), uint64(math.MaxUint64), uint64(math.MaxUint64), uint64(1), uint64(1), uint64(1), uint64(math.MaxUint64), uint8(1))
 	f.Fuzz(func(t *testing.T, hash, graph, runs, frontier, scratch, output, budget uint64, readback uint8) {
-		p := ResidentGraphSessionProfile{hash, graph, runs, frontier, scratch, output, budget, ResidentGraphReadback(readback % 3)}
-		plan, err := PlanResidentGraphSession(p)
-		if err != nil {
-			require.True(t, strings.Contains(err.Error(), "Fix:"), err.Error())
-			return
-		}
-		checkSessionInvariants(t, p, plan)
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, 64, func() {
+			p := ResidentGraphSessionProfile{hash, graph, runs, frontier, scratch, output, budget, ResidentGraphReadback(readback % 3)}
+			plan, err := PlanResidentGraphSession(p)
+			if err != nil {
+				require.True(t, strings.Contains(err.Error(), "Fix:"), err.Error())
+				return
+			}
+			checkSessionInvariants(t, p, plan)
+		})
 	})
 }
 

@@ -269,11 +269,11 @@ func PlanDeviceWorkQueue(p DeviceWorkQueueProfile) (DeviceWorkQueuePlan, error) 
 	}
 	queue, err := checked.Mul(p.QueueCapacity, p.EntryBytes, "queue bytes")
 	if err != nil {
-		return DeviceWorkQueuePlan{}, err
+		return DeviceWorkQueuePlan{}, checked.Inputs(err, "queue_capacity x entry_bytes")
 	}
 	resident, err := checked.Add(queue, p.ControlBytes, "resident bytes")
 	if err != nil {
-		return DeviceWorkQueuePlan{}, err
+		return DeviceWorkQueuePlan{}, checked.Inputs(err, "queue_capacity x entry_bytes + control_bytes")
 	}
 	if resident > p.BudgetBytes {
 		return DeviceWorkQueuePlan{}, &WorkQueueError{Kind: WorkQueueOverBudget,
@@ -330,7 +330,7 @@ func PlanDeviceWorkQueueBackpressure(p DeviceWorkQueueProfile, maxItemsPerDrainL
 func PlanDeviceWorkQueueWithExpansion(p DeviceWorkQueueExpansionProfile) (DeviceWorkQueuePlan, error) {
 	desired, err := checked.Add(p.InitialItems, p.ExpansionItems, "expansion queue items")
 	if err != nil {
-		return DeviceWorkQueuePlan{}, err
+		return DeviceWorkQueuePlan{}, checked.Inputs(err, "initial_items + expansion_items")
 	}
 	capacity := desired
 	if p.EntryBytes != 0 {

@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 )
 
 func requireWorkQueueError(t *testing.T, err error, kind WorkQueueErrorKind) *WorkQueueError {
@@ -329,22 +331,25 @@ func FuzzPlanDeviceWorkQueue(f *testing.F) {
 	f.Add(uint64(0), uint64(math.MaxUint64), uint64(1), uint64(0), uint64(math.MaxUint64), uint8(0), uint64(65536), uint64(0))
 	f.Add(uint64(4), uint64(0), uint64(8), uint64(64), uint64(256), uint8(1), uint64(0), uint64(12))
 	f.Fuzz(func(t *testing.T, initial, capacity, entry, control, budget uint64, sync uint8, drain, expansion uint64) {
-		p := DeviceWorkQueueProfile{InitialItems: initial, QueueCapacity: capacity, EntryBytes: entry,
-			ControlBytes: control, BudgetBytes: budget, HostSync: WorkQueueHostSync(sync % 3)}
-		if plan, err := PlanDeviceWorkQueueBackpressure(p, drain); err == nil {
-			checkWorkQueuePlan(t, p, plan.Queue)
-			require.GreaterOrEqual(t, plan.Chunks, uint64(1))
-		} else if !strings.Contains(err.Error(), "Fix:") {
-			t.Fatalf("error without a fix: %v", err)
-		}
-		ep := DeviceWorkQueueExpansionProfile{InitialItems: initial, ExpansionItems: expansion, EntryBytes: entry,
-			ControlBytes: control, BudgetBytes: budget, HostSync: p.HostSync}
-		if plan, err := PlanDeviceWorkQueueWithExpansion(ep); err == nil {
-			require.LessOrEqual(t, plan.ResidentBytes, budget)
-			require.GreaterOrEqual(t, plan.QueueCapacity, initial)
-		} else if !strings.Contains(err.Error(), "Fix:") {
-			t.Fatalf("error without a fix: %v", err)
-		}
+		// No input makes memory grow faster than the input itself.
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, 64, func() {
+			p := DeviceWorkQueueProfile{InitialItems: initial, QueueCapacity: capacity, EntryBytes: entry,
+				ControlBytes: control, BudgetBytes: budget, HostSync: WorkQueueHostSync(sync % 3)}
+			if plan, err := PlanDeviceWorkQueueBackpressure(p, drain); err == nil {
+				checkWorkQueuePlan(t, p, plan.Queue)
+				require.GreaterOrEqual(t, plan.Chunks, uint64(1))
+			} else if !strings.Contains(err.Error(), "Fix:") {
+				t.Fatalf("error without a fix: %v", err)
+			}
+			ep := DeviceWorkQueueExpansionProfile{InitialItems: initial, ExpansionItems: expansion, EntryBytes: entry,
+				ControlBytes: control, BudgetBytes: budget, HostSync: p.HostSync}
+			if plan, err := PlanDeviceWorkQueueWithExpansion(ep); err == nil {
+				require.LessOrEqual(t, plan.ResidentBytes, budget)
+				require.GreaterOrEqual(t, plan.QueueCapacity, initial)
+			} else if !strings.Contains(err.Error(), "Fix:") {
+				t.Fatalf("error without a fix: %v", err)
+			}
+		})
 	})
 }
 

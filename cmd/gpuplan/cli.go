@@ -1,18 +1,18 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpuplan/gpuplan/internal/input"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
@@ -29,6 +29,9 @@ type env struct {
 	stdout io.Writer
 	stderr io.Writer
 	stdin  io.Reader
+	// inputLimit is the most bytes one input file may hold
+	// (--max-input-bytes).
+	inputLimit int64
 }
 
 // command is one gpuplan subcommand.
@@ -56,13 +59,14 @@ type flags struct {
 	json bool
 	out  io.Writer
 	help func()
+	env  *env
 }
 
 // newFlags returns a flag set for subcommand name. synopsis is the usage
 // line(s) after "gpuplan"; about is the help text printed under it.
 func (e *env) newFlags(name, synopsis, about string) *flags {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	f := &flags{FlagSet: fs, out: e.stdout}
+	f := &flags{FlagSet: fs, out: e.stdout, env: e}
 	fs.SetOutput(io.Discard)
 	fs.BoolVar(&f.json, "json", false, "write machine-readable JSON instead of text")
 	// The flag package calls fs.Usage on every parse error; parse prints the
@@ -99,13 +103,31 @@ func (f *flags) parse(args []string) error {
 	}
 	switch {
 	case err == nil:
-		return nil
+		return f.checkInputLimit()
 	case errors.Is(err, flag.ErrHelp):
 		f.help()
 		return errHelpShown
 	default:
 		return usagef("gpuplan %s: %v. Fix: run 'gpuplan %s --help' for the flags and their values", f.Name(), err, f.Name())
 	}
+}
+
+// maxInputFlag names the flag that bounds the size of every input file.
+const maxInputFlag = "max-input-bytes"
+
+// readsInput adds --max-input-bytes to a command that reads files.
+func (f *flags) readsInput() {
+	if f.Lookup(maxInputFlag) == nil {
+		f.Int64Var(&f.env.inputLimit, maxInputFlag, input.DefaultJSONLimit, "refuse an input file (JSON or CSV) larger than `N` bytes")
+	}
+}
+
+func (f *flags) checkInputLimit() error {
+	if f.Lookup(maxInputFlag) != nil && f.env.inputLimit <= 0 {
+		return usagef("gpuplan %s: --%s %d is not a positive number of bytes. Fix: give the largest input size to accept in bytes, for example %d (256 MiB, the default)",
+			f.Name(), maxInputFlag, f.env.inputLimit, input.DefaultJSONLimit)
+	}
+	return nil
 }
 
 // noArgs fails with a usage error when positional arguments remain.
@@ -130,24 +152,37 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// readInput reads a named file, or standard input when name is "-". It also
-// returns the name messages use for the input: the file name, or "<stdin>".
+// readInput reads a named file, or standard input when name is "-", under
+// the size limit of --max-input-bytes. It refuses anything that is not a
+// regular file (a FIFO would block, a device such as /dev/zero never
+// ends). It also returns the name messages use for the input: the file
+// name, or "<stdin>".
 func (e *env) readInput(name string) (data []byte, source string, err error) {
-	if name == "-" {
+	source = name
+	if name == input.Stdin {
 		if e.stdin == nil {
 			return nil, "", errors.New("standard input is not available. Fix: pass a file name")
 		}
-		data, err := io.ReadAll(e.stdin)
-		if err != nil {
-			return nil, "", fmt.Errorf("reading standard input: %w. Fix: pass a file name instead of -", err)
+		source = "<stdin>"
+	}
+	limit := e.inputLimit
+	if limit <= 0 {
+		limit = input.DefaultJSONLimit
+	}
+	data, err = input.ReadFile(name, e.stdin, limit)
+	var tooLarge *input.TooLargeError
+	if errors.As(err, &tooLarge) {
+		size := fmt.Sprintf("more than %d", tooLarge.Limit)
+		if tooLarge.Size >= 0 {
+			size = fmt.Sprint(tooLarge.Size)
 		}
-		return data, "<stdin>", nil
+		return nil, "", fmt.Errorf("%s: input is %s bytes, above the limit of %d bytes. Fix: check that this is the intended file, or raise the limit with --%s",
+			quote.Text(source), size, tooLarge.Limit, maxInputFlag)
 	}
-	data, err = os.ReadFile(name)
 	if err != nil {
-		return nil, "", fmt.Errorf("reading %s: %w. Fix: check the path", name, err)
+		return nil, "", err
 	}
-	return data, name, nil
+	return data, source, nil
 }
 
 // run executes gpuplan with args (without the program name) and returns the
@@ -157,7 +192,7 @@ func run(stdout, stderr io.Writer, args []string) int {
 }
 
 func runWithInput(stdout, stderr io.Writer, stdin io.Reader, args []string) int {
-	e := &env{stdout: stdout, stderr: stderr, stdin: stdin}
+	e := &env{stdout: stdout, stderr: stderr, stdin: stdin, inputLimit: input.DefaultJSONLimit}
 	cmds := commands()
 	if len(args) == 0 {
 		printHelp(stderr, cmds)
@@ -225,6 +260,7 @@ func printHelp(w io.Writer, cmds []command) {
 // can honour --json, and the input's name for error messages.
 func (e *env) jsonInput(name, about string, args []string, v any) (*flags, string, error) {
 	f := e.newFlags(name, name+" [--json] <input.json|->", about)
+	f.readsInput()
 	if err := f.parse(args); err != nil {
 		return nil, "", err
 	}
@@ -241,80 +277,12 @@ func (e *env) jsonInput(name, about string, args []string, v any) (*flags, strin
 	return f, source, nil
 }
 
-// decodeJSONInput decodes data strictly into v (a pointer to a struct) and
-// then checks that every required field is present and not null.
+// decodeJSONInput decodes data strictly into v (a pointer to a struct):
+// every field without omitempty is required and not null, and so is every
+// list element. A value rejected by an UnmarshalText method (host_sync,
+// say) keeps its own fix.
 func decodeJSONInput(source string, data []byte, v any) error {
-	// A value rejected by an UnmarshalText method (host_sync, say) keeps its
-	// own fix: strictjson adds no second one.
-	if err := strictjson.Decode(source, data, v); err != nil {
-		return err
-	}
-	var raw any
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&raw); err != nil {
-		return &strictjson.Error{Source: source, Msg: err.Error(), Fix: "check the JSON syntax"}
-	}
-	if _, ok := raw.(map[string]any); !ok {
-		return &strictjson.Error{Source: source, Field: "(top level)", Msg: "the input is not a JSON object", Fix: "wrap the input in { ... } as the command's --help shows"}
-	}
-	return checkRequired(source, "", reflect.TypeOf(v).Elem(), raw)
-}
-
-// checkRequired walks the generic JSON value raw alongside the Go type t and
-// reports the first required struct field that is absent or null.
-func checkRequired(source, path string, t reflect.Type, raw any) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.Struct:
-		obj, ok := raw.(map[string]any)
-		if !ok {
-			return nil // a type mismatch was already reported by Decode
-		}
-		for i := range t.NumField() {
-			sf := t.Field(i)
-			if !sf.IsExported() {
-				continue
-			}
-			name, opts, _ := strings.Cut(sf.Tag.Get("json"), ",")
-			if name == "-" {
-				continue
-			}
-			if name == "" {
-				name = sf.Name
-			}
-			field := name
-			if path != "" {
-				field = path + "." + name
-			}
-			val, present := obj[name]
-			if !present || val == nil {
-				if strings.Contains(","+opts+",", ",omitempty,") {
-					continue
-				}
-				return strictjson.Required(source, field, fmt.Sprintf("add %q (spelled exactly so) with a non-null value", field))
-			}
-			if err := checkRequired(source, field, sf.Type, val); err != nil {
-				return err
-			}
-		}
-	case reflect.Slice, reflect.Array:
-		arr, ok := raw.([]any)
-		if !ok {
-			return nil
-		}
-		for i, el := range arr {
-			if el == nil {
-				return &strictjson.Error{Source: source, Field: fmt.Sprintf("%s[%d]", path, i), Msg: "element is null", Fix: "give every list element a value"}
-			}
-			if err := checkRequired(source, fmt.Sprintf("%s[%d]", path, i), t.Elem(), el); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	return strictjson.DecodeWith(source, data, v, strictjson.Options{Required: true})
 }
 
 // writePlan writes plan as JSON when f.json is set, and otherwise runs text.

@@ -9,7 +9,7 @@ import (
 )
 
 // runCLI runs gpuplan with args and returns stdout, stderr and the exit code.
-func runCLI(t *testing.T, stdin string, args ...string) (string, string, int) {
+func runCLI(t testing.TB, stdin string, args ...string) (string, string, int) {
 	t.Helper()
 	var out, errb bytes.Buffer
 	code := runWithInput(&out, &errb, strings.NewReader(stdin), args)
@@ -78,7 +78,7 @@ func TestErrorsCarryOneFix(t *testing.T) {
 		{"extra arg", "", []string{"version", "x"}, exitUsage},
 		{"regs not a number", "", []string{"occupancy", "--device", "h200", "--regs", "NaN", "--block", "128"}, exitUsage},
 		{"regs huge", "", []string{"occupancy", "--device", "h200", "--regs", "99999999999999999999", "--block", "128"}, exitUsage},
-		{"regs negative", "", []string{"occupancy", "--device", "h200", "--regs", "-5", "--block", "128"}, exitFailure},
+		{"regs negative", "", []string{"occupancy", "--device", "h200", "--regs", "-5", "--block", "128"}, exitUsage},
 		{"missing regs", "", []string{"occupancy", "--device", "h200", "--block", "128"}, exitUsage},
 		{"block and sweep", "", []string{"occupancy", "--device", "h200", "--regs", "32", "--block", "128", "--sweep"}, exitUsage},
 		{"no device", "", []string{"occupancy", "--regs", "32", "--block", "128"}, exitUsage},
@@ -91,7 +91,7 @@ func TestErrorsCarryOneFix(t *testing.T) {
 		{"grid missing", "", []string{"diagnose", "--device", "h200", "--block", "128"}, exitUsage},
 		{"grid negative", "", []string{"diagnose", "--device", "h200", "--grid", "-1", "--block", "128"}, exitUsage},
 		{"grid four dims", "", []string{"diagnose", "--device", "h200", "--grid", "1,1,1,1", "--block", "128"}, exitUsage},
-		{"grid overflow", "", []string{"diagnose", "--device", "h200", "--grid", "4294967295,4294967295,4294967295", "--block", "1024", "--cooperative", "--regs", "32"}, exitFailure},
+		{"grid overflow", "", []string{"diagnose", "--device", "h200", "--grid", "4294967295,4294967295,4294967295", "--block", "1024", "--cooperative", "--regs", "32"}, exitUsage},
 		{"dyn negative", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--dyn", "-4"}, exitUsage},
 		{"min-sm bad", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--min-sm", "x"}, exitUsage},
 		{"kernel name with a separator", "", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "128", "--kernel", "a|status=ok"}, exitUsage},
@@ -153,7 +153,7 @@ func TestFlagsAfterPositionalArguments(t *testing.T) {
 	// After "--" everything is positional.
 	_, errs, code = runCLI(t, "", "compact", "--", "--json")
 	assert.Equal(t, exitFailure, code)
-	assert.Contains(t, errs, "reading --json")
+	assert.Contains(t, errs, "--json: no such file")
 	_, errs, code = runCLI(t, "", "compact", "a.json", "--bogus")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errs, "flag provided but not defined: -bogus")

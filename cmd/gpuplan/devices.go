@@ -6,6 +6,7 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
@@ -19,6 +20,7 @@ type deviceFlags struct {
 func (df *deviceFlags) add(f *flags) {
 	f.StringVar(&df.name, "device", "", "built-in device profile (see 'gpuplan devices'), for example h100-sxm or h200")
 	f.StringVar(&df.file, "device-file", "", "custom device profile as a JSON file (\"-\" reads standard input)")
+	f.readsInput()
 }
 
 // resolve returns the selected device and a short label for it. Selecting
@@ -162,9 +164,9 @@ func showDevice(e *env, jsonOut bool, d occupancy.Device, label string, custom b
 		}
 		fmt.Fprintf(e.stdout, " (%d fields differ)\n", len(out.DiffFromClosest))
 		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-		fmt.Fprintf(tw, "  FIELD\t%s\t%s\n", out.Closest, label)
+		fmt.Fprintf(tw, "  FIELD\t%s\t%s\n", out.Closest, quote.Text(label))
 		for _, fd := range out.DiffFromClosest {
-			fmt.Fprintf(tw, "  %s\t%s\t%s\n", fd.Field, fd.A, fd.B)
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", fd.Field, quote.Text(fd.A), quote.Text(fd.B))
 		}
 		return tw.Flush()
 	}
@@ -176,8 +178,8 @@ func writeDeviceFields(w io.Writer, label string, d occupancy.Device) {
 	row := func(k string, format string, args ...any) {
 		fmt.Fprintf(tw, "%s\t"+format+"\n", append([]any{k}, args...)...)
 	}
-	row("source", "%s", label)
-	row("name", "%s", d.Name)
+	row("source", "%s", quote.Text(label))
+	row("name", "%s", quote.Text(d.Name))
 	row("compute capability", "%s", d.CC())
 	row("SMs", "%d", d.SMCount)
 	row("warp size", "%d", d.WarpSize)

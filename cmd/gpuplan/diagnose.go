@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
@@ -34,6 +35,7 @@ type diagnoseOutput struct {
 	Device                        string   `json:"device"`
 	Message                       string   `json:"message"`
 	Launchable                    bool     `json:"launchable"`
+	CapabilityStatus              string   `json:"capability_status"`
 	Failures                      []string `json:"failures"`
 	GridBlocks                    uint64   `json:"grid_blocks"`
 	ThreadsPerBlock               uint32   `json:"threads_per_block"`
@@ -41,8 +43,37 @@ type diagnoseOutput struct {
 	LimitSource                   string   `json:"limit_source,omitempty"`
 }
 
-// errLaunchBlocked makes diagnose exit 1 after printing a blocked launch.
-var errLaunchBlocked = errors.New("the kernel launch is blocked (see the fix= and cooperative_residency= fields). Fix: change the launch shape or pick a device that meets the requirements")
+// launchVerdict lists what blocks a diagnosed launch: the capability
+// failures (the message's fix= field) and, apart from them, a grid that is
+// not co-resident (its cooperative_residency= field). The message's
+// status= covers the capability checks alone, so status=ok can sit beside
+// a blocked residency; the verdict is what decides the exit status.
+func launchVerdict(diag occupancy.KernelLaunchShapeDiagnostic) []string {
+	failures := make([]string, 0, len(diag.Capability.Failures)+1)
+	for _, fl := range diag.Capability.Failures {
+		failures = append(failures, fl.String())
+	}
+	if diag.ResidencyBlocked() {
+		failures = append(failures, fmt.Sprintf("cooperative_residency(required=%d,limit=%d)", diag.GridBlocks, *diag.CooperativeResidentBlockLimit))
+	}
+	return failures
+}
+
+// blockedError makes diagnose exit 1 after printing a blocked launch; it
+// names the fields of the message that say why.
+func blockedError(diag occupancy.KernelLaunchShapeDiagnostic, failures []string) error {
+	var where, fix []string
+	if !diag.Capability.OK() {
+		where = append(where, "fix=")
+		fix = append(fix, "change the launch shape or pick a device that meets the requirements")
+	}
+	if diag.ResidencyBlocked() {
+		where = append(where, "cooperative_residency=")
+		fix = append(fix, fmt.Sprintf("launch at most %d blocks, or use fewer registers or less shared memory per block so more blocks fit on an SM", *diag.CooperativeResidentBlockLimit))
+	}
+	return fmt.Errorf("the kernel launch is blocked by %s (see the message's %s field). Fix: %s",
+		strings.Join(failures, ", "), strings.Join(where, " and "), strings.Join(fix, "; "))
+}
 
 func runDiagnose(e *env, args []string) error {
 	f := e.newFlags("diagnose", "diagnose (--device NAME | --device-file FILE) --grid X[,Y[,Z]] --block X[,Y[,Z]] [--dyn D] [--opt-in] [--cooperative [--regs R]] [--tensor-cores] [--min-sm M.m] [--kernel NAME] [--json]", diagnoseAbout)
@@ -62,10 +93,10 @@ func runDiagnose(e *env, args []string) error {
 	if err := f.noArgs(); err != nil {
 		return err
 	}
-	if strings.ContainsAny(*kernel, "|\r\n") {
+	if strings.Contains(*kernel, "|") || !quote.Plain(*kernel) {
 		// The message is one line of |-separated fields; a name holding a
-		// separator would forge or split fields.
-		return usagef("gpuplan diagnose: --kernel %q contains '|' or a line break, which the one-line message uses as separators. Fix: name the kernel without them", *kernel)
+		// separator, a line break or an escape would forge or split fields.
+		return usagef("gpuplan diagnose: --kernel %q contains '|', a control character or surrounding space, which would split or forge the one-line message. Fix: name the kernel with printable characters other than '|'", *kernel)
 	}
 	if *gridS == "" || *blockS == "" {
 		return usagef("gpuplan diagnose: --grid and --block are required. Fix: add both, for example --grid 264 --block 128 (see 'gpuplan diagnose --help')")
@@ -87,6 +118,9 @@ func runDiagnose(e *env, args []string) error {
 	if kf.dyn < 0 || kf.dyn > 1<<32-1 {
 		return usagef("gpuplan diagnose: --dyn %d is outside 0..4294967295 bytes. Fix: give the dynamic shared memory per block in bytes, 0 to 4294967295", kf.dyn)
 	}
+	if err := kf.kernel().Validate(); err != nil {
+		return kernelFlagError("diagnose", err)
+	}
 	d, label, err := df.resolve(e, "diagnose")
 	if err != nil {
 		return err
@@ -107,7 +141,7 @@ func runDiagnose(e *env, args []string) error {
 			k := kf.kernel()
 			r, err := occupancy.Compute(d, k, int(threads))
 			if err != nil {
-				return err
+				return kernelFlagError("diagnose", err)
 			}
 			l := uint64(r.ActiveBlocksPerSM) * uint64(d.SMCount)
 			limit = &l
@@ -119,6 +153,11 @@ func runDiagnose(e *env, args []string) error {
 		}
 	}
 	diag, err := occupancy.DiagnoseKernelLaunchShape(*kernel, env, shape, limit)
+	var envErr *occupancy.CudaKernelLaunchEnvelopeError
+	if errors.As(err, &envErr) {
+		// The shape comes from --grid and --block alone.
+		return usagef("gpuplan diagnose: --grid %q and --block %q: %v", *gridS, *blockS, err)
+	}
 	if err != nil {
 		return err
 	}
@@ -133,23 +172,34 @@ func runDiagnose(e *env, args []string) error {
 			RequiresTensorCores:        shape.RequiresTensorCores,
 		})
 	}
-	if f.json {
-		failures := make([]string, len(diag.Capability.Failures))
-		for i, fl := range diag.Capability.Failures {
-			failures[i] = fl.String()
+	return writeDiagnosis(e, f.json, label, source, diag)
+}
+
+// writeDiagnosis prints the stable message (vyre's format, unchanged) and
+// gpuplan's verdict, and fails when the launch is blocked.
+func writeDiagnosis(e *env, asJSON bool, label, source string, diag occupancy.KernelLaunchShapeDiagnostic) error {
+	failures := launchVerdict(diag)
+	if asJSON {
+		status := "ok"
+		if !diag.Capability.OK() {
+			status = "blocked"
 		}
-		if err := writeJSON(e.stdout, diagnoseOutput{Device: label, Message: diag.Message(), Launchable: diag.IsLaunchable(), Failures: failures,
-			GridBlocks: diag.GridBlocks, ThreadsPerBlock: diag.ThreadsPerBlock, CooperativeResidentBlockLimit: limit, LimitSource: source}); err != nil {
+		if err := writeJSON(e.stdout, diagnoseOutput{Device: label, Message: diag.Message(), Launchable: diag.IsLaunchable(), CapabilityStatus: status,
+			Failures: failures, GridBlocks: diag.GridBlocks, ThreadsPerBlock: diag.ThreadsPerBlock,
+			CooperativeResidentBlockLimit: diag.CooperativeResidentBlockLimit, LimitSource: source}); err != nil {
 			return err
 		}
 	} else {
 		fmt.Fprintln(e.stdout, diag.Message())
 		if source != "" {
-			fmt.Fprintf(e.stdout, "# cooperative_resident_block_limit on %s: %s\n", label, source)
+			fmt.Fprintf(e.stdout, "# cooperative_resident_block_limit on %s: %s\n", quote.Text(label), source)
+		}
+		if diag.Capability.OK() && diag.ResidencyBlocked() {
+			fmt.Fprintf(e.stdout, "# launch blocked: %s (status=ok covers the capability checks only)\n", strings.Join(failures, ", "))
 		}
 	}
-	if !diag.IsLaunchable() {
-		return errLaunchBlocked
+	if len(failures) > 0 {
+		return blockedError(diag, failures)
 	}
 	return nil
 }

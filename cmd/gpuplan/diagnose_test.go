@@ -23,7 +23,8 @@ func TestDiagnoseCommand(t *testing.T) {
 				"# cooperative_resident_block_limit on h200: exact occupancy model: 2 blocks/SM (limited by registers) x 132 SMs\n"},
 		{"cooperative exact exceeded", []string{"--device", "h200", "--kernel", "frontier", "--grid", "265", "--block", "128", "--cooperative", "--regs", "238"}, exitFailure,
 			"cuda-kernel-capability-v1|kernel=frontier|status=ok|grid=[265, 1, 1]|block=[128, 1, 1]|grid_blocks=265|threads_per_block=128|dynamic_shared_bytes=0|cooperative_resident_block_limit=264|cooperative_residency=blocked(required=265,limit=264)\n" +
-				"# cooperative_resident_block_limit on h200: exact occupancy model: 2 blocks/SM (limited by registers) x 132 SMs\n"},
+				"# cooperative_resident_block_limit on h200: exact occupancy model: 2 blocks/SM (limited by registers) x 132 SMs\n" +
+				"# launch blocked: cooperative_residency(required=265,limit=264) (status=ok covers the capability checks only)\n"},
 		{"cooperative vyre bound", []string{"--device", "rtx5090", "--kernel", "frontier", "--grid", "9,2,1", "--block", "128,2,1", "--cooperative"}, exitOK,
 			"cuda-kernel-capability-v1|kernel=frontier|status=ok|grid=[9, 2, 1]|block=[128, 2, 1]|grid_blocks=18|threads_per_block=256|dynamic_shared_bytes=0|cooperative_resident_block_limit=1360\n" +
 				"# cooperative_resident_block_limit on rtx5090: vyre's thread-only bound (max threads per SM / block x SMs; ignores registers and shared memory; pass --regs for the exact limit)\n"},
@@ -92,9 +93,9 @@ func TestDiagnoseCommandErrors(t *testing.T) {
 		{"four dims", []string{"--device", "h200", "--grid", "1,1,1,1", "--block", "128"}, exitUsage, "1 to 3 dimensions"},
 		{"bad sm", []string{"--device", "h200", "--grid", "1", "--block", "128", "--min-sm", "nine"}, exitUsage, "--min-sm"},
 		{"unknown device", []string{"--device", "nope", "--grid", "1", "--block", "128"}, exitUsage, "known devices"},
-		{"block product overflow", []string{"--device", "h200", "--grid", "1", "--block", "4294967295,4294967295,2"}, exitFailure, "threads per block"},
+		{"block product overflow", []string{"--device", "h200", "--grid", "1", "--block", "4294967295,4294967295,2"}, exitUsage, "threads per block"},
 		{"negative dyn", []string{"--device", "h200", "--grid", "1", "--block", "128", "--dyn", "-1"}, exitUsage, "--dyn"},
-		{"negative regs", []string{"--device", "h200", "--grid", "1", "--block", "128", "--cooperative", "--regs", "-4"}, exitFailure, "registers_per_thread"},
+		{"negative regs", []string{"--device", "h200", "--grid", "1", "--block", "128", "--cooperative", "--regs", "-4"}, exitUsage, "registers_per_thread"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -103,4 +104,32 @@ func TestDiagnoseCommandErrors(t *testing.T) {
 			assert.Contains(t, errs, tc.want)
 		})
 	}
+}
+
+// The repro: status=ok beside cooperative_residency=blocked used to
+// exit 1 with "failures": [] and a hint naming a fix= field that the
+// message does not have.
+func TestDiagnoseVerdictAgreesWithTheMessage(t *testing.T) {
+	args := []string{"diagnose", "--device", "h200", "--kernel", "frontier", "--grid", "265", "--block", "128", "--cooperative", "--regs", "238"}
+	out, errs, code := runCLI(t, "", append(args, "--json")...)
+	require.Equal(t, exitFailure, code)
+	var got diagnoseOutput
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.False(t, got.Launchable)
+	assert.Equal(t, "ok", got.CapabilityStatus)
+	assert.Equal(t, []string{"cooperative_residency(required=265,limit=264)"}, got.Failures)
+	assert.Contains(t, errs, "blocked by cooperative_residency(required=265,limit=264) (see the message's cooperative_residency= field)")
+	assert.Contains(t, errs, "Fix: launch at most 264 blocks")
+	assert.NotContains(t, errs, "fix=")
+
+	_, errs, code = runCLI(t, "", "diagnose", "--device", "h100", "--grid", "1", "--block", "128", "--dyn", "100000", "--json")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "blocked by shared_memory(requested=100000,max=49152) (see the message's fix= field)")
+	assert.NotContains(t, errs, "cooperative_residency")
+
+	out, _, code = runCLI(t, "", "diagnose", "--device", "h200", "--grid", "264", "--block", "128", "--cooperative", "--regs", "238", "--json")
+	require.Equal(t, exitOK, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.True(t, got.Launchable)
+	assert.Equal(t, []string{}, got.Failures)
 }

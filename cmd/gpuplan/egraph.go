@@ -1,12 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
 	"github.com/gpuplan/gpuplan/egraph"
-	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
+	"github.com/gpuplan/gpuplan/occupancy"
 )
 
 // egraphInput is the JSON input of `gpuplan egraph`: a snapshot plus
@@ -17,6 +18,8 @@ type egraphInput struct {
 	OpArities []uint32             `json:"op_arities"`
 	Launch    *egraph.LaunchConfig `json:"launch,omitempty"`
 	TargetSM  *uint32              `json:"target_sm,omitempty"`
+	// MemoryBudgetBytes bounds the candidate pairs' equivalence output.
+	MemoryBudgetBytes *uint64 `json:"memory_budget_bytes,omitempty"`
 }
 
 // egraphOutput is the --json output.
@@ -50,6 +53,10 @@ Input (JSON object, every field required unless marked optional):
                default 256 and 65535
   target_sm    optional compute capability as major*10+minor, for the PTX
                ISA version
+  memory_budget_bytes  optional bound on the candidate pairs' equivalence
+               output, 8 bytes a pair (default 268435456: 32 Mi pairs); rows
+               sharing one signature make n(n-1)/2 pairs, and a plan above
+               the budget is refused before the pairs are compared
 
 Example: gpuplan egraph cmd/gpuplan/testdata/egraph/snapshot.json`
 
@@ -87,11 +94,18 @@ func runEgraph(e *env, args []string) error {
 	}
 	work, err := egraph.PlanKernelWork(view, cfg)
 	if err != nil {
-		return fmt.Errorf("launch: %w", err)
+		return launchError(source, err)
 	}
 	out.Work, out.TotalBlocks = work.Waves, work.TotalBlocks
 	if out.Buckets, err = egraph.PlanSignatureBuckets(img, view, cfg); err != nil {
-		return err
+		return launchError(source, err)
+	}
+	budget := uint64(egraph.DefaultCandidatePairBudgetBytes)
+	if in.MemoryBudgetBytes != nil {
+		budget = *in.MemoryBudgetBytes
+	}
+	if err := out.Buckets.CheckPairBudget(budget); err != nil {
+		return &strictjson.Error{Source: source, Field: "rows", Msg: err.Error()}
 	}
 	if out.Output, err = egraph.PlanStructuralEquivalenceOutput(&out.Buckets); err != nil {
 		return err
@@ -103,10 +117,23 @@ func runEgraph(e *env, args []string) error {
 		return err
 	}
 	if out.Union, err = egraph.PlanUnionCompaction(out.Equivalences.Equivalences, cfg); err != nil {
-		return err
+		return launchError(source, err)
 	}
 	emptyToSlices(&out)
 	return writePlan(e.stdout, f, out, func(tw *tabwriter.Writer) { writeEgraphText(tw, out) })
+}
+
+// launchError names the launch field for an error of the launch config
+// (zero sizes, too many waves); other errors pass through.
+func launchError(source string, err error) error {
+	var waves *egraph.TooManyWavesError
+	var zt egraph.ZeroThreadsPerBlockError
+	var zb egraph.ZeroMaxBlocksPerLaunchError
+	switch {
+	case errors.As(err, &waves), errors.As(err, &zt), errors.As(err, &zb):
+		return &strictjson.Error{Source: source, Field: "launch", Msg: err.Error()}
+	}
+	return err
 }
 
 // emptyToSlices makes empty lists print as [] rather than null in JSON.

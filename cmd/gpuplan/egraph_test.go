@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -33,13 +35,22 @@ func TestEgraphCommand(t *testing.T) {
 			stderr: []string{"unknown language_op_id at row 0 (value 99)"}},
 		{name: "zero threads", args: []string{"egraph", "-"}, code: exitFailure,
 			stdin:  `{"rows":[],"children":[],"op_arities":[],"launch":{"threads_per_block":0,"max_blocks_per_launch":1}}`,
-			stderr: []string{"launch: ZeroThreadsPerBlock"}},
+			stderr: []string{`field "launch": ZeroThreadsPerBlock`}},
 		{name: "missing launch field", args: []string{"egraph", "-"}, code: exitFailure,
 			stdin:  `{"rows":[],"children":[],"op_arities":[],"launch":{"threads_per_block":32}}`,
 			stderr: []string{`field "launch.max_blocks_per_launch": required field is missing`}},
 		{name: "bad target", args: []string{"egraph", "-"}, code: exitFailure,
 			stdin:  `{"rows":[],"children":[],"op_arities":[],"target_sm":0}`,
 			stderr: []string{`field "target_sm"`, "InvalidPtxTarget"}},
+		{name: "10,000 identical leaves are refused with the numbers", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  identicalLeavesJSON(10000, ""),
+			stderr: []string{`field "rows": CandidatePairBudget`, "49995000 candidate pairs", "needs 399960000 bytes", "memory budget of 268435456 bytes"}},
+		{name: "a raised budget plans them", args: []string{"egraph", "-"}, code: exitOK,
+			stdin:  identicalLeavesJSON(300, `,"memory_budget_bytes":358800`),
+			stdout: []string{"candidate pairs 44850"}},
+		{name: "1x1 launch config", args: []string{"egraph", "-"}, code: exitFailure,
+			stdin:  identicalLeavesJSON(400, `,"launch":{"threads_per_block":1,"max_blocks_per_launch":1}`),
+			stderr: []string{"TooManyWaves", "79800 SignaturePairs items", "Fix: raise launch.threads_per_block"}},
 		{name: "missing rows", args: []string{"egraph", "-"}, code: exitFailure,
 			stdin:  `{"children":[],"op_arities":[]}`,
 			stderr: []string{`field "rows": required field is missing`}},
@@ -71,6 +82,21 @@ func TestEgraphCommandJSON(t *testing.T) {
 	empty, errs, code := runCLI(t, `{"rows":[],"children":[],"op_arities":[]}`, "egraph", "--json", "-")
 	require.Equal(t, exitOK, code, errs)
 	assert.Contains(t, empty, `"canonical_rewrites": []`)
+}
+
+// identicalLeavesJSON is an egraph input of n identical leaf rows in
+// distinct e-classes, with extra appended to the top-level object.
+func identicalLeavesJSON(n int, extra string) string {
+	var b strings.Builder
+	b.WriteString(`{"rows":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"eclass_id":%d,"language_op_id":0,"children_offset":0,"children_len":0}`, i)
+	}
+	b.WriteString(`],"children":[],"op_arities":[0]` + extra + `}`)
+	return b.String()
 }
 
 func FuzzEgraphInput(f *testing.F) {

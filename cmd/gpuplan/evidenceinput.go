@@ -9,10 +9,11 @@ import (
 	"github.com/gpuplan/gpuplan/internal/input"
 )
 
-// evidenceLimitFlag adds --max-bytes, the size limit of each evidence CSV
-// a command reads.
+// evidenceLimitFlag adds --max-input-bytes, the size limit of every input
+// file (here each evidence CSV) a command reads.
 func evidenceLimitFlag(f *flags) *int64 {
-	return f.Int64("max-bytes", input.DefaultCSVLimit, "refuse an evidence CSV (file or standard input) larger than `N` bytes")
+	f.readsInput()
+	return &f.env.inputLimit
 }
 
 // loadEvidenceFile reads one evidence CSV, or standard input for "-",
@@ -49,7 +50,7 @@ func (e *env) loadEvidence(cmd string, paths []string, limit int64) ([]evidence.
 	var out []evidence.ResultFile
 	for _, p := range paths {
 		if info, err := os.Stat(p); p != input.Stdin && err == nil && info.IsDir() {
-			files, err := evidence.LoadResults(p)
+			files, err := evidence.LoadResultsLimit(p, limit)
 			if err != nil {
 				return nil, err
 			}

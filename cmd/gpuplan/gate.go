@@ -3,11 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 const gateAbout = `Check the release claims in evidence/gates.json against the evidence CSVs
@@ -45,6 +47,7 @@ func runGate(e *env, args []string) error {
 	sessionFile := f.String("vyre-session", "", "convert vyre's resident graph session CSV `FILE`")
 	minSpeedup := f.Float64("min-speedup", evidence.DefaultRequiredSpeedupX, "required speedup `X` for --vyre and --vyre-session")
 	vyreHeader := f.Bool("vyre-header", false, "print vyre's megakernel speedup CSV header")
+	f.readsInput()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -62,6 +65,9 @@ func runGate(e *env, args []string) error {
 	}
 	if setFlags(f)["min-speedup"] && *vyreFile == "" && *sessionFile == "" {
 		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json. Fix: drop --min-speedup, or add --vyre FILE or --vyre-session FILE")
+	}
+	if math.IsNaN(*minSpeedup) || math.IsInf(*minSpeedup, 0) || *minSpeedup <= 0 {
+		return usagef("gpuplan gate: --min-speedup %v is not a finite number above 0. Fix: give the required speedup, for example 100 (vyre's default)", *minSpeedup)
 	}
 	switch {
 	case *vyreHeader:
@@ -141,15 +147,18 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	} else if err := existingDir("--results", resultsDir); err != nil {
 		return err
 	}
-	data, err := os.ReadFile(gatesPath)
+	if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("reading gates file %s: no such file. Fix: create %s with {\"claims\": []} or pass --gates", gatesPath, gatesPath)
+	}
+	data, _, err := e.readInput(gatesPath)
 	if err != nil {
-		return fmt.Errorf("reading gates file: %w. Fix: create %s with {\"claims\": []} or pass --gates", err, gatesPath)
+		return err
 	}
 	gates, err := evidence.ParseGates(gatesPath, data)
 	if err != nil {
 		return err
 	}
-	files, err := evidence.LoadResults(resultsDir)
+	files, err := evidence.LoadResultsLimit(resultsDir, e.inputLimit)
 	if err != nil {
 		return err
 	}
@@ -172,9 +181,9 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	message := ""
 	switch {
 	case len(gates.Claims) == 0 && samples == 0:
-		message = fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", resultsDir, gatesPath)
+		message = fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", quote.Text(resultsDir), quote.Text(gatesPath))
 	case len(gates.Claims) == 0:
-		message = fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", gatesPath, len(files), samples)
+		message = fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", quote.Text(gatesPath), len(files), samples)
 	case failed == 0:
 		message = fmt.Sprintf("gate passed: %d of %d claims hold", len(verdicts), len(verdicts))
 	default:
@@ -206,12 +215,12 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 		}
 	} else {
 		fmt.Fprintf(e.stdout, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprint %s\n",
-			len(gates.Claims), gatesPath, len(files), samples, resultsDir, fp)
+			len(gates.Claims), quote.Text(gatesPath), len(files), samples, quote.Text(resultsDir), fp)
 		for _, v := range verdicts {
 			fmt.Fprintln(e.stdout, v.String())
 		}
 		for _, s := range stale {
-			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other kernels or another executor)\n", s)
+			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other kernels or another executor)\n", quote.Text(s))
 		}
 		fmt.Fprintln(e.stdout, message)
 	}

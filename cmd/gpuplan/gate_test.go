@@ -199,9 +199,10 @@ func TestGateVyre(t *testing.T) {
 	assert.Contains(t, errs, "sample 0: observed speedup 100x is below the required 110x")
 
 	for _, bad := range []string{"NaN", "0", "-3", "+Inf"} {
+		// A bad flag value is a usage error, before any input is read.
 		_, errs, code = runCLI(t, vyreCSV, "gate", "--vyre", "-", "--min-speedup", bad)
-		require.Equal(t, exitFailure, code, bad)
-		assert.Contains(t, errs, "is not a finite positive number", bad)
+		require.Equal(t, exitUsage, code, bad)
+		assert.Contains(t, errs, "is not a finite number above 0", bad)
 	}
 
 	_, errs, code = runCLI(t, evidence.MegakernelSpeedupCSVHeader+"\ncuda,0,34359738368,12,0,10000,80000,many,1000000,10000,250000,0,0,0\n", "gate", "--vyre", "-")

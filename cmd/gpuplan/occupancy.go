@@ -1,8 +1,10 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
@@ -37,6 +39,30 @@ func (kf *kernelFlags) add(f *flags, dynUsage string) {
 	f.BoolVar(&kf.optIn, "opt-in", false, "the kernel opted in to the device's maximum dynamic shared memory per block")
 	f.IntVar(&kf.maxThreads, "max-threads", 0, "the kernel's own max threads per block (__launch_bounds__); 0 = the device maximum")
 	f.IntVar(&kf.carveout, "carveout", -1, "preferred shared-memory carveout in percent (1..100); -1 = default")
+}
+
+// kernelFlagNames maps the exact model's input names to the flags that
+// set them.
+var kernelFlagNames = map[string]string{
+	"registers_per_thread":  "regs",
+	"static_shared_bytes":   "smem",
+	"dynamic_shared_bytes":  "dyn",
+	"max_threads_per_block": "max-threads",
+	"carveout_percent":      "carveout",
+	"block_size":            "block",
+}
+
+// kernelFlagError turns the exact model's rejection of a kernel value or
+// block size, which came from a flag, into a usage error naming the flag
+// (exit status 2); any other error is returned as it is.
+func kernelFlagError(cmd string, err error) error {
+	var ie *occupancy.InputError
+	if errors.As(err, &ie) {
+		if name, ok := kernelFlagNames[ie.Field]; ok {
+			return usagef("gpuplan %s: --%s (%s) %s. Fix: %s", cmd, name, ie.Field, ie.Msg, ie.Fix)
+		}
+	}
+	return err
 }
 
 func (kf *kernelFlags) kernel() occupancy.Kernel {
@@ -83,27 +109,33 @@ func runOccupancy(e *env, args []string) error {
 	if set["block"] == *sweep {
 		return usagef("gpuplan occupancy: give exactly one of --block B or --sweep. Fix: use --block B for one block size, or --sweep for every size from 32 to 1024, but not both")
 	}
+	k := kf.kernel()
+	if err := k.Validate(); err != nil {
+		return kernelFlagError("occupancy", err)
+	}
+	if !*sweep && (*block < 1 || *block > 1<<30) {
+		return usagef("gpuplan occupancy: --block (block_size) %d is outside 1..1073741824. Fix: give the threads per block, for example 128", *block)
+	}
 	d, label, err := df.resolve(e, "occupancy")
 	if err != nil {
 		return err
 	}
-	k := kf.kernel()
 	if *sweep {
 		return occupancySweepRun(e, f.json, d, label, k)
 	}
 	r, err := occupancy.Compute(d, k, *block)
 	if err != nil {
-		return err
+		return kernelFlagError("occupancy", err)
 	}
 	grid, err := occupancy.CoResidentGrid(d, k, *block)
 	if err != nil {
-		return err
+		return kernelFlagError("occupancy", err)
 	}
 	if f.json {
 		return writeJSON(e.stdout, occupancyOne{Device: label, DeviceName: d.Name, Kernel: k, Result: r, CoResidentGrid: grid})
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "device:      %s (%s), cc %s, %d SMs\n", d.Name, label, d.CC(), d.SMCount)
+	fmt.Fprintf(w, "device:      %s (%s), cc %s, %d SMs\n", quote.Text(d.Name), quote.Text(label), d.CC(), d.SMCount)
 	fmt.Fprintf(w, "kernel:      %d registers/thread, %d B static + %d B dynamic shared memory%s\n", k.RegistersPerThread, k.StaticSharedBytes, k.DynamicSharedBytes, optInText(k.OptIn))
 	fmt.Fprintf(w, "block:       %d threads (%d warps)\n", r.BlockSize, r.WarpsPerBlock)
 	if r.ActiveBlocksPerSM == 0 {
@@ -144,7 +176,7 @@ func occupancySweepRun(e *env, jsonOut bool, d occupancy.Device, label string, k
 	for b := 32; b <= 1024; b += 32 {
 		r, err := occupancy.Compute(d, k, b)
 		if err != nil {
-			return err
+			return kernelFlagError("occupancy", err)
 		}
 		out.Rows = append(out.Rows, r)
 		if r.ActiveBlocksPerSM > 0 && r.Occupancy >= bestOcc {
@@ -154,13 +186,13 @@ func occupancySweepRun(e *env, jsonOut bool, d occupancy.Device, label string, k
 	var err error
 	out.MaxPotentialBlockSize, out.MinGridSize, err = occupancy.MaxPotentialBlockSize(d, k)
 	if err != nil {
-		return err
+		return kernelFlagError("occupancy", err)
 	}
 	if jsonOut {
 		return writeJSON(e.stdout, out)
 	}
 	w := e.stdout
-	fmt.Fprintf(w, "device: %s (%s), cc %s, %d SMs\n", d.Name, label, d.CC(), d.SMCount)
+	fmt.Fprintf(w, "device: %s (%s), cc %s, %d SMs\n", quote.Text(d.Name), quote.Text(label), d.CC(), d.SMCount)
 	fmt.Fprintf(w, "kernel: %d registers/thread, %d B static + %d B dynamic shared memory%s\n\n", k.RegistersPerThread, k.StaticSharedBytes, k.DynamicSharedBytes, optInText(k.OptIn))
 	fmt.Fprintf(w, "%5s  %5s  %9s  %8s  %9s  %-13s  %7s\n", "BLOCK", "WARPS", "BLOCKS/SM", "WARPS/SM", "OCCUPANCY", "LIMIT", "GRID")
 	for _, r := range out.Rows {

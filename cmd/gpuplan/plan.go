@@ -3,8 +3,9 @@ package main
 import (
 	_ "embed"
 	"fmt"
-	"os"
 	"path/filepath"
+
+	"github.com/gpuplan/gpuplan/internal/input"
 
 	"github.com/gpuplan/gpuplan/megakernel"
 	"github.com/gpuplan/gpuplan/occupancy"
@@ -42,6 +43,7 @@ and says how to fix it), 2 for a usage error.`
 func runPlan(e *env, args []string) error {
 	f := e.newFlags("plan", "plan [--json | --dot] [FILE|-]", planAbout)
 	dot := f.Bool("dot", false, "write a Graphviz DOT drawing of the wave DAG, barrier groups as clusters")
+	f.readsInput()
 	if err := f.parse(args); err != nil {
 		return err
 	}
@@ -85,7 +87,7 @@ func runPlan(e *env, args []string) error {
 
 // resolvePlanDevice returns the workload's device: a built-in profile by
 // name, or a profile file resolved against the workload file's directory.
-func resolvePlanDevice(_ *env, w *megakernel.Workload, source, dir string) (occupancy.Device, string, error) {
+func resolvePlanDevice(e *env, w *megakernel.Workload, source, dir string) (occupancy.Device, string, error) {
 	if w.Device != nil {
 		p, err := occupancy.LookupProfile(*w.Device)
 		if err != nil {
@@ -97,10 +99,10 @@ func resolvePlanDevice(_ *env, w *megakernel.Workload, source, dir string) (occu
 	if !filepath.IsAbs(path) && dir != "" {
 		path = filepath.Join(dir, path)
 	}
-	data, err := os.ReadFile(path)
+	data, err := input.ReadFile(path, nil, e.inputLimit)
 	if err != nil {
 		return occupancy.Device{}, "", &megakernel.WorkloadError{Source: source, Field: "device_file",
-			Err: fmt.Errorf("reading %s: %w. Fix: check the path (relative paths start at the workload file's directory)", path, err)}
+			Err: fmt.Errorf("%w (relative paths start at the workload file's directory)", err)}
 	}
 	dev, err := occupancy.LoadDeviceJSON(path, data)
 	if err != nil {

@@ -121,7 +121,7 @@ func TestPlanCLIErrors(t *testing.T) {
 		{"over budget", strings.Replace(base, `"launch_overhead_ns": 4000,`, `"launch_overhead_ns": 4000, "memory_budget_bytes": 800000000,`, 1), []string{"plan", "-"},
 			exitFailure, []string{`field "waves[0]"`, "single fused frontier wave bytes (wave 0): 79691776 bytes required but only 32000000", "Fix:"}},
 		{"overflow", strings.Replace(base, `"bytes_per_edge": 8`, `"bytes_per_edge": 18446744073709551615`, 1), []string{"plan", "-"},
-			exitFailure, []string{`field "graph"`, "edge layout bytes overflows", "Fix:"}},
+			exitFailure, []string{`field "graph"`, "edge layout bytes (graph.edge_count x graph.bytes_per_edge) overflows", "Fix:"}},
 		{"unknown device", strings.Replace(base, `"h100-sxm"`, `"h900"`, 1), []string{"plan", "-"},
 			exitFailure, []string{`field "device"`, "unknown device", "Fix:"}},
 		{"missing device file", strings.Replace(base, `"device": "h100-sxm"`, `"device_file": "nope.json"`, 1), []string{"plan", "-"},

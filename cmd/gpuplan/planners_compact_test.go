@@ -24,7 +24,7 @@ func TestCompactCommand(t *testing.T) {
 			stderr: []string{"slots[0].meaningful_bytes: slot 1 has 9 meaningful bytes but capacity_bytes is 8"}},
 		{name: "overflow", args: []string{"compact", "-"}, code: exitFailure,
 			stdin:  `{"max_compact_record_bytes": 32, "slots": [{"slot": 1, "meaningful_bytes": 0, "capacity_bytes": 18446744073709551615}, {"slot": 2, "meaningful_bytes": 0, "capacity_bytes": 1}]}`,
-			stderr: []string{"full capacity bytes overflows 64 bits"}},
+			stderr: []string{"full capacity bytes (capacity_bytes of slots[0..1]) overflows 64 bits"}},
 		{name: "missing capacity", args: []string{"compact", "-"}, code: exitFailure,
 			stdin:  `{"max_compact_record_bytes": 32, "slots": [{"slot": 1, "meaningful_bytes": 0}]}`,
 			stderr: []string{`field "slots[0].capacity_bytes": required field is missing`}},

@@ -29,7 +29,7 @@ func TestDiagnosticsCommand(t *testing.T) {
 			stderr: []string{"needs 40 bytes", "budget_bytes is 39"}},
 		{name: "mask too wide", args: []string{"diagnostics", "-"}, code: exitFailure,
 			stdin:  `{"max_records_per_shard": 4, "budget_bytes": 39, "shards": [{"shard": 7, "candidate_items": 9, "emitted_diagnostics": 1, "raw_item_bytes": 32, "diagnostic_record_bytes": 24, "counter_bytes": 16, "severity_mask": 4294967296}]}`,
-			stderr: []string{"shards.severity_mask", "want an integer in 0..4294967295"}},
+			stderr: []string{"shards[0].severity_mask", "want an integer in 0..4294967295"}},
 	})
 }
 

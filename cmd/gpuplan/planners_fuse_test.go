@@ -30,7 +30,7 @@ func TestFuseCommand(t *testing.T) {
 			stderr: []string{`field "stages[0].requires_host_materialization": required field is missing`}},
 		{name: "id too large", args: []string{"fuse", "-"}, code: exitFailure,
 			stdin:  `{"max_group_bytes": 128, "stages": [{"id": 4294967296, "layout_hash": 7, "input_bytes": 64, "output_bytes": 32, "scratch_bytes": 64, "requires_host_materialization": false}]}`,
-			stderr: []string{`stages.id`, "want an integer in 0..4294967295"}},
+			stderr: []string{`stages[0].id`, "want an integer in 0..4294967295"}},
 		{name: "missing stages", args: []string{"fuse", "-"}, stdin: `{"max_group_bytes": 1}`, code: exitFailure, stderr: []string{`field "stages": required field is missing`}},
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -54,10 +55,10 @@ func runPasses(e *env, args []string) error {
 		fmt.Fprintf(tw, "projected speedup\t%d bps (%d.%04dx)\n", plan.ProjectedSpeedupBPS, plan.ProjectedSpeedupBPS/10000, plan.ProjectedSpeedupBPS%10000)
 		fmt.Fprintf(tw, "\npass\tdecision\n")
 		for _, id := range plan.SelectedPassIDs {
-			fmt.Fprintf(tw, "%s\tselected\n", id)
+			fmt.Fprintf(tw, "%s\tselected\n", quote.Text(id))
 		}
 		for _, s := range plan.SkippedPasses {
-			fmt.Fprintf(tw, "%s\tskipped: %s\n", s.PassID, s.Reason)
+			fmt.Fprintf(tw, "%s\tskipped: %s\n", quote.Text(s.PassID), s.Reason)
 		}
 	})
 }

@@ -35,7 +35,7 @@ func TestPassesCommand(t *testing.T) {
 				"planning_cost_ns": 1, "scratch_bytes": 0, "expected_speedup_bps": 4294967295, "mandatory_when_profitable": false},
 				{"pass_id": "b", "min_frontier_items": 0, "min_reuse_count": 0, "min_avoided_readback_bytes": 0,
 				"planning_cost_ns": 1, "scratch_bytes": 0, "expected_speedup_bps": 4294967295, "mandatory_when_profitable": false}]}`,
-			stderr: []string{"projected speedup bps overflows 32 bits"}},
+			stderr: []string{"projected speedup bps (the product of the selected candidates' expected_speedup_bps) overflows 32 bits"}},
 		{name: "missing sample field", args: []string{"passes", "-"}, code: exitFailure,
 			stdin:  `{"sample": {"frontier_items": 0}, "candidates": []}`,
 			stderr: []string{`field "sample.reuse_count": required field is missing`}},

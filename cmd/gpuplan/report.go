@@ -131,7 +131,7 @@ func (o *reportOptions) load(e *env, f *flags) ([]evidence.ResultFile, error) {
 			return nil, err
 		}
 	}
-	return evidence.LoadResults(o.results)
+	return evidence.LoadResultsLimit(o.results, *o.limit)
 }
 
 func (o *reportOptions) writeChart(summaries []evidence.WorkloadSummary) error {

@@ -146,7 +146,7 @@ func TestReportErrors(t *testing.T) {
 		{"not a dir", []string{"--results", reportFixtureFile}, exitFailure, "is not a directory. Fix:"},
 		{"missing file", []string{filepath.Join(tmp, "none.csv")}, exitFailure, "no such file. Fix:"},
 		{"malformed", []string{bad}, exitFailure, "bad.csv:2:"},
-		{"too large", []string{reportFixtureFile, "--max-bytes", "100"}, exitFailure, "above the limit of 100 bytes"},
+		{"too large", []string{reportFixtureFile, "--max-input-bytes", "100"}, exitFailure, "above the limit of 100 bytes"},
 		{"unwritable", []string{reportFixtureFile, "--output", filepath.Join(tmp, "no", "dir.md")}, exitFailure, "Fix:"},
 	}
 	for _, tc := range tests {

@@ -7,6 +7,7 @@
 package checked
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/bits"
@@ -22,16 +23,35 @@ type OverflowError struct {
 	// Bits is the width of the quantity, for example 32 for a uint32
 	// result; 0 means 64, the width of every Add and Mul.
 	Bits int
+	// Inputs names the input fields whose values produced the quantity,
+	// for example "stages[3].input_bytes + stages[3].output_bytes"; empty
+	// when the caller did not say.
+	Inputs string
 }
 
-// Error describes the failure, names the width that was exceeded and ends
-// with a "Fix:" sentence.
+// Error describes the failure, names the width that was exceeded and the
+// input fields behind it, and ends with a "Fix:" sentence.
 func (e *OverflowError) Error() string {
 	bits := e.Bits
 	if bits == 0 {
 		bits = 64
 	}
+	if e.Inputs != "" {
+		return fmt.Sprintf("%s (%s) overflows %d bits. Fix: reduce the values in %s so it fits %d bits", e.Field, e.Inputs, bits, e.Inputs, bits)
+	}
 	return fmt.Sprintf("%s overflows %d bits. Fix: reduce the sizes or counts that feed %s", e.Field, bits, e.Field)
+}
+
+// Inputs records, on an *OverflowError in err, the input fields whose
+// values produced the quantity (the first caller to say wins), and returns
+// err. Other errors and nil pass through unchanged. Call it on the error
+// path only, so the description is built only when it is printed.
+func Inputs(err error, inputs string) error {
+	var oe *OverflowError
+	if errors.As(err, &oe) && oe.Inputs == "" {
+		oe.Inputs = inputs
+	}
+	return err
 }
 
 // Add returns a+b, or an *OverflowError naming field when the sum does not fit.

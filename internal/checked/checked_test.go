@@ -1,6 +1,8 @@
 package checked
 
 import (
+	"errors"
+	"fmt"
 	"math"
 	"math/big"
 	"math/rand/v2"
@@ -119,4 +121,19 @@ func TestMulDivMatchesBigInt(t *testing.T) {
 	// A zero divisor reports no fit instead of panicking.
 	_, ok := MulDiv(1, 1, 0)
 	assert.False(t, ok)
+}
+
+func TestOverflowErrorNamesItsInputs(t *testing.T) {
+	_, err := Add(math.MaxUint64, 1, "stage io bytes")
+	require.Equal(t, err, Inputs(err, "stages[3].input_bytes + stages[3].output_bytes"))
+	assert.EqualError(t, err, "stage io bytes (stages[3].input_bytes + stages[3].output_bytes) overflows 64 bits. Fix: reduce the values in stages[3].input_bytes + stages[3].output_bytes so it fits 64 bits")
+	// The first description wins: the innermost caller knows best.
+	Inputs(err, "something else")
+	assert.Contains(t, err.Error(), "stages[3]")
+	oe := &OverflowError{Field: "launch count", Bits: 32}
+	Inputs(fmt.Errorf("plan: %w", oe), "stages")
+	assert.Contains(t, oe.Error(), "launch count (stages) overflows 32 bits")
+	assert.NoError(t, Inputs(nil, "x"))
+	other := errors.New("other")
+	assert.Equal(t, other, Inputs(other, "x"))
 }

@@ -14,6 +14,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // Default size limits. Commands expose them as flags so a user with a larger
@@ -46,7 +48,7 @@ func (e *TooLargeError) Error() string {
 		size = fmt.Sprint(e.Size)
 	}
 	return fmt.Sprintf("%s: input is %s bytes, above the limit of %d bytes. Fix: check that this is the intended file, or raise the limit with the command's size-limit flag",
-		e.Path, size, e.Limit)
+		quote.Text(e.Path), size, e.Limit)
 }
 
 // NotRegularError reports an input that is not a regular file.
@@ -57,7 +59,7 @@ type NotRegularError struct {
 
 // Error names the input and its kind, and ends with a "Fix:".
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s: is %s, not a regular file. Fix: pass a regular file (or - to read standard input)", e.Path, kind(e.Mode))
+	return fmt.Sprintf("%s: is %s, not a regular file. Fix: pass a regular file (or - to read standard input)", quote.Text(e.Path), kind(e.Mode))
 }
 
 // OutsideRootError reports a path whose target (after following symbolic
@@ -68,7 +70,8 @@ type OutsideRootError struct {
 
 // Error names the path, where it leads and the folder it must stay in.
 func (e *OutsideRootError) Error() string {
-	return fmt.Sprintf("%s: leads to %s, outside %s. Fix: keep the file itself inside %s rather than a link to elsewhere", e.Path, e.Target, e.Root, e.Root)
+	root := quote.Text(e.Root)
+	return fmt.Sprintf("%s: leads to %s, outside %s. Fix: keep the file itself inside %s rather than a link to elsewhere", quote.Text(e.Path), quote.Text(e.Target), root, root)
 }
 
 func kind(m fs.FileMode) string {
@@ -188,11 +191,11 @@ func WithinRoot(root, path string) error {
 func openError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: no such file. Fix: check the path", path)
+		return fmt.Errorf("%s: no such file. Fix: check the path", quote.Text(path))
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s: permission denied. Fix: make the file readable", path)
+		return fmt.Errorf("%s: permission denied. Fix: make the file readable", quote.Text(path))
 	}
-	return fmt.Errorf("%s: %w. Fix: check the path", path, err)
+	return fmt.Errorf("%s: %w. Fix: check the path", quote.Text(path), err)
 }
 
 // limitReader returns *TooLargeError once more than limit bytes were read.

@@ -9,10 +9,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"reflect"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // Error is a decoding failure. Field is the JSON path of the offending value
@@ -28,7 +29,7 @@ type Error struct {
 func (e *Error) Error() string {
 	var b strings.Builder
 	if e.Source != "" {
-		b.WriteString(e.Source)
+		b.WriteString(quote.Text(e.Source))
 		b.WriteString(": ")
 	}
 	if e.Field != "" {
@@ -42,61 +43,98 @@ func (e *Error) Error() string {
 	return b.String()
 }
 
+// Options adjust Decode.
+type Options struct {
+	// Required makes every struct field without omitempty required: a
+	// field that is absent or null, and a null list element, is an error
+	// naming its path.
+	Required bool
+	// Present, when not nil, receives the top-level keys given with a
+	// non-null value, for callers that default the absent ones.
+	Present map[string]bool
+	// NullIsAbsent makes a null object member mean "not given" whatever
+	// its type, for callers that treat absent fields themselves. A null
+	// list element stays an error where the element type has no null.
+	NullIsAbsent bool
+}
+
 // Decode decodes exactly one JSON value from data into v. Unknown fields,
-// trailing data, type mismatches, an empty input and a top-level null are
-// *Error values. source names the input in messages.
+// a key given twice in one object, a key that matches a field only when
+// case is ignored, trailing data, type mismatches, a Go array given the
+// wrong number of elements, a null where the type has no null, an empty
+// input and a top-level null are *Error values naming the path of the
+// offending value (for example "waves[3].id"). source names the input in
+// messages.
 func Decode(source string, data []byte, v any) error {
+	return DecodeWith(source, data, v, Options{})
+}
+
+// DecodeWith is Decode with options. The document is checked in one pass
+// over its bytes that allocates only for the keys of the open objects,
+// then decoded once into v.
+func DecodeWith(source string, data []byte, v any, o Options) error {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return &Error{Source: source, Msg: "input is empty", Fix: "provide a JSON object"}
+	}
+	t := reflect.TypeOf(v)
+	if t == nil || t.Kind() != reflect.Pointer {
+		return &Error{Source: source, Msg: "decoding needs a pointer", Fix: "pass a pointer to the value to fill"}
 	}
 	if bytes.Equal(bytes.TrimSpace(data), []byte("null")) {
 		// encoding/json accepts a top-level null and leaves v untouched;
 		// report it instead of letting it pass as an empty document.
-		want := describe(reflect.TypeOf(v))
+		want := describe(t)
 		return &Error{Source: source, Field: "(top level)", Msg: "the input is null, not " + want,
 			Fix: "make the whole input " + want}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		return convert(source, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
+	w := &walker{scanner: scanner{data: data}, source: source, opts: o, types: map[reflect.Type]*typeInfo{}}
+	err := w.value(w.info(t.Elem()))
+	if err == nil && w.peek() != 0 {
 		return &Error{Source: source, Msg: "trailing data after the JSON value", Fix: "remove everything after the closing brace"}
+	}
+	if err != nil {
+		return w.convertWalk(err)
+	}
+	if w.missing != nil {
+		return w.missing
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return convert(source, err)
 	}
 	return nil
 }
 
+// convertWalk turns a scanner failure into an *Error with the line and
+// column; walker errors are already *Error.
+func (w *walker) convertWalk(err error) error {
+	var se *syntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	if se.eof {
+		return &Error{Source: w.source, Msg: "JSON input ends early: " + se.msg, Fix: "close every string, object and array"}
+	}
+	line, col := lineCol(w.data, se.off)
+	return &Error{Source: w.source, Msg: fmt.Sprintf("malformed JSON at line %d, column %d (byte %d): %s", line, col, se.off, se.msg),
+		Fix: "check the JSON syntax near that position"}
+}
+
+func (e *syntaxError) Error() string { return e.msg }
+
+// convert reports a failure of the standard decoder after the walk
+// accepted the document: a decoding method's own error.
 func convert(source string, err error) error {
 	var typeErr *json.UnmarshalTypeError
-	var syntaxErr *json.SyntaxError
-	switch {
-	case errors.As(err, &typeErr):
+	if errors.As(err, &typeErr) {
 		field, want := typeErr.Field, describe(typeErr.Type)
-		fix := fmt.Sprintf("give %s %s", field, want)
 		if field == "" {
-			field, fix = "(top level)", "make the whole input "+want
+			field = "(top level)"
 		}
 		return &Error{Source: source, Field: field,
-			Msg: fmt.Sprintf("cannot use JSON %s here: want %s", typeErr.Value, want), Fix: fix}
-	case errors.As(err, &syntaxErr):
-		return &Error{Source: source, Msg: fmt.Sprintf("malformed JSON at byte %d: %v", syntaxErr.Offset, syntaxErr),
-			Fix: "check the JSON syntax near that offset"}
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return &Error{Source: source, Msg: "JSON input ends early", Fix: "close every object and array"}
+			Msg: fmt.Sprintf("cannot use JSON %s here: want %s", typeErr.Value, want), Fix: "give " + field + " " + want}
 	}
 	msg := err.Error()
-	if name, ok := strings.CutPrefix(msg, "json: unknown field "); ok {
-		name = strings.Trim(name, `"`)
-		field := name
-		if field == "" {
-			field = "(empty name)"
-		}
-		return &Error{Source: source, Field: field, Msg: "unknown field",
-			Fix: fmt.Sprintf("remove %q or check its spelling against the documented fields", name)}
-	}
 	if strings.Contains(msg, "Fix:") {
-		// A custom unmarshaler already explained the remedy.
 		return &Error{Source: source, Msg: msg}
 	}
 	return &Error{Source: source, Msg: msg, Fix: "check the input against the documented format"}
