@@ -3,6 +3,7 @@ package evidence
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/stats"
 	"io/fs"
 	"strings"
 
@@ -47,7 +48,7 @@ func (c Claim) PerIteration() bool { return c.MaxNSPerIteration > 0 }
 // String describes the claim in one line.
 func (c Claim) String() string {
 	if c.PerIteration() {
-		return fmt.Sprintf("%s on %s (%s) at most %s per iteration", c.Candidate, c.Workload, c.Metric, fmtNS(c.MaxNSPerIteration))
+		return fmt.Sprintf("%s on %s (%s) at most %s per iteration", c.Candidate, c.Workload, c.Metric, stats.FormatNs(c.MaxNSPerIteration))
 	}
 	return fmt.Sprintf("%s vs %s on %s (%s) at least %sx", c.Candidate, c.Baseline, c.Workload, c.Metric, formatFloat(c.MinSpeedup))
 }
@@ -194,7 +195,7 @@ func (v Verdict) String() string {
 	device, commit, file := quote.Text(v.Device), quote.Text(v.Commit), quote.Text(v.File)
 	if v.Pass && v.Claim.PerIteration() {
 		fmt.Fprintf(&b, ": observed %s per iteration, 95%% CI [%s, %s], n=%d, %d iterations, %s (%s), commit %s, %s",
-			fmtNS(v.PerIteration.Center), fmtNS(v.PerIteration.Lo), fmtNS(v.PerIteration.Hi), v.CandidateN, v.Iterations, device, v.Compute, commit, file)
+			stats.FormatNs(v.PerIteration.Center), stats.FormatNs(v.PerIteration.Lo), stats.FormatNs(v.PerIteration.Hi), v.CandidateN, v.Iterations, device, v.Compute, commit, file)
 		return b.String()
 	}
 	if v.Pass {
@@ -352,14 +353,14 @@ func (k *claimCheck) oneBuild() string {
 	return ""
 }
 
-// fresh requires evidence measured on the current kernels and executor.
+// fresh requires evidence measured on the current measured code.
 func (k *claimCheck) fresh(current string) string {
 	measured := k.firstRow.Provenance.SourceFingerprint
 	if measured == current {
 		return ""
 	}
 	k.v.Stale = true
-	return fmt.Sprintf("stale evidence: %s was measured on kernels and executor with source fingerprint %s, but the current tree has %s; required evidence of the current kernels and executor. Fix: re-run the benchmark on this tree and replace the file",
+	return fmt.Sprintf("stale evidence: %s was measured on code with source fingerprint %s, but the current tree has %s; required evidence of the current measured code (the GPU workloads and the packages they import). Fix: re-run the benchmark on this tree and replace the file",
 		quote.Text(k.f.path), measured, current)
 }
 
@@ -421,7 +422,7 @@ func (k *claimCheck) judge() Verdict {
 	v.Speedup = SpeedupCI(base, cand)
 	if !(v.Speedup.Lo >= c.MinSpeedup) {
 		v.Reason = fmt.Sprintf("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d) has its lower bound %s below the required %sx. Fix: improve %s, record more samples to narrow the interval, or lower the claim",
-			fmtX(v.Speedup.Center), fmtNS(v.BaselineMedian.Center), fmtNS(v.CandidateMedian.Center),
+			fmtX(v.Speedup.Center), stats.FormatNs(v.BaselineMedian.Center), stats.FormatNs(v.CandidateMedian.Center),
 			fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, fmtX(v.Speedup.Lo), formatFloat(c.MinSpeedup), c.Candidate)
 		return v
 	}
@@ -450,7 +451,7 @@ func checkPerIteration(v Verdict, c Claim, rows []*Sample, times []float64) Verd
 	v.PerIteration = MedianCI(per, Confidence)
 	if !(v.PerIteration.Hi <= c.MaxNSPerIteration) {
 		v.Reason = fmt.Sprintf("observed %s per iteration (median over %d samples of %d iterations, 95%% CI [%s, %s]) has its upper bound %s above the required %s. Fix: make %s faster, record more samples to narrow the interval, or raise the bound",
-			fmtNS(v.PerIteration.Center), len(per), iters, fmtNS(v.PerIteration.Lo), fmtNS(v.PerIteration.Hi), fmtNS(v.PerIteration.Hi), fmtNS(c.MaxNSPerIteration), c.Candidate)
+			stats.FormatNs(v.PerIteration.Center), len(per), iters, stats.FormatNs(v.PerIteration.Lo), stats.FormatNs(v.PerIteration.Hi), stats.FormatNs(v.PerIteration.Hi), stats.FormatNs(c.MaxNSPerIteration), c.Candidate)
 		return v
 	}
 	v.Pass = true
@@ -494,19 +495,6 @@ func metricValues(metric string, rows []*Sample) ([]float64, error) {
 		}
 	}
 	return out, nil
-}
-
-// fmtNS renders nanoseconds with a readable unit.
-func fmtNS(ns float64) string {
-	switch {
-	case ns >= 1e9:
-		return fmt.Sprintf("%.3g s", ns/1e9)
-	case ns >= 1e6:
-		return fmt.Sprintf("%.3g ms", ns/1e6)
-	case ns >= 1e3:
-		return fmt.Sprintf("%.3g µs", ns/1e3)
-	}
-	return fmt.Sprintf("%.3g ns", ns)
 }
 
 // StaleFiles lists the files whose fingerprint differs from current, for

@@ -95,14 +95,14 @@ func TestCheckPerIterationClaims(t *testing.T) {
 	assert.InDelta(t, 1e6*1.01/126, v.PerIteration.Center, 60)
 	assert.LessOrEqual(t, v.PerIteration.Lo, v.PerIteration.Center)
 	assert.GreaterOrEqual(t, v.PerIteration.Hi, v.PerIteration.Center)
-	assert.True(t, strings.HasPrefix(v.String(), "PASS megakernel per level: megakernel on grid-512 (wall_ns) at most 8.2 µs per iteration: observed 8"), v.String())
+	assert.True(t, strings.HasPrefix(v.String(), "PASS megakernel per level: megakernel on grid-512 (wall_ns) at most 8.20 µs per iteration: observed 8"), v.String())
 	assert.Contains(t, v.String(), "95% CI [7.9")
 	assert.Contains(t, v.String(), "n=30, 126 iterations")
 
 	// The same evidence does not hold 7.9 us: the upper bound is above it.
 	v = CheckClaims(Gates{Claims: []Claim{perIter(7900)}}, files, testFingerprint)[0]
 	require.False(t, v.Pass)
-	assert.Contains(t, v.Reason, "above the required 7.9 µs")
+	assert.Contains(t, v.Reason, "above the required 7.90 µs")
 	assert.Contains(t, v.Reason, "Fix:")
 
 	// Only the candidate arm is needed.
@@ -160,7 +160,7 @@ func TestCheckClaimsFailures(t *testing.T) {
 			return []ResultFile{f}
 		}, testFingerprint, "commit fedcba9", false},
 		{"stale", nil, func() []ResultFile { return []ResultFile{good()} },
-			"sha256:" + strings.Repeat("f", 64), "stale evidence: run.csv was measured on kernels and executor with source fingerprint " + testFingerprint, true},
+			"sha256:" + strings.Repeat("f", 64), "stale evidence: run.csv was measured on code with source fingerprint " + testFingerprint, true},
 		{"checksum mismatch", nil, func() []ResultFile {
 			f := good()
 			f.Samples[7].Checksum = "deadbeef"

@@ -40,7 +40,7 @@ func runGate(e *env, args []string) error {
 	f := e.newFlags("gate",
 		"gate [--root DIR] [--gates FILE] [--results DIR] [--json]\n       gpuplan gate --vyre FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-session FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-header",
 		gateAbout)
-	root := f.String("root", ".", "module root: the fingerprint of its kernels and executor decides staleness")
+	root := f.String("root", ".", "module root: the fingerprint of its measured code (the GPU workloads and the packages they import) decides staleness")
 	gatesPath := f.String("gates", "", "gates file (default ROOT/evidence/gates.json)")
 	resultsDir := f.String("results", "", "evidence directory (default ROOT/evidence/results)")
 	vyreFile := f.String("vyre", "", "validate vyre's megakernel speedup CSV `FILE`")
@@ -220,7 +220,7 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 			fmt.Fprintln(e.stdout, v.String())
 		}
 		for _, s := range stale {
-			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other kernels or another executor)\n", quote.Text(s))
+			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other code: its fingerprint differs)\n", quote.Text(s))
 		}
 		fmt.Fprintln(e.stdout, message)
 	}
