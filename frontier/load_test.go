@@ -123,7 +123,7 @@ func TestLoadFileAndSpec(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, g.NumVertices())
 
-	for spec, name := range map[string]string{"grid:4": "grid-4", "kron:5": "kron-5", "road:4": "road-4"} {
+	for spec, name := range map[string]string{"grid:4": "grid-4", "kron:5": "kron-5", "road:4": "road-4", "rgg:500": "rgg-500-8", "rgg:500:3": "rgg-500-3"} {
 		s, err := ParseSpec(spec)
 		require.NoError(t, err)
 		assert.Equal(t, name, s.Name())
@@ -131,12 +131,18 @@ func TestLoadFileAndSpec(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, name, g.Name)
 	}
-	for _, bad := range []string{"", "grid", "grid:", "grid:x", "grid:-3", "kron:0", "cube:3", "file:"} {
+	for _, bad := range []string{"", "grid", "grid:", "grid:x", "grid:-3", "kron:0", "cube:3", "file:", "rgg:", "rgg:x", "rgg:0", "rgg:10:", "rgg:10:0", "rgg:10:x", "rgg:10:8:1"} {
 		_, err := ParseSpec(bad)
 		require.Error(t, err, bad)
 		assert.Contains(t, err.Error(), "Fix:")
 	}
 	assert.Equal(t, "my-roads", Spec{Kind: "file", Path: "/data/my roads.el"}.Name())
+	assert.Equal(t, "rgg-100-8", Spec{Kind: "rgg", Size: 100}.Name(), "no degree means the default")
+	g, err = Spec{Kind: "rgg", Size: 100}.Build(1, DefaultLimits())
+	require.NoError(t, err)
+	assert.Equal(t, "rgg-100-8", g.Name)
+	_, err = Spec{Kind: "rgg", Size: 10, Degree: 9}.Build(1, DefaultLimits())
+	require.ErrorContains(t, err, "degree", "the generator checks the degree")
 	assert.Equal(t, ".0", Spec{Kind: "file", Path: "dir/.0"}.Name())
 	_, err = Spec{Kind: "nope"}.Build(1, DefaultLimits())
 	require.Error(t, err)
@@ -203,7 +209,7 @@ func ExampleParseSpec() {
 }
 
 func FuzzParseSpec(f *testing.F) {
-	for _, s := range []string{"grid:2048", "kron:22", "road:10", "file:x.mtx", "grid:", "x:y", ":"} {
+	for _, s := range []string{"grid:2048", "kron:22", "road:10", "rgg:2000000:8", "rgg:10", "file:x.mtx", "grid:", "x:y", ":"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -214,7 +220,7 @@ func FuzzParseSpec(f *testing.F) {
 			}
 			return
 		}
-		if s.Name() == "" || (s.Kind != "file" && s.Size < 1) {
+		if s.Name() == "" || (s.Kind != "file" && s.Size < 1) || (s.Kind == "rgg" && s.Degree < 1) {
 			t.Fatalf("accepted %q as %+v", in, s)
 		}
 	})
