@@ -100,6 +100,8 @@ func bucketShift(n, workers int) uint {
 type csrBuild struct {
 	n, workers, buckets int
 	shift               uint
+	// idBits is the bit length of the largest vertex id.
+	idBits int
 	// start[k] is where bucket k's entries begin in tgt, loc and rows.
 	start []int
 	// tgt and loc hold each entry's target and its source minus the first
@@ -194,19 +196,21 @@ func (b *csrBuild) scatter(src, dst []int32) int {
 func (b *csrBuild) sortBuckets() {
 	b.offsets = make([]uint32, b.n+1)
 	b.kept = make([]int, b.buckets)
+	b.idBits = bits.Len(uint(b.n - 1))
 	scratch := make([][]uint32, b.workers)
+	radix := make([]radixScratch, b.workers)
 	dynamicRun(b.buckets, b.workers, func(w, k int) {
 		if scratch[w] == nil {
 			scratch[w] = make([]uint32, 1<<b.shift+1)
 		}
-		b.sortBucket(k, scratch[w])
+		b.sortBucket(k, scratch[w], &radix[w])
 	})
 	b.tgt, b.loc = nil, nil
 }
 
-// sortBucket sorts bucket k, using cnt (1<<shift + 1 counters) as scratch:
-// a counting sort by source, then a sort of each row.
-func (b *csrBuild) sortBucket(k int, cnt []uint32) {
+// sortBucket sorts bucket k, using cnt (1<<shift + 1 counters) and radix
+// as scratch: a counting sort by source, then a sort of each row.
+func (b *csrBuild) sortBucket(k int, cnt []uint32, radix *radixScratch) {
 	v0 := k << b.shift
 	width := min(1<<b.shift, b.n-v0)
 	cnt = cnt[:width+1]
@@ -229,7 +233,7 @@ func (b *csrBuild) sortBucket(k int, cnt []uint32) {
 		end := cnt[x]
 		row := rows[begin:end]
 		if len(row) > 1 {
-			slices.Sort(row)
+			sortRow(row, radix, b.idBits)
 			row = slices.Compact(row)
 		}
 		// kept <= begin: the copy moves the row forward or not at all.
@@ -270,4 +274,43 @@ func (b *csrBuild) finish() []int32 {
 	}
 	b.rows = nil
 	return targets
+}
+
+// radixRowMin is the row length from which a radix sort beats a
+// comparison sort.
+const radixRowMin = 256
+
+// radixScratch is one worker's buffer for radix-sorting rows.
+type radixScratch struct{ buf []int32 }
+
+// sortRow sorts a row of vertex ids below 2^idBits: a comparison sort for
+// short rows, an LSD radix sort with 8-bit digits for long ones (the hubs
+// of skewed graphs, which hold most entries).
+func sortRow(row []int32, r *radixScratch, idBits int) {
+	if len(row) < radixRowMin {
+		slices.Sort(row)
+		return
+	}
+	if cap(r.buf) < len(row) {
+		r.buf = make([]int32, len(row))
+	}
+	from, to := row, r.buf[:len(row)]
+	for shift := 0; shift < idBits; shift += 8 {
+		var count [257]int
+		for _, v := range from {
+			count[(v>>shift)&0xff+1]++
+		}
+		for d := 1; d < len(count); d++ {
+			count[d] += count[d-1]
+		}
+		for _, v := range from {
+			d := (v >> shift) & 0xff
+			to[count[d]] = v
+			count[d]++
+		}
+		from, to = to, from
+	}
+	if &from[0] != &row[0] {
+		copy(row, from)
+	}
 }

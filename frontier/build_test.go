@@ -114,3 +114,22 @@ func BenchmarkBuildUndirected(b *testing.B) {
 		})
 	}
 }
+
+// TestSortRow compares the row sort (comparison or radix) with
+// slices.Sort over lengths around the radix threshold and id widths.
+func TestSortRow(t *testing.T) {
+	r := rand.New(rand.NewPCG(3, 3))
+	var scratch radixScratch
+	for _, idBits := range []int{1, 7, 8, 9, 16, 22, 26, 31} {
+		for _, length := range []int{0, 1, 2, radixRowMin - 1, radixRowMin, radixRowMin + 1, 5000} {
+			row := make([]int32, length)
+			for i := range row {
+				row[i] = int32(r.Uint64N(1 << idBits))
+			}
+			want := slices.Clone(row)
+			slices.Sort(want)
+			sortRow(row, &scratch, idBits)
+			require.Equal(t, want, row, "bits %d length %d", idBits, length)
+		}
+	}
+}

@@ -22,6 +22,9 @@ const MaxKroneckerScale = 26
 // kronChunk is the number of edges one deterministic random stream makes.
 const kronChunk = 1 << 16
 
+// kronBatch is the number of edges drawn before their labels are looked up.
+const kronBatch = 256
+
 // GeneratorError reports an invalid generator parameter.
 type GeneratorError struct {
 	Generator string
@@ -77,10 +80,19 @@ func kroneckerEdges(scale, edgeFactor int, seed uint64) []int32 {
 	dynamicRun(chunks, workersFor(int(m), parallelGrain), func(_, c int) {
 		s := splitmix{state: seed ^ (uint64(c)+1)*0xbf58476d1ce4e5b9}
 		end := min(uint64(c+1)*kronChunk, m)
-		for e := uint64(c) * kronChunk; e < end; e++ {
-			i, j := q.edge(&s)
-			src[e] = perm[i]
-			dst[e] = perm[j]
+		// Draw a batch of endpoints, then look their labels up: the
+		// lookups, cache misses into a large permutation, are then
+		// independent of one another and overlap.
+		var is, js [kronBatch]uint32
+		for e := uint64(c) * kronChunk; e < end; e += kronBatch {
+			k := min(kronBatch, end-e)
+			for x := uint64(0); x < k; x++ {
+				is[x], js[x] = q.edge(&s)
+			}
+			for x := uint64(0); x < k; x++ {
+				src[e+x] = perm[is[x]]
+				dst[e+x] = perm[js[x]]
+			}
 		}
 	})
 	return edges
