@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -112,6 +113,26 @@ func BenchmarkKronecker16(b *testing.B) {
 		if _, err := Kronecker(16, 16, 1); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkKroneckerLarge builds Kronecker graphs of scale 22, 24 and 26
+// (the build targets: scale 24 within 10 s and 26 within 60 s on 16 cores).
+// Scale 26 needs about 21 GiB, so the benchmark runs only when
+// GPUPLAN_BENCH_LARGE=1 is set: go test ./frontier/ -run '^$' -bench
+// KroneckerLarge -benchtime 1x.
+func BenchmarkKroneckerLarge(b *testing.B) {
+	if os.Getenv("GPUPLAN_BENCH_LARGE") != "1" {
+		b.Skip("set GPUPLAN_BENCH_LARGE=1 to build Kronecker graphs of scale 22 to 26")
+	}
+	for _, scale := range []int{22, 24, 26} {
+		b.Run(fmt.Sprintf("scale=%d", scale), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Kronecker(scale, DefaultEdgeFactor, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
 
