@@ -190,7 +190,7 @@ func Roots(g *CSR, count int, seed uint64) ([]int32, error) {
 	}
 	r := rand.New(rand.NewPCG(seed, 0x2545f4914f6cdd1d))
 	roots := make([]int32, 0, count)
-	seen := make(map[int32]bool, count)
+	seen := make(map[int32]bool, min(count, n))
 	// Rejection sampling finds roots fast on graphs where most vertices have
 	// edges; a bounded number of tries keeps sparse graphs fast too.
 	for tries := 0; len(roots) < count && tries < 64*count; tries++ {
