@@ -3,6 +3,7 @@ package frontier
 import (
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 )
 
 // Unreached is the level of a vertex BFS did not reach.
@@ -81,7 +82,14 @@ func Validate(g *CSR, root int32, levels []int32) error {
 	if levels[root] != 0 {
 		return &ValidationError{Vertex: root, Msg: fmt.Sprintf("the root has level %d, want 0", levels[root])}
 	}
-	for v := int32(0); int(v) < n; v++ {
+	return validateParallel(g, root, levels, runtime.GOMAXPROCS(0))
+}
+
+// validateRange runs Validate's per-vertex checks on the vertices lo..hi-1
+// and returns the first failure.
+func validateRange(g *CSR, root int32, levels []int32, lo, hi int32) error {
+	n := g.NumVertices()
+	for v := lo; v < hi; v++ {
 		lv := levels[v]
 		if lv < Unreached || int64(lv) >= int64(n) {
 			return &ValidationError{Vertex: v, Msg: fmt.Sprintf("level %d is outside -1..%d", lv, n-1)}
@@ -124,19 +132,27 @@ type TraversalStats struct {
 }
 
 // Stats returns the level count, reached vertices and traversed edges of a
-// BFS result.
+// BFS result, summed on every CPU. On a graph built by BuildUndirected or a
+// generator (symmetric, no self loops, no duplicates), Edges is Graph500's
+// count: the undirected edges inside the traversed component, each counted
+// once, which is the numerator of GTEPS.
 func Stats(g *CSR, levels []int32) TraversalStats {
+	return statsParallel(g, levels, runtime.GOMAXPROCS(0))
+}
+
+// statsRange returns the stats of the vertices lo..hi-1, with Edges still
+// the sum of their degrees (not yet halved).
+func statsRange(g *CSR, levels []int32, lo, hi int) TraversalStats {
 	var s TraversalStats
-	var entries uint64
-	for v, l := range levels {
+	for v := lo; v < hi; v++ {
+		l := levels[v]
 		if l == Unreached {
 			continue
 		}
 		s.Reached++
 		s.Levels = max(s.Levels, int(l)+1)
-		entries += uint64(g.Offsets[v+1] - g.Offsets[v])
+		s.Edges += uint64(g.Offsets[v+1] - g.Offsets[v])
 	}
-	s.Edges = entries / 2
 	return s
 }
 
@@ -174,7 +190,7 @@ func Roots(g *CSR, count int, seed uint64) ([]int32, error) {
 	}
 	r := rand.New(rand.NewPCG(seed, 0x2545f4914f6cdd1d))
 	roots := make([]int32, 0, count)
-	seen := make(map[int32]bool, count)
+	seen := make(map[int32]bool, min(count, n))
 	// Rejection sampling finds roots fast on graphs where most vertices have
 	// edges; a bounded number of tries keeps sparse graphs fast too.
 	for tries := 0; len(roots) < count && tries < 64*count; tries++ {

@@ -22,6 +22,9 @@ const MaxKroneckerScale = 26
 // kronChunk is the number of edges one deterministic random stream makes.
 const kronChunk = 1 << 16
 
+// kronBatch is the number of edges drawn before their labels are looked up.
+const kronBatch = 256
+
 // GeneratorError reports an invalid generator parameter.
 type GeneratorError struct {
 	Generator string
@@ -54,43 +57,70 @@ func Kronecker(scale, edgeFactor int, seed uint64) (*CSR, error) {
 	if 2*m > MaxGraphEdgeEntries || n > MaxGraphVertices {
 		return nil, &TooLargeError{Source: fmt.Sprintf("kron-%d", scale), Field: "edge entries", Value: 2 * m, Limit: MaxGraphEdgeEntries}
 	}
-	src := make([]int32, m)
-	dst := make([]int32, m)
+	edges := kroneckerEdges(scale, edgeFactor, seed)
+	return buildOwned(fmt.Sprintf("kron-%d", scale), n, edges[:m], edges[m:], edges)
+}
+
+// kroneckerEdges draws the edgeFactor x 2^scale edges of a Kronecker graph
+// with permuted labels: sources in the first half of the result,
+// destinations in the second. Edges are drawn in chunks of kronChunk, each
+// from its own SplitMix64 stream, so they do not depend on the number of
+// CPUs.
+func kroneckerEdges(scale, edgeFactor int, seed uint64) []int32 {
+	n := 1 << scale
+	m := uint64(edgeFactor) << scale
+	edges := make([]int32, 2*m)
+	src, dst := edges[:m], edges[m:]
 	perm := permutation(n, seed^0x9e3779b97f4a7c15)
 	ab := KroneckerA + KroneckerB
 	cNorm := KroneckerC / (1 - ab)
 	aNorm := KroneckerA / ab
-	tAB := threshold32(ab)
-	tC := threshold32(cNorm)
-	tA := threshold32(aNorm)
+	q := kronQuadrants{scale: scale, tAB: threshold32(ab), tA: threshold32(aNorm), tC: threshold32(cNorm)}
 	chunks := int((m + kronChunk - 1) / kronChunk)
-	parallelRanges(chunks, func(lo, hi int) {
-		for c := lo; c < hi; c++ {
-			s := splitmix{state: seed ^ (uint64(c)+1)*0xbf58476d1ce4e5b9}
-			end := min(uint64(c+1)*kronChunk, m)
-			for e := uint64(c) * kronChunk; e < end; e++ {
-				var i, j int32
-				for bit := 0; bit < scale; bit++ {
-					r := s.next()
-					ii := uint32(r) >= tAB
-					t := tA
-					if ii {
-						t = tC
-					}
-					jj := uint32(r>>32) >= t
-					if ii {
-						i |= 1 << bit
-					}
-					if jj {
-						j |= 1 << bit
-					}
-				}
-				src[e] = perm[i]
-				dst[e] = perm[j]
+	dynamicRun(chunks, workersFor(int(m), parallelGrain), func(_, c int) {
+		s := splitmix{state: seed ^ (uint64(c)+1)*0xbf58476d1ce4e5b9}
+		end := min(uint64(c+1)*kronChunk, m)
+		// Draw a batch of endpoints, then look their labels up: the
+		// lookups, cache misses into a large permutation, are then
+		// independent of one another and overlap.
+		var is, js [kronBatch]uint32
+		for e := uint64(c) * kronChunk; e < end; e += kronBatch {
+			k := min(kronBatch, end-e)
+			for x := uint64(0); x < k; x++ {
+				is[x], js[x] = q.edge(&s)
+			}
+			for x := uint64(0); x < k; x++ {
+				src[e+x] = perm[is[x]]
+				dst[e+x] = perm[js[x]]
 			}
 		}
 	})
-	return BuildUndirected(fmt.Sprintf("kron-%d", scale), n, src, dst)
+	return edges
+}
+
+// kronQuadrants draws Kronecker edges: per bit, the low 32 bits of one
+// random word pick the row half (A+B against C+D) and the high 32 bits the
+// column half, against the threshold of the row half drawn.
+type kronQuadrants struct {
+	scale       int
+	tAB, tA, tC uint32
+}
+
+// edge draws one edge's endpoints before the label permutation. The
+// comparisons are computed arithmetically (a borrow out of a 64-bit
+// subtraction) rather than by branches, which the random quadrants would
+// mispredict half the time; the result equals u >= t for each draw.
+func (q *kronQuadrants) edge(s *splitmix) (i, j uint32) {
+	tAB, tA, dC := uint64(q.tAB), uint64(q.tA), uint64(q.tC)-uint64(q.tA)
+	for bit := 0; bit < q.scale; bit++ {
+		r := s.next()
+		ii := 1 - (uint64(uint32(r))-tAB)>>63
+		t := tA + ii*dC
+		jj := 1 - ((r>>32)-t)>>63
+		i |= uint32(ii) << bit
+		j |= uint32(jj) << bit
+	}
+	return i, j
 }
 
 // threshold32 maps a probability p in [0,1] to the uint32 t such that a
@@ -151,7 +181,7 @@ func Grid(n int) (*CSR, error) {
 		}
 		return uint32(3*n-2) + uint32(r-1)*uint32(4*n-2)
 	}
-	parallelRanges(n, func(lo, hi int) {
+	splitRun(n, workersFor(n*n, parallelGrain), func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
 			pos := rowStart(r)
 			for c := 0; c < n; c++ {

@@ -1,7 +1,10 @@
 package frontier
 
 import (
+	"encoding/binary"
 	"fmt"
+	"hash/fnv"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -113,6 +116,26 @@ func BenchmarkKronecker16(b *testing.B) {
 	}
 }
 
+// BenchmarkKroneckerLarge builds Kronecker graphs of scale 22, 24 and 26
+// (the build targets: scale 24 within 10 s and 26 within 60 s on 16 cores).
+// Scale 26 needs about 21 GiB, so the benchmark runs only when
+// GPUPLAN_BENCH_LARGE=1 is set: go test ./frontier/ -run '^$' -bench
+// KroneckerLarge -benchtime 1x.
+func BenchmarkKroneckerLarge(b *testing.B) {
+	if os.Getenv("GPUPLAN_BENCH_LARGE") != "1" {
+		b.Skip("set GPUPLAN_BENCH_LARGE=1 to build Kronecker graphs of scale 22 to 26")
+	}
+	for _, scale := range []int{22, 24, 26} {
+		b.Run(fmt.Sprintf("scale=%d", scale), func(b *testing.B) {
+			for b.Loop() {
+				if _, err := Kronecker(scale, DefaultEdgeFactor, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
 func BenchmarkGrid1024(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
@@ -141,4 +164,56 @@ func ExampleKronecker() {
 	g, _ := Kronecker(10, DefaultEdgeFactor, 1)
 	fmt.Println(g.Name, g.NumVertices(), g.NumEdgeEntries() <= 2*16*1024)
 	// Output: kron-10 1024 true
+}
+
+// graphDigest is an FNV-1a hash of a CSR's offsets and targets as
+// little-endian words.
+func graphDigest(g *CSR) string {
+	h := fnv.New64a()
+	var b [4]byte
+	for _, o := range g.Offsets {
+		binary.LittleEndian.PutUint32(b[:], o)
+		h.Write(b[:])
+	}
+	for _, t := range g.Targets {
+		binary.LittleEndian.PutUint32(b[:], uint32(t))
+		h.Write(b[:])
+	}
+	return fmt.Sprintf("%s %d %d %x", g.Name, g.NumVertices(), g.NumEdgeEntries(), h.Sum64())
+}
+
+// TestGeneratorsUnchanged pins the generators' output to the graphs they
+// made when evidence was recorded with them: a change here invalidates
+// that evidence.
+func TestGeneratorsUnchanged(t *testing.T) {
+	want := []string{
+		"kron-5 32 306 be423fea688102a7",
+		"kron-12 4096 96646 9596195ae0d0d4ef",
+		"kron-16 65536 1819652 46664f20c5064ab2",
+		"kron-18 262144 7609400 e347cc56da64106a",
+		"road-7 49 128 5a349a288467592d",
+		"road-512 262144 707026 8c6359bac3efc196",
+		"grid-7 49 168 129dde85acd10fd9",
+		"grid-100 10000 39600 cfc7c056d04b4e82",
+	}
+	var got []string
+	for _, k := range []struct {
+		scale int
+		seed  uint64
+	}{{5, 1}, {12, 7}, {16, 1}, {18, 7}} {
+		g, err := Kronecker(k.scale, DefaultEdgeFactor, k.seed)
+		require.NoError(t, err)
+		got = append(got, graphDigest(g))
+	}
+	for _, n := range []int{7, 512} {
+		g, err := Road(n, 1)
+		require.NoError(t, err)
+		got = append(got, graphDigest(g))
+	}
+	for _, n := range []int{7, 100} {
+		g, err := Grid(n)
+		require.NoError(t, err)
+		got = append(got, graphDigest(g))
+	}
+	assert.Equal(t, want, got)
 }
