@@ -1,0 +1,229 @@
+package planners
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// offsetsOf returns the CSR offsets of the given degrees.
+func offsetsOf(degrees []uint32) []uint32 {
+	out := make([]uint32, len(degrees)+1)
+	for i, d := range degrees {
+		out[i+1] = out[i] + d
+	}
+	return out
+}
+
+func devices(p int, budget uint64) []PartitionDevice {
+	out := make([]PartitionDevice, p)
+	for i := range out {
+		out[i] = PartitionDevice{Name: "h200", BudgetBytes: budget}
+	}
+	return out
+}
+
+func requirePartitionError(t *testing.T, err error, kind PartitionErrorKind) *PartitionError {
+	t.Helper()
+	return requireKindError(t, err, kind, func(e *PartitionError) PartitionErrorKind { return e.Kind })
+}
+
+func TestPlanPartitionBlockedLayout(t *testing.T) {
+	degrees := make([]uint32, 1000)
+	for i := range degrees {
+		degrees[i] = uint32(i % 7)
+	}
+	off := offsetsOf(degrees)
+	plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(4, 1<<30), Strategy: PartitionBlocked, ScratchBytes: 128})
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{0, 256, 512, 768, 1000}, plan.Bounds(), "ceil(1000/4) = 250, aligned up to 256")
+	assert.EqualValues(t, 4, plan.SliceWords)
+	last := plan.Parts[3]
+	assert.EqualValues(t, 232, last.Vertices)
+	assert.EqualValues(t, 4, last.Words)
+	assert.EqualValues(t, off[1000]-off[768], last.EdgeEntries)
+	want := PartitionMemory{Offsets: 4 * 233, Targets: 4 * last.EdgeEntries, Levels: 4 * 232, Frontier: 2 * 8 * 4,
+		Next: 8 * 4 * 4, Exchange: 8 * 4 * 4, Outbox: 8 * 4 * 4, Counts: 8 * 4 * 5, Bounds: 4 * 5, Scratch: 128}
+	assert.Equal(t, want, last.Memory)
+	assert.Equal(t, want.Offsets+want.Targets+want.Levels+want.Frontier+want.Next+want.Exchange+want.Outbox+want.Counts+want.Bounds+want.Scratch, last.ResidentBytes)
+	assert.Equal(t, PartitionExchangeCosts{AllGatherBytes: 12 * 32, CountBytes: 12 * 32, BitmapBytes: 3 * 8 * 16}, plan.Exchange)
+	assert.EqualValues(t, 10240, plan.VertexImbalanceBPS, "the largest part holds 256 of a mean 250")
+}
+
+// TestPlanPartitionEdgeBalancedSkew puts every edge on the first vertices:
+// blocked gives the first device all of them, edges spreads them.
+func TestPlanPartitionEdgeBalancedSkew(t *testing.T) {
+	degrees := make([]uint32, 4096)
+	for i := range 512 {
+		degrees[i] = 100
+	}
+	off := offsetsOf(degrees)
+	blocked, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(4, 1<<30), Strategy: PartitionBlocked})
+	require.NoError(t, err)
+	assert.EqualValues(t, 51200, blocked.Parts[0].EdgeEntries)
+	assert.EqualValues(t, 40000, blocked.EdgeImbalanceBPS)
+	edges, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(4, 1<<30), Strategy: PartitionEdgeBalanced})
+	require.NoError(t, err)
+	assert.Equal(t, []uint64{0, 128, 256, 384, 4096}, edges.Bounds())
+	for _, p := range edges.Parts {
+		assert.EqualValues(t, 12800, p.EdgeEntries)
+	}
+	assert.EqualValues(t, 10000, edges.EdgeImbalanceBPS)
+	assert.EqualValues(t, 58, edges.SliceWords, "the last part holds 3712 vertices")
+}
+
+// TestPlanPartitionProperties checks over random graphs and device counts
+// that the parts cover every vertex once in aligned ranges, within the
+// balance bounds of their strategy, that every byte count adds up and that
+// Owner agrees with the ranges.
+func TestPlanPartitionProperties(t *testing.T) {
+	r := rand.New(rand.NewPCG(16, 1))
+	for i := range 400 {
+		n := r.IntN(5000)
+		degrees := make([]uint32, n)
+		for v := range degrees {
+			degrees[v] = uint32(r.IntN(8))
+			if r.IntN(50) == 0 {
+				degrees[v] = uint32(r.IntN(3000)) // hubs
+			}
+		}
+		off := offsetsOf(degrees)
+		parts := 1 + r.IntN(9)
+		for _, s := range []PartitionStrategy{PartitionBlocked, PartitionEdgeBalanced} {
+			plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(parts, math.MaxUint64), Strategy: s, ScratchBytes: uint64(i)})
+			require.NoError(t, err)
+			checkPartitionInvariants(t, plan, off, parts)
+		}
+	}
+}
+
+func checkPartitionInvariants(t *testing.T, plan PartitionPlan, off []uint32, parts int) {
+	t.Helper()
+	n, m := uint64(len(off)-1), uint64(off[len(off)-1])
+	require.Len(t, plan.Parts, parts)
+	var next, vertices, edges, words, maxWords uint64
+	for d, p := range plan.Parts {
+		require.Equal(t, next, p.First, "part %d starts where %d ended", d, d-1)
+		require.True(t, p.End == n || p.End%PartitionAlignVertices == 0, "boundary %d aligned", p.End)
+		require.Equal(t, p.End-p.First, p.Vertices)
+		require.EqualValues(t, off[p.End]-off[p.First], p.EdgeEntries)
+		mem := p.Memory
+		require.Equal(t, mem.Offsets+mem.Targets+mem.Levels+mem.Frontier+mem.Next+mem.Exchange+mem.Outbox+mem.Counts+mem.Bounds+mem.Scratch, p.ResidentBytes)
+		next, vertices, edges, words, maxWords = p.End, vertices+p.Vertices, edges+p.EdgeEntries, words+p.Words, max(maxWords, p.Words)
+		if p.Vertices > 0 {
+			v := p.First + uint64(d)%p.Vertices
+			require.Equal(t, d, plan.Owner(v))
+		}
+	}
+	require.Equal(t, n, next)
+	require.Equal(t, n, vertices)
+	require.Equal(t, m, edges)
+	require.Equal(t, max(maxWords, 1), plan.SliceWords)
+	pp := uint64(parts)
+	require.Equal(t, pp*(pp-1)*8*plan.SliceWords, plan.Exchange.AllGatherBytes)
+	require.Equal(t, (pp-1)*8*words, plan.Exchange.BitmapBytes)
+	share := (n + pp - 1) / pp
+	for _, p := range plan.Parts {
+		if plan.Strategy == PartitionBlocked {
+			require.LessOrEqual(t, p.Vertices, share+PartitionAlignVertices-1)
+		} else {
+			require.LessOrEqual(t, p.EdgeEntries, (m+pp-1)/pp+maxAlignedBlockEdges(off), "edge-balanced part")
+		}
+	}
+}
+
+// maxAlignedBlockEdges is the most edge entries of any aligned block of 64
+// vertices: the most a boundary's rounding can add to a part.
+func maxAlignedBlockEdges(off []uint32) uint64 {
+	n := len(off) - 1
+	var most uint64
+	for b := 0; b < n; b += PartitionAlignVertices {
+		most = max(most, uint64(off[min(n, b+PartitionAlignVertices)]-off[b]))
+	}
+	return most
+}
+
+func TestPlanPartitionErrors(t *testing.T) {
+	off := offsetsOf([]uint32{3, 1, 2})
+	tests := []struct {
+		name string
+		req  PartitionRequest
+		kind PartitionErrorKind
+		msg  string
+	}{
+		{"no devices", PartitionRequest{Offsets: off, Strategy: PartitionBlocked}, PartitionNoDevices, "devices is empty"},
+		{"too many", PartitionRequest{Offsets: off, Devices: devices(65, 1), Strategy: PartitionBlocked}, PartitionTooManyDevices, "65 devices, above 64"},
+		{"strategy", PartitionRequest{Offsets: off, Devices: devices(2, 1<<20)}, PartitionBadStrategy, "strategy is 0"},
+		{"no offsets", PartitionRequest{Devices: devices(2, 1<<20), Strategy: PartitionBlocked}, PartitionBadOffsets, "offsets is empty"},
+		{"first offset", PartitionRequest{Offsets: []uint32{1, 2}, Devices: devices(2, 1<<20), Strategy: PartitionBlocked}, PartitionBadOffsets, "offsets[0] is 1"},
+		{"decreasing", PartitionRequest{Offsets: []uint32{0, 5, 4}, Devices: devices(2, 1<<20), Strategy: PartitionEdgeBalanced}, PartitionBadOffsets, "offsets[2] is 4"},
+		{"zero budget", PartitionRequest{Offsets: off, Devices: []PartitionDevice{{"a", 1 << 20}, {"b", 0}}, Strategy: PartitionBlocked}, PartitionZeroBudget, "device 1 (b): devices[1].budget_bytes is 0"},
+		{"over budget", PartitionRequest{Offsets: off, Devices: []PartitionDevice{{"h200", 1 << 20}, {"h100", 100}}, Strategy: PartitionBlocked}, PartitionOverBudget,
+			"device 1 (h100): its part, vertices [3, 3) (0 vertices, 0 edge entries), needs 156 bytes (targets 4 + offsets 4 + levels 4 + frontier 16 + next 16 + exchange 16 + outbox 16 + counts 48 + bounds 12 + scratch 20), above devices[1].budget_bytes 100 by 56"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.req.ScratchBytes = 20
+			_, err := PlanPartition(tc.req)
+			requirePartitionError(t, err, tc.kind)
+			assert.Contains(t, err.Error(), tc.msg)
+		})
+	}
+}
+
+func TestPlanPartitionOverflowNamesTheDevice(t *testing.T) {
+	_, err := PlanPartition(PartitionRequest{Offsets: offsetsOf([]uint32{1}), Devices: devices(3, math.MaxUint64), Strategy: PartitionBlocked, ScratchBytes: math.MaxUint64})
+	e := requirePartitionError(t, err, PartitionOverflow)
+	assert.Equal(t, 0, e.Device)
+	assert.Contains(t, err.Error(), "device 0 (h200, devices[0]): the part of vertices [0, 1) cannot be sized: resident bytes of a part overflows 64 bits")
+}
+
+func TestPartitionStrategyNames(t *testing.T) {
+	for _, s := range []PartitionStrategy{PartitionBlocked, PartitionEdgeBalanced} {
+		got, err := ParsePartitionStrategy(s.String())
+		require.NoError(t, err)
+		assert.Equal(t, s, got)
+		text, err := s.MarshalText()
+		require.NoError(t, err)
+		assert.Equal(t, s.String(), string(text))
+	}
+	_, err := ParsePartitionStrategy("round-robin")
+	assert.ErrorContains(t, err, "Fix: use blocked")
+	_, err = PartitionStrategy(9).MarshalText()
+	assert.Error(t, err)
+	assert.Equal(t, "PartitionStrategy(9)", PartitionStrategy(9).String())
+}
+
+// FuzzPlanPartition builds offsets from arbitrary bytes: the planner either
+// refuses them with a partition error or returns a plan that keeps the
+// invariants.
+func FuzzPlanPartition(f *testing.F) {
+	f.Add([]byte{1, 2, 3, 200, 0, 7}, uint8(2), true)
+	f.Add([]byte{}, uint8(1), false)
+	f.Add(make([]byte, 300), uint8(9), true)
+	f.Fuzz(func(t *testing.T, degrees []byte, parts uint8, edges bool) {
+		if len(degrees) > 1<<14 {
+			return
+		}
+		deg := make([]uint32, len(degrees))
+		for i, b := range degrees {
+			deg[i] = uint32(b)
+		}
+		s := PartitionBlocked
+		if edges {
+			s = PartitionEdgeBalanced
+		}
+		p := int(parts % 70)
+		plan, err := PlanPartition(PartitionRequest{Offsets: offsetsOf(deg), Devices: devices(p, 1<<40), Strategy: s})
+		if err != nil {
+			var pe *PartitionError
+			require.ErrorAs(t, err, &pe)
+			require.Contains(t, err.Error(), "Fix:")
+			return
+		}
+		checkPartitionInvariants(t, plan, offsetsOf(deg), p)
+	})
+}
