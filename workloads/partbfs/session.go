@@ -1,0 +1,322 @@
+package partbfs
+
+import (
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/executor/nccl"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/planners"
+)
+
+// Config tunes a Session; the zero value picks the defaults.
+type Config struct {
+	// Strategy is the partition's cut (0: planners.PartitionEdgeBalanced).
+	Strategy planners.PartitionStrategy `json:"strategy"`
+	// BlockThreads is every launch's block size, a multiple of 32 (0:
+	// DefaultBlockThreads).
+	BlockThreads int `json:"block_threads"`
+	// Direction are the direction planner's thresholds (zero:
+	// planners.DefaultDirectionParams).
+	Direction planners.DirectionParams `json:"direction"`
+	// MaxResidentBytes caps every part's budget (0: the executor's live
+	// resident budget, shared evenly by the parts on one executor).
+	MaxResidentBytes uint64 `json:"max_resident_bytes,omitempty"`
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	if c.Strategy == 0 {
+		c.Strategy = planners.PartitionEdgeBalanced
+	}
+	if c.BlockThreads == 0 {
+		c.BlockThreads = DefaultBlockThreads
+	}
+	if c.Direction == (planners.DirectionParams{}) {
+		c.Direction = planners.DefaultDirectionParams()
+	}
+	return c
+}
+
+// partBuffers are one part's resident buffers, in the plan's layout.
+type partBuffers struct {
+	offsets, targets, level, front0, front1, next, xbuf, outbox, counts, bounds, ctl executor.Buffer
+}
+
+func (b *partBuffers) all() []*executor.Buffer {
+	return []*executor.Buffer{&b.offsets, &b.targets, &b.level, &b.front0, &b.front1, &b.next, &b.xbuf, &b.outbox, &b.counts, &b.bounds, &b.ctl}
+}
+
+// sizes returns the bytes of every buffer of all(), from the plan.
+func sizes(m planners.PartitionMemory) []uint64 {
+	return []uint64{m.Offsets, m.Targets, m.Levels, m.Frontier / 2, m.Frontier / 2, m.Next, m.Exchange, m.Outbox, m.Counts, m.Bounds, m.Scratch}
+}
+
+// front returns the frontier bitmap a step from depth reads (cur) and the
+// one it fills (next).
+func (b *partBuffers) front(depth int) (cur, next executor.Buffer) {
+	if depth%2 == 0 {
+		return b.front0, b.front1
+	}
+	return b.front1, b.front0
+}
+
+// kernelSet holds the entry points loaded on one executor and their
+// launch shapes.
+type kernelSet struct {
+	init, expand, count, compact, apply, bottomUp *executor.Kernel
+	cfg                                           map[*executor.Kernel]executor.LaunchConfig
+}
+
+// part is one device's share of the traversal.
+type part struct {
+	index int
+	x     *executor.Executor
+	k     *kernelSet
+	plan  planners.PartitionPart
+	buf   partBuffers
+}
+
+// Session holds a graph partitioned over several devices, resident
+// (uploaded once), and runs BFS from any root. It runs by its partition
+// plan: each part allocates exactly the plan's bytes, a part that does not
+// fit is refused before anything is allocated, and every level exchanges
+// as the plan says.
+type Session struct {
+	g       *frontier.CSR
+	cfg     Config
+	plan    planners.PartitionPlan
+	parts   []*part
+	tr      nccl.Collectives
+	profile planners.BFSGraphProfile
+}
+
+// NewSession plans the partition of g over the devices (one part per
+// executor), loads the kernels, allocates every part's buffers and uploads
+// its rows of the graph.
+func NewSession(devs *Devices, g *frontier.CSR, cfg Config) (*Session, error) {
+	if devs == nil || len(devs.Executors) == 0 || devs.Transport == nil || g == nil {
+		return nil, fmt.Errorf("partitioned BFS session needs devices, an exchange and a graph. Fix: open devices with an Opener and build or load a graph")
+	}
+	cfg = cfg.withDefaults()
+	if cfg.BlockThreads < 32 || cfg.BlockThreads > 1024 || cfg.BlockThreads%32 != 0 {
+		return nil, fmt.Errorf("partitioned BFS config BlockThreads = %d. Fix: use a multiple of 32 from 32 to 1024", cfg.BlockThreads)
+	}
+	if devs.Transport.Ranks() != len(devs.Executors) {
+		return nil, fmt.Errorf("partitioned BFS: the exchange has %d ranks for %d parts. Fix: create it over the parts' executors", devs.Transport.Ranks(), len(devs.Executors))
+	}
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	s := &Session{g: g, cfg: cfg, tr: devs.Transport,
+		profile: planners.BFSGraphProfile{Vertices: uint64(g.NumVertices()), EdgeEntries: uint64(g.NumEdgeEntries())}}
+	var err error
+	if s.plan, err = s.planPartition(devs.Executors); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Close()
+		}
+	}()
+	if err := s.setUp(devs.Executors); err != nil {
+		return nil, err
+	}
+	if r, can := s.tr.(interface{ Reserve(uint64) error }); can {
+		if err := r.Reserve(s.plan.Parts[0].Memory.Exchange + s.plan.Parts[0].Memory.Counts); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+// planPartition plans the partition under every part's budget: its
+// executor's live budget, shared evenly by the parts on one executor.
+func (s *Session) planPartition(xs []*executor.Executor) (planners.PartitionPlan, error) {
+	share := map[*executor.Executor]uint64{}
+	for _, x := range xs {
+		share[x]++
+	}
+	devs := make([]planners.PartitionDevice, len(xs))
+	for i, x := range xs {
+		budget, err := x.Budget()
+		if err != nil {
+			return planners.PartitionPlan{}, err
+		}
+		budget /= share[x]
+		if s.cfg.MaxResidentBytes != 0 {
+			budget = min(budget, s.cfg.MaxResidentBytes)
+		}
+		devs[i] = planners.PartitionDevice{Name: x.Device().Name, BudgetBytes: budget}
+	}
+	plan, err := planners.PlanPartition(planners.PartitionRequest{Offsets: s.g.Offsets, Devices: devs, Strategy: s.cfg.Strategy, ScratchBytes: ControlBytes})
+	if err != nil {
+		return plan, fmt.Errorf("partitioned BFS over %s: %w", s.g.Name, err)
+	}
+	return plan, nil
+}
+
+// setUp loads the kernels on every executor and sets every part up.
+func (s *Session) setUp(xs []*executor.Executor) error {
+	sets := map[*executor.Executor]*kernelSet{}
+	for i, x := range xs {
+		k, ok := sets[x]
+		if !ok {
+			var err error
+			if k, err = loadKernels(x, s.cfg.BlockThreads); err != nil {
+				return err
+			}
+			sets[x] = k
+		}
+		p := &part{index: i, x: x, k: k, plan: s.plan.Parts[i]}
+		s.parts = append(s.parts, p)
+		if err := s.allocate(p); err != nil {
+			return err
+		}
+		if err := s.upload(p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// loadKernels loads the module on x and sizes every kernel's grid from
+// the occupancy model (all co-resident blocks; the kernels loop over
+// their work).
+func loadKernels(x *executor.Executor, threads int) (*kernelSet, error) {
+	mod, err := x.LoadModule(partPTX)
+	if err != nil {
+		return nil, err
+	}
+	k := &kernelSet{cfg: map[*executor.Kernel]executor.LaunchConfig{}}
+	for _, e := range []struct {
+		dst  **executor.Kernel
+		name string
+	}{{&k.init, KernelInit}, {&k.expand, KernelExpand}, {&k.count, KernelCount}, {&k.compact, KernelCompact},
+		{&k.apply, KernelApply}, {&k.bottomUp, KernelBottomUp}} {
+		if *e.dst, err = mod.Kernel(e.name); err != nil {
+			return nil, err
+		}
+		grid, err := x.CooperativeGrid(*e.dst, threads, 0)
+		if err != nil {
+			return nil, err
+		}
+		cfg := grid.Config()
+		cfg.Cooperative = false
+		k.cfg[*e.dst] = cfg
+	}
+	return k, nil
+}
+
+// allocate allocates the part's buffers, exactly the plan's bytes.
+func (s *Session) allocate(p *part) error {
+	var total uint64
+	for i, size := range sizes(p.plan.Memory) {
+		b, err := p.x.Alloc(size)
+		if err != nil {
+			return fmt.Errorf("partitioned BFS: device %d: %w", p.index, err)
+		}
+		*p.buf.all()[i] = b
+		total += size
+	}
+	if total != p.plan.ResidentBytes {
+		return fmt.Errorf("partitioned BFS: device %d allocated %d bytes but its plan requires %d. Fix: this is a bug in the session's layout; report it", p.index, total, p.plan.ResidentBytes)
+	}
+	return nil
+}
+
+// upload copies the part's rows (offsets rebased to 0, targets as global
+// ids) and the partition bounds.
+func (s *Session) upload(p *part) error {
+	first, end := p.plan.First, p.plan.End
+	offsets := make([]uint32, end-first+1)
+	for i := range offsets {
+		offsets[i] = s.g.Offsets[first+uint64(i)] - s.g.Offsets[first]
+	}
+	targets := s.g.Targets[s.g.Offsets[first]:s.g.Offsets[end]]
+	tbytes := bytesOf(targets)
+	if len(tbytes) == 0 {
+		tbytes = make([]byte, 4)
+	}
+	bounds := make([]uint32, 0, len(s.parts)+1)
+	for _, b := range s.plan.Bounds() {
+		bounds = append(bounds, uint32(b))
+	}
+	return p.x.UploadMany([]executor.Upload{{Buffer: p.buf.offsets, Data: bytesOf(offsets)}, {Buffer: p.buf.targets, Data: tbytes},
+		{Buffer: p.buf.bounds, Data: bytesOf(bounds)}})
+}
+
+// Plan returns the partition plan the session runs by.
+func (s *Session) Plan() planners.PartitionPlan { return s.plan }
+
+// Config returns the configuration with its defaults filled in.
+func (s *Session) Config() Config { return s.cfg }
+
+// Graph returns the resident graph.
+func (s *Session) Graph() *frontier.CSR { return s.g }
+
+// Close frees every part's buffers.
+func (s *Session) Close() error {
+	var first error
+	for _, p := range s.parts {
+		for _, b := range p.buf.all() {
+			if b.ID == 0 {
+				continue
+			}
+			if err := p.x.Free(*b); err != nil && first == nil {
+				first = err
+			}
+			*b = executor.Buffer{}
+		}
+	}
+	return first
+}
+
+// Levels checks every part's error flags and downloads the levels of the
+// last run, every part's in vertex order.
+func (s *Session) Levels() ([]int32, error) {
+	if err := s.checkFlags(); err != nil {
+		return nil, err
+	}
+	out := make([]int32, 0, s.g.NumVertices())
+	for _, p := range s.parts {
+		if p.plan.Vertices == 0 {
+			continue
+		}
+		raw, err := p.x.DownloadRange(p.buf.level, 0, 4*p.plan.Vertices)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i < len(raw); i += 4 {
+			out = append(out, int32(binary.LittleEndian.Uint32(raw[i:])))
+		}
+	}
+	return out, nil
+}
+
+// checkFlags reads every part's misuse and overflow words.
+func (s *Session) checkFlags() error {
+	for _, p := range s.parts {
+		raw, err := p.x.DownloadRange(p.buf.ctl, 8*CtlMisuse, 16)
+		if err != nil {
+			return err
+		}
+		misuse, overflow := binary.LittleEndian.Uint64(raw), binary.LittleEndian.Uint64(raw[8:])
+		if misuse != 0 || overflow != 0 {
+			return fmt.Errorf("partitioned BFS: device %d's kernels report misuse %d and queue overflow %d. Fix: this is a bug in the exchange plan or the kernels; report it with the graph", p.index, misuse, overflow)
+		}
+	}
+	return nil
+}
+
+// bytesOf views a slice of 4-byte values as bytes (for uploads).
+func bytesOf[T int32 | uint32](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
+}
