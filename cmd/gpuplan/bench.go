@@ -11,7 +11,9 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/planners"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
+	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
 
 const benchAbout = `Measure GPU execution arms side by side on one device, in one process.
@@ -53,6 +55,13 @@ Graphs: grid:N (N x N grid, diameter 2N-2), kron:SCALE (Graph500 Kronecker,
 edge factor 16), road:N (road-like planar graph on an N x N lattice),
 file:PATH (.mtx Matrix Market, otherwise an edge list "u v" per line).
 
+With --devices N (N > 1) the graph is partitioned over N GPUs (gpuplan
+partition shows the plan) and the arm is the partitioned BFS, exchanging
+the frontier over NCCL after every level (libnccl.so.2 is loaded at run
+time); --simulate-devices P runs P partitions on one GPU, exchanging
+through device copies. It reports GTEPS and every level's exchange bytes
+and time against the partition planner's prediction.
+
 Needs a build with CUDA support (make build-cuda).`
 
 // benchOptions are the parsed flags of "gpuplan bench frontier".
@@ -71,6 +80,11 @@ type benchOptions struct {
 	progress   bool
 	// open opens the executor the benchmark runs on.
 	open func(device int) (*executor.Executor, error)
+	// devices and simulate select the partitioned BFS (devices > 1 or
+	// simulate > 0), strategy its cut and opener its devices.
+	devices, simulate int
+	strategy          planners.PartitionStrategy
+	opener            partbfs.Opener
 }
 
 // knownBenchArms are every arm --arms accepts.
@@ -95,7 +109,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f := e.newFlags("bench",
 		"bench frontier --graph SPEC [--roots N | --root-ids A,B,...] [--samples N] [-o FILE.csv] [flags]",
 		benchAbout)
-	o := &benchOptions{open: openBenchExecutor}
+	o := &benchOptions{open: openBenchExecutor, opener: partbfs.DefaultOpener()}
 	sc := &o.bench.Session
 	var graph string
 	f.StringVar(&graph, "graph", "", "graph `SPEC`: grid:N, kron:SCALE, road:N or file:PATH (.mtx or edge list)")
@@ -115,6 +129,9 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
 	f.StringVar(&o.metrics, "metrics", "", "write the executor's telemetry after the run as Prometheus text exposition to `FILE` (- for standard output)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	f.IntVar(&o.devices, "devices", 1, "partition the graph over `N` GPUs (N > 1: the partitioned BFS over NCCL)")
+	f.IntVar(&o.simulate, "simulate-devices", 0, "run the partitioned BFS as `P` partitions on one GPU, exchanging through device copies")
+	partition := f.String("partition", "edges", "partitioned BFS: blocked (equal vertices) or edges (equal edge entries)")
 	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if err := f.parse(args); err != nil {
@@ -137,6 +154,9 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, err
 	}
 	if err := o.check(*copyMiB); err != nil {
+		return nil, err
+	}
+	if err := o.checkPartitioned(*partition); err != nil {
 		return nil, err
 	}
 	o.bench.CopyBytes = uint64(*copyMiB) << 20

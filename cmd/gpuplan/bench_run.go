@@ -22,6 +22,15 @@ func runBench(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return runBenchOptions(e, o)
+}
+
+// runBenchOptions runs the benchmark the flags select: the partitioned BFS
+// (--devices N > 1, --simulate-devices P) or the single-GPU arms.
+func runBenchOptions(e *env, o *benchOptions) error {
+	if o.partitioned() {
+		return benchPartitioned(e, o)
+	}
 	return benchFrontier(e, o)
 }
 

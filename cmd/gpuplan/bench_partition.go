@@ -1,0 +1,194 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/stats"
+	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/partbfs"
+)
+
+// partitioned reports whether the flags ask for the partitioned BFS.
+func (o *benchOptions) partitioned() bool { return o.devices > 1 || o.simulate > 0 }
+
+// checkPartitioned reads --partition and refuses --devices and
+// --simulate-devices out of range or together.
+func (o *benchOptions) checkPartitioned(partition string) error {
+	s, err := planners.ParsePartitionStrategy(partition)
+	if err != nil {
+		return usagef("gpuplan bench frontier: --partition: %v", err)
+	}
+	o.strategy = s
+	switch {
+	case o.devices < 1 || o.devices > partbfs.MaxParts:
+		return usagef("gpuplan bench frontier: --devices %d is outside 1..%d. Fix: give the number of GPUs to spread the graph over", o.devices, partbfs.MaxParts)
+	case o.simulate < 0 || o.simulate > partbfs.MaxParts:
+		return usagef("gpuplan bench frontier: --simulate-devices %d is outside 0..%d. Fix: give the number of partitions to run on one GPU", o.simulate, partbfs.MaxParts)
+	case o.devices > 1 && o.simulate > 0:
+		return usagef("gpuplan bench frontier: --devices %d and --simulate-devices %d exclude each other. Fix: run on N GPUs with --devices N, or simulate P partitions on one GPU with --simulate-devices P", o.devices, o.simulate)
+	}
+	return nil
+}
+
+// openPartitioned opens the devices of the partitioned BFS.
+func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
+	var devs *partbfs.Devices
+	var err error
+	if o.simulate > 0 {
+		devs, err = o.opener.Simulate(o.simulate)
+	} else {
+		devs, err = o.opener.OpenDevices(o.devices)
+	}
+	var ue *executor.UnavailableError
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("%s Fix: run a CUDA build (make build-cuda) on a machine with NVIDIA GPUs, or plan the partition offline with 'gpuplan partition'", ue.Reason)
+	}
+	return devs, err
+}
+
+// benchPartitioned opens the devices, builds the graph, runs the
+// partitioned benchmark protocol (partbfs.Bench) and writes the evidence
+// and the summary.
+func benchPartitioned(e *env, o *benchOptions) error {
+	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
+	root := o.sourceRoot
+	var err error
+	if root == "" {
+		if root, err = findModuleRoot("."); err != nil {
+			return err
+		}
+	}
+	fingerprint, err := evidence.SourceFingerprint(root)
+	if err != nil {
+		return err
+	}
+	devs, err := o.openPartitioned()
+	if err != nil {
+		return err
+	}
+	defer devs.Close()
+	g, roots, err := o.graphAndRoots(logf)
+	if err != nil {
+		return err
+	}
+	bar := &progressBar{w: e.stderr, on: o.progress}
+	res, err := partbfs.Bench(devs, g, roots, partbfs.BenchConfig{Session: partbfs.Config{Strategy: o.strategy},
+		Samples: o.bench.Samples, Progress: bar.update, Log: logf})
+	if err != nil {
+		return err
+	}
+	prov := benchProvenance(devs.Executors[0], fingerprint)
+	if !devs.Simulated {
+		prov.DeviceName = fmt.Sprintf("%dx %s", len(devs.Executors), prov.DeviceName)
+	}
+	res.Summary.Device = fmt.Sprintf("%s, driver %s", res.Summary.Device, prov.DriverVersion)
+	logf("transport: %s", transportName(devs))
+	return writePartitionedOutputs(e, o, res, prov, g)
+}
+
+// transportName says how the parts exchange.
+func transportName(devs *partbfs.Devices) string {
+	if devs.Simulated {
+		return "device copies on one GPU"
+	}
+	if v, ok := devs.Transport.(interface{ Version() string }); ok && v.Version() != "" {
+		return "NCCL " + v.Version()
+	}
+	return fmt.Sprintf("%T", devs.Transport)
+}
+
+// writePartitionedOutputs writes the evidence CSV (the summary, the plan
+// and the steps as comment lines), the Markdown summary, and the table or
+// JSON.
+func writePartitionedOutputs(e *env, o *benchOptions, res *partbfs.BenchResult, prov evidence.Provenance, g *frontier.CSR) error {
+	var table bytes.Buffer
+	writePartitionedTable(&table, res)
+	if o.out != "" {
+		w := evidence.Workload{Name: g.Name, Nodes: uint64(g.NumVertices()), Edges: uint64(g.NumEdgeEntries() / 2), Iterations: res.Summary.TotalLevels}
+		rows := make([]evidence.Sample, len(res.Samples))
+		now := time.Now().UTC()
+		for i, s := range res.Samples {
+			p := prov
+			p.Date = now
+			rows[i] = evidence.Sample{Provenance: p, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
+				Checksum: s.Checksum, BytesMoved: s.BytesMoved}
+		}
+		var buf bytes.Buffer
+		if err := evidence.WriteSamples(&buf, rows); err != nil {
+			return err
+		}
+		writePartitionedComments(&buf, table.String(), res)
+		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.out, err)
+		}
+		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(rows), o.out)
+	}
+	if o.summary != "" {
+		if err := os.WriteFile(o.summary, table.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.summary, err)
+		}
+	}
+	if o.json {
+		return writeJSON(e.stdout, res)
+	}
+	_, err := e.stdout.Write(table.Bytes())
+	return err
+}
+
+// writePartitionedComments appends the table, the plan and the steps to an
+// evidence CSV as comment lines.
+func writePartitionedComments(w io.Writer, table string, res *partbfs.BenchResult) {
+	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
+		fmt.Fprintf(w, "# %s\n", line)
+	}
+	for _, p := range []struct {
+		name string
+		v    any
+	}{{"partition-plan", res.Plan}, {"steps", res.Steps}} {
+		if b, err := json.Marshal(p.v); err == nil {
+			fmt.Fprintf(w, "# %s %s\n", p.name, b)
+		}
+	}
+}
+
+// writePartitionedTable writes the summary, the partition and the first
+// root's steps as Markdown.
+func writePartitionedTable(w io.Writer, res *partbfs.BenchResult) {
+	s := res.Summary
+	fmt.Fprintf(w, "%s: %d vertices, %d edges, %d roots, %d levels in all, %d samples, %s\n\n",
+		s.Workload, s.Nodes, s.Edges, len(s.Roots), s.TotalLevels, s.Samples, s.Device)
+	fmt.Fprintf(w, "partition (%s, %d devices, bitmap slices of %d words):\n", res.Plan.Strategy, len(res.Plan.Parts), res.Plan.SliceWords)
+	for _, p := range res.Plan.Parts {
+		fmt.Fprintf(w, "- device %d: vertices [%d, %d), %d edge entries, %d of %d bytes resident\n", p.Device, p.First, p.End, p.EdgeEntries, p.ResidentBytes, p.BudgetBytes)
+	}
+	fmt.Fprintln(w, "\n| arm | median per root | per level | GTEPS (hmean) | exchange per sample | exchange time | of the run | predicted exchange |")
+	fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+	fmt.Fprintf(w, "| %s | %s | %s | %.3f | %d B | %s | %.1f%% | %d B (largest step deviation %.1f%%) |\n", s.Arm, stats.FormatNs(s.MedianRootNs),
+		stats.FormatNs(s.LevelNs), s.GTEPS, s.ExchangeBytes, stats.FormatNs(s.MedianExchangeNs), 100*s.ExchangeShare, s.PredictedBytes, 100*s.MaxStepDeviation)
+	if len(res.Steps) > 0 {
+		first := res.Steps[0].Root
+		fmt.Fprintf(w, "\nlevel steps from root %d (every root's are in the evidence file):\n\n", first)
+		fmt.Fprintln(w, "| level | direction | collective | queue/bitmap pairs | predicted bytes | measured bytes | exchange time | step time |")
+		fmt.Fprintln(w, "|---|---|---|---|---|---|---|---|")
+		for _, st := range res.Steps {
+			if st.Root != first {
+				break
+			}
+			fmt.Fprintf(w, "| %d | %s | %s | %d/%d | %d | %d | %s | %s |\n", st.Level, st.Direction, st.Collective, st.QueuePairs, st.BitmapPairs,
+				st.PredictedBytes, st.MeasuredBytes, stats.FormatNs(st.MedianExchangeNs), stats.FormatNs(st.MedianStepNs))
+		}
+	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "\nnote: %s\n", n)
+	}
+}
