@@ -48,6 +48,16 @@ func (s PartitionStrategy) MarshalText() ([]byte, error) {
 	return []byte(s.String()), nil
 }
 
+// UnmarshalText reads "blocked" or "edges".
+func (s *PartitionStrategy) UnmarshalText(b []byte) error {
+	v, err := ParsePartitionStrategy(string(b))
+	if err != nil {
+		return err
+	}
+	*s = v
+	return nil
+}
+
 // ParsePartitionStrategy reads "blocked" or "edges".
 func ParsePartitionStrategy(s string) (PartitionStrategy, error) {
 	switch s {

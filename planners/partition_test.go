@@ -189,9 +189,14 @@ func TestPartitionStrategyNames(t *testing.T) {
 		text, err := s.MarshalText()
 		require.NoError(t, err)
 		assert.Equal(t, s.String(), string(text))
+		var back PartitionStrategy
+		require.NoError(t, back.UnmarshalText(text))
+		assert.Equal(t, s, back)
 	}
 	_, err := ParsePartitionStrategy("round-robin")
 	assert.ErrorContains(t, err, "Fix: use blocked")
+	var s PartitionStrategy
+	assert.Error(t, s.UnmarshalText([]byte("x")))
 	_, err = PartitionStrategy(9).MarshalText()
 	assert.Error(t, err)
 	assert.Equal(t, "PartitionStrategy(9)", PartitionStrategy(9).String())

@@ -18,6 +18,7 @@ func commands() []command {
 		{name: "passes", summary: "choose optimisation passes from benchmark evidence", run: runPasses},
 		{name: "queue", summary: "plan a device work queue and its drain", run: runQueue},
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
+		{name: "partition", summary: "partition a graph over several GPUs: per-device memory and each level's predicted exchange", run: runPartition},
 		{name: "egraph", summary: "pack an e-graph for the GPU and plan its saturation kernels", run: runEgraph},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
