@@ -6,7 +6,9 @@
 #                           detector; a missing GPU is a failure
 #   gpu-check.sh sanitize   compute-sanitizer memcheck, racecheck and
 #                           synccheck over every BFS kernel, through short
-#                           benchmark runs of every arm on three graphs
+#                           benchmark runs of every arm on three graphs, and
+#                           over the partitioned BFS kernels, through short
+#                           runs of three partitions simulated on the GPU
 #   gpu-check.sh all        both
 #
 # It prints one PASS or FAIL line per check, then a summary, and exits 1 if
@@ -52,6 +54,17 @@ run_sanitizers() {
         record "compute-sanitizer $tool $graph" PASS
       else
         record "compute-sanitizer $tool $graph" FAIL
+        grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
+      fi
+    done
+    for graph in kron:10 grid:48; do
+      log="/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log"
+      if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
+        --roots 2 --samples 1 --simulate-devices 3 >"$log" 2>&1 &&
+        grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
+        record "compute-sanitizer $tool partitioned $graph" PASS
+      else
+        record "compute-sanitizer $tool partitioned $graph" FAIL
         grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
       fi
     done

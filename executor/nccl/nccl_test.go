@@ -1,7 +1,9 @@
 package nccl
 
 import (
+	"bytes"
 	"errors"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -178,4 +180,64 @@ func TestErrorsNameTheCallAndFix(t *testing.T) {
 	assert.Contains(t, m.Error(), LibraryEnv)
 	assert.Equal(t, "2.21.5", FormatVersion(22105))
 	assert.Equal(t, "2.8.4", FormatVersion(2804))
+}
+
+// checkCollectives runs an all-gather and an all-to-all with a local copy
+// on random data, at offsets inside the buffers, and checks every byte.
+func checkCollectives(t *testing.T, xs []*executor.Executor, c Collectives) {
+	r := rand.New(rand.NewPCG(uint64(len(xs)), 3))
+	const n = 1000
+	p := len(xs)
+	src, dst := make([]executor.Buffer, p), make([]executor.Buffer, p)
+	data := make([][]byte, p)
+	for i, x := range xs {
+		data[i] = make([]byte, p*n+8)
+		for j := range data[i] {
+			data[i][j] = byte(r.Uint32())
+		}
+		src[i] = filled(t, x, len(data[i]), func(j int) byte { return data[i][j] })
+		dst[i] = filled(t, x, p*n+16, func(int) byte { return 0 })
+	}
+	var send, recv []Region
+	for i, x := range xs {
+		send = append(send, Region{X: x, Buf: src[i], Off: 8, Len: n})
+		recv = append(recv, Region{X: x, Buf: dst[i], Off: 16, Len: uint64(p * n)})
+	}
+	st, err := c.AllGather(send, recv)
+	require.NoError(t, err)
+	assert.EqualValues(t, p*(p-1)*n, st.Bytes)
+	for i, x := range xs {
+		got, err := x.DownloadRange(dst[i], 16, uint64(p*n))
+		require.NoError(t, err)
+		for from := range p {
+			require.True(t, bytes.Equal(data[from][8:8+n], got[from*n:(from+1)*n]), "all-gather rank %d slot %d", i, from)
+		}
+	}
+	var ts []Transfer
+	for from := range p {
+		for to := range p {
+			ts = append(ts, Transfer{From: from, To: to, Src: Region{xs[from], src[from], uint64(to * n), n},
+				Dst: Region{xs[to], dst[to], uint64(from * n), n}})
+		}
+	}
+	_, err = c.SendRecv(ts)
+	require.NoError(t, err)
+	for to, x := range xs {
+		got, err := x.DownloadRange(dst[to], 0, uint64(p*n))
+		require.NoError(t, err)
+		for from := range p {
+			require.True(t, bytes.Equal(data[from][to*n:(to+1)*n], got[from*n:(from+1)*n]), "all-to-all %d -> %d", from, to)
+		}
+	}
+}
+
+// TestFakeCollectivesOnRandomData runs the GPU tests' checks on the fake
+// over 1 to 4 ranks.
+func TestFakeCollectivesOnRandomData(t *testing.T) {
+	for p := 1; p <= 4; p++ {
+		xs := fakeExecutors(t, p)
+		c, err := NewFake(xs)
+		require.NoError(t, err)
+		checkCollectives(t, xs, c)
+	}
 }

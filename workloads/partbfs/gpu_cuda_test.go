@@ -1,0 +1,144 @@
+//go:build cuda
+
+package partbfs
+
+import (
+	"errors"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/executor/nccl"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/planners"
+)
+
+// openGPU opens device 0. Without a GPU the test is skipped, unless
+// GPUPLAN_REQUIRE_GPU is set (every run on a GPU machine sets it), which
+// makes a missing GPU a failure.
+func openGPU(t *testing.T) *executor.Executor {
+	t.Helper()
+	x, err := executor.Open(0, executor.Options{})
+	if err != nil {
+		if os.Getenv("GPUPLAN_REQUIRE_GPU") != "" {
+			t.Fatalf("GPUPLAN_REQUIRE_GPU is set but no GPU opened: %v", err)
+		}
+		t.Skip(err.Error())
+	}
+	t.Cleanup(func() { require.NoError(t, x.Close()) })
+	return x
+}
+
+// gpuGraphs are larger than the fake tests' graphs: several blocks of
+// every kernel's grid, hubs, long thin levels and empty parts.
+func gpuGraphs(t *testing.T) []*frontier.CSR {
+	graphs := testGraphs(t)
+	for _, build := range []func() (*frontier.CSR, error){
+		func() (*frontier.CSR, error) { return frontier.Kronecker(15, 16, 5) },
+		func() (*frontier.CSR, error) { return frontier.Grid(150) },
+		func() (*frontier.CSR, error) { return frontier.RandomGeometric(40000, 12, 6) },
+	} {
+		g, err := build()
+		require.NoError(t, err)
+		graphs = append(graphs, g)
+	}
+	return graphs
+}
+
+// TestGPUSimulatedPartitions runs P = 1..4 parts on the one GPU, each
+// with its own buffers and kernels on their own streams, exchanging with
+// the copy kernel: the levels equal the CPU reference, the decisions the
+// direction-optimizing BFS's, and every step's exchange the planner's
+// prediction. Nothing stays allocated.
+func TestGPUSimulatedPartitions(t *testing.T) {
+	x := openGPU(t)
+	for _, p := range []int{1, 2, 3, 4} {
+		devs, err := SimulatedDevices(x, p, executor.DriverVersion(), false)
+		require.NoError(t, err)
+		for gi, g := range gpuGraphs(t) {
+			s, err := NewSession(devs, g, Config{Strategy: planners.PartitionStrategy(1 + (p+gi)%2)})
+			require.NoError(t, err, g.Name)
+			roots, err := frontier.Roots(g, 3, uint64(p))
+			require.NoError(t, err)
+			checkRuns(t, s, roots)
+			require.NoError(t, s.Close())
+		}
+		require.NoError(t, devs.Close())
+	}
+	assert.Zero(t, x.ResidentBytes())
+}
+
+// TestGPUBothDirectionsAndForms forces every level bottom-up, then every
+// level top-down, on the GPU.
+func TestGPUBothDirectionsAndForms(t *testing.T) {
+	x := openGPU(t)
+	g, err := frontier.Kronecker(14, 16, 9)
+	require.NoError(t, err)
+	devs, err := SimulatedDevices(x, 3, "", false)
+	require.NoError(t, err)
+	defer devs.Close()
+	for _, dir := range []planners.DirectionParams{{Alpha: 1 << 40, Beta: 1}, {Alpha: 1, Beta: 1, MinAverageDegree: 1 << 20}} {
+		s, err := NewSession(devs, g, Config{Direction: dir})
+		require.NoError(t, err)
+		roots, err := frontier.Roots(g, 3, 5)
+		require.NoError(t, err)
+		for _, root := range roots {
+			ref, err := frontier.BFS(g, root)
+			require.NoError(t, err)
+			_, err = s.Run(root)
+			require.NoError(t, err)
+			levels, err := s.Levels()
+			require.NoError(t, err)
+			require.Equal(t, ref, levels)
+		}
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestGPUDeviceCopyExchange checks the simulation's collectives byte for
+// byte on the GPU.
+func TestGPUDeviceCopyExchange(t *testing.T) {
+	checkDeviceCopy(t, openGPU(t))
+}
+
+// TestGPUTooFewDevices asks for one device more than the machine has.
+func TestGPUTooFewDevices(t *testing.T) {
+	openGPU(t)
+	n, err := executor.DeviceCount()
+	require.NoError(t, err)
+	_, err = DefaultOpener().OpenDevices(n + 1)
+	var tf *TooFewDevicesError
+	require.ErrorAs(t, err, &tf)
+	assert.Equal(t, TooFewDevicesError{Asked: n + 1, Present: n}, *tf)
+}
+
+// TestGPUMultiDevice runs the partitioned BFS over NCCL on 2 devices and on
+// every device present (up to 4). It needs two GPUs and NCCL; without
+// NCCL it is skipped unless GPUPLAN_REQUIRE_NCCL is set.
+func TestGPUMultiDevice(t *testing.T) {
+	openGPU(t)
+	n, err := executor.DeviceCount()
+	require.NoError(t, err)
+	if n < 2 {
+		t.Skipf("%d GPU present; the multi-device test needs 2 or more", n)
+	}
+	for _, p := range []int{2, min(n, 4)} {
+		devs, err := DefaultOpener().OpenDevices(p)
+		if errors.Is(err, nccl.ErrUnavailable) && os.Getenv("GPUPLAN_REQUIRE_NCCL") == "" {
+			t.Skip(err.Error())
+		}
+		require.NoError(t, err)
+		for _, g := range gpuGraphs(t) {
+			s, err := NewSession(devs, g, Config{})
+			require.NoError(t, err, g.Name)
+			roots, err := frontier.Roots(g, 3, uint64(p))
+			require.NoError(t, err)
+			checkRuns(t, s, roots)
+			require.NoError(t, s.Close())
+		}
+		require.NoError(t, devs.Close())
+	}
+}
