@@ -127,8 +127,8 @@ extern "C" __global__ void pbfs_expand(PBFS_EXPAND_PARAMS) {
         while (bits != 0) {
             const u32 u = (u32)(w * 64 + __ffsll((long long)bits) - 1);
             bits &= bits - 1;
-            const u32 end = offsets[u + 1];
-            for (u32 k = offsets[u] + lane; k < end; k += 32) {
+            const u64 end = offsets[u + 1];
+            for (u64 k = (u64)offsets[u] + lane; k < end; k += 32) {
                 const u32 v = (u32)targets[k];
                 const u32 e = owner(&sb, (u32)parts, v);
                 const u32 j = v - sb.b[e];
