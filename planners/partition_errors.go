@@ -33,8 +33,7 @@ type PartitionError struct {
 	Device int
 	Name   string
 	// Index and Value locate a bad offset (Index -1: there are none);
-	// Value also holds a bad device
-	// count or strategy.
+	// Value also holds a bad device count or strategy.
 	Index int
 	Value uint64
 	Part  PartitionPart
