@@ -130,7 +130,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.StringVar(&o.metrics, "metrics", "", "write the executor's telemetry after the run as Prometheus text exposition to `FILE` (- for standard output)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.IntVar(&o.devices, "devices", 1, "partition the graph over `N` GPUs (N > 1: the partitioned BFS over NCCL)")
-	f.IntVar(&o.simulate, "simulate-devices", 0, "run the partitioned BFS as `P` partitions on one GPU, exchanging through device copies")
+	f.IntVar(&o.simulate, "simulate-devices", 0, "run the partitioned BFS as `P` partitions on one GPU (--device), exchanging through device copies")
 	partition := f.String("partition", "edges", "partitioned BFS: blocked (equal vertices) or edges (equal edge entries)")
 	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {

@@ -45,7 +45,7 @@ func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
 	var devs *partbfs.Devices
 	var err error
 	if o.simulate > 0 {
-		devs, err = o.opener.Simulate(o.simulate)
+		devs, err = o.opener.Simulate(o.device, o.simulate)
 	} else {
 		devs, err = o.opener.OpenDevices(o.devices)
 	}

@@ -131,17 +131,17 @@ func (o Opener) OpenDevices(p int) (*Devices, error) {
 	return d, nil
 }
 
-// Simulate opens device 0 once and runs p parts on it, exchanging with
-// device copies (DeviceCopy).
-func (o Opener) Simulate(p int) (*Devices, error) {
+// Simulate opens device ordinal once and runs p parts on it, exchanging
+// with device copies (DeviceCopy).
+func (o Opener) Simulate(ordinal, p int) (*Devices, error) {
 	if p < 1 || p > MaxParts {
 		return nil, fmt.Errorf("partitioned BFS simulating %d devices: use 1 to %d. Fix: pass --simulate-devices within that range", p, MaxParts)
 	}
-	x, err := o.Open(0)
+	x, err := o.Open(ordinal)
 	if err != nil {
 		return nil, err
 	}
-	return SimulatedDevices(x, p, o.DriverVersion(0), true)
+	return SimulatedDevices(x, p, o.DriverVersion(ordinal), true)
 }
 
 // SimulatedDevices runs p parts on x with the device-copy exchange; with

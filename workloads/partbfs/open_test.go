@@ -63,7 +63,7 @@ func TestOpenDevicesAndSimulate(t *testing.T) {
 	require.NoError(t, d.Close())
 	assert.Equal(t, 2, *opened)
 
-	s, err := o.Simulate(4)
+	s, err := o.Simulate(0, 4)
 	require.NoError(t, err)
 	assert.Len(t, s.Executors, 4)
 	assert.Same(t, s.Executors[0], s.Executors[3])
@@ -73,7 +73,7 @@ func TestOpenDevicesAndSimulate(t *testing.T) {
 
 	_, err = o.OpenDevices(0)
 	assert.ErrorContains(t, err, "Fix:")
-	_, err = o.Simulate(65)
+	_, err = o.Simulate(0, 65)
 	assert.ErrorContains(t, err, "Fix:")
 	o.Comm = func([]*executor.Executor) (nccl.Collectives, error) {
 		return nil, &nccl.MissingError{Library: nccl.Library, Reason: "not found"}
