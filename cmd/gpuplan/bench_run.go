@@ -69,7 +69,7 @@ func benchFrontier(e *env, o *benchOptions) error {
 // graphAndRoots builds the --graph and picks the roots.
 func (o *benchOptions) graphAndRoots(logf func(string, ...any)) (*frontier.CSR, []int32, error) {
 	t0 := time.Now()
-	g, err := o.spec.Build(o.seed, frontier.DefaultLimits())
+	g, err := o.spec.Build(o.seed, o.limits)
 	if err != nil {
 		return nil, nil, err
 	}
