@@ -297,7 +297,7 @@ func TestDriverErrorsNameTheCallAndFix(t *testing.T) {
 	b, err := x.Alloc(16)
 	require.NoError(t, err)
 	f.Fail("cuMemcpyHtoDAsync", cuErrIllegalAddress)
-	err = x.Upload(b, []byte{1})
+	err = x.UploadAt(b, 0, []byte{1})
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "cuMemcpyHtoDAsync", de.Call)
 	f.Fail("cuMemcpyHtoDAsync", 0)
