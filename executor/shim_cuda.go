@@ -111,6 +111,9 @@ func loadNVTX() *nvtxLabels {
 
 func (l *nvtxLabels) push(r ProfilerRange) { C.gp_nvtx_push(l[r]) }
 
+// label returns r's label as the C side holds it.
+func (l *nvtxLabels) label(r ProfilerRange) string { return C.GoString(l[r]) }
+
 func (l *nvtxLabels) pop() { C.gp_nvtx_pop() }
 
 func (l *nvtxLabels) free() {
