@@ -77,6 +77,9 @@ type Executor struct {
 	events       []EventRef
 	staging      map[int][]PinnedMem
 	stagingBytes int
+	// ring is the staging ring batches reuse; ringInUse while one holds it
+	ring      stagingRing
+	ringInUse bool
 
 	// module cache counters (saturating, as vyre's)
 	modHits, modMisses uint64

@@ -173,12 +173,11 @@ func (x *Executor) resolveArgsLocked(args []Arg, extra int) (launchArgs, error) 
 	}
 	la := launchArgs{vals: make([]uint64, len(args))}
 	for i, a := range args {
-		field := fmt.Sprintf("kernel argument %d", i)
 		switch a.kind {
 		case argScalar:
 			la.vals[i] = a.val
 		case argBuffer, argOut:
-			ptr, err := x.argBufferLocked(a, field)
+			ptr, err := x.argBufferLocked(a, i)
 			if err != nil {
 				return launchArgs{}, err
 			}
@@ -189,11 +188,11 @@ func (x *Executor) resolveArgsLocked(args []Arg, extra int) (launchArgs, error) 
 			}
 		case argParams:
 			if len(a.params) == 0 {
-				return launchArgs{}, invalidArg(field, "Fix: pass a non-empty parameter buffer.", "parameter buffer is empty")
+				return launchArgs{}, invalidArg(argField(i), "Fix: pass a non-empty parameter buffer.", "parameter buffer is empty")
 			}
 			la.params = append(la.params, i)
 		default:
-			return launchArgs{}, invalidArg(field, "Fix: build arguments with Ptr, PtrAt, Out, U64, I64, F64 or Params.", "is the zero Arg")
+			return launchArgs{}, invalidArg(argField(i), "Fix: build arguments with Ptr, PtrAt, Out, U64, I64, F64 or Params.", "is the zero Arg")
 		}
 	}
 	return la, nil
@@ -209,17 +208,20 @@ func (la launchArgs) clearing(id uint64) bool {
 	return false
 }
 
-// argBufferLocked resolves a buffer argument to its device address.
-func (x *Executor) argBufferLocked(a Arg, field string) (DevPtr, error) {
+// argBufferLocked resolves buffer argument i to its device address.
+func (x *Executor) argBufferLocked(a Arg, i int) (DevPtr, error) {
 	r, err := x.residentLocked(a.buf, opKernelArgument, a.off, a.buf.Len)
 	if err != nil {
 		return 0, err
 	}
 	if a.off >= r.len {
-		return 0, invalidArg(field, "Fix: pass an offset inside the buffer.", "offset %d is outside buffer %d of %d bytes", a.off, a.buf.ID, r.len)
+		return 0, invalidArg(argField(i), "Fix: pass an offset inside the buffer.", "offset %d is outside buffer %d of %d bytes", a.off, a.buf.ID, r.len)
 	}
 	return r.ptr + DevPtr(a.off), nil
 }
+
+// argField names kernel argument i in an error.
+func argField(i int) string { return fmt.Sprintf("kernel argument %d", i) }
 
 // launchCount returns the launches of a dispatch: its tails times its
 // fixpoint iterations, at most MaxLaunchesPerDispatch.

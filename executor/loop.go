@@ -176,7 +176,7 @@ func (l *HostLoop) Resolve(args []Arg) ([]uint64, error) {
 		case argScalar:
 			vals[i] = a.val
 		case argBuffer:
-			ptr, err := l.x.argBufferLocked(a, fmt.Sprintf("kernel argument %d", i))
+			ptr, err := l.x.argBufferLocked(a, i)
 			if err != nil {
 				return nil, err
 			}

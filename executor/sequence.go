@@ -240,12 +240,14 @@ func (x *Executor) readAndWaitLocked(p *Pending, plan readPlan) (uint64, error) 
 	if err == nil {
 		err = r.finish()
 	}
+	waits := r.waits
 	if err != nil {
 		p.stages = append(p.stages, r.buf...)
-		r.buf = nil
+		r.abandon()
+		return waits, err
 	}
 	r.release()
-	return r.waits, err
+	return waits, nil
 }
 
 // sequenceBorrowedLocked runs the sequence step by step, each step with

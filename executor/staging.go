@@ -34,7 +34,9 @@ type drainCopy struct{ dst, src []byte }
 
 // newRingLocked sizes a ring for total bytes on stream s: one buffer of the
 // total (rounded up to a power of two) when it fits in a chunk, else up to
-// MaxStagingRing chunks with one event each.
+// MaxStagingRing chunks with one event each. The executor's one ring is
+// reused (its slices keep their capacity), so a batch allocates nothing for
+// its staging once warm; a ring taken while another is in use is new.
 func (x *Executor) newRingLocked(s StreamRef, total uint64) (*stagingRing, error) {
 	chunk := uint64(x.opts.StagingChunkBytes)
 	n := min((total+chunk-1)/chunk, MaxStagingRing)
@@ -42,7 +44,12 @@ func (x *Executor) newRingLocked(s StreamRef, total uint64) (*stagingRing, error
 	if n <= 1 {
 		n, size = 1, int(max(total, 1))
 	}
-	r := &stagingRing{x: x, s: s, buf: make([]PinnedMem, 0, n), busy: make([]bool, n), drain: make([][]drainCopy, n)}
+	r := &stagingRing{}
+	if !x.ringInUse {
+		r = &x.ring
+		x.ringInUse = true
+	}
+	r.reset(x, s, int(n))
 	for range n {
 		p, err := x.stagingLocked(size)
 		if err != nil {
@@ -62,7 +69,21 @@ func (x *Executor) newRingLocked(s StreamRef, total uint64) (*stagingRing, error
 	return r, nil
 }
 
-// release returns the ring's staging buffers and events to the pools.
+// reset empties the ring for a batch of n buffers on stream s.
+func (r *stagingRing) reset(x *Executor, s StreamRef, n int) {
+	r.x, r.s, r.cur, r.used, r.waits = x, s, 0, 0, 0
+	r.buf, r.ev = r.buf[:0], r.ev[:0]
+	r.busy = append(r.busy[:0], make([]bool, n)...)
+	for len(r.drain) < n {
+		r.drain = append(r.drain, nil)
+	}
+	for k := range r.drain {
+		r.drain[k] = r.drain[k][:0]
+	}
+}
+
+// release returns the ring's staging buffers and events to the pools, and
+// the ring to the executor.
 func (r *stagingRing) release() {
 	for _, p := range r.buf {
 		r.x.releaseStagingLocked(p)
@@ -70,7 +91,17 @@ func (r *stagingRing) release() {
 	for _, e := range r.ev {
 		r.x.releaseEventLocked(e)
 	}
+	r.buf, r.ev = r.buf[:0], r.ev[:0]
+	if r == &r.x.ring {
+		r.x.ringInUse = false
+	}
+}
+
+// abandon gives up the ring's staging and events (a copy may still be in
+// flight) without returning them to the pools.
+func (r *stagingRing) abandon() {
 	r.buf, r.ev = nil, nil
+	r.release()
 }
 
 // room returns the staging bytes [used, end) of the current buffer, moving

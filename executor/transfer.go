@@ -137,10 +137,13 @@ func (x *Executor) batchLocked(pr ProfilerRange, total uint64, body func(*stagin
 			r.waits++
 		} else {
 			abandoned = true
-			r.buf, r.ev = nil, nil
 		}
 		waits = r.waits
-		r.release()
+		if abandoned {
+			r.abandon()
+		} else {
+			r.release()
+		}
 		return err
 	})
 	x.tel.add(cSyncPoints, waits)
@@ -280,6 +283,14 @@ type readPlan struct {
 
 // planReadsLocked fuses checked reads into outs.
 func (x *Executor) planReadsLocked(reqs []ReadRequest, outs [][]byte) (readPlan, error) {
+	if len(reqs) == 1 { // one range: nothing to fuse (a wave step's readback)
+		q := reqs[0]
+		if q.Len == 0 {
+			return readPlan{}, nil
+		}
+		c := deviceToHost{src: x.buffers[q.Buffer.ID].ptr + DevPtr(q.Offset), dst: outs[0]}
+		return readPlan{copies: []deviceToHost{c}, bytes: q.Len}, nil
+	}
 	fused, views, err := FuseReadbacks(reqs)
 	if err != nil {
 		return readPlan{}, err
