@@ -315,7 +315,9 @@ __device__ void row_pass(const State& s, u32 mask, Range r, Emit e) {
             if (group) {
                 u32 op = __ldg(&s.row_op[i]), lo = __ldg(&s.row_offset[i]), n = __ldg(&s.row_len[i]);
                 u32 h = signature(s, op, lo, n, rewrite);
-                __threadfence();  // release: publish cls[i] and the children before the compare-and-swap
+                // Release: publish cls[i] and the children before the
+                // compare-and-swap (written by an earlier launch otherwise).
+                if (classes || rewrite) __threadfence();
                 u32 owner = insert(s, i, h, op, lo, n);
                 if (owner != i) {
                     oc = __ldcg(&s.cls[owner]);
