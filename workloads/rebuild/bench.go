@@ -92,6 +92,7 @@ type BenchResult struct {
 	// FloorSamples are the round floor's launches (arm persistent), each
 	// over FloorRounds rounds.
 	FloorSamples []Sample `json:"-"`
+	FloorRounds  int      `json:"floor_rounds,omitempty"`
 	// ReferenceChecksum is the Go reference's sample checksum.
 	ReferenceChecksum string                `json:"reference_checksum"`
 	Reference         *egraph.RebuildResult `json:"reference"`

@@ -68,7 +68,7 @@ func (b *bench) roundFloor() error {
 		per = append(per, float64(v)/float64(rounds))
 		b.res.FloorSamples = append(b.res.FloorSamples, Sample{Arm: string(ArmPersistent), Index: uint64(i), WallNs: float64(v), DeviceNs: float64(v), Checksum: "round-floor"})
 	}
-	b.res.Summary.RoundFloorNs = stats.Median(per)
+	b.res.Summary.RoundFloorNs, b.res.FloorRounds = stats.Median(per), rounds
 	b.cfg.Log("persistent round floor: %s per round (%d grid barriers, median of %d launches of %d rounds, %d blocks)",
 		stats.FormatNs(b.res.Summary.RoundFloorNs), b.res.Plans.Fusion.LaunchCount, len(per), rounds, b.res.Plans.PersistentGrid.GridBlocks)
 	return nil

@@ -81,6 +81,17 @@ func TestSessionRefusals(t *testing.T) {
 // that do not start with unite; both do nothing and say so.
 func TestMisuseIsReported(t *testing.T) {
 	x, _ := newFakeExecutor(t, 1<<30, 9)
+	checkMisuse(t, x)
+	for _, starts := range []uint64{StageGroup.Bit(), StageUnite.Bit(), StageUnite.Bit() | StageCompactNodes.Bit()} {
+		assert.False(t, phasesOK(starts), starts)
+	}
+	assert.True(t, phasesOK(StageUnite.Bit()|StageCanonClasses.Bit()))
+	assert.Equal(t, StageCanonClasses.Bit()|StageCanonChildren.Bit()|StageGroup.Bit(), nextPhase(StageUnite.Bit()|StageCanonClasses.Bit(), StageCanonClasses))
+}
+
+// checkMisuse launches step kernels that fuse stages needing a barrier
+// and checks that they do nothing but set the misuse result.
+func checkMisuse(t *testing.T, x *executor.Executor) {
 	s, err := NewSession(x, generate(t, "gen:200:1"), "gen", Config{})
 	require.NoError(t, err)
 	defer s.Close()
@@ -94,11 +105,18 @@ func TestMisuseIsReported(t *testing.T) {
 		r := Run{Arm: ArmDeviceLoop}
 		require.ErrorContains(t, s.checkControl(&r), "need a grid barrier")
 	}
-	for _, starts := range []uint64{StageGroup.Bit(), StageUnite.Bit(), StageUnite.Bit() | StageCompactNodes.Bit()} {
-		assert.False(t, phasesOK(starts), starts)
-	}
-	assert.True(t, phasesOK(StageUnite.Bit()|StageCanonClasses.Bit()))
-	assert.Equal(t, StageCanonClasses.Bit()|StageCanonChildren.Bit()|StageGroup.Bit(), nextPhase(StageUnite.Bit()|StageCanonClasses.Bit(), StageCanonClasses))
+	// A persistent launch given phase starts without unite.
+	require.NoError(t, s.reset())
+	p := s.stepParams(0, 0, 0, 0)
+	_, err = s.x.Launch(s.k.persistent, s.plans.PersistentGrid.Config(), kernelabi.MustArgs(PersistentParams[executor.Buffer]{
+		Image: p.Image, Unions: p.Unions, Parent: p.Parent, Cls: p.Cls, Canon: p.Canon, Table: p.Table, Pairs: p.Pairs,
+		Ctl: p.Ctl, Out: p.Out, Rows: p.Rows, ChildSlots: p.ChildSlots, Classes: p.Classes, TableSlots: p.TableSlots,
+		MaxRounds: 4, PhaseStarts: StageGroup.Bit()})...)
+	require.NoError(t, err)
+	w, err := s.resultWords()
+	require.NoError(t, err)
+	assert.EqualValues(t, MisusePhases, w[ResultMisuse])
+	assert.Zero(t, w[ResultRounds], "it ran no round")
 }
 
 // TestFusionPlanGroups checks the fusion plan of a round: unite and clear
