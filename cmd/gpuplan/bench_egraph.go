@@ -332,36 +332,35 @@ func (o *benchEgraphOptions) peerConfig(in *benchInput) error {
 }
 
 // splitShellWords splits s into words as a shell does for plain words and
-// single- or double-quoted strings (no escapes or expansions).
+// single- or double-quoted strings (no escapes or expansions). It works on
+// bytes, so that any byte other than the quotes and blanks is kept as is.
 func splitShellWords(s string) ([]string, error) {
 	var out []string
-	var cur strings.Builder
+	var cur []byte
 	inWord := false
-	var quote rune
-	for _, r := range s {
-		switch {
-		case quote != 0 && r == quote:
+	var quote byte
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case quote != 0 && c == quote:
 			quote = 0
 		case quote != 0:
-			cur.WriteRune(r)
-		case r == '\'' || r == '"':
-			quote, inWord = r, true
-		case r == ' ' || r == '\t' || r == '\n':
+			cur = append(cur, c)
+		case c == '\'' || c == '"':
+			quote, inWord = c, true
+		case c == ' ' || c == '\t' || c == '\n':
 			if inWord {
-				out = append(out, cur.String())
-				cur.Reset()
-				inWord = false
+				out = append(out, string(cur))
+				cur, inWord = cur[:0], false
 			}
 		default:
-			cur.WriteRune(r)
-			inWord = true
+			cur, inWord = append(cur, c), true
 		}
 	}
 	if quote != 0 {
 		return nil, usagef("gpuplan bench egraph: --peer-args %q has an unclosed %c quote", s, quote)
 	}
 	if inWord {
-		out = append(out, cur.String())
+		out = append(out, string(cur))
 	}
 	return out, nil
 }

@@ -5,9 +5,12 @@ import (
 	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/evidence"
@@ -187,4 +190,30 @@ func TestBenchEgraphRefusals(t *testing.T) {
 	err = benchEgraph(e, o)
 	var pe *rebuild.PeerError
 	require.ErrorAs(t, err, &pe, "a missing peer is an error, never a dropped arm")
+}
+
+// FuzzSplitShellWords feeds arbitrary --peer-args to splitShellWords: it
+// never panics, an unclosed quote is a usage error, and text without
+// quotes splits exactly as strings.Fields does on spaces, tabs and
+// newlines.
+func FuzzSplitShellWords(f *testing.F) {
+	f.Add(`--iters 7 --expr "(i (ln x) x)"`)
+	f.Add(`--expr '(a "b")' x`)
+	f.Add(`"unclosed`)
+	f.Fuzz(func(t *testing.T, s string) {
+		words, err := splitShellWords(s)
+		if err != nil {
+			var ue *usageError
+			if !errors.As(err, &ue) {
+				t.Fatalf("not a usage error: %v", err)
+			}
+			return
+		}
+		if !strings.ContainsAny(s, `'"`) {
+			want := strings.FieldsFunc(s, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' })
+			if !slices.Equal(words, want) {
+				t.Fatalf("%q split into %q, want %q", s, words, want)
+			}
+		}
+	})
 }

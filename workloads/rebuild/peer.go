@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -224,7 +225,7 @@ func parsePeerSummary(path, stdout string) (PeerSample, error) {
 	}
 	ms := func(key string, dst *float64) error {
 		v, err := strconv.ParseFloat(fields[key], 64)
-		if err != nil || v < 0 {
+		if err != nil || v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
 			return &PeerError{Path: path, Msg: fmt.Sprintf("its SUMMARY line has no time %s (got %q)", key, fields[key]),
 				Fix: "use the egg-bench baseline of egg 0.9.5, which prints t1_rebuild_ms_median and t2_unions_rebuild_ms_median"}
 		}
