@@ -157,7 +157,7 @@ func (b *bench) summarize(x *executor.Executor) {
 	dev := x.Device()
 	w := b.worklist
 	sum.Workload, sum.Nodes, sum.ChildSlots, sum.ClassIDs, sum.UnionPairs = b.name, w.Nodes, len(b.g.Children), w.ClassIDs, w.UnionPairs
-	sum.Classes, sum.DistinctNodes, sum.Rounds, sum.Samples = w.Classes, w.DistinctNodes, b.rounds.Rounds, b.cfg.Samples
+	sum.Classes, sum.DistinctNodes, sum.Rounds, sum.Samples = w.Classes, w.DistinctNodes, b.armRounds, b.cfg.Samples
 	sum.Device = fmt.Sprintf("%s (cc %d.%d)", dev.Name, dev.Major, dev.Minor)
 	names := make([]string, 0, len(b.cfg.Arms)+2)
 	for _, a := range b.cfg.Arms {

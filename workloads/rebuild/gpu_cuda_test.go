@@ -49,20 +49,27 @@ func TestGPUArms(t *testing.T) {
 }
 
 // TestGPULarge runs the device loop and the persistent kernel on 10^6
-// generated e-nodes, random and with a long union chain.
+// generated e-nodes, random and with a long union chain, and on 3*10^6
+// (past the data-parallel reference's limit: the arms' rounds must
+// agree).
 func TestGPULarge(t *testing.T) {
 	x := openGPU(t)
-	for _, spec := range []string{"gen:1e6:21", "gen:1e6:22:chain"} {
+	for _, spec := range []string{"gen:1e6:21", "gen:1e6:22:chain", "gen:3e6:23"} {
 		g := generate(t, spec)
 		w, rounds := references(t, g)
 		s, err := NewSession(x, g, spec, Config{})
 		require.NoError(t, err)
+		armRounds := 0
 		for _, arm := range []Arm{ArmDeviceLoop, ArmPersistent} {
 			r, err := s.Run(arm)
 			require.NoError(t, err, spec)
 			out, err := s.Output(r)
 			require.NoError(t, err, spec)
 			require.NoError(t, CheckAgainst(out.Result, w, rounds), "%s %s", spec, arm)
+			if armRounds == 0 {
+				armRounds = r.Rounds
+			}
+			assert.Equal(t, armRounds, r.Rounds, "%s %s", spec, arm)
 			t.Logf("%s %s: %d rounds, %.3f ms wall, %.3f ms device", spec, arm, r.Rounds, float64(r.WallNs)/1e6, float64(r.DeviceNs)/1e6)
 		}
 		require.NoError(t, s.Close())

@@ -40,9 +40,35 @@ type NodeEntry struct {
 // listed once), and their class count must agree with the device's merge
 // counts; otherwise it is an error.
 func (s *Session) Output(run Run) (*Output, error) {
+	res, err := s.Partition(run)
+	if err != nil {
+		return nil, err
+	}
+	o := &Output{Result: res}
+	pairs := make([]egraph.EclassPair, 0, len(res.Labels)-res.Classes)
+	for c, l := range res.Labels {
+		if int(l) != c {
+			pairs = append(pairs, egraph.EclassPair{A: uint32(c), B: uint32(l)})
+		}
+	}
+	if o.Rewrites, err = compactRewrites(pairs); err != nil {
+		return nil, fmt.Errorf("rebuild %s of %s: %w", run.Arm, s.name, err)
+	}
+	if o.Nodes, err = s.nodeTable(run, uint64(res.DistinctNodes)); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// Partition reads back the last run's canonical rewrites (one readback
+// slab) and the deduplicated e-node count, and builds the RebuildResult:
+// the check every benchmark sample takes, in time linear in the classes.
+// Every class must be rewritten at most once, to a smaller class that is
+// itself not rewritten, and the classes left must agree with the device's
+// merge counts; otherwise it is an error.
+func (s *Session) Partition(run Run) (*egraph.RebuildResult, error) {
 	z := s.plans.Sizes
-	nodesAt := 8 * (1 + z.Classes)
-	counts, err := s.x.DownloadRanges(s.buf.out, []executor.Range{{Offset: 0, Len: 8}, {Offset: nodesAt, Len: 8}})
+	counts, err := s.x.DownloadRanges(s.buf.out, []executor.Range{{Offset: 0, Len: 8}, {Offset: s.nodesAt(), Len: 8}})
 	if err != nil {
 		return nil, err
 	}
@@ -50,29 +76,38 @@ func (s *Session) Output(run Run) (*Output, error) {
 	if nc > z.Classes || nn > z.Rows {
 		return nil, fmt.Errorf("rebuild %s of %s: the device counted %d rewrites and %d distinct e-nodes, more than the %d classes and %d e-nodes. Fix: this is a kernel bug; report it", run.Arm, s.name, nc, nn, z.Classes, z.Rows)
 	}
-	data, err := s.x.DownloadRanges(s.buf.out, []executor.Range{{Offset: 8, Len: 8 * max(nc, 1)}, {Offset: nodesAt + 8, Len: 8 * max(nn, 1)}})
+	raw, err := s.x.DownloadRange(s.buf.out, 8, 8*max(nc, 1))
 	if err != nil {
 		return nil, err
 	}
-	rw, _, err := egraph.DecodeReadbackPairsUnique(counts[0], data[0])
+	rw, _, err := egraph.DecodeReadbackPairs(counts[0], raw)
 	if err != nil {
 		return nil, err
 	}
-	nodes, _, err := egraph.DecodeReadbackPairs(counts[1], data[1])
+	return s.result(run, rw, int(nn))
+}
+
+// nodesAt is the byte offset of the e-node table's slab in the output.
+func (s *Session) nodesAt() uint64 { return 8 * (1 + s.plans.Sizes.Classes) }
+
+// nodeTable reads back the deduplicated e-node table (n entries), sorted
+// by e-node.
+func (s *Session) nodeTable(run Run, n uint64) ([]NodeEntry, error) {
+	at := s.nodesAt()
+	raw, err := s.x.DownloadRange(s.buf.out, at, 8*(1+max(n, 1)))
 	if err != nil {
 		return nil, err
 	}
-	o := &Output{}
-	if o.Rewrites, err = compactRewrites(rw, uint64(len(rw)) != nc); err != nil {
-		return nil, fmt.Errorf("rebuild %s of %s: %w", run.Arm, s.name, err)
+	pairs, got, err := egraph.DecodeReadbackPairs(raw[:8], raw[8:])
+	if err != nil || got != n {
+		return nil, fmt.Errorf("rebuild %s of %s: the e-node table's count changed from %d to %d while it was read (%v). Fix: this is a bug; report it", run.Arm, s.name, n, got, err)
 	}
-	o.Nodes = make([]NodeEntry, len(nodes))
-	for i, p := range nodes {
-		o.Nodes[i] = NodeEntry{Row: p.A, Class: p.B}
+	nodes := make([]NodeEntry, len(pairs))
+	for i, p := range pairs {
+		nodes[i] = NodeEntry{Row: p.A, Class: p.B}
 	}
-	slices.SortFunc(o.Nodes, func(a, b NodeEntry) int { return cmp.Compare(a.Row, b.Row) })
-	o.Result, err = s.result(run, o)
-	return o, err
+	slices.SortFunc(nodes, func(a, b NodeEntry) int { return cmp.Compare(a.Row, b.Row) })
+	return nodes, nil
 }
 
 func leU64(b []byte) uint64 {
@@ -83,42 +118,53 @@ func leU64(b []byte) uint64 {
 	return v
 }
 
-// compactRewrites checks that the decoded (class, root) pairs are the
-// canonical rewrites of their own union compaction: the same list, so
-// every root is its class's smallest id and no class is listed twice.
-func compactRewrites(pairs []egraph.EclassPair, duplicates bool) ([]egraph.CanonicalRewrite, error) {
+// compactRewrites checks that the (class, root) pairs, in class order,
+// are the canonical rewrites of their own union compaction: the same list,
+// so every root is its class's smallest id and no class is listed twice.
+func compactRewrites(pairs []egraph.EclassPair) ([]egraph.CanonicalRewrite, error) {
 	plan, err := egraph.PlanUnionCompaction(pairs, egraph.DefaultLaunchConfig())
 	if err != nil {
 		return nil, err
 	}
-	same := !duplicates && len(plan.CanonicalRewrites) == len(pairs)
+	same := len(plan.CanonicalRewrites) == len(pairs)
 	for i := 0; same && i < len(pairs); i++ {
 		same = plan.CanonicalRewrites[i] == egraph.CanonicalRewrite{EclassID: pairs[i].A, Representative: pairs[i].B}
 	}
 	if !same {
-		return nil, fmt.Errorf("the %d rewrites read back are not their own union compaction (%d rewrites): a class is listed twice or a representative is not its class's smallest id. Fix: this is a kernel bug; report it", len(pairs), len(plan.CanonicalRewrites))
+		return nil, fmt.Errorf("the %d rewrites read back are not their own union compaction (%d rewrites): a representative is not its class's smallest id. Fix: this is a kernel bug; report it", len(pairs), len(plan.CanonicalRewrites))
 	}
 	return plan.CanonicalRewrites, nil
 }
 
-// result builds the RebuildResult of a run from its output.
-func (s *Session) result(run Run, o *Output) (*egraph.RebuildResult, error) {
+// result builds the RebuildResult of a run from its rewrites.
+func (s *Session) result(run Run, rewrites []egraph.EclassPair, distinct int) (*egraph.RebuildResult, error) {
 	z := s.plans.Sizes
 	res := &egraph.RebuildResult{Labels: make([]int32, z.Classes), ClassIDs: int(z.Classes), UnionPairs: int(z.UnionPairs),
-		UnionMerges: run.UnionMerges, CongruenceMerges: run.CongruenceMerges, Nodes: int(z.Rows), DistinctNodes: len(o.Nodes),
+		UnionMerges: run.UnionMerges, CongruenceMerges: run.CongruenceMerges, Nodes: int(z.Rows), DistinctNodes: distinct,
 		Rounds: run.Rounds}
 	for c := range res.Labels {
 		res.Labels[c] = int32(c)
 	}
-	for _, rw := range o.Rewrites {
-		if uint64(rw.EclassID) >= z.Classes || rw.Representative >= rw.EclassID {
-			return nil, fmt.Errorf("rebuild %s of %s: rewrite (%d, %d) names a class outside 0..%d or a larger representative. Fix: this is a kernel bug; report it", run.Arm, s.name, rw.EclassID, rw.Representative, z.Classes-1)
+	bad := func(rw egraph.EclassPair, why string) error {
+		return fmt.Errorf("rebuild %s of %s: rewrite (%d, %d) %s. Fix: this is a kernel bug; report it", run.Arm, s.name, rw.A, rw.B, why)
+	}
+	for _, rw := range rewrites {
+		switch {
+		case uint64(rw.A) >= z.Classes || rw.B >= rw.A:
+			return nil, bad(rw, fmt.Sprintf("names a class outside 0..%d or a representative not smaller than its class", z.Classes-1))
+		case res.Labels[rw.A] != int32(rw.A):
+			return nil, bad(rw, "rewrites a class a second time")
 		}
-		res.Labels[rw.EclassID] = int32(rw.Representative)
+		res.Labels[rw.A] = int32(rw.B)
+	}
+	for _, rw := range rewrites {
+		if res.Labels[rw.B] != int32(rw.B) {
+			return nil, bad(rw, "names a representative that is itself rewritten")
+		}
 	}
 	res.ClassesAfterUnions = res.ClassIDs - res.UnionMerges
 	res.Classes = res.ClassesAfterUnions - res.CongruenceMerges
-	if got := res.ClassIDs - len(o.Rewrites); got != res.Classes {
+	if got := res.ClassIDs - len(rewrites); got != res.Classes {
 		return nil, fmt.Errorf("rebuild %s of %s: the rewrites leave %d classes but the device counted %d merges (%d classes). Fix: this is a kernel bug; report it", run.Arm, s.name, got, run.UnionMerges+run.CongruenceMerges, res.Classes)
 	}
 	return res, nil
@@ -126,7 +172,9 @@ func (s *Session) result(run Run, o *Output) (*egraph.RebuildResult, error) {
 
 // CheckAgainst compares a GPU rebuild's result with the CPU reference
 // (egraph.Rebuild) and the data-parallel rounds (egraph.RebuildRounds):
-// the labels of every class id, the counts, and the rounds.
+// the labels of every class id, the counts, and the rounds. rounds may be
+// nil (RebuildRounds is slow on large inputs): the rounds are then not
+// compared.
 func CheckAgainst(got, worklist, rounds *egraph.RebuildResult) error {
 	if i := firstDiff(got.Labels, worklist.Labels); i >= 0 {
 		return fmt.Errorf("class id %d is in the class of %d on the GPU but of %d in the CPU reference. Fix: this is a kernel bug; run the arms one at a time to isolate it", i, got.Labels[i], worklist.Labels[i])
@@ -136,12 +184,20 @@ func CheckAgainst(got, worklist, rounds *egraph.RebuildResult) error {
 		got, want int
 	}
 	for _, c := range []count{{"union merges", got.UnionMerges, worklist.UnionMerges}, {"congruence merges", got.CongruenceMerges, worklist.CongruenceMerges},
-		{"classes", got.Classes, worklist.Classes}, {"distinct e-nodes", got.DistinctNodes, worklist.DistinctNodes}, {"rounds", got.Rounds, rounds.Rounds}} {
+		{"classes", got.Classes, worklist.Classes}, {"distinct e-nodes", got.DistinctNodes, worklist.DistinctNodes}, {"rounds", got.Rounds, roundsOf(rounds, got)}} {
 		if c.got != c.want {
 			return fmt.Errorf("the GPU rebuild counted %d %s, the CPU reference %d. Fix: this is a kernel bug; run the arms one at a time to isolate it", c.got, c.name, c.want)
 		}
 	}
 	return nil
+}
+
+// roundsOf returns the reference's rounds, or got's when there is none.
+func roundsOf(ref, got *egraph.RebuildResult) int {
+	if ref == nil {
+		return got.Rounds
+	}
+	return ref.Rounds
 }
 
 func firstDiff(a, b []int32) int {
@@ -159,28 +215,31 @@ func firstDiff(a, b []int32) int {
 // CheckNodeTable checks a deduplicated e-node table against the final
 // labels of g: every entry's class is its e-node's label, no two entries
 // share a canonical key (op and children rewritten to labels), and every
-// e-node's key is some entry's.
+// e-node's key is some entry's. The entries are sorted by key signature,
+// so the check takes time O(n log n) and no map.
 func CheckNodeTable(g *egraph.Graph, labels []int32, nodes []NodeEntry) error {
 	keys := newKeyIndex(g, labels)
-	seen := make(map[uint64][]int32, len(nodes))
-	for _, e := range nodes {
+	sorted := make([]keyed, len(nodes))
+	for i, e := range nodes {
 		if int(e.Row) >= g.NodeCount() || e.Class != uint32(labels[g.NodeClass[e.Row]]) {
 			return fmt.Errorf("e-node table entry (%d, %d) names an e-node outside the e-graph or a class other than its label. Fix: this is a kernel bug; report it", e.Row, e.Class)
 		}
-		h := keys.sig(int32(e.Row))
-		for _, j := range seen[h] {
-			if keys.equal(j, int32(e.Row)) {
-				return fmt.Errorf("e-nodes %d and %d of the e-node table have the same canonical key. Fix: this is a kernel bug; report it", j, e.Row)
+		sorted[i] = keyed{sig: keys.sig(int32(e.Row)), row: int32(e.Row)}
+	}
+	slices.SortFunc(sorted, func(a, b keyed) int { return cmp.Compare(a.sig, b.sig) })
+	for i := range sorted {
+		for j := i + 1; j < len(sorted) && sorted[j].sig == sorted[i].sig; j++ {
+			if keys.equal(sorted[i].row, sorted[j].row) {
+				return fmt.Errorf("e-nodes %d and %d of the e-node table have the same canonical key. Fix: this is a kernel bug; report it", sorted[i].row, sorted[j].row)
 			}
 		}
-		seen[h] = append(seen[h], int32(e.Row))
 	}
 	for i := range int32(g.NodeCount()) {
-		found := false
-		for _, j := range seen[keys.sig(i)] {
-			found = found || keys.equal(i, j)
+		h := keys.sig(i)
+		k, _ := slices.BinarySearchFunc(sorted, h, func(e keyed, h uint64) int { return cmp.Compare(e.sig, h) })
+		for ; k < len(sorted) && sorted[k].sig == h && !keys.equal(i, sorted[k].row); k++ {
 		}
-		if !found {
+		if k == len(sorted) || sorted[k].sig != h {
 			return fmt.Errorf("e-node %d's canonical key is not in the e-node table. Fix: this is a kernel bug; report it", i)
 		}
 	}
@@ -203,12 +262,20 @@ func newKeyIndex(g *egraph.Graph, labels []int32) keyIndex {
 
 func (k keyIndex) children(i int32) []int32 { return k.canon[k.g.ChildStart[i]:k.g.ChildStart[i+1]] }
 
+// sig is the e-node's NodeSignature with its op: equal keys give equal
+// values.
 func (k keyIndex) sig(i int32) uint64 {
 	return uint64(egraph.NodeSignature(k.g.NodeOp[i], k.children(i)))<<32 | uint64(uint32(k.g.NodeOp[i]))
 }
 
 func (k keyIndex) equal(i, j int32) bool {
 	return k.g.NodeOp[i] == k.g.NodeOp[j] && slices.Equal(k.children(i), k.children(j))
+}
+
+// keyed is an e-node with its key signature.
+type keyed struct {
+	sig uint64
+	row int32
 }
 
 // PartitionChecksum identifies a partition of e-nodes up to renaming: the
