@@ -170,12 +170,16 @@ func TestBenchEgraphRefusals(t *testing.T) {
 	}
 	garbage := filepath.Join(t.TempDir(), "g.txt")
 	require.NoError(t, os.WriteFile(garbage, []byte("hello\n"), 0o644))
+	malformed := filepath.Join(t.TempDir(), "m.pre.txt")
+	require.NoError(t, os.WriteFile(malformed, []byte("egg-prerebuild-dump v1\nops 1\n0 2 f\nclasses 1\nnodes 1\n0 0 5\n"), 0o644))
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--egraph", "file:/nonexistent/x.pre.txt"}, "nonexistent"},
 		{[]string{"--egraph", "file:" + garbage}, "neither an egg dump"},
+		{[]string{"--egraph", "file:" + malformed}, "line 6"},
+		{[]string{"--egraph", "gen:0"}, "e-nodes is outside"},
 		{[]string{"--egraph", "file:testdata/egraph/snapshot.json", "--peer-egg", "/bin/true"}, "needs an egg dump"},
 	} {
 		o, err := parseBenchEgraphArgs(e, append(c.args, "--samples", "1"))
