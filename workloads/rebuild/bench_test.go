@@ -39,7 +39,7 @@ func eggFiles(t *testing.T) (dump, post, sum string) {
 	t.Helper()
 	dir := t.TempDir()
 	unpack := func(name string) string {
-		f, err := os.Open("../../egraph/testdata/" + name + ".gz")
+		f, err := os.Open(testdataPath(t, name+".gz"))
 		require.NoError(t, err)
 		defer f.Close()
 		z, err := gzip.NewReader(f)

@@ -39,7 +39,7 @@ func generate(t testing.TB, spec string) *egraph.Graph {
 func eggDump(t testing.TB) (*egraph.Graph, *egraph.Partition) {
 	t.Helper()
 	read := func(name string) *gzip.Reader {
-		f, err := os.Open("../../egraph/testdata/" + name)
+		f, err := os.Open(testdataPath(t, name))
 		require.NoError(t, err)
 		t.Cleanup(func() { f.Close() })
 		z, err := gzip.NewReader(f)
@@ -51,6 +51,19 @@ func eggDump(t testing.TB) (*egraph.Graph, *egraph.Partition) {
 	p, err := egraph.ReadPartition(read("math-1e4.post.txt.gz"))
 	require.NoError(t, err)
 	return g, p
+}
+
+// testdataPath finds a file of egraph/testdata from the package folder
+// (go test) or from the repository root (a test binary run by
+// scripts/gpu-check.sh).
+func testdataPath(t testing.TB, name string) string {
+	for _, dir := range []string{"../../egraph/testdata/", "egraph/testdata/"} {
+		if _, err := os.Stat(dir + name); err == nil {
+			return dir + name
+		}
+	}
+	t.Fatalf("egraph/testdata/%s not found from the package folder or the repository root", name)
+	return ""
 }
 
 // references returns the CPU reference and the data-parallel rounds (nil
