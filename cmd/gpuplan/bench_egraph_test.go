@@ -155,7 +155,7 @@ func TestBenchEgraphOnFake(t *testing.T) {
 	assert.True(t, evidence.IsExternalArm("egg"))
 	assert.Contains(t, string(data), "# egg sample 2: t2_ms=1.0000 t1_ms=0.6000")
 	assert.Contains(t, string(data), "# plans {")
-	assert.Contains(t, errb.String(), "correctness: 3 arms give the CPU reference's partition")
+	assert.Contains(t, errb.String(), "correctness: 3 arms give the CPU reference's partition, counts and rounds")
 }
 
 // TestBenchEgraphRefusals checks inputs the command refuses: a missing
