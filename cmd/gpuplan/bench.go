@@ -56,6 +56,9 @@ degree 8 by default), file:PATH (.mtx Matrix Market, otherwise an edge list
 "u v" per line; read under --max-graph-bytes, --max-load-bytes and
 --vertices-per-byte).
 
+"gpuplan bench egraph" measures the e-graph rebuild the same way (run
+'gpuplan bench egraph --help').
+
 Needs a build with CUDA support (make build-cuda).`
 
 // benchOptions are the parsed flags of "gpuplan bench frontier".
@@ -131,7 +134,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, usagef("gpuplan bench: name the benchmark: 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
 	}
 	if args[0] != "frontier" {
-		return nil, usagef("gpuplan bench: unknown benchmark %q; the only one is frontier (run 'gpuplan bench --help' for usage)", args[0])
+		return nil, usagef("gpuplan bench: unknown benchmark %q; the benchmarks are frontier and egraph (run 'gpuplan bench --help' for usage)", args[0])
 	}
 	if err := f.parse(args[1:]); err != nil {
 		return nil, err

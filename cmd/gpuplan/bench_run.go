@@ -16,8 +16,12 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
-// runBench parses "gpuplan bench frontier" and runs it.
+// runBench parses "gpuplan bench frontier" or "gpuplan bench egraph" and
+// runs it.
 func runBench(e *env, args []string) error {
+	if len(args) > 0 && args[0] == "egraph" {
+		return runBenchEgraph(e, args[1:])
+	}
 	o, err := parseBenchArgs(e, args)
 	if err != nil {
 		return err
