@@ -180,7 +180,7 @@ func benchEgraph(e *env, o *benchEgraphOptions) error {
 			return err
 		}
 	}
-	fingerprint, err := evidence.SourceFingerprint(root)
+	fingerprint, err := evidence.WorkloadFingerprint(root, rebuildWorkload)
 	if err != nil {
 		return err
 	}

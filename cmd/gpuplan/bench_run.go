@@ -16,6 +16,13 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
+// The workload packages the benchmarks measure, whose fingerprints their
+// evidence records.
+const (
+	bfsWorkload     = "workloads/bfs"
+	rebuildWorkload = "workloads/rebuild"
+)
+
 // runBench parses "gpuplan bench frontier" or "gpuplan bench egraph" and
 // runs it.
 func runBench(e *env, args []string) error {
@@ -40,7 +47,7 @@ func benchFrontier(e *env, o *benchOptions) error {
 			return err
 		}
 	}
-	fingerprint, err := evidence.SourceFingerprint(root)
+	fingerprint, err := evidence.WorkloadFingerprint(root, bfsWorkload)
 	if err != nil {
 		return err
 	}
