@@ -4,7 +4,7 @@ GO        ?= go
 FUZZTIME  ?= 5s
 BIN       := bin
 # Packages whose tests need a GPU when built with -tags cuda.
-GPU_TEST_PKGS := ./executor ./executor/nccl ./workloads/bfs ./workloads/partbfs
+GPU_TEST_PKGS := ./executor ./executor/nccl ./workloads/bfs ./workloads/partbfs ./workloads/rebuild
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin
@@ -52,8 +52,8 @@ gpu-test-bins: cuda-toolkit ## compile GPU test binaries (plain and -race) into 
 	@mkdir -p $(BIN)
 	@for p in $(GPU_TEST_PKGS); do \
 		n=$$(basename $$p); echo "go test -c -tags cuda $$p -> $(BIN)/$$n.test, $(BIN)/$$n.race.test"; \
-		CGO_ENABLED=1 $(GO) test -buildvcs=true -c -tags cuda -o $(BIN)/$$n.test $$p || exit 1; \
-		CGO_ENABLED=1 $(GO) test -buildvcs=true -race -c -tags cuda -o $(BIN)/$$n.race.test $$p || exit 1; \
+		CGO_ENABLED=1 $(GO) test -buildvcs=true -ldflags=-s -c -tags cuda -o $(BIN)/$$n.test $$p || exit 1; \
+		CGO_ENABLED=1 $(GO) test -buildvcs=true -ldflags=-s -race -c -tags cuda -o $(BIN)/$$n.race.test $$p || exit 1; \
 	done
 	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 

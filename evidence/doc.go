@@ -43,7 +43,7 @@
 //	column               meaning                                        rule
 //	gpuplan_version      version of the gpuplan build                    token ("devel" for a source build)
 //	gpuplan_commit       VCS commit of the build                         token ("unknown" when not embedded)
-//	source_fingerprint   SourceFingerprint of the measured tree          "sha256:" + 64 lowercase hex digits
+//	source_fingerprint   WorkloadFingerprint of the measured workload    "sha256:" + 64 lowercase hex digits
 //	device_name          device name as the driver reports it            printable text, quoted if it has a comma
 //	compute_capability   MAJOR.MINOR                                     two integers, e.g. 9.0
 //	driver_version       driver version                                  token, e.g. 580.159.04
@@ -99,14 +99,19 @@
 //
 // # Staleness: the source fingerprint
 //
-// SourceFingerprint hashes the files that decide what a measurement means:
-// every */kernels/*.ptx, */kernels/*.cu and executor/*.go, *.c and *.h (the
-// executor's C shim over the driver; test files excluded), sorted by path, each hashed with its path and length. The
-// benchmark records it in every row; the gate recomputes it over the current
-// tree. Evidence whose fingerprint differs was measured on other kernels or
-// another executor and is stale. This works on a checkout without git
-// history and is immune to rebases; editing a comment in a kernel also makes
-// the evidence stale, which errs on the safe side.
+// WorkloadFingerprint hashes the code a GPU workload measures: the workload
+// package under WorkloadsDir (for example workloads/bfs) and every package
+// of the module it imports, found from the import graph in every build
+// configuration, with their C, CUDA and PTX sources and their kernels
+// folders. Go is hashed as its token stream (comments and layout aside,
+// build directives and the cgo preamble kept), C and CUDA without comments
+// or whitespace, PTX without comments, line information or debug sections.
+// The benchmark records its workload's fingerprint in every row; the gate
+// recomputes every workload's (SourceFingerprints) and accepts evidence
+// whose fingerprint is one of them, so a change to one workload leaves
+// another's evidence fresh, a changed comment leaves all of it fresh, and a
+// changed default in a package the workload imports makes it stale. This
+// works on a checkout without git history and is immune to rebases.
 //
 // # Gates
 //

@@ -35,7 +35,7 @@ func ExampleSpeedupCI() {
 	// speedup 9.98x, 95% CI [9.79x, 10.17x]
 }
 
-func ExampleSourceFingerprint() {
+func ExampleWorkloadFingerprint() {
 	root, err := os.MkdirTemp("", "fingerprint")
 	if err != nil {
 		fmt.Println(err)
@@ -50,12 +50,12 @@ func ExampleSourceFingerprint() {
 	write("go.mod", "module example.com/m\n")
 	write("workloads/w/w.go", "package w\n\nconst Ahead = 4\n")
 	write("workloads/w/kernels/w.cu", "__global__ void w() {}\n")
-	before, _ := evidence.SourceFingerprint(root)
+	before, _ := evidence.WorkloadFingerprint(root, "workloads/w")
 	write("README.md", "docs do not matter\n")
 	write("workloads/w/kernels/w.cu", "// neither do comments\n__global__ void w() {}\n")
-	same, _ := evidence.SourceFingerprint(root)
+	same, _ := evidence.WorkloadFingerprint(root, "workloads/w")
 	write("workloads/w/w.go", "package w\n\nconst Ahead = 32\n")
-	after, _ := evidence.SourceFingerprint(root)
+	after, _ := evidence.WorkloadFingerprint(root, "workloads/w")
 	fmt.Println(len(before), before == same, before == after)
 	// Output:
 	// 71 true false

@@ -2,16 +2,14 @@ package evidence
 
 import (
 	"bufio"
-	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"go/ast"
 	"go/parser"
 	"go/scanner"
 	"go/token"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"slices"
@@ -24,59 +22,141 @@ import (
 // example workloads/bfs) is a root of the fingerprint's import graph.
 const WorkloadsDir = "workloads"
 
-// SourceFingerprint returns "sha256:" and the hex SHA-256 of the measured
-// code under root (the module root): every GPU workload package under
-// WorkloadsDir and every package of the module they import, directly or
-// not, found from their import declarations (in every build configuration:
-// files behind build tags such as cuda count). For each such package it
-// hashes its Go files (tests excluded) as syntax printed without comments or
-// formatting, keeping only the directives that change the build (//go:
-// lines, //export, the cgo preamble), its C and CUDA sources with comments
-// and whitespace stripped, and everything in its kernels folder, nested
-// folders included (PTX without its comments, line information and debug
-// sections). A comment or a reformatting leaves the fingerprint unchanged;
-// any change to what is compiled changes it. The benchmark records it in
-// every evidence row; the gate recomputes it to find stale evidence.
-func SourceFingerprint(root string) (string, error) {
-	return SourceFingerprintFS(os.DirFS(root))
+// Fingerprints maps each GPU workload package (its folder relative to the
+// module root, for example "workloads/bfs") to its source fingerprint.
+type Fingerprints map[string]string
+
+// Contains reports whether fp is the fingerprint of one of the workloads.
+func (f Fingerprints) Contains(fp string) bool {
+	for _, v := range f {
+		if v == fp {
+			return true
+		}
+	}
+	return false
 }
 
-// SourceFingerprintFS is SourceFingerprint over a file system rooted at the
-// module root.
-func SourceFingerprintFS(fsys fs.FS) (string, error) {
-	files, err := MeasuredFiles(fsys)
+// String lists the workloads and their fingerprints, sorted.
+func (f Fingerprints) String() string {
+	var parts []string
+	for _, w := range slices.Sorted(maps.Keys(f)) {
+		parts = append(parts, w+" "+f[w])
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WorkloadFingerprint returns "sha256:" and the hex SHA-256 of the code a
+// GPU workload measures: the workload package (a folder under
+// WorkloadsDir, for example "workloads/bfs") and every package of the
+// module it imports, directly or not, found from their import declarations
+// in every build configuration (files behind build tags such as cuda
+// count). For each such package it hashes its Go files (tests excluded) as
+// their token stream without comments or layout, keeping only the comments
+// that change the build (//go: directives, //export lines, the cgo
+// preamble), its C and CUDA sources with comments and whitespace stripped,
+// and everything in its kernels folder, nested folders included (PTX
+// without its comments, line information and debug sections). A comment or
+// a reformatting leaves the fingerprint unchanged; any change to what is
+// compiled changes it. A benchmark records it in every evidence row; the
+// gate recomputes it to find stale evidence.
+func WorkloadFingerprint(root, workload string) (string, error) {
+	return WorkloadFingerprintFS(os.DirFS(root), workload)
+}
+
+// WorkloadFingerprintFS is WorkloadFingerprint over a file system rooted
+// at the module root.
+func WorkloadFingerprintFS(fsys fs.FS, workload string) (string, error) {
+	return workloadFingerprint(fsys, workload, digests{})
+}
+
+func workloadFingerprint(fsys fs.FS, workload string, d digests) (string, error) {
+	files, err := measuredFiles(fsys, []string{path.Clean(workload)})
 	if err != nil {
 		return "", err
 	}
-	h := sha256.New()
-	var size [8]byte
-	for _, f := range files {
-		data, err := fs.ReadFile(fsys, f)
-		if err != nil {
-			return "", fmt.Errorf("fingerprint: reading %s: %w. Fix: run from the module root, or pass --root", f, err)
+	return hashFiles(fsys, files, d)
+}
+
+// SourceFingerprints returns the fingerprint of every GPU workload package
+// under WorkloadsDir: evidence is fresh when its fingerprint is one of
+// them, so a change to one workload leaves another's evidence fresh.
+func SourceFingerprints(root string) (Fingerprints, error) {
+	return SourceFingerprintsFS(os.DirFS(root))
+}
+
+// SourceFingerprintsFS is SourceFingerprints over a file system rooted at
+// the module root.
+func SourceFingerprintsFS(fsys fs.FS) (Fingerprints, error) {
+	roots, err := workloadPackages(fsys)
+	if err != nil {
+		return nil, err
+	}
+	out, d := Fingerprints{}, digests{}
+	for _, w := range roots {
+		if out[w], err = workloadFingerprint(fsys, w, d); err != nil {
+			return nil, err
 		}
-		norm, err := normalize(f, data)
+	}
+	return out, nil
+}
+
+// digests caches each file's digest while the fingerprints of several
+// workloads, which share most of their packages, are computed.
+type digests map[string][sha256.Size]byte
+
+// digest returns the SHA-256 of a file's normalized form.
+func (d digests) digest(fsys fs.FS, f string) ([sha256.Size]byte, error) {
+	if sum, ok := d[f]; ok {
+		return sum, nil
+	}
+	var sum [sha256.Size]byte
+	data, err := fs.ReadFile(fsys, f)
+	if err != nil {
+		return sum, fmt.Errorf("fingerprint: reading %s: %w. Fix: run from the module root, or pass --root", f, err)
+	}
+	h := sha256.New()
+	w := bufio.NewWriter(h)
+	if err := writeNormalized(w, f, data); err != nil {
+		return sum, err
+	}
+	if err := w.Flush(); err != nil {
+		return sum, err
+	}
+	copy(sum[:], h.Sum(nil))
+	d[f] = sum
+	return sum, nil
+}
+
+// hashFiles hashes each file's path and normalized digest, in order.
+func hashFiles(fsys fs.FS, files []string, d digests) (string, error) {
+	h := sha256.New()
+	for _, f := range files {
+		sum, err := d.digest(fsys, f)
 		if err != nil {
 			return "", err
 		}
 		h.Write([]byte(f))
 		h.Write([]byte{0})
-		binary.LittleEndian.PutUint64(size[:], uint64(len(norm)))
-		h.Write(size[:])
-		h.Write(norm)
+		h.Write(sum[:])
 	}
 	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// MeasuredFiles lists, sorted, the files SourceFingerprintFS hashes.
-func MeasuredFiles(fsys fs.FS) ([]string, error) {
+// MeasuredFiles lists, sorted, the files the fingerprint of workload
+// hashes.
+func MeasuredFiles(fsys fs.FS, workload string) ([]string, error) {
+	return measuredFiles(fsys, []string{path.Clean(workload)})
+}
+
+func measuredFiles(fsys fs.FS, roots []string) ([]string, error) {
 	module, err := modulePath(fsys)
 	if err != nil {
 		return nil, err
 	}
-	roots, err := workloadPackages(fsys)
-	if err != nil {
-		return nil, err
+	for _, r := range roots {
+		if files, err := goFiles(fsys, r); err != nil || len(files) == 0 {
+			return nil, fmt.Errorf("fingerprint: %s holds no Go package. Fix: name a workload package folder such as workloads/bfs", r)
+		}
 	}
 	pkgs, err := importClosure(fsys, module, roots)
 	if err != nil {
@@ -236,85 +316,77 @@ func packageFiles(fsys fs.FS, dir string) ([]string, error) {
 	return files, nil
 }
 
-// normalize returns what is hashed of a file: its meaning without comments
-// and formatting.
-func normalize(name string, data []byte) ([]byte, error) {
+// writeNormalized writes what is hashed of a file: its meaning without
+// comments and formatting.
+func writeNormalized(w *bufio.Writer, name string, data []byte) error {
 	switch path.Ext(name) {
 	case ".go":
-		return normalizeGo(name, data)
+		return writeGo(w, name, data)
 	case ".c", ".h", ".cu", ".cuh":
-		return stripC(data), nil
+		_, err := w.Write(stripC(data))
+		return err
 	case ".ptx":
-		return stripPTX(data), nil
+		_, err := w.Write(stripPTX(data))
+		return err
 	}
-	return data, nil
+	_, err := w.Write(data)
+	return err
 }
 
-// normalizeGo returns the file's token stream without comments, one
-// space between tokens and every statement end (including the semicolons
-// Go inserts at line ends) written as ";", so that layout and comments do
-// not count; preceded by the comments that change the build: //go:
-// directives, //export lines and the cgo preamble.
-func normalizeGo(name string, data []byte) ([]byte, error) {
+// commentText returns the text of a Go comment without its markers.
+func commentText(c string) string {
+	if t, ok := strings.CutPrefix(c, "//"); ok {
+		return t + "\n"
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(c, "/*"), "*/") + "\n"
+}
+
+// writeGo writes the file's token stream without comments: one space
+// between tokens and every statement end (including the semicolons Go
+// inserts at line ends) written as ";", so that layout and comments do not
+// count; and the comments that change the build: //go: directives, //export
+// and //line lines, and the cgo preamble (the comments just above `import
+// "C"`).
+func writeGo(w *bufio.Writer, name string, src []byte) error {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, name, data, parser.ParseComments)
-	if err != nil {
-		return nil, fmt.Errorf("fingerprint: %w. Fix: the measured code must parse", err)
-	}
-	var b bytes.Buffer
-	for _, cg := range f.Comments {
-		for _, c := range cg.List {
-			if strings.HasPrefix(c.Text, "//go:") || strings.HasPrefix(c.Text, "//export ") || strings.HasPrefix(c.Text, "//line ") {
-				b.WriteString(c.Text + "\n")
-			}
-		}
-	}
-	for _, is := range f.Imports {
-		if is.Path.Value != `"C"` {
-			continue
-		}
-		doc := is.Doc
-		if gd := cgoDecl(f, is); doc == nil && gd != nil {
-			doc = gd.Doc
-		}
-		if doc != nil {
-			b.Write(stripC([]byte(doc.Text())))
-		}
-	}
-	writeTokens(&b, fset.File(f.Pos()), data)
-	return b.Bytes(), nil
-}
-
-// writeTokens writes the tokens of src. A statement end before a closing
-// brace or parenthesis, which Go lets a one-line form omit, is dropped.
-func writeTokens(b *bytes.Buffer, file *token.File, src []byte) {
 	var sc scanner.Scanner
-	sc.Init(file, src, nil, 0)
-	semi := false
+	errs := 0
+	sc.Init(fset.AddFile(name, -1, len(src)), src, func(token.Position, string) { errs++ }, scanner.ScanComments)
+	var pending, preamble []string // comments since the last token; those above the last import
+	semi, prev := false, token.ILLEGAL
 	for {
 		_, tok, lit := sc.Scan()
+		if tok == token.COMMENT {
+			if strings.HasPrefix(lit, "//go:") || strings.HasPrefix(lit, "//export ") || strings.HasPrefix(lit, "//line ") {
+				w.WriteString(lit + "\n")
+			}
+			pending = append(pending, lit)
+			continue
+		}
+		if tok == token.IMPORT {
+			preamble = pending
+		}
+		if prev == token.IMPORT && tok == token.STRING && lit == `"C"` {
+			for _, c := range preamble {
+				w.Write(stripC([]byte(commentText(c))))
+			}
+		}
+		pending, prev = nil, tok
 		if semi && tok != token.RBRACE && tok != token.RPAREN && tok != token.EOF {
-			b.WriteString("; ")
+			w.WriteString("; ")
 		}
 		semi = tok == token.SEMICOLON
 		switch {
 		case tok == token.EOF:
-			return
+			if errs > 0 {
+				return fmt.Errorf("fingerprint: %s has %d lexical errors. Fix: the measured code must compile", name, errs)
+			}
+			return nil
 		case semi:
 		case lit != "":
-			b.WriteString(lit + " ")
+			w.WriteString(lit + " ")
 		default:
-			b.WriteString(tok.String() + " ")
+			w.WriteString(tok.String() + " ")
 		}
 	}
-}
-
-// cgoDecl returns the import declaration holding the `import "C"` spec.
-func cgoDecl(f *ast.File, is *ast.ImportSpec) *ast.GenDecl {
-	for _, d := range f.Decls {
-		if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.IMPORT && slices.Contains(gd.Specs, ast.Spec(is)) {
-			return gd
-		}
-	}
-	return nil
 }

@@ -36,7 +36,7 @@ func fingerprintTree() fstest.MapFS {
 // keeps the fingerprint; one that does (code, a build tag, an embed
 // pattern, the cgo preamble, kernels, nested kernel files) changes it.
 func TestSourceFingerprintEdits(t *testing.T) {
-	base, err := SourceFingerprintFS(fingerprintTree())
+	base, err := WorkloadFingerprintFS(fingerprintTree(), "workloads/w")
 	require.NoError(t, err)
 	assert.True(t, validFingerprint(base), base)
 	for _, tt := range []struct {
@@ -67,7 +67,7 @@ func TestSourceFingerprintEdits(t *testing.T) {
 		src := string(tree[tt.file].Data)
 		require.Contains(t, src, tt.old, tt.name)
 		tree[tt.file].Data = []byte(strings.Replace(src, tt.old, tt.new, 1))
-		got, err := SourceFingerprintFS(tree)
+		got, err := WorkloadFingerprintFS(tree, "workloads/w")
 		require.NoError(t, err, tt.name)
 		if tt.changes {
 			assert.NotEqual(t, base, got, "%s must change the fingerprint", tt.name)
@@ -77,7 +77,7 @@ func TestSourceFingerprintEdits(t *testing.T) {
 	}
 	tree := fingerprintTree()
 	tree["workloads/w/kernels/sub/extra.cuh"] = &fstest.MapFile{Data: []byte("#define X 1\n")}
-	got, err := SourceFingerprintFS(tree)
+	got, err := WorkloadFingerprintFS(tree, "workloads/w")
 	require.NoError(t, err)
 	assert.NotEqual(t, base, got, "a file in a nested kernels folder counts")
 }
@@ -92,11 +92,11 @@ func TestSourceFingerprintErrors(t *testing.T) {
 			removePrefix(m, "workloads/")
 		},
 		"missing import":    func(m fstest.MapFS) { delete(m, "lib/deep/deep.go") },
-		"unparsable source": func(m fstest.MapFS) { m["lib/lib.go"].Data = []byte("package lib\nfunc {") },
+		"lexical error":     func(m fstest.MapFS) { m["lib/lib.go"].Data = []byte("package lib\nvar s = \"unterminated\n") },
 	} {
 		tree := fingerprintTree()
 		edit(tree)
-		_, err := SourceFingerprintFS(tree)
+		_, err := WorkloadFingerprintFS(tree, "workloads/w")
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), "Fix:", name)
 	}
@@ -116,7 +116,7 @@ func removePrefix(m fstest.MapFS, prefix string) {
 // fingerprint while rewording its comment does not.
 func TestSourceFingerprintOfThisModule(t *testing.T) {
 	root := os.DirFS("..")
-	files, err := MeasuredFiles(root)
+	files, err := MeasuredFiles(root, "workloads/bfs")
 	require.NoError(t, err)
 	for _, f := range []string{"workloads/bfs/kernels.go", "workloads/bfs/kernels/bfs.cu", "workloads/bfs/kernels/bfs_abi.h",
 		"executor/cuda_backend.go", "executor/shim_cuda.c", "frontier/generate.go", "internal/kernelabi/kernelabi.go"} {
@@ -131,16 +131,42 @@ func TestSourceFingerprintOfThisModule(t *testing.T) {
 		require.NoError(t, err)
 		tree[f] = &fstest.MapFile{Data: data}
 	}
-	base, err := SourceFingerprintFS(tree)
+	base, err := WorkloadFingerprintFS(tree, "workloads/bfs")
 	require.NoError(t, err)
 	src := string(tree["workloads/bfs/kernels.go"].Data)
 	edit := func(old, new string) string {
 		require.Contains(t, src, old)
 		tree["workloads/bfs/kernels.go"].Data = []byte(strings.Replace(src, old, new, 1))
-		got, err := SourceFingerprintFS(tree)
+		got, err := WorkloadFingerprintFS(tree, "workloads/bfs")
 		require.NoError(t, err)
 		return got
 	}
 	assert.Equal(t, base, edit("// graph: 4 levels for graphs of low degree", "// graph: four levels for graphs of low degree"))
 	assert.NotEqual(t, base, edit("\t\treturn 4\n", "\t\treturn 32\n"))
+}
+
+// TestSourceFingerprintsPerWorkload checks that each workload has its own
+// fingerprint: a change to one leaves the other's unchanged, and a change
+// to a package both import changes both.
+func TestSourceFingerprintsPerWorkload(t *testing.T) {
+	tree := fingerprintTree()
+	tree["workloads/v/v.go"] = &fstest.MapFile{Data: []byte("package v\n\nimport \"example.com/m/lib/deep\"\n\nconst V = deep.D\n")}
+	before, err := SourceFingerprintsFS(tree)
+	require.NoError(t, err)
+	require.Len(t, before, 2)
+	assert.True(t, before.Contains(before["workloads/v"]))
+	assert.False(t, before.Contains("sha256:"+strings.Repeat("0", 64)))
+	assert.Contains(t, before.String(), "workloads/v sha256:")
+	tree["workloads/w/w.go"].Data = []byte(strings.Replace(string(tree["workloads/w/w.go"].Data), "+ 1", "+ 2", 1))
+	after, err := SourceFingerprintsFS(tree)
+	require.NoError(t, err)
+	assert.Equal(t, before["workloads/v"], after["workloads/v"], "v does not import w")
+	assert.NotEqual(t, before["workloads/w"], after["workloads/w"])
+	tree["lib/deep/deep.go"].Data = []byte("package deep\n\nconst D = 5\n")
+	shared, err := SourceFingerprintsFS(tree)
+	require.NoError(t, err)
+	assert.NotEqual(t, after["workloads/v"], shared["workloads/v"])
+	assert.NotEqual(t, after["workloads/w"], shared["workloads/w"])
+	_, err = WorkloadFingerprintFS(tree, "workloads/none")
+	assert.ErrorContains(t, err, "holds no Go package")
 }

@@ -18,6 +18,9 @@ import (
 
 const testFingerprint = "sha256:0000000000000000000000000000000000000000000000000000000000000001"
 
+// testFingerprints is a tree whose one workload has testFingerprint.
+var testFingerprints = Fingerprints{"workloads/x": testFingerprint}
+
 func testProvenance() Provenance {
 	return Provenance{Version: "devel", Commit: "0123abc", SourceFingerprint: testFingerprint,
 		DeviceName: "Test GPU X", ComputeMajor: 9, ComputeMinor: 0, DriverVersion: "580.159.04",

@@ -210,18 +210,19 @@ func (v Verdict) String() string {
 
 func fmtX(x float64) string { return fmt.Sprintf("%.2fx", x) }
 
-// CheckClaims judges every claim against files. currentFingerprint is
-// SourceFingerprint of the current tree. The steps and their order are in
-// the package documentation; CheckClaims is a pure function.
-func CheckClaims(g Gates, files []ResultFile, currentFingerprint string) []Verdict {
+// CheckClaims judges every claim against files. current holds the
+// fingerprints of the current tree's workloads (SourceFingerprints):
+// evidence whose fingerprint is none of them is stale. The steps and their
+// order are in the package documentation; CheckClaims is a pure function.
+func CheckClaims(g Gates, files []ResultFile, current Fingerprints) []Verdict {
 	out := make([]Verdict, 0, len(g.Claims))
 	for _, c := range g.Claims {
-		out = append(out, checkClaim(c, files, currentFingerprint))
+		out = append(out, checkClaim(c, files, current))
 	}
 	return out
 }
 
-func checkClaim(c Claim, files []ResultFile, current string) Verdict {
+func checkClaim(c Claim, files []ResultFile, current Fingerprints) Verdict {
 	k := &claimCheck{c: c, v: Verdict{Claim: c, RequiredSpeedupLower: c.MinSpeedup}}
 	steps := []func() string{
 		func() string { return k.chooseFile(files) }, // 1 and 2
@@ -354,13 +355,13 @@ func (k *claimCheck) oneBuild() string {
 }
 
 // fresh requires evidence measured on the current measured code.
-func (k *claimCheck) fresh(current string) string {
+func (k *claimCheck) fresh(current Fingerprints) string {
 	measured := k.firstRow.Provenance.SourceFingerprint
-	if measured == current {
+	if current.Contains(measured) {
 		return ""
 	}
 	k.v.Stale = true
-	return fmt.Sprintf("stale evidence: %s was measured on code with source fingerprint %s, but the current tree has %s; required evidence of the current measured code (the GPU workloads and the packages they import). Fix: re-run the benchmark on this tree and replace the file",
+	return fmt.Sprintf("stale evidence: %s was measured on code with source fingerprint %s, but the current tree's workloads have %s; required evidence of the current measured code (a GPU workload and the packages it imports). Fix: re-run the benchmark on this tree and replace the file",
 		quote.Text(k.f.path), measured, current)
 }
 
@@ -497,12 +498,12 @@ func metricValues(metric string, rows []*Sample) ([]float64, error) {
 	return out, nil
 }
 
-// StaleFiles lists the files whose fingerprint differs from current, for
+// StaleFiles lists the files whose fingerprint is none of current's, for
 // a warning about evidence no claim uses.
-func StaleFiles(files []ResultFile, current string) []string {
+func StaleFiles(files []ResultFile, current Fingerprints) []string {
 	var out []string
 	for _, f := range files {
-		if len(f.Samples) > 0 && f.Samples[0].Provenance.SourceFingerprint != current {
+		if len(f.Samples) > 0 && !current.Contains(f.Samples[0].Provenance.SourceFingerprint) {
 			out = append(out, f.Path)
 		}
 	}

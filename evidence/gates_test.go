@@ -53,7 +53,7 @@ func armFile(path string, n int, arms map[string]float64) ResultFile {
 
 func TestCheckClaimsOnFixture(t *testing.T) {
 	files := demoFiles(t)
-	vs := CheckClaims(Gates{Claims: []Claim{gridClaim(5)}}, files, testFingerprint)
+	vs := CheckClaims(Gates{Claims: []Claim{gridClaim(5)}}, files, testFingerprints)
 	require.Len(t, vs, 1)
 	v := vs[0]
 	require.True(t, v.Pass, v.String())
@@ -67,7 +67,7 @@ func TestCheckClaimsOnFixture(t *testing.T) {
 	assert.True(t, strings.HasPrefix(v.String(), "PASS megakernel beats host loop: megakernel vs host-loop on grid-512 (wall_ns) at least 5x: observed 10."), v.String())
 
 	// The same evidence does not support 12x.
-	v = CheckClaims(Gates{Claims: []Claim{gridClaim(12)}}, files, testFingerprint)[0]
+	v = CheckClaims(Gates{Claims: []Claim{gridClaim(12)}}, files, testFingerprints)[0]
 	require.False(t, v.Pass)
 	assert.Contains(t, v.String(), "FAIL megakernel beats host loop")
 	assert.Contains(t, v.Reason, "below the required 12x")
@@ -76,7 +76,7 @@ func TestCheckClaimsOnFixture(t *testing.T) {
 	// Device time works too.
 	c := gridClaim(5)
 	c.Metric = MetricDeviceNS
-	require.True(t, CheckClaims(Gates{Claims: []Claim{c}}, files, testFingerprint)[0].Pass)
+	require.True(t, CheckClaims(Gates{Claims: []Claim{c}}, files, testFingerprints)[0].Pass)
 }
 
 // TestCheckPerIterationClaims judges claims on one arm's time per
@@ -87,7 +87,7 @@ func TestCheckPerIterationClaims(t *testing.T) {
 		return Claim{Name: "megakernel per level", Workload: "grid-512", Candidate: "megakernel", Metric: MetricWallNS, MaxNSPerIteration: max}
 	}
 	files := []ResultFile{armFile("run.csv", 30, map[string]float64{"host-loop": 1e7, "megakernel": 1e6})}
-	v := CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, testFingerprint)[0]
+	v := CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, testFingerprints)[0]
 	require.True(t, v.Pass, v.String())
 	assert.EqualValues(t, 126, v.Iterations)
 	assert.Equal(t, 30, v.CandidateN)
@@ -100,27 +100,27 @@ func TestCheckPerIterationClaims(t *testing.T) {
 	assert.Contains(t, v.String(), "n=30, 126 iterations")
 
 	// The same evidence does not hold 7.9 us: the upper bound is above it.
-	v = CheckClaims(Gates{Claims: []Claim{perIter(7900)}}, files, testFingerprint)[0]
+	v = CheckClaims(Gates{Claims: []Claim{perIter(7900)}}, files, testFingerprints)[0]
 	require.False(t, v.Pass)
 	assert.Contains(t, v.Reason, "above the required 7.90 µs")
 	assert.Contains(t, v.Reason, "Fix:")
 
 	// Only the candidate arm is needed.
 	alone := []ResultFile{armFile("run.csv", 12, map[string]float64{"megakernel": 1e6})}
-	require.True(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, alone, testFingerprint)[0].Pass)
+	require.True(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, alone, testFingerprints)[0].Pass)
 
 	// The usual steps still apply: no evidence, too few samples, stale.
-	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, nil, testFingerprint)[0]
+	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, nil, testFingerprints)[0]
 	assert.Contains(t, v.Reason, "no evidence recorded: no megakernel samples of workload grid-512")
 	few := []ResultFile{armFile("run.csv", 5, map[string]float64{"megakernel": 1e6})}
-	assert.Contains(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, few, testFingerprint)[0].Reason, "too few samples")
-	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, "sha256:"+strings.Repeat("e", 64))[0]
+	assert.Contains(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, few, testFingerprints)[0].Reason, "too few samples")
+	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, Fingerprints{"workloads/x": "sha256:" + strings.Repeat("e", 64)})[0]
 	assert.True(t, v.Stale)
 
 	// A sample without iterations cannot be judged per iteration.
 	bad := armFile("run.csv", 12, map[string]float64{"megakernel": 1e6})
 	bad.Samples[3].Workload.Iterations = 0
-	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, []ResultFile{bad}, testFingerprint)[0]
+	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, []ResultFile{bad}, testFingerprints)[0]
 	require.False(t, v.Pass)
 	assert.Contains(t, v.Reason, "iterations not recorded: megakernel sample 3 states 0 iterations")
 }
@@ -187,7 +187,7 @@ func TestCheckClaimsFailures(t *testing.T) {
 			if tc.claim != nil {
 				tc.claim(&c)
 			}
-			v := CheckClaims(Gates{Claims: []Claim{c}}, tc.files(), tc.fp)[0]
+			v := CheckClaims(Gates{Claims: []Claim{c}}, tc.files(), Fingerprints{"workloads/x": tc.fp})[0]
 			require.False(t, v.Pass, v.String())
 			assert.Contains(t, v.Reason, tc.reason)
 			assert.Contains(t, v.Reason, "required")
@@ -202,12 +202,12 @@ func TestCheckClaimsPicksFile(t *testing.T) {
 	b := armFile("new.csv", 12, map[string]float64{"host-loop": 1e7, "megakernel": 5e5})
 	c := gridClaim(15)
 	c.File = "new.csv"
-	v := CheckClaims(Gates{Claims: []Claim{c}}, []ResultFile{a, b}, testFingerprint)[0]
+	v := CheckClaims(Gates{Claims: []Claim{c}}, []ResultFile{a, b}, testFingerprints)[0]
 	require.True(t, v.Pass, v.String())
 	assert.Equal(t, "new.csv", v.File)
 	// Ten samples per arm are enough for a finite interval.
 	ten := armFile("ten.csv", 10, map[string]float64{"host-loop": 1e7, "megakernel": 1e6})
-	v = CheckClaims(Gates{Claims: []Claim{gridClaim(9)}}, []ResultFile{ten}, testFingerprint)[0]
+	v = CheckClaims(Gates{Claims: []Claim{gridClaim(9)}}, []ResultFile{ten}, testFingerprints)[0]
 	require.True(t, v.Pass, v.String())
 	assert.Greater(t, v.Speedup.Hi, 0.0)
 	assert.False(t, math.IsInf(v.Speedup.Hi, 0))
@@ -371,8 +371,8 @@ func TestLoadResults(t *testing.T) {
 	require.Len(t, files, 2)
 	assert.Equal(t, "a.csv", files[0].Path)
 	assert.Equal(t, "b/run.csv", files[1].Path)
-	assert.Equal(t, []string{"grid-demo.csv"}, StaleFiles(demoFiles(t), "sha256:"+strings.Repeat("e", 64)))
-	assert.Empty(t, StaleFiles(demoFiles(t), testFingerprint))
+	assert.Equal(t, []string{"grid-demo.csv"}, StaleFiles(demoFiles(t), Fingerprints{"workloads/x": "sha256:" + strings.Repeat("e", 64)}))
+	assert.Empty(t, StaleFiles(demoFiles(t), testFingerprints))
 }
 
 func FuzzParseGates(f *testing.F) {
@@ -398,7 +398,7 @@ func FuzzParseGates(f *testing.F) {
 				require.NotEqual(t, c.Baseline, c.Candidate)
 			}
 			// Every verdict on no evidence fails with a reason.
-			for _, v := range CheckClaims(g, nil, testFingerprint) {
+			for _, v := range CheckClaims(g, nil, testFingerprints) {
 				require.False(t, v.Pass)
 				require.Contains(t, v.Reason, "Fix:")
 			}
@@ -411,7 +411,7 @@ func BenchmarkCheckClaims(b *testing.B) {
 	g := Gates{Claims: []Claim{gridClaim(5)}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if !CheckClaims(g, []ResultFile{f}, testFingerprint)[0].Pass {
+		if !CheckClaims(g, []ResultFile{f}, testFingerprints)[0].Pass {
 			b.Fatal("claim failed")
 		}
 	}
@@ -430,7 +430,7 @@ func ExampleCheckClaims() {
 		fmt.Println(err)
 		return
 	}
-	for _, v := range CheckClaims(g, files, "sha256:"+strings.Repeat("0", 63)+"1") {
+	for _, v := range CheckClaims(g, files, Fingerprints{"workloads/bfs": "sha256:" + strings.Repeat("0", 63) + "1"}) {
 		fmt.Println(v.Pass, v.Speedup.Lo < 12)
 	}
 	// Output:

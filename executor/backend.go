@@ -18,12 +18,17 @@ type (
 	EventRef  uintptr
 )
 
-// PinnedMem is page-locked host memory from Backend.HostAlloc. Data is the
-// whole allocation; ref is the backend's handle.
+// PinnedMem is page-locked host memory: an allocation from
+// Backend.HostAlloc or caller memory registered with Backend.HostRegister.
+// Data is the memory (or the part of it a copy uses); ref is the backend's
+// handle of the whole allocation or registration.
 type PinnedMem struct {
 	Data []byte
 	ref  uintptr
 }
+
+// slice returns the bytes [lo, hi) of m under the same handle.
+func (m PinnedMem) slice(lo, hi int) PinnedMem { return PinnedMem{Data: m.Data[lo:hi:hi], ref: m.ref} }
 
 // FuncAttributes are a kernel's compiled resource usage as the driver
 // reports it (cuFuncGetAttribute).
@@ -60,7 +65,15 @@ type LaunchConfig struct {
 	// Elements is the number of logical elements the launch covers, for
 	// telemetry's utilisation ratios; 0 counts one element per thread.
 	Elements uint64
+	// FixpointIterations launches the kernel this many times in a row on
+	// one stream with the same arguments, as vyre's fixpoint iterations:
+	// each launch sees the previous one's writes, and the host waits once
+	// for all of them. 0 and 1 both launch once.
+	FixpointIterations uint32
 }
+
+// iterations returns the launches FixpointIterations asks for (at least 1).
+func (c LaunchConfig) iterations() uint32 { return max(1, c.FixpointIterations) }
 
 // elements returns Elements, or the thread count when it is 0 (saturating
 // at the largest uint64).
@@ -134,10 +147,22 @@ type Backend interface {
 	// EventElapsedMs is cuEventElapsedTime between two recorded events.
 	EventElapsedMs(start, end EventRef) (float64, error)
 
-	// CopyHtoDAsync copies src.Data[:n] to dst on stream s.
+	// HostRegister page-locks caller memory for asynchronous copies
+	// (cuMemHostRegister, portable); the returned PinnedMem's Data is buf.
+	// Registering memory that overlaps a registration fails with
+	// CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED.
+	HostRegister(buf []byte) (PinnedMem, error)
+	// HostUnregister undoes HostRegister (cuMemHostUnregister).
+	HostUnregister(m PinnedMem) error
+
+	// CopyHtoDAsync copies src.Data[:n] to dst on stream s; src is pinned
+	// staging memory (HostAlloc) or a part of registered memory
+	// (HostRegister).
 	CopyHtoDAsync(dst DevPtr, src PinnedMem, n uint64, s StreamRef) error
 	// CopyDtoHAsync copies n bytes from src into dst.Data[:n] on stream s.
 	CopyDtoHAsync(dst PinnedMem, src DevPtr, n uint64, s StreamRef) error
+	// MemsetD8Async sets n bytes at dst to v on stream s (cuMemsetD8Async).
+	MemsetD8Async(dst DevPtr, v byte, n uint64, s StreamRef) error
 
 	// Launch enqueues a kernel on stream s. Each argument is 8 bytes (a
 	// device pointer or an 8-byte scalar). cfg.Cooperative selects

@@ -5,6 +5,7 @@ package executor
 import (
 	"fmt"
 	"reflect"
+	"runtime"
 	"time"
 	"unsafe"
 
@@ -63,7 +64,19 @@ type cudaBackend struct {
 	streams map[StreamRef]cu.Stream
 	events  map[EventRef]cu.Event
 	host    map[uintptr]unsafe.Pointer
-	closed  bool
+	// registered is caller memory registered with HostRegister; its Go
+	// memory stays pinned (runtime.Pinner) while the driver may read it.
+	registered map[uintptr]*hostReg
+	// nvtx holds the profiler range labels; nil when libnvToolsExt is
+	// missing.
+	nvtx   *nvtxLabels
+	closed bool
+}
+
+// hostReg is one registration of caller memory.
+type hostReg struct {
+	ptr unsafe.Pointer
+	pin *runtime.Pinner
 }
 
 // cuErr turns an error from gorgonia.org/cu into a *DriverError naming call.
@@ -86,7 +99,7 @@ func openCUDABackend(ordinal int, poll time.Duration) (*cudaBackend, error) {
 	}
 	b := &cudaBackend{ordinal: ordinal, driverThread: startDriverThread(poll),
 		mods: map[ModuleRef]cu.Module{}, funcs: map[FuncRef]cu.Function{}, streams: map[StreamRef]cu.Stream{},
-		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}}
+		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}, registered: map[uintptr]*hostReg{}}
 	err := b.do(func() error {
 		n, err := cu.NumDevices()
 		if err != nil {
@@ -113,6 +126,7 @@ func openCUDABackend(ordinal int, poll time.Duration) (*cudaBackend, error) {
 		b.shutdown()
 		return nil, err
 	}
+	b.nvtx = loadNVTX()
 	return b, nil
 }
 
@@ -395,6 +409,65 @@ func (b *cudaBackend) HostFree(m PinnedMem) error {
 	})
 }
 
+// HostRegister is cuMemHostRegister (portable) of caller memory, which
+// stays pinned for the garbage collector until HostUnregister.
+func (b *cudaBackend) HostRegister(buf []byte) (PinnedMem, error) {
+	var m PinnedMem
+	err := b.do(func() error {
+		if len(buf) == 0 {
+			return newDriverError("cuMemHostRegister", cuErrInvalidValue, "0 bytes")
+		}
+		p := unsafe.Pointer(unsafe.SliceData(buf))
+		pin := new(runtime.Pinner)
+		pin.Pin(p)
+		if err := shimHostRegister(p, len(buf)); err != nil {
+			pin.Unpin()
+			return err
+		}
+		h := b.handle()
+		b.registered[h] = &hostReg{ptr: p, pin: pin}
+		m = PinnedMem{Data: buf, ref: h}
+		return nil
+	})
+	return m, err
+}
+
+// HostUnregister is cuMemHostUnregister.
+func (b *cudaBackend) HostUnregister(m PinnedMem) error {
+	return b.do(func() error {
+		r, ok := b.registered[m.ref]
+		if !ok {
+			return newDriverError("cuMemHostUnregister", cuErrHostMemoryNotRegistered, "not memory from HostRegister")
+		}
+		if err := shimHostUnregister(r.ptr); err != nil {
+			return err
+		}
+		delete(b.registered, m.ref)
+		r.pin.Unpin()
+		return nil
+	})
+}
+
+// MemsetD8Async is cuMemsetD8Async.
+func (b *cudaBackend) MemsetD8Async(dst DevPtr, v byte, n uint64, s StreamRef) error {
+	return b.do(func() error {
+		st, err := b.stream("cuMemsetD8Async", s)
+		if err != nil {
+			return err
+		}
+		return cuErr("cuMemsetD8Async", cu.MemsetD8Async(cu.DevicePtr(dst), v, int64(n), st), fmt.Sprintf("%d bytes at %#x", n, uint64(dst)))
+	})
+}
+
+// rangesAvailable reports whether libnvToolsExt was loaded.
+func (b *cudaBackend) rangesAvailable() bool { return b.nvtx != nil }
+
+// pushRange is nvtxRangePushA of r's label, on the driver thread.
+func (b *cudaBackend) pushRange(r ProfilerRange) { b.nvtx.push(r) }
+
+// popRange is nvtxRangePop, on the driver thread.
+func (b *cudaBackend) popRange() { b.nvtx.pop() }
+
 // StreamCreate creates a CU_STREAM_NON_BLOCKING stream.
 func (b *cudaBackend) StreamCreate() (StreamRef, error) {
 	var r StreamRef
@@ -552,8 +625,10 @@ func (b *cudaBackend) CopyHtoDAsync(dst DevPtr, src PinnedMem, n uint64, s Strea
 		if err != nil {
 			return err
 		}
-		if _, ok := b.host[src.ref]; !ok || n > uint64(len(src.Data)) || n == 0 {
-			return newDriverError("cuMemcpyHtoDAsync", cuErrInvalidValue, "the source must be pinned staging memory holding the bytes")
+		_, staged := b.host[src.ref]
+		_, registered := b.registered[src.ref]
+		if !(staged || registered) || n > uint64(len(src.Data)) || n == 0 {
+			return newDriverError("cuMemcpyHtoDAsync", cuErrInvalidValue, "the source must be pinned staging or registered memory holding the bytes")
 		}
 		return cuErr("cuMemcpyHtoDAsync", cu.MemcpyHtoDAsync(cu.DevicePtr(dst), unsafe.Pointer(&src.Data[0]), int64(n), st), fmt.Sprintf("%d bytes", n))
 	})
@@ -596,8 +671,18 @@ func (b *cudaBackend) Close() error {
 	if b.closed {
 		return nil
 	}
-	err := b.do(func() error { return cuErr("cuCtxDestroy", b.ctx.Destroy(), "") })
+	err := b.do(func() error {
+		for h, r := range b.registered {
+			_ = shimHostUnregister(r.ptr)
+			r.pin.Unpin()
+			delete(b.registered, h)
+		}
+		return cuErr("cuCtxDestroy", b.ctx.Destroy(), "")
+	})
 	b.closed = true
 	b.shutdown()
+	if b.nvtx != nil {
+		b.nvtx.free()
+	}
 	return err
 }

@@ -24,20 +24,26 @@
 //   - resident buffers: Alloc/Free under vyre's budget rule
 //     (LiveResidentBudget: 90% of total and of live free memory), with
 //     in-flight reference counts (Free refuses a buffer a Pending dispatch
-//     uses);
-//   - IO: Upload, UploadAt, UploadMany, Download, DownloadRange,
-//     DownloadRanges, DownloadMany, DownloadRangeInto. Uploads and readbacks
-//     are fused (FuseUploads, FuseReadbacks) and every copy goes through
-//     pinned staging, double-buffered, on pooled non-blocking streams (never
-//     the null stream);
-//   - launches: Launch / LaunchAsync check the arguments (Ptr, PtrAt, U64,
-//     I64, F64: 8 bytes each; Params for a device parameter buffer) and the
-//     shape, and time each dispatch with events (Timing: wall, enqueue, wait
-//     and device ns);
-//   - host-driven loops: RunHostLoop runs a loop of launches and small
-//     readbacks (HostLoop.Launch, HostLoop.Read) on the driver thread in one
-//     hand-off, on one stream with one pinned buffer; the CUDA backend binds
-//     its driver calls once per loop, so a step costs its driver calls alone;
+//     or a queued asynchronous upload uses);
+//   - IO, as vyre's resident IO: Upload (the whole buffer, exact length),
+//     UploadBuffers, UploadAt, UploadMany, Download, DownloadBuffers,
+//     DownloadRange, DownloadRanges, DownloadRangeInto, DownloadMany,
+//     DownloadManyInto. Every range is checked first (vyre's messages, with
+//     the buffer, offset and length: *ResidentError, *UnknownBufferError);
+//     uploads and readbacks are fused (FuseUploads, FuseReadbacks) and a
+//     batch goes through a ring of pinned staging buffers on one pooled
+//     non-blocking stream (never the null stream) with one host wait.
+//     PinHostBuffer, UploadAsyncAt, SynchronizeUploads and UnpinHostBuffer
+//     queue uploads from pinned caller memory without staging or waiting;
+//   - launches: Launch / LaunchAsync / LaunchRead check the arguments (Ptr,
+//     PtrAt, Out, U64, I64, F64: 8 bytes each; Params for a device
+//     parameter buffer, uploaded on the launch's stream without a wait) and
+//     the shape, zero the Out buffers, launch FixpointIterations times, and
+//     time each dispatch with events (Timing: wall from before the
+//     dispatch's uploads, enqueue, wait and device ns). LaunchRead waits
+//     once for the launch and its readback; RunHostLoop drives a host loop
+//     with bound driver calls; RunSequence runs vyre's repeated resident
+//     sequence with read ranges and one wait;
 //   - persistent kernels: CooperativeGrid sizes a co-resident grid from the
 //     exact occupancy model (occupancy.Compute) cross-checked with
 //     cuOccupancyMaxActiveBlocksPerMultiprocessor; a cooperative launch whose
@@ -48,7 +54,14 @@
 //   - telemetry: Telemetry / TelemetrySnapshot expose vyre's counters under
 //     the gpuplan_ prefix (MetricPrefix, Prometheus text through
 //     WritePrometheus); TelemetrySnapshot.Sub measures what one piece of
-//     work cost, which workloads hold against their plans' predictions.
+//     work cost, which workloads hold against their plans' predictions;
+//     MetricSnapshot gives the backend's counters by vyre's stable names,
+//     and LaunchWidthMeasurements the device time recorded per block width;
+//   - Options.ResidentBorrowedFallback runs resident dispatches through host
+//     staging (vyre's borrowed fallback), counted;
+//   - profiler ranges: in the CUDA build every executor call marks its
+//     driver work as an NVTX range (ProfilerRanges), libnvToolsExt being
+//     loaded at run time; without it the ranges are off.
 //
 // # Without a GPU
 //
@@ -67,6 +80,7 @@
 // Kernels are CUDA C under <pkg>/kernels/*.cu, declared extern "C" with
 // 8-byte parameters, compiled to PTX by `make ptx`, committed and embedded
 // with go:embed. A workload declares its kernels' parameter lists once in
-// Go (internal/kernelabi), which generates the C header and checks the PTX. A phased kernel for DispatchWithGridSyncSplit takes
-// (..., unsigned long long phase_begin, unsigned long long phase_end) last.
+// Go (internal/kernelabi), which generates the C header and checks the PTX.
+// A phased kernel for DispatchWithGridSyncSplit takes (..., unsigned long
+// long phase_begin, unsigned long long phase_end) last.
 package executor

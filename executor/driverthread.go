@@ -113,11 +113,12 @@ func (b *driverThread) do(f func() error) error {
 }
 
 // runOnDriver runs a sequence of backend calls in one round trip to the
-// driver thread.
+// driver thread. It nests: a sequence run inside another runs in place.
 func (b *driverThread) runOnDriver(f func() error) error {
 	return b.do(func() error {
+		outer := b.inRun
 		b.inRun = true
-		defer func() { b.inRun = false }()
+		defer func() { b.inRun = outer }()
 		return f()
 	})
 }

@@ -77,3 +77,31 @@ func BenchmarkDriverThreadRoundTrip(b *testing.B) {
 		})
 	}
 }
+
+// TestDriverThreadNestedRun: a sequence run inside another (the executor's
+// batches inside a borrowed dispatch) runs in place, and the outer one
+// stays on the driver thread after it returns; before runOnDriver nested,
+// the call after the inner run handed off to the thread it was running on
+// and never returned.
+func TestDriverThreadNestedRun(t *testing.T) {
+	d := startDriverThread(0)
+	defer d.shutdown()
+	done := make(chan error, 1)
+	calls := 0
+	go func() {
+		done <- d.runOnDriver(func() error {
+			if err := d.runOnDriver(func() error { calls++; return nil }); err != nil {
+				return err
+			}
+			return d.do(func() error { calls++; return nil })
+		})
+	}()
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+		assert.Equal(t, 2, calls)
+		assert.False(t, d.inRun, "the outer run restores the state it found")
+	case <-time.After(5 * time.Second):
+		t.Fatal("a call after a nested run deadlocked")
+	}
+}

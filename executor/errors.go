@@ -65,33 +65,38 @@ const (
 	cuErrInsufficientDriver    = 35
 	cuErrIllegalAddress        = 700
 	cuErrNotSupported          = 801
+
+	cuErrHostMemoryAlreadyRegistered = 712
+	cuErrHostMemoryNotRegistered     = 713
 )
 
 // cuResultNames maps the CUresult codes the executor is likely to see to
 // their names in cuda.h.
 var cuResultNames = map[int]string{
-	0:                          "CUDA_SUCCESS",
-	cuErrInvalidValue:          "CUDA_ERROR_INVALID_VALUE",
-	cuErrOutOfMemory:           "CUDA_ERROR_OUT_OF_MEMORY",
-	cuErrNotInitialized:        "CUDA_ERROR_NOT_INITIALIZED",
-	4:                          "CUDA_ERROR_DEINITIALIZED",
-	cuErrInsufficientDriver:    "CUDA_ERROR_INSUFFICIENT_DRIVER",
-	cuErrNoDevice:              "CUDA_ERROR_NO_DEVICE",
-	cuErrInvalidDevice:         "CUDA_ERROR_INVALID_DEVICE",
-	cuErrInvalidImage:          "CUDA_ERROR_INVALID_IMAGE",
-	201:                        "CUDA_ERROR_INVALID_CONTEXT",
-	209:                        "CUDA_ERROR_NO_BINARY_FOR_GPU",
-	cuErrInvalidPTX:            "CUDA_ERROR_INVALID_PTX",
-	cuErrUnsupportedPTXVersion: "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
-	400:                        "CUDA_ERROR_INVALID_HANDLE",
-	cuErrNotFound:              "CUDA_ERROR_NOT_FOUND",
-	600:                        "CUDA_ERROR_NOT_READY",
-	cuErrIllegalAddress:        "CUDA_ERROR_ILLEGAL_ADDRESS",
-	cuErrLaunchOutOfResources:  "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
-	cuErrLaunchTimeout:         "CUDA_ERROR_LAUNCH_TIMEOUT",
-	cuErrCooperativeTooLarge:   "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
-	cuErrNotSupported:          "CUDA_ERROR_NOT_SUPPORTED",
-	999:                        "CUDA_ERROR_UNKNOWN",
+	0:                                "CUDA_SUCCESS",
+	cuErrInvalidValue:                "CUDA_ERROR_INVALID_VALUE",
+	cuErrOutOfMemory:                 "CUDA_ERROR_OUT_OF_MEMORY",
+	cuErrNotInitialized:              "CUDA_ERROR_NOT_INITIALIZED",
+	4:                                "CUDA_ERROR_DEINITIALIZED",
+	cuErrInsufficientDriver:          "CUDA_ERROR_INSUFFICIENT_DRIVER",
+	cuErrNoDevice:                    "CUDA_ERROR_NO_DEVICE",
+	cuErrInvalidDevice:               "CUDA_ERROR_INVALID_DEVICE",
+	cuErrInvalidImage:                "CUDA_ERROR_INVALID_IMAGE",
+	201:                              "CUDA_ERROR_INVALID_CONTEXT",
+	209:                              "CUDA_ERROR_NO_BINARY_FOR_GPU",
+	cuErrInvalidPTX:                  "CUDA_ERROR_INVALID_PTX",
+	cuErrUnsupportedPTXVersion:       "CUDA_ERROR_UNSUPPORTED_PTX_VERSION",
+	400:                              "CUDA_ERROR_INVALID_HANDLE",
+	cuErrNotFound:                    "CUDA_ERROR_NOT_FOUND",
+	600:                              "CUDA_ERROR_NOT_READY",
+	cuErrIllegalAddress:              "CUDA_ERROR_ILLEGAL_ADDRESS",
+	cuErrLaunchOutOfResources:        "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES",
+	cuErrLaunchTimeout:               "CUDA_ERROR_LAUNCH_TIMEOUT",
+	cuErrCooperativeTooLarge:         "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+	cuErrNotSupported:                "CUDA_ERROR_NOT_SUPPORTED",
+	cuErrHostMemoryAlreadyRegistered: "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
+	cuErrHostMemoryNotRegistered:     "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+	999:                              "CUDA_ERROR_UNKNOWN",
 }
 
 // CUResultName returns the cuda.h name of a CUresult code, or
@@ -128,6 +133,10 @@ func fixFor(call string, code int) string {
 		return "Fix: the kernel ran too long (a watchdog or a deadlock); check grid barriers and co-residency."
 	case cuErrNotSupported:
 		return "Fix: the device or driver does not support this operation; use the fallback path."
+	case cuErrHostMemoryAlreadyRegistered:
+		return "Fix: pin each host range once; unpin it (UnpinHostBuffer) before pinning memory that overlaps it."
+	case cuErrHostMemoryNotRegistered:
+		return "Fix: unpin only memory pinned with PinHostBuffer, passing the same slice."
 	}
 	return fmt.Sprintf("Fix: check the arguments passed to %s and the device state (nvidia-smi).", call)
 }
@@ -168,14 +177,15 @@ func invalidArg(field, fix, format string, args ...any) error {
 	return &InvalidArgumentError{Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
 }
 
-// InFlightError refuses to free or clear a buffer that a dispatch still uses.
+// InFlightError refuses to free a buffer (or close the executor while a
+// buffer is) bound to a pending dispatch or a queued asynchronous upload.
 type InFlightError struct {
 	Buffer   uint64
 	InFlight uint32
 }
 
 func (e *InFlightError) Error() string {
-	return fmt.Sprintf("resident buffer %d has %d in-flight dispatches. Fix: wait for the pending dispatches (Pending.Wait) before freeing it.", e.Buffer, e.InFlight)
+	return fmt.Sprintf("CUDA resident buffer handle %d is bound to %d in-flight dispatch(es). Fix: wait for the pending dispatch before freeing it (Pending.Wait; SynchronizeUploads for asynchronous uploads).", e.Buffer, e.InFlight)
 }
 
 // errNilKernel is the error for a nil *Kernel argument.
@@ -183,19 +193,38 @@ func errNilKernel() error {
 	return invalidArg("kernel", "Fix: get a kernel from Module.Kernel.", "is nil")
 }
 
-// PendingError is a Close while dispatches are still pending: closing then
-// would leave them unfinished and their Wait with no driver to ask.
-type PendingError struct{ Dispatches int }
-
-func (e *PendingError) Error() string {
-	return fmt.Sprintf("%d dispatches are still pending. Fix: call Wait on every Pending before Close.", e.Dispatches)
+// PendingError is a Close while dispatches or asynchronous uploads are
+// still pending: closing then would leave them unfinished and their Wait
+// with no driver to ask.
+type PendingError struct {
+	Dispatches int
+	// Uploads is the asynchronous uploads queued since the last
+	// SynchronizeUploads.
+	Uploads int
 }
 
-// UnknownBufferError is a handle that was never allocated or is already freed.
-type UnknownBufferError struct{ Buffer uint64 }
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("%d dispatches and %d asynchronous uploads are still pending. Fix: call Wait on every Pending and SynchronizeUploads before Close.", e.Dispatches, e.Uploads)
+}
+
+// UnknownBufferError is a handle that was never allocated or is already
+// freed (vyre: "is not owned by this backend"). Op, Offset and Len name the
+// operation that used it.
+type UnknownBufferError struct {
+	Buffer uint64
+	// Op is the operation ("upload", "ranged batch download", "kernel
+	// argument", "free", ...); empty when unknown.
+	Op string
+	// Offset and Len are the range the operation asked for.
+	Offset, Len uint64
+}
 
 func (e *UnknownBufferError) Error() string {
-	return fmt.Sprintf("resident buffer %d is unknown or already freed. Fix: use a handle returned by Alloc that has not been freed.", e.Buffer)
+	use := ""
+	if e.Op != "" {
+		use = fmt.Sprintf(" (%s of %d bytes at offset %d)", e.Op, e.Len, e.Offset)
+	}
+	return fmt.Sprintf("CUDA resident buffer handle %d is not owned by this backend: unknown or already freed%s. Fix: use a handle returned by Alloc that has not been freed.", e.Buffer, use)
 }
 
 // CoResidencyError refuses a cooperative or persistent grid whose blocks

@@ -145,3 +145,86 @@ func ExamplePTXTargetCandidates() {
 	// [90 89 86 80 75 70]
 	// 8.0
 }
+
+// A resident sequence: a prefix step once, a repeated step three times,
+// then two read ranges, on one stream with one host wait.
+func ExampleExecutor_RunSequence() {
+	x, _ := executor.New(exampleBackend(), executor.Options{})
+	defer x.Close()
+	mod, _ := x.LoadModule([]byte(examplePTX))
+	k, _ := mod.Kernel("double_u32")
+	buf, _ := x.Alloc(8)
+	_ = x.Upload(buf, []byte{1, 0, 0, 0, 3, 0, 0, 0})
+	double := executor.Step{Kernel: k, Config: executor.Linear(1, 2), Args: []executor.Arg{executor.Ptr(buf), executor.U64(2)}}
+	outs := [][]byte{make([]byte, 4), make([]byte, 4)}
+	before := x.Telemetry()
+	_, err := x.RunSequence(executor.Sequence{
+		Prefix:   []executor.Step{double},
+		Repeated: []executor.Step{double},
+		Repeat:   3,
+		Reads:    []executor.ReadRequest{{Buffer: buf, Offset: 0, Len: 4}, {Buffer: buf, Offset: 4, Len: 4}},
+	}, outs)
+	d := x.Telemetry().Sub(before)
+	fmt.Println(err, binary.LittleEndian.Uint32(outs[0]), binary.LittleEndian.Uint32(outs[1]))
+	fmt.Println("launches", d.KernelLaunches, "host waits", d.SyncPoints, "readbacks", d.DeviceReadbackOperations)
+	// Output:
+	// <nil> 16 48
+	// launches 4 host waits 1 readbacks 1
+}
+
+// Uploads from pinned caller memory queue without waiting; one
+// SynchronizeUploads waits for all of them.
+func ExampleExecutor_UploadAsyncAt() {
+	x, _ := executor.New(exampleBackend(), executor.Options{})
+	defer x.Close()
+	a, _ := x.Alloc(4)
+	b, _ := x.Alloc(4)
+	host := []byte{1, 2, 3, 4, 5, 6, 7, 8}
+	_ = x.PinHostBuffer(host)
+	_ = x.UploadAsyncAt(a, 0, host[:4])
+	_ = x.UploadAsyncAt(b, 0, host[4:])
+	fmt.Println("waits before sync:", x.Telemetry().SyncPoints)
+	fmt.Println(x.UnpinHostBuffer(host) != nil, "(uploads still queued)")
+	_ = x.SynchronizeUploads()
+	fmt.Println("waits after sync:", x.Telemetry().SyncPoints)
+	_ = x.UnpinHostBuffer(host)
+	got, _ := x.DownloadBuffers([]executor.Buffer{a, b})
+	fmt.Println(got)
+	// Output:
+	// waits before sync: 0
+	// true (uploads still queued)
+	// waits after sync: 1
+	// [[1 2 3 4] [5 6 7 8]]
+}
+
+// A whole-buffer upload must be the buffer's length: vyre's message, with
+// the buffer, and nothing copied.
+func ExampleExecutor_Upload() {
+	x, _ := executor.New(exampleBackend(), executor.Options{})
+	defer x.Close()
+	buf, _ := x.Alloc(64)
+	fmt.Println(x.Upload(buf, make([]byte, 32)))
+	fmt.Println(x.UploadBuffers([]executor.Buffer{buf}, [][]byte{make([]byte, 64)}))
+	// Output:
+	// CUDA resident upload for handle 1 expected 64 bytes but received 32. Fix: upload exactly the buffer's 64 bytes, or write a part of it with UploadAt.
+	// <nil>
+}
+
+// The backend's counters by vyre's stable names.
+func ExampleExecutor_MetricSnapshot() {
+	x, _ := executor.New(exampleBackend(), executor.Options{})
+	defer x.Close()
+	mod, _ := x.LoadModule([]byte(examplePTX))
+	_, _ = x.LoadModule([]byte(examplePTX))
+	k, _ := mod.Kernel("double_u32")
+	buf, _ := x.Alloc(16)
+	_, _ = x.Launch(k, executor.Linear(1, 4), executor.Out(buf), executor.U64(4))
+	for _, m := range x.MetricSnapshot()[:4] {
+		fmt.Println(m.Name, m.Value)
+	}
+	// Output:
+	// cuda_module_cache_entries 1
+	// cuda_module_cache_hits 1
+	// cuda_module_cache_misses 1
+	// cuda_timed_dispatches 1
+}

@@ -31,6 +31,17 @@ type Options struct {
 	// SkipPTXProbe skips the PTX target probe; PTXTarget then reports the
 	// native sm.
 	SkipPTXProbe bool
+	// ResidentBorrowedFallback runs every dispatch that uses resident
+	// buffers through host staging instead (vyre's
+	// VYRE_CUDA_RESIDENT_BORROWED_FALLBACK): each buffer is read back,
+	// copied to a transient device buffer, the kernel runs on the copies,
+	// and they are written back, synchronously; each such dispatch counts
+	// in ResidentBorrowedFallbackDispatches. It is for isolating a suspected
+	// resident-memory bug, never for speed.
+	ResidentBorrowedFallback bool
+	// DisableProfilerRanges turns off the NVTX ranges the CUDA build marks
+	// around launches and copies.
+	DisableProfilerRanges bool
 }
 
 // Executor runs work on one device through a Backend: modules cached by
@@ -66,6 +77,22 @@ type Executor struct {
 	events       []EventRef
 	staging      map[int][]PinnedMem
 	stagingBytes int
+	// ring is the staging ring batches reuse; ringInUse while one holds it
+	ring      stagingRing
+	ringInUse bool
+
+	// module cache counters (saturating, as vyre's)
+	modHits, modMisses uint64
+
+	// pinned caller memory and the asynchronous upload stream
+	pins  []*hostPin
+	async asyncUploads
+
+	// launch measurements by kernel and launch size
+	measured measurements
+
+	// ranges marks profiler ranges (nil: none)
+	ranges rangeMarker
 
 	tel Telemetry
 }
@@ -98,6 +125,9 @@ func New(b Backend, opts Options) (*Executor, error) {
 	}
 	x := &Executor{b: b, dev: dev, total: total, opts: opts, freeAtOpen: free,
 		buffers: map[uint64]*resident{}, modules: map[ModuleKey]*Module{}, staging: map[int][]PinnedMem{}, nextID: 1}
+	if m, ok := b.(rangeMarker); ok && !opts.DisableProfilerRanges && m.rangesAvailable() {
+		x.ranges = m
+	}
 	native := dev.Major*10 + dev.Minor
 	x.ptxTarget = native
 	if !opts.SkipPTXProbe {
@@ -148,6 +178,14 @@ func (x *Executor) FreeMemoryAtClose() uint64 {
 	return x.freeAtEnd
 }
 
+// saturatingInc adds one to v unless it is at the largest uint64.
+func saturatingInc(v uint64) uint64 {
+	if v == ^uint64(0) {
+		return v
+	}
+	return v + 1
+}
+
 // Telemetry returns a snapshot of the counters.
 func (x *Executor) Telemetry() TelemetrySnapshot { return x.tel.Snapshot() }
 
@@ -155,10 +193,11 @@ func (x *Executor) Telemetry() TelemetrySnapshot { return x.tel.Snapshot() }
 func (x *Executor) ResetTelemetry() { x.tel.Reset() }
 
 // Close frees every resident buffer, unloads every module, destroys pooled
-// streams and events, frees the staging memory, records the free memory
-// (FreeMemoryAtClose) and closes the backend. It refuses while a dispatch
-// is pending: InFlightError if it uses a resident buffer, else
-// PendingError. Close twice is a no-op.
+// streams and events, frees the staging memory, unpins the caller memory
+// still pinned, records the free memory (FreeMemoryAtClose) and closes the
+// backend. It refuses while a dispatch or an asynchronous upload is
+// pending: InFlightError if it uses a resident buffer, else PendingError.
+// Close twice is a no-op.
 func (x *Executor) Close() error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -170,8 +209,8 @@ func (x *Executor) Close() error {
 			return &InFlightError{Buffer: id, InFlight: r.inFlight}
 		}
 	}
-	if x.pending > 0 {
-		return &PendingError{Dispatches: x.pending}
+	if x.pending > 0 || x.async.queued > 0 {
+		return &PendingError{Dispatches: x.pending, Uploads: x.async.queued}
 	}
 	var errs []error
 	for id, r := range x.buffers {
@@ -199,6 +238,7 @@ func (x *Executor) Close() error {
 		}
 	}
 	x.staging, x.stagingBytes = map[int][]PinnedMem{}, 0
+	errs = append(errs, x.unpinAllLocked())
 	if free, _, err := x.b.MemInfo(); err == nil {
 		x.freeAtEnd = free
 	} else {
@@ -258,8 +298,10 @@ func (x *Executor) LoadModule(ptx []byte) (*Module, error) {
 		if m.access < ^uint64(0) {
 			m.access++
 		}
+		x.modHits = saturatingInc(x.modHits)
 		return m, nil
 	}
+	x.modMisses = saturatingInc(x.modMisses)
 	if len(x.modOrder) >= ModuleCacheSoftCap {
 		x.evictModulesLocked()
 	}

@@ -18,6 +18,7 @@ const fakePTX = `.version 7.8
 .visible .entry add_one(.param .u64 p0, .param .u64 p1) { ret; }
 .visible .entry heavy(.param .u64 p0) { ret; }
 .visible .entry phased(.param .u64 p0, .param .u64 p1, .param .u64 p2, .param .u64 p3) { ret; }
+.visible .entry add_one_params(.param .u64 p0) { ret; }
 `
 
 func h100(t testing.TB, totalMem int64) occupancy.Device {
@@ -29,7 +30,8 @@ func h100(t testing.TB, totalMem int64) occupancy.Device {
 	return d
 }
 
-// fakeKernels: add_one(buf, n) adds 1 to n uint32 words; heavy uses 128
+// fakeKernels: add_one(buf, n) adds 1 to n uint32 words (add_one_params
+// does the same with p[0] = buf, p[1] = n in a parameter buffer); heavy uses 128
 // registers and 16 KiB static shared memory; phased(buf, n, begin, end)
 // appends phase numbers: word[0] counts phases, word[1+p] = p.
 func fakeKernels() map[string]FakeKernel {
@@ -40,6 +42,21 @@ func fakeKernels() map[string]FakeKernel {
 				return err
 			}
 			for i := uint64(0); i < l.Args[1]; i++ {
+				binary.LittleEndian.PutUint32(b[4*i:], binary.LittleEndian.Uint32(b[4*i:])+1)
+			}
+			return nil
+		}},
+		"add_one_params": {Attrs: FuncAttributes{NumRegs: 16, MaxThreadsPerBlock: 1024}, Run: func(l *FakeLaunch) error {
+			p, err := l.Bytes(DevPtr(l.Args[0]), 16)
+			if err != nil {
+				return err
+			}
+			ptr, n := binary.LittleEndian.Uint64(p), binary.LittleEndian.Uint64(p[8:])
+			b, err := l.Bytes(DevPtr(ptr), 4*n)
+			if err != nil {
+				return err
+			}
+			for i := uint64(0); i < n; i++ {
 				binary.LittleEndian.PutUint32(b[4*i:], binary.LittleEndian.Uint32(b[4*i:])+1)
 			}
 			return nil
@@ -297,7 +314,7 @@ func TestDriverErrorsNameTheCallAndFix(t *testing.T) {
 	b, err := x.Alloc(16)
 	require.NoError(t, err)
 	f.Fail("cuMemcpyHtoDAsync", cuErrIllegalAddress)
-	err = x.Upload(b, []byte{1})
+	err = x.UploadAt(b, 0, []byte{1})
 	require.ErrorAs(t, err, &de)
 	assert.Equal(t, "cuMemcpyHtoDAsync", de.Call)
 	f.Fail("cuMemcpyHtoDAsync", 0)

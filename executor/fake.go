@@ -2,9 +2,13 @@ package executor
 
 import (
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"sync"
+	"time"
+	"unsafe"
 
 	"github.com/gpuplan/gpuplan/occupancy"
 )
@@ -53,6 +57,9 @@ type FakeConfig struct {
 	// MaxPTXVersion is the newest PTX ISA the fake "driver" loads, as
 	// major*10+minor (default 80: PTX 8.0).
 	MaxPTXVersion int
+	// CopyDelay is how long each host-to-device copy takes on the host, to
+	// stand in for a transfer's time (default 0).
+	CopyDelay time.Duration
 }
 
 // Fake is the CPU implementation of Backend: device memory is host memory,
@@ -75,7 +82,16 @@ type Fake struct {
 	fail     map[string]int
 	closed   bool
 	launches []LaunchConfig
+	// registered is caller memory registered with HostRegister, by handle.
+	registered map[uintptr]fakeRegion
+	// calls counts every driver entry point called, failed calls included.
+	calls map[string]int
+	// ranges records the profiler ranges pushed and popped, in order.
+	ranges []string
 }
+
+// fakeRegion is a registered host range [start, start+n).
+type fakeRegion struct{ start, n uintptr }
 
 type fakeFunc struct {
 	name  string
@@ -91,6 +107,8 @@ type FakeStats struct {
 	Streams           int
 	Events            int
 	HostAllocations   int
+	// HostRegistrations is the caller memory ranges registered.
+	HostRegistrations int
 	Launches          int
 }
 
@@ -101,7 +119,7 @@ func NewFake(cfg FakeConfig) *Fake {
 	}
 	return &Fake{cfg: cfg, mem: map[DevPtr][]byte{}, next: 0x10000000, modules: map[ModuleRef][]string{},
 		funcs: map[FuncRef]*fakeFunc{}, streams: map[StreamRef]bool{}, events: map[EventRef]uint64{},
-		host: map[uintptr]bool{}, fail: map[string]int{}, next2: 1}
+		host: map[uintptr]bool{}, fail: map[string]int{}, next2: 1, registered: map[uintptr]fakeRegion{}, calls: map[string]int{}}
 }
 
 // Fail makes every later call of the named driver entry point (for example
@@ -121,7 +139,48 @@ func (f *Fake) Stats() FakeStats {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return FakeStats{DeviceAllocations: len(f.mem), DeviceBytes: f.used, Modules: len(f.modules), Streams: len(f.streams),
-		Events: len(f.events), HostAllocations: len(f.host), Launches: len(f.launches)}
+		Events: len(f.events), HostAllocations: len(f.host), HostRegistrations: len(f.registered), Launches: len(f.launches)}
+}
+
+// Calls returns how many times each driver entry point was called (for
+// example "cuStreamSynchronize"), failed calls included.
+func (f *Fake) Calls() map[string]int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return maps.Clone(f.calls)
+}
+
+// HostWaits returns the host waits so far: the calls of cuStreamSynchronize
+// and cuEventSynchronize.
+func (f *Fake) HostWaits() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.calls["cuStreamSynchronize"] + f.calls["cuEventSynchronize"]
+}
+
+// Ranges returns the profiler ranges the executor opened and closed, in
+// order: "push NAME" and "pop".
+func (f *Fake) Ranges() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.ranges)
+}
+
+// rangesAvailable is always true: the fake records every range.
+func (f *Fake) rangesAvailable() bool { return true }
+
+// pushRange records a profiler range opening.
+func (f *Fake) pushRange(r ProfilerRange) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ranges = append(f.ranges, "push "+r.String())
+}
+
+// popRange records a profiler range closing.
+func (f *Fake) popRange() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.ranges = append(f.ranges, "pop")
 }
 
 // Launches returns the shapes of every launch so far.
@@ -132,6 +191,7 @@ func (f *Fake) Launches() []LaunchConfig {
 }
 
 func (f *Fake) check(call string) error {
+	f.calls[call]++
 	if f.closed {
 		return newDriverError(call, 201, "context destroyed")
 	}
@@ -380,6 +440,53 @@ func (f *Fake) HostFree(m PinnedMem) error {
 	return nil
 }
 
+// HostRegister registers caller memory, refusing memory that overlaps a
+// registration as the driver does.
+func (f *Fake) HostRegister(buf []byte) (PinnedMem, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemHostRegister"); err != nil {
+		return PinnedMem{}, err
+	}
+	if len(buf) == 0 {
+		return PinnedMem{}, newDriverError("cuMemHostRegister", cuErrInvalidValue, "0 bytes")
+	}
+	r := fakeRegion{start: uintptr(unsafe.Pointer(unsafe.SliceData(buf))), n: uintptr(len(buf))}
+	for _, o := range f.registered {
+		if r.start < o.start+o.n && o.start < r.start+r.n {
+			return PinnedMem{}, newDriverError("cuMemHostRegister", cuErrHostMemoryAlreadyRegistered, fmt.Sprintf("%d bytes at %#x", len(buf), r.start))
+		}
+	}
+	h := f.handle()
+	f.registered[h] = r
+	return PinnedMem{Data: buf, ref: h}, nil
+}
+
+// HostUnregister forgets a registration.
+func (f *Fake) HostUnregister(m PinnedMem) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check("cuMemHostUnregister"); err != nil {
+		return err
+	}
+	if _, ok := f.registered[m.ref]; !ok {
+		return newDriverError("cuMemHostUnregister", cuErrHostMemoryNotRegistered, "")
+	}
+	delete(f.registered, m.ref)
+	return nil
+}
+
+// pinned reports whether m is staging memory or lies inside its
+// registration.
+func (f *Fake) pinned(m PinnedMem) bool {
+	if f.host[m.ref] {
+		return true
+	}
+	r, ok := f.registered[m.ref]
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(m.Data)))
+	return ok && start >= r.start && start+uintptr(len(m.Data)) <= r.start+r.n
+}
+
 // StreamCreate creates a fake non-blocking stream.
 func (f *Fake) StreamCreate() (StreamRef, error) {
 	f.mu.Lock()
@@ -494,14 +601,34 @@ func (f *Fake) CopyHtoDAsync(dst DevPtr, src PinnedMem, n uint64, s StreamRef) e
 	if err := f.stream("cuMemcpyHtoDAsync", s); err != nil {
 		return err
 	}
-	if !f.host[src.ref] || n > uint64(len(src.Data)) {
-		return newDriverError("cuMemcpyHtoDAsync", cuErrInvalidValue, "source is not pinned staging memory of that size")
+	if !f.pinned(src) || n > uint64(len(src.Data)) {
+		return newDriverError("cuMemcpyHtoDAsync", cuErrInvalidValue, "source is not pinned memory of that size")
 	}
 	d, err := f.span(dst, n)
 	if err != nil {
 		return err
 	}
 	copy(d, src.Data[:n])
+	if f.cfg.CopyDelay > 0 {
+		time.Sleep(f.cfg.CopyDelay)
+	}
+	return nil
+}
+
+// MemsetD8Async sets fake device memory.
+func (f *Fake) MemsetD8Async(dst DevPtr, v byte, n uint64, s StreamRef) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.stream("cuMemsetD8Async", s); err != nil {
+		return err
+	}
+	d, err := f.span(dst, n)
+	if err != nil {
+		return err
+	}
+	for i := range d {
+		d[i] = v
+	}
 	return nil
 }
 

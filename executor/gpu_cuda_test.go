@@ -5,7 +5,6 @@ package executor
 import (
 	"bytes"
 	_ "embed"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -417,6 +416,10 @@ func TestGPU(t *testing.T) {
 		sum.add("timed empty launch (medians)", "PASS", strings.Join(parts, "; "))
 	})
 
+	t.Run("GPUParity", func(t *testing.T) { gpuParity(t, x, kernel, sum) })
+
+	t.Run("GPUBatchUpload", func(t *testing.T) { gpuBatchUpload(t, x, sum) })
+
 	t.Run("GPUTelemetry", func(t *testing.T) {
 		s := x.Telemetry()
 		txt := s.PrometheusText()
@@ -442,6 +445,85 @@ func TestGPU(t *testing.T) {
 		x.FreeMemoryAtOpen(), freeStart, freeEnd, atClose, int64(atClose)-int64(freeStart)))
 }
 
+// gpuParity runs the parity cases (parity_test.go) against the CUDA
+// backend: vyre's behaviours, messages, and the exact host waits and copies
+// of each call, as TestParityOnFake checks them on the fake.
+func gpuParity(t *testing.T, x *Executor, kernel func(string) *Kernel, sum *gpuSummary) {
+	e := &parityEnv{x: x, addOne: kernel("add_one"), addPars: kernel("add_one_params"), fallback: func(t *testing.T) (*Executor, *Kernel) {
+		y, err := Open(0, Options{ResidentBorrowedFallback: true, SkipPTXProbe: true})
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = y.Close() })
+		m, err := y.LoadModule(testKernelsPTX)
+		require.NoError(t, err)
+		k, err := m.Kernel("add_one")
+		require.NoError(t, err)
+		return y, k
+	}}
+	cases := parityCases()
+	var failed []string
+	for _, c := range cases {
+		if !t.Run(c.name, func(t *testing.T) { c.run(t, e) }) {
+			failed = append(failed, c.name)
+		}
+	}
+	detail := fmt.Sprintf("%d/%d parity cases (vyre's resident IO, host and resident dispatch; waits and copies exact)", len(cases)-len(failed), len(cases))
+	if len(failed) > 0 {
+		detail += "; failed: " + strings.Join(failed, "; ")
+	}
+	sum.add("parity with vyre", passFail(len(failed) == 0), detail)
+	ranges := "off: libnvToolsExt.so.1 was not found"
+	if x.ProfilerRangesActive() {
+		ranges = "on: libnvToolsExt loaded, gpuplan.* ranges around launches and copies"
+	}
+	sum.add("NVTX ranges", "", ranges)
+}
+
+// gpuBatchUpload times 64 buffers uploaded as one batch (UploadBuffers, one
+// wait) against 64 single uploads (64 waits), for small and larger buffers.
+func gpuBatchUpload(t *testing.T, x *Executor, sum *gpuSummary) {
+	const nbuf, reps = 64, 30
+	var parts []string
+	for _, size := range []int{4 << 10, 256 << 10} {
+		bufs := make([]Buffer, nbuf)
+		data := make([][]byte, nbuf)
+		for i := range bufs {
+			b, err := x.Alloc(uint64(size))
+			require.NoError(t, err)
+			bufs[i] = b
+			data[i] = bytes.Repeat([]byte{byte(i)}, size)
+		}
+		var batch, single []uint64
+		var batchSyncs, singleSyncs uint64
+		for r := 0; r < reps+3; r++ {
+			before := x.Telemetry()
+			t0 := nowNs()
+			require.NoError(t, x.UploadBuffers(bufs, data))
+			t1 := nowNs()
+			mid := x.Telemetry()
+			for i, b := range bufs {
+				require.NoError(t, x.Upload(b, data[i]))
+			}
+			t2 := nowNs()
+			batchSyncs, singleSyncs = mid.Sub(before).SyncPoints, x.Telemetry().Sub(mid).SyncPoints
+			if r >= 3 { // the first rounds warm the staging pool
+				batch, single = append(batch, uint64(t1-t0)), append(single, uint64(t2-t1))
+			}
+		}
+		got, err := x.DownloadBuffers(bufs)
+		require.NoError(t, err)
+		require.Equal(t, data, got)
+		assert.EqualValues(t, 1, batchSyncs)
+		assert.EqualValues(t, nbuf, singleSyncs)
+		for _, b := range bufs {
+			require.NoError(t, x.Free(b))
+		}
+		mb, ms := median(batch), median(single)
+		parts = append(parts, fmt.Sprintf("64 x %d KiB: one batch %.1f us (%d wait), 64 single uploads %.1f us (%d waits), %.1fx",
+			size>>10, float64(mb)/1000, batchSyncs, float64(ms)/1000, singleSyncs, float64(ms)/float64(max(mb, 1))))
+	}
+	sum.add("batched upload (medians of 30)", "PASS", strings.Join(parts, "; "))
+}
+
 func cpuStencil(init []uint32, steps int) []uint32 {
 	a := append([]uint32(nil), init...)
 	b := make([]uint32, len(a))
@@ -461,14 +543,6 @@ func cpuStencil(init []uint32, steps int) []uint32 {
 		return b
 	}
 	return a
-}
-
-func u32bytes(v []uint32) []byte {
-	out := make([]byte, 4*len(v))
-	for i, w := range v {
-		binary.LittleEndian.PutUint32(out[4*i:], w)
-	}
-	return out
 }
 
 func nowNs() int64 { return time.Now().UnixNano() }

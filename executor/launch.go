@@ -5,13 +5,15 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/gpuplan/gpuplan/internal/checked"
-	"github.com/gpuplan/gpuplan/occupancy"
 )
 
 // MaxSplitPhases bounds the phases of one DispatchWithGridSyncSplit.
 const MaxSplitPhases = 1 << 20
+
+// MaxLaunchesPerDispatch bounds the kernel launches one dispatch enqueues:
+// its phases (DispatchWithGridSyncSplit) times its fixpoint iterations
+// (LaunchConfig.FixpointIterations).
+const MaxLaunchesPerDispatch = 1 << 20
 
 // MaxKernelArgs bounds the argument list of one launch (4 KiB of 8-byte
 // parameters, the classic CUDA parameter limit).
@@ -23,10 +25,11 @@ const (
 	argScalar argKind = iota + 1
 	argBuffer
 	argParams
+	argOut
 )
 
 // Arg is one kernel argument. Every argument is 8 bytes on the device: a
-// device pointer (Ptr, PtrAt), an 8-byte scalar (U64, I64, F64), or a
+// device pointer (Ptr, PtrAt, Out), an 8-byte scalar (U64, I64, F64), or a
 // pointer to a device parameter buffer (Params) that the executor uploads
 // before the launch and frees after it. Declare the kernel's parameters as
 // pointers, unsigned long long, long long or double accordingly.
@@ -44,6 +47,12 @@ func Ptr(b Buffer) Arg { return Arg{kind: argBuffer, buf: b} }
 // PtrAt passes the device address of b plus off bytes (off < b.Len).
 func PtrAt(b Buffer, off uint64) Arg { return Arg{kind: argBuffer, buf: b, off: off} }
 
+// Out passes the device address of b as an output-only buffer: the
+// executor zeroes the whole of b on the launch's stream just before the
+// launch, as vyre clears the output-only bindings of a dispatch, so the
+// kernel never sees what an earlier dispatch left there.
+func Out(b Buffer) Arg { return Arg{kind: argOut, buf: b} }
+
 // U64 passes an unsigned 8-byte scalar.
 func U64(v uint64) Arg { return Arg{kind: argScalar, val: v} }
 
@@ -55,38 +64,24 @@ func F64(v float64) Arg { return Arg{kind: argScalar, val: math.Float64bits(v)} 
 
 // Params uploads p into a transient device buffer and passes its address:
 // the way to hand a kernel a parameter struct (the driver binding copies
-// each direct argument as 8 bytes, so structs must go through memory).
+// each direct argument as 8 bytes, so structs must go through memory). The
+// upload is asynchronous on the launch's stream, with no wait of its own,
+// and counts as a host upload (vyre's parameter upload).
 func Params(p []byte) Arg { return Arg{kind: argParams, params: append([]byte(nil), p...)} }
 
 // Timing is the measurement of one event-timed dispatch. WallNs spans the
-// call from before the enqueue until completion was observed; EnqueueNs is
-// the host time to enqueue (events and launch); WaitNs the host time spent
-// waiting for completion; DeviceNs the device time between the two timing
-// events (cuEventElapsedTime, rounded), valid when HasDeviceTime.
+// call from its start (before the dispatch's own uploads) until completion
+// was observed, as vyre's wall time does; EnqueueNs is the host time to
+// enqueue (parameter uploads, output clears, events and launches); WaitNs
+// the host time spent waiting for completion; DeviceNs the device time
+// between the two timing events around the launches (cuEventElapsedTime,
+// rounded), valid when HasDeviceTime.
 type Timing struct {
 	WallNs        uint64 `json:"wall_ns"`
 	EnqueueNs     uint64 `json:"enqueue_ns"`
 	WaitNs        uint64 `json:"wait_ns"`
 	DeviceNs      uint64 `json:"device_ns"`
 	HasDeviceTime bool   `json:"has_device_time"`
-}
-
-// Pending is an enqueued dispatch. Its resident buffers count as in flight
-// (Free refuses them) until Wait returns.
-type Pending struct {
-	x       *Executor
-	s       StreamRef
-	start   EventRef
-	stop    EventRef
-	pinned  []uint64
-	params  []DevPtr
-	t0      time.Time
-	enqueue time.Duration
-	done    bool
-	synced  bool
-	counted bool // counted in Executor.pending until finished
-	result  Timing
-	err     error
 }
 
 // Launch runs k once with an event-timed, checked dispatch and waits for it.
@@ -100,57 +95,36 @@ func (x *Executor) Launch(k *Kernel, cfg LaunchConfig, args ...Arg) (Timing, err
 
 // LaunchRead is one host-driven wave step: it launches k like Launch, then
 // reads len(dst) bytes of b from byte offset off into dst on the same stream
-// (so the read sees the kernel's writes), with one wait. The Timing's device
-// time covers the kernel alone. len(dst) must not exceed the staging chunk
-// (Options.StagingChunkBytes); use Launch and DownloadRangeInto for more.
+// (so the read sees the kernel's writes), with one host wait for both, as
+// vyre's resident dispatch waits once after its launch and readback. The
+// Timing's device time covers the kernel alone. len(dst) must not exceed
+// the staging chunk (Options.StagingChunkBytes); use Launch and
+// DownloadRangeInto for more.
 func (x *Executor) LaunchRead(k *Kernel, cfg LaunchConfig, b Buffer, off uint64, dst []byte, args ...Arg) (Timing, error) {
+	t0 := time.Now()
 	x.mu.Lock()
+	defer x.mu.Unlock()
 	if x.closed {
-		x.mu.Unlock()
 		return Timing{}, ErrClosed
 	}
-	_, err := x.lookupRangeLocked(b, off, uint64(len(dst)), "readback")
-	if err == nil && len(dst) > x.opts.StagingChunkBytes {
-		err = invalidArg("readback", "Fix: read at most StagingChunkBytes with LaunchRead, or use Launch then DownloadRangeInto.", "%d bytes exceed the %d-byte staging chunk", len(dst), x.opts.StagingChunkBytes)
-	}
-	x.mu.Unlock()
+	src, err := x.rangeLocked(b, off, uint64(len(dst)), opReadback)
 	if err != nil {
 		return Timing{}, err
 	}
-	p, err := x.LaunchAsync(k, cfg, args...)
+	if len(dst) > x.opts.StagingChunkBytes {
+		return Timing{}, invalidArg("readback", "Fix: read at most StagingChunkBytes with LaunchRead, or use Launch then DownloadRangeInto.", "%d bytes exceed the %d-byte staging chunk", len(dst), x.opts.StagingChunkBytes)
+	}
+	p, err := x.enqueueLocked(t0, k, cfg, args, noTails)
 	if err != nil {
 		return Timing{}, err
 	}
-	if len(dst) > 0 {
-		x.mu.Lock()
-		r, serr := x.lookupRangeLocked(b, off, uint64(len(dst)), "readback")
-		var stage PinnedMem
-		if serr == nil {
-			stage, serr = x.stagingLocked(len(dst))
-		}
-		if serr == nil {
-			serr = x.onDriver(func() error {
-				if err := x.b.CopyDtoHAsync(stage, r.ptr+DevPtr(off), uint64(len(dst)), p.s); err != nil {
-					return err
-				}
-				return x.b.StreamSync(p.s)
-			})
-			if serr == nil {
-				copy(dst, stage.Data[:len(dst)])
-				x.tel.add(cSyncPoints, 1)
-				x.tel.add(cDeviceReadbackOps, 1)
-				x.tel.add(cDeviceToHostBytes, uint64(len(dst)))
-				x.tel.add(cReadbackBytes, uint64(len(dst)))
-			}
-			x.releaseStagingLocked(stage)
-		}
-		x.mu.Unlock()
-		if serr != nil {
-			_, _ = p.Wait()
-			return Timing{}, serr
-		}
+	if len(dst) == 0 {
+		return x.waitLocked(p)
 	}
-	return p.Wait()
+	if p.done { // the borrowed fallback ran the dispatch to completion
+		return p.result, x.downloadLocked([]ReadRequest{{Buffer: b, Offset: off, Len: uint64(len(dst))}}, [][]byte{dst})
+	}
+	return x.waitReadLocked(p, src, dst)
 }
 
 // LaunchAsync checks and enqueues k on a pooled non-blocking stream between
@@ -160,20 +134,115 @@ func (x *Executor) LaunchRead(k *Kernel, cfg LaunchConfig, b Buffer, off uint64,
 // and the device's limits; the grid within the device's limits; dynamic
 // shared memory within the opt-in limit (opting in above 48 KiB); for a
 // cooperative launch, device support and a co-resident grid
-// (*CoResidencyError otherwise; such a grid is never launched).
+// (*CoResidencyError otherwise; such a grid is never launched); at most
+// MaxLaunchesPerDispatch launches. Before the launches it uploads the
+// Params arguments and zeroes the Out buffers on the same stream, without
+// waiting.
 func (x *Executor) LaunchAsync(k *Kernel, cfg LaunchConfig, args ...Arg) (*Pending, error) {
-	return x.enqueue(k, cfg, args, [][]uint64{nil})
+	t0 := time.Now()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	return x.enqueueLocked(t0, k, cfg, args, noTails)
 }
 
-// enqueue launches k once per tail, in order on one stream, between one pair
-// of timing events; each launch's arguments are args followed by its tail
-// of 8-byte scalars.
-func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]uint64) (*Pending, error) {
+// noTails is a dispatch of one launch with no per-launch arguments.
+var noTails = [][]uint64{nil}
+
+// launchArgs are a dispatch's arguments resolved for the driver: one value
+// per argument (Params values are filled in when they are uploaded), the
+// Params arguments' indices, the Out buffers to zero and every buffer used.
+type launchArgs struct {
+	vals   []uint64
+	params []int
+	clears []clearSpan
+	used   []uint64
+}
+
+// clearSpan is an output-only buffer to zero before a launch.
+type clearSpan struct {
+	id  uint64
+	ptr DevPtr
+	n   uint64
+}
+
+// resolveArgsLocked resolves args (plus extra per-launch scalars, counted
+// against MaxKernelArgs).
+func (x *Executor) resolveArgsLocked(args []Arg, extra int) (launchArgs, error) {
+	if len(args)+extra > MaxKernelArgs {
+		return launchArgs{}, invalidArg("kernel arguments", fmt.Sprintf("Fix: pass at most %d arguments; put the rest in a Params buffer.", MaxKernelArgs), "%d arguments", len(args)+extra)
+	}
+	la := launchArgs{vals: make([]uint64, len(args))}
+	for i, a := range args {
+		switch a.kind {
+		case argScalar:
+			la.vals[i] = a.val
+		case argBuffer, argOut:
+			ptr, err := x.argBufferLocked(a, i)
+			if err != nil {
+				return launchArgs{}, err
+			}
+			la.vals[i] = uint64(ptr)
+			la.used = append(la.used, a.buf.ID)
+			if a.kind == argOut && !la.clearing(a.buf.ID) {
+				la.clears = append(la.clears, clearSpan{id: a.buf.ID, ptr: ptr, n: a.buf.Len})
+			}
+		case argParams:
+			if len(a.params) == 0 {
+				return launchArgs{}, invalidArg(argField(i), "Fix: pass a non-empty parameter buffer.", "parameter buffer is empty")
+			}
+			la.params = append(la.params, i)
+		default:
+			return launchArgs{}, invalidArg(argField(i), "Fix: build arguments with Ptr, PtrAt, Out, U64, I64, F64 or Params.", "is the zero Arg")
+		}
+	}
+	return la, nil
+}
+
+// clearing reports whether buffer id is already to be zeroed.
+func (la launchArgs) clearing(id uint64) bool {
+	for _, c := range la.clears {
+		if c.id == id {
+			return true
+		}
+	}
+	return false
+}
+
+// argBufferLocked resolves buffer argument i to its device address.
+func (x *Executor) argBufferLocked(a Arg, i int) (DevPtr, error) {
+	r, err := x.residentLocked(a.buf, opKernelArgument, a.off, a.buf.Len)
+	if err != nil {
+		return 0, err
+	}
+	if a.off >= r.len {
+		return 0, invalidArg(argField(i), "Fix: pass an offset inside the buffer.", "offset %d is outside buffer %d of %d bytes", a.off, a.buf.ID, r.len)
+	}
+	return r.ptr + DevPtr(a.off), nil
+}
+
+// argField names kernel argument i in an error.
+func argField(i int) string { return fmt.Sprintf("kernel argument %d", i) }
+
+// launchCount returns the launches of a dispatch: its tails times its
+// fixpoint iterations, at most MaxLaunchesPerDispatch.
+func launchCount(cfg LaunchConfig, tails int) (uint64, error) {
+	n := uint64(cfg.iterations()) * uint64(tails)
+	if n > MaxLaunchesPerDispatch {
+		return 0, invalidArg("fixpoint iterations", fmt.Sprintf("Fix: enqueue at most %d launches per dispatch (phases times iterations); loop on the host for more.", MaxLaunchesPerDispatch), "%d iterations of %d launches", cfg.iterations(), tails)
+	}
+	return n, nil
+}
+
+// enqueueLocked checks and enqueues a dispatch: k launched once per tail
+// (each launch's arguments are args followed by its tail of 8-byte
+// scalars), the whole sequence FixpointIterations times, in order on one
+// stream between one pair of timing events. With the borrowed fallback on
+// (Options.ResidentBorrowedFallback) it runs the dispatch to completion
+// through host staging instead and returns it finished.
+func (x *Executor) enqueueLocked(t0 time.Time, k *Kernel, cfg LaunchConfig, args []Arg, tails [][]uint64) (*Pending, error) {
 	if k == nil {
 		return nil, errNilKernel()
 	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	if x.closed {
 		return nil, ErrClosed
 	}
@@ -183,92 +252,77 @@ func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]ui
 	if err := x.checkShapeLocked(k, cfg); err != nil {
 		return nil, err
 	}
-	tailLen := 0
-	if len(tails) > 0 {
-		tailLen = len(tails[0])
+	launches, err := launchCount(cfg, len(tails))
+	if err != nil {
+		return nil, err
 	}
-	if len(args)+tailLen > MaxKernelArgs {
-		return nil, invalidArg("kernel arguments", fmt.Sprintf("Fix: pass at most %d arguments; put the rest in a Params buffer.", MaxKernelArgs), "%d arguments", len(args)+tailLen)
+	la, err := x.resolveArgsLocked(args, len(tails[0]))
+	if err != nil {
+		return nil, err
 	}
-	vals := make([]uint64, len(args))
-	for i, a := range args {
-		switch a.kind {
-		case argScalar:
-			vals[i] = a.val
-		case argBuffer:
-			r, ok := x.buffers[a.buf.ID]
-			if !ok {
-				return nil, &UnknownBufferError{Buffer: a.buf.ID}
-			}
-			if a.off >= r.len {
-				return nil, invalidArg(fmt.Sprintf("kernel argument %d", i), "Fix: pass an offset inside the buffer.", "offset %d is outside buffer %d of %d bytes", a.off, a.buf.ID, r.len)
-			}
-			vals[i] = uint64(r.ptr) + a.off
-		case argParams:
-			if len(a.params) == 0 {
-				return nil, invalidArg(fmt.Sprintf("kernel argument %d", i), "Fix: pass a non-empty parameter buffer.", "parameter buffer is empty")
-			}
-		default:
-			return nil, invalidArg(fmt.Sprintf("kernel argument %d", i), "Fix: build arguments with Ptr, PtrAt, U64, I64, F64 or Params.", "is the zero Arg")
-		}
+	if x.opts.ResidentBorrowedFallback && len(la.used) > 0 {
+		return x.borrowedLocked(t0, k, cfg, args, la, tails)
 	}
-	p := &Pending{x: x}
-	ok := false
-	defer func() {
-		if !ok {
-			x.finishLocked(p)
-		}
-	}()
+	p := &Pending{x: x, k: k, cfg: cfg, t0: t0, launches: launches, pinned: la.used}
+	for _, id := range la.used {
+		x.buffers[id].inFlight++
+	}
+	if err := x.onDriver(func() error { return x.enqueueDriverLocked(p, k, cfg, args, la, tails) }); err != nil {
+		x.finishLocked(p)
+		return nil, err
+	}
+	p.enqueue = time.Since(t0)
+	p.counted = true
+	x.pending++
+	return p, nil
+}
+
+// enqueueDriverLocked makes a dispatch's driver calls, on the driver
+// thread: stream, parameter uploads, output clears, start event, launches,
+// stop event.
+func (x *Executor) enqueueDriverLocked(p *Pending, k *Kernel, cfg LaunchConfig, args []Arg, la launchArgs, tails [][]uint64) error {
+	x.rangePush(RangeLaunch)
+	defer x.rangePop()
 	var err error
 	if p.s, err = x.streamLocked(); err != nil {
-		return nil, err
+		return err
 	}
-	// Parameter buffers: transient device memory, staged like any upload.
-	for i, a := range args {
-		if a.kind != argParams {
-			continue
-		}
-		ptr, err := x.b.MemAlloc(uint64(len(a.params)))
+	for _, i := range la.params {
+		ptr, err := x.stageParamsLocked(p, args[i].params)
 		if err != nil {
-			return nil, err
-		}
-		p.params = append(p.params, ptr)
-		x.tel.add(cTransientAllocBytes, uint64(len(a.params)))
-		stage, err := x.stagingLocked(len(a.params))
-		if err != nil {
-			return nil, err
-		}
-		copy(stage.Data, a.params)
-		err = x.b.CopyHtoDAsync(ptr, stage, uint64(len(a.params)), p.s)
-		if err == nil {
-			err = x.b.StreamSync(p.s)
-		}
-		x.releaseStagingLocked(stage)
-		if err != nil {
-			return nil, err
-		}
-		x.tel.add(cParamUploadBytes, uint64(len(a.params)))
-		vals[i] = uint64(ptr)
-	}
-	if p.start, err = x.eventLocked(); err != nil {
-		return nil, err
-	}
-	if p.stop, err = x.eventLocked(); err != nil {
-		return nil, err
-	}
-	for _, a := range args {
-		if a.kind == argBuffer {
-			x.buffers[a.buf.ID].inFlight++
-			p.pinned = append(p.pinned, a.buf.ID)
-		}
-	}
-	p.t0 = time.Now()
-	err = x.onDriver(func() error {
-		if err := x.b.EventRecord(p.start, p.s); err != nil {
 			return err
 		}
+		la.vals[i] = uint64(ptr)
+	}
+	if err := x.clearLocked(la.clears, p.s); err != nil {
+		return err
+	}
+	if p.start, err = x.eventLocked(); err != nil {
+		return err
+	}
+	if p.stop, err = x.eventLocked(); err != nil {
+		return err
+	}
+	if err := x.b.EventRecord(p.start, p.s); err != nil {
+		return err
+	}
+	if err := x.launchTailsLocked(k, cfg, la.vals, tails, p.s); err != nil {
+		return err
+	}
+	return x.b.EventRecord(p.stop, p.s)
+}
+
+// launchTailsLocked launches k once per tail, FixpointIterations times
+// over, on stream s, counting each launch.
+func (x *Executor) launchTailsLocked(k *Kernel, cfg LaunchConfig, vals []uint64, tails [][]uint64, s StreamRef) error {
+	n := len(vals)
+	for range cfg.iterations() {
 		for _, tail := range tails {
-			if err := x.b.Launch(k.ref, cfg, append(vals[:len(args):len(args)], tail...), p.s); err != nil {
+			all := vals
+			if len(tail) > 0 {
+				all = append(vals[:n:n], tail...)
+			}
+			if err := x.b.Launch(k.ref, cfg, all, s); err != nil {
 				var de *DriverError
 				if errors.As(err, &de) {
 					de.Detail = fmt.Sprintf("kernel %s, grid %v, block %v, %d B dynamic shared memory", k.name, cfg.Grid, cfg.Block, cfg.DynamicSharedBytes)
@@ -277,16 +331,45 @@ func (x *Executor) enqueue(k *Kernel, cfg LaunchConfig, args []Arg, tails [][]ui
 			}
 			x.tel.RecordLaunch(cfg, cfg.elements())
 		}
-		return x.b.EventRecord(p.stop, p.s)
-	})
-	if err != nil {
-		return nil, err
 	}
-	p.enqueue = time.Since(p.t0)
-	ok = true
-	p.counted = true
-	x.pending++
-	return p, nil
+	return nil
+}
+
+// stageParamsLocked uploads a parameter buffer on p's stream without
+// waiting: transient device memory and pinned staging, both kept until the
+// dispatch finishes. It counts as a transient allocation, a host upload and
+// parameter bytes (vyre's prepare_resident_param_upload).
+func (x *Executor) stageParamsLocked(p *Pending, params []byte) (DevPtr, error) {
+	n := uint64(len(params))
+	ptr, err := x.b.MemAlloc(n)
+	if err != nil {
+		return 0, err
+	}
+	p.params = append(p.params, ptr)
+	x.tel.add(cTransientAllocBytes, n)
+	stage, err := x.stagingLocked(len(params))
+	if err != nil {
+		return 0, err
+	}
+	p.stages = append(p.stages, stage)
+	copy(stage.Data, params)
+	if err := x.b.CopyHtoDAsync(ptr, stage.slice(0, len(params)), n, p.s); err != nil {
+		return 0, err
+	}
+	x.tel.add(cHostUploadOps, 1)
+	x.tel.add(cHostToDeviceBytes, n)
+	x.tel.add(cParamUploadBytes, n)
+	return ptr, nil
+}
+
+// clearLocked zeroes output-only buffers on stream s.
+func (x *Executor) clearLocked(clears []clearSpan, s StreamRef) error {
+	for _, c := range clears {
+		if err := x.b.MemsetD8Async(c.ptr, 0, c.n, s); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // driverSequencer is implemented by backends that run driver calls on a
@@ -302,248 +385,4 @@ func (x *Executor) onDriver(f func() error) error {
 		return s.runOnDriver(f)
 	}
 	return f()
-}
-
-// checkShapeLocked validates a launch shape against the kernel and device.
-func (x *Executor) checkShapeLocked(k *Kernel, cfg LaunchConfig) error {
-	fix := "Fix: use positive grid and block dimensions within the device limits."
-	for i := range 3 {
-		if cfg.Grid[i] == 0 || cfg.Block[i] == 0 {
-			return invalidArg("launch shape", fix, "kernel %s: grid %v and block %v must have no zero dimension", k.name, cfg.Grid, cfg.Block)
-		}
-		if int64(cfg.Grid[i]) > x.dev.MaxGridDim[i] || int(cfg.Block[i]) > x.dev.MaxBlockDim[i] {
-			return invalidArg("launch shape", fix, "kernel %s: grid %v / block %v exceed the device's %v / %v", k.name, cfg.Grid, cfg.Block, x.dev.MaxGridDim, x.dev.MaxBlockDim)
-		}
-	}
-	threads := uint64(cfg.Block[0]) * uint64(cfg.Block[1]) * uint64(cfg.Block[2])
-	lim := min(x.dev.MaxThreadsPerBlock, k.attrs.MaxThreadsPerBlock)
-	if threads > uint64(lim) {
-		return invalidArg("threads per block", fmt.Sprintf("Fix: use at most %d threads per block for kernel %s.", lim, k.name), "%d threads", threads)
-	}
-	if err := x.optInLocked(k, int(cfg.DynamicSharedBytes)); err != nil {
-		return err
-	}
-	if !cfg.Cooperative {
-		return nil
-	}
-	if !x.dev.CooperativeLaunch {
-		return invalidArg("cooperative launch", "Fix: use DispatchWithGridSyncSplit, which splits at grid barriers on devices without cooperative launch.", "device %s does not support cooperative launch", x.dev.Name)
-	}
-	grid, err := checked.Mul(uint64(cfg.Grid[0])*uint64(cfg.Grid[1]), uint64(cfg.Grid[2]), "grid blocks")
-	if err != nil {
-		return err
-	}
-	plan, err := x.coGridLocked(k, int(threads), int(cfg.DynamicSharedBytes))
-	if err != nil {
-		return err
-	}
-	if grid > uint64(plan.GridBlocks) {
-		return &CoResidencyError{Kernel: k.name, GridBlocks: grid, BlocksPerSM: plan.BlocksPerSM, SMCount: x.dev.SMCount,
-			Limit: uint64(plan.GridBlocks), BlockThreads: int(threads), DynamicSmem: int(cfg.DynamicSharedBytes)}
-	}
-	return nil
-}
-
-// Ready reports whether the dispatch has completed, without blocking.
-func (p *Pending) Ready() (bool, error) {
-	p.x.mu.Lock()
-	defer p.x.mu.Unlock()
-	if p.done {
-		return true, p.err
-	}
-	if p.x.closed {
-		return false, ErrClosed
-	}
-	return p.x.b.EventQuery(p.stop)
-}
-
-// Wait blocks until the dispatch completes, releases its stream, events and
-// parameter buffers, clears its in-flight marks and returns its timing.
-// Calling Wait again returns the same result.
-func (p *Pending) Wait() (Timing, error) {
-	x := p.x
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if p.done {
-		return p.result, p.err
-	}
-	if x.closed {
-		return Timing{}, ErrClosed
-	}
-	var t Timing
-	var ms float64
-	var msErr error
-	err := x.onDriver(func() error {
-		w0 := time.Now()
-		err := x.b.EventSync(p.stop)
-		end := time.Now()
-		p.synced = err == nil // everything was enqueued before the stop event
-		t = Timing{WallNs: uint64(end.Sub(p.t0)), EnqueueNs: uint64(p.enqueue), WaitNs: uint64(end.Sub(w0))}
-		if err == nil {
-			ms, msErr = x.b.EventElapsedMs(p.start, p.stop)
-		}
-		return err
-	})
-	if err == nil {
-		x.tel.add(cSyncPoints, 1)
-		if msErr == nil {
-			if ns, e := msToNs(ms); e == nil {
-				t.DeviceNs, t.HasDeviceTime = ns, true
-			}
-		}
-		x.tel.RecordTimed(t)
-	}
-	p.result, p.err = t, err
-	x.finishLocked(p)
-	return t, err
-}
-
-// finishLocked releases a dispatch's resources (also on a failed enqueue).
-func (x *Executor) finishLocked(p *Pending) {
-	if p.done {
-		return
-	}
-	p.done = true
-	if p.counted {
-		x.pending--
-	}
-	for _, id := range p.pinned {
-		if r, ok := x.buffers[id]; ok && r.inFlight > 0 {
-			r.inFlight--
-		}
-	}
-	for _, ptr := range p.params {
-		_ = x.b.MemFree(ptr)
-	}
-	if p.s != 0 {
-		if !p.synced { // a failed enqueue may have left work on the stream
-			_ = x.b.StreamSync(p.s)
-		}
-		x.releaseStreamLocked(p.s)
-	}
-	if p.start != 0 {
-		x.releaseEventLocked(p.start)
-	}
-	if p.stop != 0 {
-		x.releaseEventLocked(p.stop)
-	}
-}
-
-// GridPlan is a co-resident grid for a persistent or cooperative kernel.
-type GridPlan struct {
-	// BlocksPerSM is the blocks per SM used: the smaller of the model's and
-	// the driver's answers.
-	BlocksPerSM int `json:"blocks_per_sm"`
-	// ModelBlocksPerSM is occupancy.Compute's answer.
-	ModelBlocksPerSM int `json:"model_blocks_per_sm"`
-	// DriverBlocksPerSM is cuOccupancyMaxActiveBlocksPerMultiprocessor's.
-	DriverBlocksPerSM int `json:"driver_blocks_per_sm"`
-	// Limit is the occupancy model's binding limit.
-	Limit occupancy.Limit `json:"limit"`
-	// GridBlocks = BlocksPerSM × SMCount.
-	GridBlocks uint32 `json:"grid_blocks"`
-	SMCount    int    `json:"sm_count"`
-	// BlockThreads and DynamicSharedBytes are the inputs.
-	BlockThreads       int `json:"block_threads"`
-	DynamicSharedBytes int `json:"dynamic_shared_bytes"`
-}
-
-// Agrees reports whether the occupancy model and the driver agree.
-func (g GridPlan) Agrees() bool { return g.ModelBlocksPerSM == g.DriverBlocksPerSM }
-
-// Config returns the cooperative launch shape of the plan.
-func (g GridPlan) Config() LaunchConfig {
-	c := Linear(g.GridBlocks, uint32(g.BlockThreads))
-	c.DynamicSharedBytes = uint32(g.DynamicSharedBytes)
-	c.Cooperative = true
-	return c
-}
-
-// CooperativeGrid sizes the largest co-resident grid of k at the given
-// block size and dynamic shared memory: the occupancy model's blocks per SM,
-// cross-checked against the driver (the smaller is used, and both are
-// reported), times the SM count. A kernel that cannot fit one block per SM
-// is refused with a *CoResidencyError.
-func (x *Executor) CooperativeGrid(k *Kernel, blockThreads, dynamicSharedBytes int) (GridPlan, error) {
-	if k == nil {
-		return GridPlan{}, errNilKernel()
-	}
-	x.mu.Lock()
-	defer x.mu.Unlock()
-	if x.closed {
-		return GridPlan{}, ErrClosed
-	}
-	if err := x.optInLocked(k, dynamicSharedBytes); err != nil {
-		return GridPlan{}, err
-	}
-	return x.coGridLocked(k, blockThreads, dynamicSharedBytes)
-}
-
-func (x *Executor) coGridLocked(k *Kernel, blockThreads, dyn int) (GridPlan, error) {
-	if blockThreads <= 0 || blockThreads > min(x.dev.MaxThreadsPerBlock, k.attrs.MaxThreadsPerBlock) {
-		return GridPlan{}, invalidArg("threads per block", fmt.Sprintf("Fix: use 1 to %d threads per block for kernel %s.", min(x.dev.MaxThreadsPerBlock, k.attrs.MaxThreadsPerBlock), k.name), "%d", blockThreads)
-	}
-	r, err := occupancy.Compute(x.dev, k.OccupancyKernel(dyn), blockThreads)
-	if err != nil {
-		return GridPlan{}, err
-	}
-	drv, err := x.b.MaxActiveBlocksPerSM(k.ref, blockThreads, dyn)
-	if err != nil {
-		return GridPlan{}, err
-	}
-	g := GridPlan{ModelBlocksPerSM: r.ActiveBlocksPerSM, DriverBlocksPerSM: drv, Limit: r.Limit,
-		BlocksPerSM: min(r.ActiveBlocksPerSM, drv), SMCount: x.dev.SMCount, BlockThreads: blockThreads, DynamicSharedBytes: dyn}
-	blocks, err := checked.Mul(uint64(g.BlocksPerSM), uint64(x.dev.SMCount), "co-resident grid blocks")
-	if err != nil || blocks > math.MaxUint32 {
-		return GridPlan{}, &checked.OverflowError{Field: "co-resident grid blocks"}
-	}
-	g.GridBlocks = uint32(blocks)
-	if g.GridBlocks == 0 {
-		return g, &CoResidencyError{Kernel: k.name, GridBlocks: 1, BlocksPerSM: 0, SMCount: x.dev.SMCount, Limit: 0, BlockThreads: blockThreads, DynamicSmem: dyn}
-	}
-	return g, nil
-}
-
-// SplitResult reports how DispatchWithGridSyncSplit ran.
-type SplitResult struct {
-	// Launches is 1 for a cooperative run, else the number of phases.
-	Launches int `json:"launches"`
-	// Cooperative is true when one cooperative launch ran every phase.
-	Cooperative bool `json:"cooperative"`
-	// Timing sums the launches' timings.
-	Timing Timing `json:"timing"`
-}
-
-// DispatchWithGridSyncSplit runs a phased kernel (vyre's
-// dispatch_with_grid_sync_split). The kernel's last two parameters must be
-// (unsigned long long phase_begin, unsigned long long phase_end): it runs
-// phases [begin, end) with a grid-wide barrier between consecutive phases.
-//
-// With cfg.Cooperative and a device that supports cooperative launch, it is
-// one cooperative launch over [0, phases) (the grid must be co-resident).
-// Otherwise the work is split at the grid barriers: one ordinary launch per
-// phase p over [p, p+1), enqueued back to back on one stream (so each kernel
-// boundary acts as the barrier) and timed as a whole. forceSplit takes the
-// split path on any device.
-func (x *Executor) DispatchWithGridSyncSplit(k *Kernel, cfg LaunchConfig, phases uint64, forceSplit bool, args ...Arg) (SplitResult, error) {
-	if phases == 0 || phases > MaxSplitPhases {
-		return SplitResult{}, invalidArg("phases", fmt.Sprintf("Fix: pass 1 to %d phases; loop on the host for more.", MaxSplitPhases), "%d phases", phases)
-	}
-	coop := cfg.Cooperative && x.dev.CooperativeLaunch && !forceSplit
-	if coop {
-		all := append(append(make([]Arg, 0, len(args)+2), args...), U64(0), U64(phases))
-		t, err := x.Launch(k, cfg, all...)
-		return SplitResult{Launches: 1, Cooperative: true, Timing: t}, err
-	}
-	cfg.Cooperative = false
-	tails := make([][]uint64, phases)
-	for p := range phases {
-		tails[p] = []uint64{p, p + 1}
-	}
-	pd, err := x.enqueue(k, cfg, args, tails)
-	if err != nil {
-		return SplitResult{}, err
-	}
-	t, err := pd.Wait()
-	return SplitResult{Launches: int(phases), Timing: t}, err
 }

@@ -21,6 +21,9 @@ type HostLoop struct {
 	pinned []uint64
 	reads  uint64
 	bytes  uint64
+	// ended is set when the loop's final wait was made, idle when it saw
+	// the stream drain.
+	ended, idle bool
 	// Bound calls of a backend that offers them (boundCalls): the same
 	// driver calls without a lookup per call.
 	bound    boundCalls
@@ -75,6 +78,8 @@ func (x *Executor) RunHostLoop(body func(l *HostLoop) error) (Timing, error) {
 	var t Timing
 	t0 := time.Now()
 	err = x.onDriver(func() error {
+		x.rangePush(RangeHostLoop)
+		defer x.rangePop()
 		if err := x.b.EventRecord(ev0, l.s); err != nil {
 			return err
 		}
@@ -87,9 +92,11 @@ func (x *Executor) RunHostLoop(body func(l *HostLoop) error) (Timing, error) {
 		if err := x.b.EventRecord(ev1, l.s); err != nil {
 			return err
 		}
+		l.ended = true
 		if err := x.b.EventSync(ev1); err != nil {
 			return err
 		}
+		l.idle = true
 		ms, err := x.b.EventElapsedMs(ev0, ev1)
 		if err == nil {
 			if ns, err := msToNs(ms); err == nil {
@@ -99,7 +106,10 @@ func (x *Executor) RunHostLoop(body func(l *HostLoop) error) (Timing, error) {
 		return nil
 	})
 	t.WallNs = uint64(time.Since(t0))
-	x.tel.add(cSyncPoints, l.reads+1)
+	x.tel.add(cSyncPoints, l.reads)
+	if l.ended {
+		x.tel.add(cSyncPoints, 1)
+	}
 	x.tel.add(cDeviceReadbackOps, l.reads)
 	x.tel.add(cDeviceToHostBytes, l.bytes)
 	x.tel.add(cReadbackBytes, l.bytes)
@@ -128,8 +138,9 @@ func (l *HostLoop) bind() error {
 }
 
 // release drops the loop's in-flight marks and returns its stream and
-// staging buffer to the pools. A stream left with work after a failure is
-// synchronised first.
+// staging buffer to the pools. A stream that may still have work after a
+// failure is synchronised first (a counted wait); if that fails too, the
+// stream and the staging buffer are abandoned rather than reused.
 func (l *HostLoop) release() {
 	x := l.x
 	for _, id := range l.pinned {
@@ -137,11 +148,16 @@ func (l *HostLoop) release() {
 			r.inFlight--
 		}
 	}
+	if l.s != 0 && !l.idle {
+		if x.b.StreamSync(l.s) != nil {
+			return
+		}
+		x.tel.add(cSyncPoints, 1)
+	}
 	if l.pin.Data != nil {
 		x.releaseStagingLocked(l.pin)
 	}
 	if l.s != 0 {
-		_ = x.b.StreamSync(l.s)
 		x.releaseStreamLocked(l.s)
 	}
 }
@@ -160,18 +176,15 @@ func (l *HostLoop) Resolve(args []Arg) ([]uint64, error) {
 		case argScalar:
 			vals[i] = a.val
 		case argBuffer:
-			r, ok := l.x.buffers[a.buf.ID]
-			if !ok {
-				return nil, &UnknownBufferError{Buffer: a.buf.ID}
+			ptr, err := l.x.argBufferLocked(a, i)
+			if err != nil {
+				return nil, err
 			}
-			if a.off >= r.len {
-				return nil, invalidArg(fmt.Sprintf("kernel argument %d", i), "Fix: pass an offset inside the buffer.", "offset %d is outside buffer %d of %d bytes", a.off, a.buf.ID, r.len)
-			}
-			r.inFlight++
+			l.x.buffers[a.buf.ID].inFlight++
 			l.pinned = append(l.pinned, a.buf.ID)
-			vals[i] = uint64(r.ptr) + a.off
+			vals[i] = uint64(ptr)
 		default:
-			return nil, invalidArg(fmt.Sprintf("kernel argument %d", i), "Fix: pass buffers (Ptr, PtrAt) and scalars (U64, I64, F64) to a host loop.", "is not a direct argument")
+			return nil, invalidArg(fmt.Sprintf("kernel argument %d", i), "Fix: pass buffers (Ptr, PtrAt) and scalars (U64, I64, F64) to a host loop; zero an Out buffer with a Launch before the loop.", "is not a direct argument")
 		}
 	}
 	return vals, nil
@@ -179,7 +192,7 @@ func (l *HostLoop) Resolve(args []Arg) ([]uint64, error) {
 
 // Launch enqueues k on the loop's stream with values from Resolve, after
 // the same shape checks as Executor.Launch (a cooperative launch is
-// refused: use Executor.Launch for those).
+// refused: use Executor.Launch for those), cfg.FixpointIterations times.
 func (l *HostLoop) Launch(k *Kernel, cfg LaunchConfig, vals []uint64) error {
 	x := l.x
 	if k == nil {
@@ -194,10 +207,12 @@ func (l *HostLoop) Launch(k *Kernel, cfg LaunchConfig, vals []uint64) error {
 	if err := x.checkShapeLocked(k, cfg); err != nil {
 		return err
 	}
-	if err := l.launch(k, cfg, vals); err != nil {
-		return err
+	for range cfg.iterations() {
+		if err := l.launch(k, cfg, vals); err != nil {
+			return err
+		}
+		x.tel.RecordLaunch(cfg, cfg.elements())
 	}
-	x.tel.RecordLaunch(cfg, cfg.elements())
 	return nil
 }
 
@@ -209,11 +224,11 @@ func (l *HostLoop) Read(b Buffer, off uint64, dst []byte) error {
 	if len(dst) == 0 || len(dst) > MaxLoopRead {
 		return invalidArg("host loop read", fmt.Sprintf("Fix: read 1 to %d bytes per step.", MaxLoopRead), "%d bytes", len(dst))
 	}
-	r, err := x.lookupRangeLocked(b, off, uint64(len(dst)), "host loop read")
+	src, err := x.rangeLocked(b, off, uint64(len(dst)), opReadback)
 	if err != nil {
 		return err
 	}
-	if err := l.copyBack(r.ptr+DevPtr(off), uint64(len(dst))); err != nil {
+	if err := l.copyBack(src, uint64(len(dst))); err != nil {
 		return err
 	}
 	copy(dst, l.pin.Data[:len(dst)])

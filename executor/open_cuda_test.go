@@ -23,3 +23,20 @@ func TestCUDAOpenWithoutGPUIsAnError(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnavailable)
 	t.Log(err)
 }
+
+// TestNVTXLabels: libnvToolsExt is loaded at run time; where it is
+// installed, every range's label reaches C intact and a push and a pop
+// work without a profiler attached; where it is not, the ranges are off
+// and nothing else changes.
+func TestNVTXLabels(t *testing.T) {
+	l := loadNVTX()
+	if l == nil {
+		t.Skip("libnvToolsExt is not installed: NVTX ranges are off")
+	}
+	defer l.free()
+	for _, r := range ProfilerRanges() {
+		require.Equal(t, r.Name, l.label(r.Range))
+		l.push(r.Range)
+		l.pop()
+	}
+}

@@ -1,8 +1,9 @@
 //go:build cuda
 
 // The small part of the CUDA driver API that gorgonia.org/cu v0.9.6 does not
-// wrap: cooperative launch, pinned host memory, function attributes,
-// device attributes above enum 91, and occupancy with flags.
+// wrap: cooperative launch, pinned and registered host memory, function
+// attributes, device attributes above enum 91, and occupancy with flags;
+// and NVTX ranges, loaded at run time.
 //
 // It also interposes cuInit. gorgonia.org/cu calls cuInit in its package
 // init and exits the process when that fails (no GPU, no device node).
@@ -14,6 +15,7 @@
 // gp_init_status first (see open_cuda.go).
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include "shim_cuda.h"
 #include "_cgo_export.h"
@@ -60,6 +62,49 @@ int gp_host_alloc(void **p, unsigned long long n) {
 }
 
 int gp_host_free(void *p) { return (int)cuMemFreeHost(p); }
+
+// Registered memory is portable (CU_MEMHOSTREGISTER_PORTABLE), as vyre
+// registers it.
+int gp_host_register(void *p, unsigned long long n) {
+    return (int)cuMemHostRegister(p, (size_t)n, CU_MEMHOSTREGISTER_PORTABLE);
+}
+
+int gp_host_unregister(void *p) { return (int)cuMemHostUnregister(p); }
+
+// NVTX: libnvToolsExt is opened with dlopen, so the build needs neither the
+// NVTX header nor the library; without the library the ranges are off.
+typedef int (*gp_nvtx_push_fn)(const char *);
+typedef int (*gp_nvtx_pop_fn)(void);
+static gp_nvtx_push_fn gp_nvtx_push_p = NULL;
+static gp_nvtx_pop_fn gp_nvtx_pop_p = NULL;
+static pthread_once_t gp_nvtx_once = PTHREAD_ONCE_INIT;
+
+static void gp_nvtx_open(void) {
+    const char *names[] = {"libnvToolsExt.so.1", "libnvToolsExt.so"};
+    for (int i = 0; i < 2; i++) {
+        void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+        if (h == NULL) {
+            continue;
+        }
+        gp_nvtx_push_fn push = (gp_nvtx_push_fn)dlsym(h, "nvtxRangePushA");
+        gp_nvtx_pop_fn pop = (gp_nvtx_pop_fn)dlsym(h, "nvtxRangePop");
+        if (push != NULL && pop != NULL) {
+            gp_nvtx_push_p = push;
+            gp_nvtx_pop_p = pop;
+            return;
+        }
+        dlclose(h);
+    }
+}
+
+int gp_nvtx_load(void) {
+    pthread_once(&gp_nvtx_once, gp_nvtx_open);
+    return gp_nvtx_push_p != NULL;
+}
+
+int gp_nvtx_push(const char *label) { return gp_nvtx_push_p != NULL ? gp_nvtx_push_p(label) : -1; }
+
+int gp_nvtx_pop(void) { return gp_nvtx_pop_p != NULL ? gp_nvtx_pop_p() : -1; }
 
 int gp_func_get_attr(void *fn, int attr, int *out) {
     return (int)cuFuncGetAttribute(out, (CUfunction_attribute)attr, (CUfunction)fn);

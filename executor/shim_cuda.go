@@ -2,7 +2,8 @@
 
 package executor
 
-// #cgo LDFLAGS: -lcuda -ldl
+// #cgo LDFLAGS: -lcuda -ldl -lpthread
+// #include <stdlib.h>
 // #include "shim_cuda.h"
 import "C"
 
@@ -81,6 +82,45 @@ func shimHostAlloc(n int) (unsafe.Pointer, error) {
 
 func shimHostFree(p unsafe.Pointer) error {
 	return newDriverError("cuMemFreeHost", int(C.gp_host_free(p)), "")
+}
+
+func shimHostRegister(p unsafe.Pointer, n int) error {
+	return newDriverError("cuMemHostRegister", int(C.gp_host_register(p, C.ulonglong(n))), fmt.Sprintf("%d bytes of host memory at %#x", n, uintptr(p)))
+}
+
+func shimHostUnregister(p unsafe.Pointer) error {
+	return newDriverError("cuMemHostUnregister", int(C.gp_host_unregister(p)), fmt.Sprintf("host memory at %#x", uintptr(p)))
+}
+
+// nvtxLabels are the profiler ranges' labels as C strings, allocated once
+// per backend and freed when it closes.
+type nvtxLabels [numProfilerRanges]*C.char
+
+// loadNVTX loads libnvToolsExt and returns the labels, or nil when the
+// library is missing (the ranges are then off).
+func loadNVTX() *nvtxLabels {
+	if C.gp_nvtx_load() == 0 {
+		return nil
+	}
+	var l nvtxLabels
+	for i, r := range profilerRanges {
+		l[i] = C.CString(r.Name)
+	}
+	return &l
+}
+
+func (l *nvtxLabels) push(r ProfilerRange) { C.gp_nvtx_push(l[r]) }
+
+// label returns r's label as the C side holds it.
+func (l *nvtxLabels) label(r ProfilerRange) string { return C.GoString(l[r]) }
+
+func (l *nvtxLabels) pop() { C.gp_nvtx_pop() }
+
+func (l *nvtxLabels) free() {
+	for i, c := range l {
+		C.free(unsafe.Pointer(c))
+		l[i] = nil
+	}
 }
 
 func shimFuncGetAttr(fn unsafe.Pointer, attr int) (int, error) {

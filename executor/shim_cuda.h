@@ -15,6 +15,13 @@ int gp_host_free(void *p);
 int gp_func_get_attr(void *fn, int attr, int *out);
 int gp_func_set_attr(void *fn, int attr, int value);
 int gp_occupancy(void *fn, int block, unsigned long long dyn, unsigned int flags, int *out);
+int gp_host_register(void *p, unsigned long long n);
+int gp_host_unregister(void *p);
+// gp_nvtx_load loads libnvToolsExt once (dlopen, no link-time dependency)
+// and returns 1 when its range functions were found, else 0.
+int gp_nvtx_load(void);
+int gp_nvtx_push(const char *label);
+int gp_nvtx_pop(void);
 int gp_launch(void *fn, unsigned int gx, unsigned int gy, unsigned int gz,
               unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
               void *stream, unsigned long long *vals, int n, int cooperative);

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 	"slices"
 	"testing"
 
@@ -229,7 +230,8 @@ func FuzzValidate(f *testing.F) {
 		for i, b := range raw {
 			levels[i] = int32(int8(b))
 		}
-		err := Validate(g, int32(root), levels)
+		var err error
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 64}, len(raw), func() { err = Validate(g, int32(root), levels) })
 		want, berr := BFS(g, int32(root))
 		if berr != nil {
 			if err == nil {

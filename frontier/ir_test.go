@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 	"github.com/gpuplan/gpuplan/megakernel"
 	"math"
 	"math/rand/v2"
@@ -280,6 +281,7 @@ func FuzzPlanFrontierTypedIR(f *testing.F) {
 		for i++; i+2 <= len(data); i += 2 {
 			deps = append(deps, IRDependency{Before: uint32(data[i] % 32), After: uint32(data[i+1] % 32)})
 		}
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 16, PerByte: 512}, len(data), func() { _, _ = PlanFrontierTypedIR(nodes, deps) })
 		plan, err := PlanFrontierTypedIR(nodes, deps)
 		if err != nil {
 			require.Contains(t, err.Error(), "Fix:")

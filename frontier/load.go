@@ -127,6 +127,8 @@ type SparseInputError struct {
 	PerByte int
 }
 
+// Error names the line, the vertex count, the input size and the limit,
+// and ends with a "Fix:".
 func (e *SparseInputError) Error() string {
 	return fmt.Sprintf("%s:%d: %d vertices for %d bytes of input is more than the %d vertex per byte allowed (at most %d here). Fix: number the vertices from 0 without large gaps, correct the declared size, or raise the vertices-per-byte limit",
 		e.Source, e.Line, e.Vertices, e.FileBytes, e.PerByte, int64(e.PerByte)*e.FileBytes)
@@ -145,6 +147,8 @@ type LoadBudgetError struct {
 	Bytes, Budget uint64
 }
 
+// Error names the line, the graph's size, the estimate and the budget,
+// and ends with a "Fix:".
 func (e *LoadBudgetError) Error() string {
 	return fmt.Sprintf("%s:%d: %d vertices and %d edges need about %d bytes to load, above the budget of %d bytes. Fix: use a smaller graph or raise the load memory budget to at least %d",
 		e.Source, e.Line, e.Vertices, e.Edges, e.Bytes, e.Budget, e.Bytes)

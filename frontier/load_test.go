@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -194,6 +195,12 @@ func checkBounded(t *testing.T, g *CSR, in string, lim Limits) {
 	}
 }
 
+// loadBound bounds what one parse of a graph file may allocate: a fixed
+// part for the parser's tables and, per input byte, at most one vertex
+// (its offset and level-sized rows) and the edge arrays of the shortest
+// edge line.
+var loadBound = memcheck.Bound{Base: 8 << 20, PerByte: 256}
+
 func FuzzReadEdgeList(f *testing.F) {
 	for _, s := range []string{"0 1\n1 2\n", "# c\n5 3 1.0\n", "0,1\n", "1 1\n", "x y\n", "0 99999999999\n", "0 268435455", "0 1\n2\n3 4\n"} {
 		f.Add(s)
@@ -203,6 +210,7 @@ func FuzzReadEdgeList(f *testing.F) {
 		g, err := checkPieces(t, func(parts int) (*CSR, error) { return parseEdgeList([]byte(in), "fuzz", lim, parts) })
 		checkLoaded(t, g, err)
 		checkBounded(t, g, in, lim)
+		memcheck.Check(t, loadBound, len(in), func() { _, _ = parseEdgeList([]byte(in), "fuzz", lim, 1) })
 	})
 }
 
@@ -222,6 +230,7 @@ func FuzzReadMatrixMarket(f *testing.F) {
 		g, err := checkPieces(t, func(parts int) (*CSR, error) { return parseMatrixMarket([]byte(in), "fuzz", lim, parts) })
 		checkLoaded(t, g, err)
 		checkBounded(t, g, in, lim)
+		memcheck.Check(t, loadBound, len(in), func() { _, _ = parseMatrixMarket([]byte(in), "fuzz", lim, 1) })
 	})
 }
 
@@ -247,6 +256,7 @@ func FuzzParseSpec(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 16, PerByte: 16}, len(in), func() { _, _ = ParseSpec(in) })
 		s, err := ParseSpec(in)
 		if err != nil {
 			if !strings.Contains(err.Error(), "Fix:") {

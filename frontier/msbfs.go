@@ -24,6 +24,8 @@ type MultiSourceRootError struct {
 	RootError
 }
 
+// Error names the root's position and value and the vertex range, and ends
+// with a "Fix:".
 func (e *MultiSourceRootError) Error() string {
 	return fmt.Sprintf("roots[%d]: %s", e.Index, e.RootError.Error())
 }
@@ -35,6 +37,8 @@ func (e *MultiSourceRootError) Unwrap() error { return &e.RootError }
 // one pass takes.
 type MultiSourceCountError struct{ Count int }
 
+// Error names the root count and the range allowed, and ends with a
+// "Fix:".
 func (e *MultiSourceCountError) Error() string {
 	return fmt.Sprintf("multi-source BFS: %d roots, want 1..%d. Fix: split the roots into passes of at most %d (planners.PlanMultiSourceBFS)",
 		e.Count, MaxMultiSourceRoots, MaxMultiSourceRoots)

@@ -3,6 +3,7 @@ package frontier
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -307,6 +308,7 @@ func FuzzBuildTokenFactGraph(f *testing.F) {
 		for i++; i+3 <= len(data); i += 3 {
 			edges = append(edges, TokenFactEdge{From: uint32(data[i] % 16), To: uint32(data[i+1] % 16), Kind: TokenFactEdgeKind(data[i+2] % 6)})
 		}
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 16, PerByte: 512}, len(data), func() { _, _ = BuildTokenFactGraph(nodes, edges, payload) })
 		g, err := BuildTokenFactGraph(nodes, edges, payload)
 		if err != nil {
 			require.Contains(t, err.Error(), "Fix:")

@@ -8,7 +8,9 @@
 #                           synccheck over every BFS kernel, through short
 #                           benchmark runs of every arm on three graphs, and
 #                           over the partitioned BFS kernels, through short
-#                           runs of three partitions simulated on the GPU
+#                           runs of three partitions simulated on the GPU,
+#                           and over every e-graph rebuild kernel, through
+#                           short runs of every arm on three generated e-graphs
 #   gpu-check.sh all        both
 #
 # It prints one PASS or FAIL line per check, then a summary, and exits 1 if
@@ -65,6 +67,17 @@ run_sanitizers() {
         record "compute-sanitizer $tool partitioned $graph" PASS
       else
         record "compute-sanitizer $tool partitioned $graph" FAIL
+        grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
+      fi
+    done
+    for egraph in gen:3000:1 gen:2000:2:chain gen:1500:3:cycle; do
+      log="/tmp/gpu-check-$tool-${egraph//:/-}.log"
+      if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench egraph --egraph "$egraph" \
+        --samples 1 --cpu-samples 0 --floor-rounds 4 >"$log" 2>&1 &&
+        grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
+        record "compute-sanitizer $tool $egraph" PASS
+      else
+        record "compute-sanitizer $tool $egraph" FAIL
         grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
       fi
     done

@@ -53,7 +53,13 @@ which 'gpuplan gate' judges against evidence/gates.json.
 
 Graphs: grid:N (N x N grid, diameter 2N-2), kron:SCALE (Graph500 Kronecker,
 edge factor 16), road:N (road-like planar graph on an N x N lattice),
-file:PATH (.mtx Matrix Market, otherwise an edge list "u v" per line).
+rgg:N[:DEGREE] (random geometric graph of N points in the unit square, average
+degree 8 by default), file:PATH (.mtx Matrix Market, otherwise an edge list
+"u v" per line; read under --max-graph-bytes, --max-load-bytes and
+--vertices-per-byte).
+
+"gpuplan bench egraph" measures the e-graph rebuild the same way (run
+'gpuplan bench egraph --help').
 
 With --devices N (N > 1) the graph is partitioned over N GPUs (gpuplan
 partition shows the plan) and the arm is the partitioned BFS, exchanging
@@ -70,6 +76,7 @@ type benchOptions struct {
 	roots      int
 	rootIDs    []int64
 	seed       uint64
+	limits     frontier.Limits
 	bench      bfs.BenchConfig
 	out        string
 	summary    string
@@ -112,7 +119,11 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	o := &benchOptions{open: openBenchExecutor, opener: partbfs.DefaultOpener()}
 	sc := &o.bench.Session
 	var graph string
-	f.StringVar(&graph, "graph", "", "graph `SPEC`: grid:N, kron:SCALE, road:N or file:PATH (.mtx or edge list)")
+	f.StringVar(&graph, "graph", "", "graph `SPEC`: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH (.mtx or edge list)")
+	o.limits = frontier.DefaultLimits()
+	f.Int64Var(&o.limits.MaxFileBytes, "max-graph-bytes", o.limits.MaxFileBytes, "file graphs: the largest input file in bytes")
+	f.Uint64Var(&o.limits.MaxLoadBytes, "max-load-bytes", o.limits.MaxLoadBytes, "file graphs: the memory a load may take, estimated before anything is allocated")
+	f.IntVar(&o.limits.VerticesPerByte, "vertices-per-byte", o.limits.VerticesPerByte, "file graphs: the most vertices per input byte (raise it for files whose ids leave most vertices isolated)")
 	f.IntVar(&o.roots, "roots", 16, "number of BFS roots, chosen among vertices with edges, deterministic from --seed")
 	rootIDs := f.String("root-ids", "", "comma-separated explicit root vertex `IDS` (instead of --roots)")
 	f.IntVar(&o.bench.Samples, "samples", bfs.DefaultSamples, "timed samples per arm (each one traversal from every root)")
@@ -140,7 +151,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, usagef("gpuplan bench: name the benchmark: 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
 	}
 	if args[0] != "frontier" {
-		return nil, usagef("gpuplan bench: unknown benchmark %q; the only one is frontier (run 'gpuplan bench --help' for usage)", args[0])
+		return nil, usagef("gpuplan bench: unknown benchmark %q; the benchmarks are frontier and egraph (run 'gpuplan bench --help' for usage)", args[0])
 	}
 	if err := f.parse(args[1:]); err != nil {
 		return nil, err
@@ -211,6 +222,8 @@ func (o *benchOptions) check(copyMiB int) error {
 		return usagef("gpuplan bench frontier: --mega-ahead %d is outside 0..65536 (0 picks the default; 1 is level-synchronous)", sc.MegakernelAhead)
 	case o.bench.BarrierLevels < 0 || o.bench.BarrierLevels > 1<<20:
 		return usagef("gpuplan bench frontier: --barrier-levels %d is outside 0..1048576 (0 skips the barrier floor)", o.bench.BarrierLevels)
+	case o.limits.MaxFileBytes < 1 || o.limits.MaxLoadBytes < 1 || o.limits.VerticesPerByte < 1:
+		return usagef("gpuplan bench frontier: --max-graph-bytes, --max-load-bytes and --vertices-per-byte must be positive")
 	case copyMiB < 0 || copyMiB > 1<<16:
 		return usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536", copyMiB)
 	case o.device < 0:

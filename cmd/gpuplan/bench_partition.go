@@ -18,6 +18,10 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
 
+// partbfsWorkload is the workload package the partitioned benchmark
+// measures, whose fingerprint its evidence records.
+const partbfsWorkload = "workloads/partbfs"
+
 // partitioned reports whether the flags ask for the partitioned BFS.
 func (o *benchOptions) partitioned() bool { return o.devices > 1 || o.simulate > 0 }
 
@@ -68,7 +72,7 @@ func benchPartitioned(e *env, o *benchOptions) error {
 			return err
 		}
 	}
-	fingerprint, err := evidence.SourceFingerprint(root)
+	fingerprint, err := evidence.WorkloadFingerprint(root, partbfsWorkload)
 	if err != nil {
 		return err
 	}

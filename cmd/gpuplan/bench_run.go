@@ -16,8 +16,19 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
-// runBench parses "gpuplan bench frontier" and runs it.
+// The workload packages the benchmarks measure, whose fingerprints their
+// evidence records.
+const (
+	bfsWorkload     = "workloads/bfs"
+	rebuildWorkload = "workloads/rebuild"
+)
+
+// runBench parses "gpuplan bench frontier" or "gpuplan bench egraph" and
+// runs it.
 func runBench(e *env, args []string) error {
+	if len(args) > 0 && args[0] == "egraph" {
+		return runBenchEgraph(e, args[1:])
+	}
 	o, err := parseBenchArgs(e, args)
 	if err != nil {
 		return err
@@ -45,7 +56,7 @@ func benchFrontier(e *env, o *benchOptions) error {
 			return err
 		}
 	}
-	fingerprint, err := evidence.SourceFingerprint(root)
+	fingerprint, err := evidence.WorkloadFingerprint(root, bfsWorkload)
 	if err != nil {
 		return err
 	}
@@ -78,7 +89,7 @@ func benchFrontier(e *env, o *benchOptions) error {
 // graphAndRoots builds the --graph and picks the roots.
 func (o *benchOptions) graphAndRoots(logf func(string, ...any)) (*frontier.CSR, []int32, error) {
 	t0 := time.Now()
-	g, err := o.spec.Build(o.seed, frontier.DefaultLimits())
+	g, err := o.spec.Build(o.seed, o.limits)
 	if err != nil {
 		return nil, nil, err
 	}

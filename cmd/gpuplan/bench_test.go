@@ -53,6 +53,7 @@ func TestBenchArgs(t *testing.T) {
 		"copy":           {"frontier", "--graph", "grid:4", "--copy-mib", "-1"},
 		"device":         {"frontier", "--graph", "grid:4", "--device", "-1"},
 		"extra argument": {"frontier", "--graph", "grid:4", "more"},
+		"zero limit":     {"frontier", "--graph", "grid:4", "--vertices-per-byte", "0"},
 	}
 	for name, args := range bad {
 		_, err := parseBenchArgs(e, args)

@@ -122,12 +122,20 @@ func (f *flags) readsInput() {
 	}
 }
 
+// checkInputLimit refuses a --max-input-bytes that is not positive, whichever
+// variable the command bound the flag to.
 func (f *flags) checkInputLimit() error {
-	if f.Lookup(maxInputFlag) != nil && f.env.inputLimit <= 0 {
-		return usagef("gpuplan %s: --%s %d is not a positive number of bytes. Fix: give the largest input size to accept in bytes, for example %d (256 MiB, the default)",
-			f.Name(), maxInputFlag, f.env.inputLimit, input.DefaultJSONLimit)
+	fl := f.Lookup(maxInputFlag)
+	if fl == nil {
+		return nil
 	}
-	return nil
+	if g, ok := fl.Value.(flag.Getter); ok {
+		if v, ok := g.Get().(int64); ok && v > 0 {
+			return nil
+		}
+	}
+	return usagef("gpuplan %s: --%s %s is not a positive number of bytes. Fix: give the largest input size to accept in bytes, for example %d (256 MiB, the default)",
+		f.Name(), maxInputFlag, fl.Value.String(), input.DefaultJSONLimit)
 }
 
 // noArgs fails with a usage error when positional arguments remain.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/input"
 )
 
@@ -38,7 +39,9 @@ Methods: worklist (the CPU reference: egg's deferred rebuild with a
 hash-cons, a union-find and a worklist of parents to repair) and rounds
 (the data-parallel rounds the GPU runs: apply pending unions, canonicalise
 every e-node, group equal e-nodes, unite their classes, until nothing
-changes).
+changes). --gpu runs the rounds on the GPU (CUDA build), in the arm the
+megakernel topology plan picks from a measured profile, or in --arm; the
+partition and the deduplicated e-node table are read back from the device.
 
 Example: gpuplan egraph rebuild math-1e6.pre.txt -o mine.post.txt --check math-1e6.post.txt`
 
@@ -50,6 +53,11 @@ type rebuildOptions struct {
 	check    string
 	maxBytes int64
 	json     bool
+	gpu      bool
+	arm      string
+	device   int
+	// open opens the executor of --gpu.
+	open func(device int) (*executor.Executor, error)
 }
 
 // rebuildCheck is the --check result.
@@ -73,6 +81,7 @@ type rebuildOutput struct {
 	NodesPerSecond float64       `json:"nodes_per_second"`
 	PartitionFile  string        `json:"partition_file,omitempty"`
 	Check          *rebuildCheck `json:"check,omitempty"`
+	GPU            *gpuRebuild   `json:"gpu,omitempty"`
 }
 
 // Input formats as the output names them.
@@ -83,13 +92,19 @@ const (
 )
 
 func parseRebuildArgs(e *env, args []string) (*rebuildOptions, error) {
-	f := e.newFlags("egraph rebuild", "egraph rebuild [--json] [--method worklist|rounds] [-o FILE] [--check FILE] FILE|gen:N|-", egraphRebuildAbout)
-	o := &rebuildOptions{}
+	f := e.newFlags("egraph rebuild", "egraph rebuild [--json] [--method worklist|rounds | --gpu [--arm ARM]] [-o FILE] [--check FILE] FILE|gen:N|-", egraphRebuildAbout)
+	o := &rebuildOptions{open: openBenchExecutor}
 	f.StringVar(&o.method, "method", "worklist", "rebuild `METHOD`: worklist (the CPU reference) or rounds (the GPU's data-parallel rounds)")
 	f.StringVar(&o.out, "o", "", "write the partition in egg-partition v1 format to `FILE`")
 	f.StringVar(&o.check, "check", "", "compare the partition with an egg-partition v1 `FILE` (or one class id per line); differing is an error")
 	f.Int64Var(&o.maxBytes, "max-input-bytes", input.DefaultGraphLimit, "refuse an input (and a --check file) larger than `N` bytes")
+	f.BoolVar(&o.gpu, "gpu", false, "rebuild on the GPU (CUDA build) instead of the CPU")
+	f.StringVar(&o.arm, "arm", armPlanned, "with --gpu: the `ARM` to run: planned (the topology plan's choice), host-loop, device-loop or persistent")
+	f.IntVar(&o.device, "device", 0, "with --gpu: CUDA device ordinal")
 	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	if err := o.checkGPUFlags(setFlags(f)); err != nil {
 		return nil, err
 	}
 	if f.NArg() != 1 {
@@ -110,6 +125,12 @@ func runEgraphRebuild(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	return egraphRebuild(e, o)
+}
+
+// egraphRebuild loads the input, rebuilds it, checks and writes the
+// partition and prints the result.
+func egraphRebuild(e *env, o *rebuildOptions) error {
 	out := &rebuildOutput{Input: o.file, Method: o.method}
 	start := time.Now()
 	g, err := loadRebuildInput(e, o, out)
@@ -118,16 +139,10 @@ func runEgraphRebuild(e *env, args []string) error {
 	}
 	out.ReadMS = msSince(start)
 	out.Ops = len(g.Ops)
-	rebuild := egraph.Rebuild
-	if o.method == "rounds" {
-		rebuild = egraph.RebuildRounds
-	}
-	start = time.Now()
-	res, err := rebuild(g)
+	res, err := runRebuildMethod(o, g, out)
 	if err != nil {
 		return fmt.Errorf("%s: %w", o.file, err)
 	}
-	out.RebuildMS = msSince(start)
 	out.RebuildResult = *res
 	if out.RebuildMS > 0 {
 		out.NodesPerSecond = float64(res.Nodes) / (out.RebuildMS / 1e3)
@@ -145,6 +160,22 @@ func runEgraphRebuild(e *env, args []string) error {
 	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
 	writeRebuildText(tw, out)
 	return tw.Flush()
+}
+
+// runRebuildMethod rebuilds g with --method on the CPU, or on the GPU, and
+// records the rebuild's time.
+func runRebuildMethod(o *rebuildOptions, g *egraph.Graph, out *rebuildOutput) (*egraph.RebuildResult, error) {
+	if o.gpu {
+		return rebuildOnGPU(o, g, out)
+	}
+	rebuild := egraph.Rebuild
+	if o.method == "rounds" {
+		rebuild = egraph.RebuildRounds
+	}
+	start := time.Now()
+	res, err := rebuild(g)
+	out.RebuildMS = msSince(start)
+	return res, err
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
@@ -262,7 +293,11 @@ func writePartitionFile(path string, g *egraph.Graph, classes []int32, distinct 
 		}
 	}
 	var buf bytes.Buffer
-	if err := egraph.WritePartition(&buf, named, distinct, "written by gpuplan egraph rebuild --method "+out.Method+" from "+out.Input); err != nil {
+	how := "--method " + out.Method
+	if out.GPU != nil {
+		how = "--gpu --arm " + out.GPU.Arm
+	}
+	if err := egraph.WritePartition(&buf, named, distinct, "written by gpuplan egraph rebuild "+how+" from "+out.Input); err != nil {
 		return err
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
@@ -289,7 +324,11 @@ func writeRebuildText(tw *tabwriter.Writer, o *rebuildOutput) {
 	fmt.Fprintf(tw, "unions\t%d pending pairs applied (%d merged), %d congruence merges\n", r.UnionPairs, r.UnionMerges, r.CongruenceMerges)
 	fmt.Fprintf(tw, "e-nodes\t%d in, %d distinct after the rebuild\n", r.Nodes, r.DistinctNodes)
 	fmt.Fprintf(tw, "rounds\t%d (%s)\n", r.Rounds, roundsMeaning(o.Method))
-	fmt.Fprintf(tw, "time\t%.3f ms rebuild on the CPU (%s), %.1f M e-nodes/s\n", o.RebuildMS, o.Method, o.NodesPerSecond/1e6)
+	if o.GPU != nil {
+		writeGPUTime(tw, o)
+	} else {
+		fmt.Fprintf(tw, "time\t%.3f ms rebuild on the CPU (%s), %.1f M e-nodes/s\n", o.RebuildMS, o.Method, o.NodesPerSecond/1e6)
+	}
 	if o.PartitionFile != "" {
 		fmt.Fprintf(tw, "partition\twritten to %s (%s)\n", o.PartitionFile, egraph.PartitionMagic)
 	}
@@ -299,6 +338,9 @@ func writeRebuildText(tw *tabwriter.Writer, o *rebuildOutput) {
 }
 
 func roundsMeaning(method string) string {
+	if method == methodGPU {
+		return "data-parallel rounds on the GPU, the last finding nothing new"
+	}
 	if method == "rounds" {
 		return "data-parallel rounds, the last finding nothing new"
 	}

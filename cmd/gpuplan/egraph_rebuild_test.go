@@ -79,7 +79,7 @@ func TestEgraphRebuildCommand(t *testing.T) {
 		{name: "two inputs", args: []string{"egraph", "rebuild", "a", "b"}, code: exitUsage, stderr: []string{"got 2 arguments"}},
 		{name: "bad method", args: []string{"egraph", "rebuild", "--method", "magic", "gen:10"}, code: exitUsage, stderr: []string{`--method "magic" is unknown`}},
 		{name: "bad flag", args: []string{"egraph", "rebuild", "--nope", "gen:10"}, code: exitUsage, stderr: []string{"flag provided but not defined"}},
-		{name: "bad limit", args: []string{"egraph", "rebuild", "--max-input-bytes", "0", "gen:10"}, code: exitUsage, stderr: []string{"not positive"}},
+		{name: "bad limit", args: []string{"egraph", "rebuild", "--max-input-bytes", "0", "gen:10"}, code: exitUsage, stderr: []string{"is not a positive number of bytes"}},
 		{name: "bad gen", args: []string{"egraph", "rebuild", "gen:0"}, code: exitUsage, stderr: []string{"0 e-nodes is outside"}},
 		{name: "bad gen shape", args: []string{"egraph", "rebuild", "gen:10:1:star"}, code: exitUsage, stderr: []string{`unknown shape "star"`}},
 		{name: "malformed dump", args: []string{"egraph", "rebuild", "-"}, stdin: strings.Replace(rebuildDump, "3 2 1", "3 2 1 1", 1), code: exitFailure,

@@ -16,8 +16,9 @@ const gateAbout = `Check the release claims in evidence/gates.json against the e
 under evidence/results/ (gpuplan's evidence format, see package evidence).
 
 A claim holds when its two arms come from one run (one file: one device,
-one commit), the evidence is not stale (its source fingerprint equals the
-current kernels' and executor's), both arms agree on the result checksum,
+one commit), the evidence is not stale (its source fingerprint is the
+current fingerprint of a GPU workload: the workload package and every
+package it imports, comments and layout aside), both arms agree on the result checksum,
 no sample has timed uploads, allocations or extra host syncs, each arm has
 at least 10 samples, and the lower bound of the 95% confidence interval of
 the ratio of medians (benchmath) reaches the claimed speedup. Any failing
@@ -162,7 +163,7 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	if err != nil {
 		return err
 	}
-	fp, err := evidence.SourceFingerprint(root)
+	fp, err := evidence.SourceFingerprints(root)
 	if err != nil {
 		return err
 	}
@@ -191,15 +192,15 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	}
 	if asJSON {
 		out := struct {
-			Gates       string        `json:"gates"`
-			Results     string        `json:"results"`
-			Fingerprint string        `json:"source_fingerprint"`
-			Files       int           `json:"files"`
-			Samples     int           `json:"samples"`
-			StaleFiles  []string      `json:"stale_files"`
-			Claims      []verdictJSON `json:"claims"`
-			Pass        bool          `json:"pass"`
-			Message     string        `json:"message"`
+			Gates       string                `json:"gates"`
+			Results     string                `json:"results"`
+			Fingerprint evidence.Fingerprints `json:"source_fingerprints"`
+			Files       int                   `json:"files"`
+			Samples     int                   `json:"samples"`
+			StaleFiles  []string              `json:"stale_files"`
+			Claims      []verdictJSON         `json:"claims"`
+			Pass        bool                  `json:"pass"`
+			Message     string                `json:"message"`
 		}{gatesPath, resultsDir, fp, len(files), samples, nonNil(stale), []verdictJSON{}, failed == 0, message}
 		for _, v := range verdicts {
 			out.Claims = append(out.Claims, verdictJSON{
@@ -214,7 +215,7 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 			return err
 		}
 	} else {
-		fmt.Fprintf(e.stdout, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprint %s\n",
+		fmt.Fprintf(e.stdout, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprints %s\n",
 			len(gates.Claims), quote.Text(gatesPath), len(files), samples, quote.Text(resultsDir), fp)
 		for _, v := range verdicts {
 			fmt.Fprintln(e.stdout, v.String())

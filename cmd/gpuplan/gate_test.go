@@ -35,7 +35,7 @@ func gateTree(t *testing.T, claims string, n int, megakernelNS float64) string {
 	if n == 0 {
 		return root
 	}
-	fp, err := evidence.SourceFingerprint(root)
+	fp, err := evidence.WorkloadFingerprint(root, "workloads/w")
 	require.NoError(t, err)
 	prov := evidence.Provenance{Version: "devel", Commit: "0123abc", SourceFingerprint: fp, DeviceName: "Test GPU X",
 		ComputeMajor: 9, DriverVersion: "580.159.04", Date: time.Date(2026, 11, 22, 1, 0, 0, 0, time.UTC)}

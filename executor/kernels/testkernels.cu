@@ -57,6 +57,27 @@ extern "C" __global__ void xor_bytes(unsigned char *p, unsigned long long n, uns
 // empty: for launch overhead.
 extern "C" __global__ void empty_kernel(unsigned long long unused) {}
 
+// ---- parity checks: the same kernels run on the CPU fake ----
+
+// add_one: buf[i] += 1 for i < n (32-bit words).
+extern "C" __global__ void add_one(unsigned int *buf, unsigned long long n) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
+        buf[i] += 1u;
+    }
+}
+
+// add_one_params: add_one with its arguments in a parameter buffer,
+// p[0] = the buffer's address, p[1] = n.
+extern "C" __global__ void add_one_params(const unsigned long long *p) {
+    unsigned int *buf = (unsigned int *)p[0];
+    unsigned long long n = p[1];
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x + threadIdx.x; i < n; i += stride) {
+        buf[i] += 1u;
+    }
+}
+
 // ---- persistent: phases separated by a counter barrier ----
 
 // grid_barrier: one release add per block, acquire spin on a monotonic

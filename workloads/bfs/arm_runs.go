@@ -153,7 +153,7 @@ func (s *Session) runScanLoop(r *Run) (control, error) {
 			return c, err
 		}
 		r.DeviceNs += t.DeviceNs
-		c.syncs += 2
+		c.syncs++ // LaunchRead waits once for the launch and its readback
 		if binary.LittleEndian.Uint32(s.word) == 0 {
 			r.Levels = int(d + 1)
 			return c, nil

@@ -1,0 +1,76 @@
+package rebuild
+
+import (
+	"math/rand/v2"
+	"os"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestABIHeaderIsGenerated checks that the committed C header is what the Go
+// ABI generates, so the kernels and the host share every number.
+func TestABIHeaderIsGenerated(t *testing.T) {
+	want, err := ABI.Header()
+	require.NoError(t, err)
+	got, err := os.ReadFile("kernels/rebuild_abi.h")
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got), "kernels/rebuild_abi.h is stale: run go generate ./workloads/rebuild, then make ptx")
+}
+
+// TestABIMatchesPTX checks every PTX entry's parameter list against the Go
+// ABI.
+func TestABIMatchesPTX(t *testing.T) {
+	require.NoError(t, ABI.CheckPTX(KernelPTX()))
+	assert.Equal(t, []string{KernelReset, KernelStep, KernelPersistent, KernelBarrierOnly, KernelBucketPairs}, KernelNames())
+}
+
+// TestABIArgsRoundTrip fills the step kernel's parameters on the host side
+// and decodes what the launch passes on the emulation side.
+func TestABIArgsRoundTrip(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 1)
+	b, err := x.Alloc(64)
+	require.NoError(t, err)
+	ptr, err := x.DevicePtr(b)
+	require.NoError(t, err)
+	host := StepParams[executor.Buffer]{Image: b, Unions: b, Parent: b, Cls: b, Canon: b, Table: b, Pairs: b, Ctl: b, Out: b,
+		SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5, SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9,
+		UnionPairs: 10, TableSlots: 16, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}
+	args := kernelabi.MustArgs(host)
+	require.Len(t, args, 24)
+	vals := make([]uint64, 24)
+	for i := range vals[:9] {
+		vals[i] = uint64(ptr)
+	}
+	copy(vals[9:], []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 11, 12, 13, 14})
+	var got StepParams[executor.DevPtr]
+	require.NoError(t, kernelabi.Decode(vals, &got))
+	assert.Equal(t, StepParams[executor.DevPtr]{Image: ptr, Unions: ptr, Parent: ptr, Cls: ptr, Canon: ptr, Table: ptr, Pairs: ptr, Ctl: ptr, Out: ptr,
+		SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5, SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9,
+		UnionPairs: 10, TableSlots: 16, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}, got)
+	assert.Equal(t, 20, stepRoundArg)
+	assert.Equal(t, 23, stepCountArg)
+}
+
+// TestSignatureConstants checks that the kernels' hash, built from the ABI
+// constants, is egraph's NodeSignature, on random e-nodes.
+func TestSignatureConstants(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 2000 {
+		n := rng.IntN(5)
+		kids := make([]int32, n)
+		canon := make([]uint32, n)
+		for k := range kids {
+			kids[k] = rng.Int32()
+			canon[k] = uint32(kids[k])
+		}
+		op := rng.Int32N(1 << 20)
+		s := &emuState{canon: canon}
+		assert.Equal(t, egraph.NodeSignature(op, kids), s.signature(uint32(op), 0, uint32(n), false))
+	}
+	assert.Equal(t, egraph.SignatureBucketRecordWords, BucketRecordWords)
+}

@@ -1,0 +1,234 @@
+package rebuild
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+
+	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/kernelabi"
+)
+
+// Positions of the step kernel's round, stage and item-range parameters,
+// which the loops rewrite between launches.
+var (
+	stepRoundArg  = mustIndex(StepParams[executor.Buffer]{}, "Round")
+	stepStagesArg = mustIndex(StepParams[executor.Buffer]{}, "Stages")
+	stepFirstArg  = mustIndex(StepParams[executor.Buffer]{}, "ItemFirst")
+	stepCountArg  = mustIndex(StepParams[executor.Buffer]{}, "ItemCount")
+)
+
+func mustIndex(v any, field string) int {
+	i, err := kernelabi.Index(v, field)
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
+
+// allItems is the item count of a launch that covers a whole pass.
+const allItems = math.MaxUint64
+
+// stepLaunch is one launch of the step kernel: its shape, its stages and
+// its items.
+type stepLaunch struct {
+	cfg          executor.LaunchConfig
+	stages       uint64
+	first, count uint64
+}
+
+// strideBlocks is the grid of a launch that strides over items items: one
+// item per thread, at most stepGridWaves co-resident grids, at least one
+// block.
+func (s *Session) strideBlocks(items uint64) uint32 {
+	t := uint64(s.cfg.Threads)
+	limit := uint64(stepGridWaves) * uint64(max(s.plans.StepGrid.GridBlocks, 1))
+	return uint32(max(1, min((items+t-1)/t, limit)))
+}
+
+// stageItems is the most items a stage of round round covers: the pending
+// pairs (the input's unions in round 0, at most one per e-node later), the
+// table's slot pairs, the rows, the child slots or the classes.
+func (s *Session) stageItems(st Stage, round int) uint64 {
+	z := s.plans.Sizes
+	switch st {
+	case StageUnite:
+		if round == 0 {
+			return z.UnionPairs
+		}
+		return z.Rows
+	case StageClear:
+		return z.TableSlots / 2
+	case StageCanonChildren:
+		return z.ChildSlots
+	case StageCompactClasses:
+		return z.Classes
+	case StageCompactNodes:
+		return z.TableSlots
+	}
+	return z.Rows
+}
+
+// passLaunches returns the host loop's launches of one stage: the waves of
+// its pass in the wave plan (RowScan for the row stages, ChildEdgeScan for
+// canon-children, EclassGroupScan for the compaction of classes), or one
+// striding launch over its items (pending pairs, table slots).
+func (s *Session) passLaunches(st Stage, items uint64) []stepLaunch {
+	pass, waved := map[Stage]egraph.Pass{StageCanonClasses: egraph.PassRowScan, StageGroup: egraph.PassRowScan,
+		StageCanonChildren: egraph.PassChildEdgeScan, StageCompactClasses: egraph.PassEclassGroupScan}[st]
+	if !waved {
+		return []stepLaunch{{cfg: executor.Linear(s.strideBlocks(items), uint32(s.cfg.Threads)), stages: st.Bit(), first: 0, count: allItems}}
+	}
+	var out []stepLaunch
+	for _, w := range s.plans.Work.Waves {
+		if w.Pass == pass {
+			out = append(out, stepLaunch{cfg: executor.Linear(uint32(w.Blocks), w.ThreadsPerBlock), stages: st.Bit(), first: w.FirstItem, count: w.ItemCount})
+		}
+	}
+	return out
+}
+
+// groupLaunch is the device loop's launch of one fusion group of round
+// round: every item of its stages, on a grid that strides over the largest.
+func (s *Session) groupLaunch(mask uint64, round int) stepLaunch {
+	var items uint64
+	for st := range stageCount {
+		if mask&st.Bit() != 0 {
+			items = max(items, s.stageItems(st, round))
+		}
+	}
+	return stepLaunch{cfg: executor.Linear(s.strideBlocks(items), uint32(s.cfg.Threads)), stages: mask, first: 0, count: allItems}
+}
+
+// launch enqueues one step launch in a host loop.
+func launchStep(l *executor.HostLoop, k *executor.Kernel, vals []uint64, round int, sl stepLaunch) error {
+	vals[stepRoundArg], vals[stepStagesArg], vals[stepFirstArg], vals[stepCountArg] = uint64(round), sl.stages, sl.first, sl.count
+	return l.Launch(k, sl.cfg, vals)
+}
+
+// runHostLoop is the host-driven loop as a user writes it by hand: per
+// round, every stage as its own launches (the waves of its pass), then a
+// 4-byte readback of the pairs the round emitted, a sync and a test on the
+// host; once a round emits nothing, the compaction's stages. The whole
+// loop runs on the driver thread in one hand-off (executor.RunHostLoop).
+func (s *Session) runHostLoop(r *Run) (control, error) {
+	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
+	var reads, compact uint64
+	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
+		vals, err := l.Resolve(kernelabi.MustArgs(s.stepParams(0, 0, 0, allItems)))
+		if err != nil {
+			return err
+		}
+		pending := s.plans.Sizes.UnionPairs
+		for round := 0; ; round++ {
+			if round >= maxRounds {
+				return notConverged(r.Arm, s.name, uint64(round))
+			}
+			for _, st := range RoundStages() {
+				items := s.stageItems(st, round)
+				if st == StageUnite {
+					items = pending
+				}
+				for _, sl := range s.passLaunches(st, items) {
+					if err := launchStep(l, s.k.step, vals, round, sl); err != nil {
+						return err
+					}
+				}
+			}
+			r.RoundsLaunched++
+			reads++
+			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(round+1)), s.word[:4]); err != nil {
+				return err
+			}
+			pending = uint64(binary.LittleEndian.Uint32(s.word))
+			r.EmittedPairs += pending
+			if pending == 0 {
+				r.Rounds = round + 1
+				break
+			}
+		}
+		for _, st := range CompactStages() {
+			for _, sl := range s.passLaunches(st, s.stageItems(st, 0)) {
+				compact++
+				if err := launchStep(l, s.k.step, vals, 0, sl); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	r.DeviceNs = t.DeviceNs
+	// RunHostLoop counts each read and its final wait as syncs.
+	return control{syncs: reads + 1, compactLaunches: compact}, err
+}
+
+// runDeviceLoop enqueues CheckEvery rounds back to back, each as exactly
+// the launch fusion plan's groups (no host sync between them), then reads
+// the done flag once per batch. Rounds past the end see the flag and
+// return at once. Then the compaction, as its fusion plan's groups.
+func (s *Session) runDeviceLoop(r *Run) (control, error) {
+	k := s.cfg.CheckEvery
+	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
+	var reads, compact uint64
+	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
+		vals, err := l.Resolve(kernelabi.MustArgs(s.stepParams(0, 0, 0, allItems)))
+		if err != nil {
+			return err
+		}
+		for base := 0; ; base += k {
+			if base >= maxRounds {
+				return notConverged(r.Arm, s.name, uint64(base))
+			}
+			for round := base; round < base+k; round++ {
+				for _, g := range s.plans.Fusion.Groups {
+					if err := launchStep(l, s.k.step, vals, round, s.groupLaunch(GroupMask(g), round)); err != nil {
+						return err
+					}
+				}
+			}
+			r.RoundsLaunched += k
+			reads++
+			if err := l.Read(s.buf.ctl, 4*uint64(CtlResult+ResultDone), s.word[:4]); err != nil {
+				return err
+			}
+			if binary.LittleEndian.Uint32(s.word) != 0 {
+				break
+			}
+		}
+		for _, g := range s.plans.CompactFusion.Groups {
+			compact++
+			if err := launchStep(l, s.k.step, vals, 0, s.groupLaunch(GroupMask(g), 0)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	r.DeviceNs = t.DeviceNs
+	return control{syncs: reads + 1, compactLaunches: compact}, err
+}
+
+// runPersistent runs every round and the compaction in one cooperative
+// launch over the co-resident grid, with a grid barrier after each of the
+// fusion plan's groups; the host then reads the final changed flag once
+// (FinalFlagOnly).
+func (s *Session) runPersistent(r *Run) (control, error) {
+	p := s.stepParams(0, 0, 0, 0)
+	t, err := s.x.Launch(s.k.persistent, s.plans.PersistentGrid.Config(), kernelabi.MustArgs(PersistentParams[executor.Buffer]{
+		Image: p.Image, Unions: p.Unions, Parent: p.Parent, Cls: p.Cls, Canon: p.Canon, Table: p.Table, Pairs: p.Pairs,
+		Ctl: p.Ctl, Out: p.Out, SecClass: p.SecClass, SecOp: p.SecOp, SecOffset: p.SecOffset, SecLen: p.SecLen,
+		SecChildren: p.SecChildren, SecGroups: p.SecGroups, Rows: p.Rows, ChildSlots: p.ChildSlots, Classes: p.Classes,
+		UnionPairs: p.UnionPairs, TableSlots: p.TableSlots, MaxRounds: uint64(s.plans.Convergence.MaxDeviceIterations),
+		PhaseStarts: PhaseStarts(s.plans.Fusion)})...)
+	if err != nil {
+		return control{}, err
+	}
+	r.DeviceNs = t.DeviceNs
+	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*(CtlResult+ResultChanged), s.word[:4]); err != nil {
+		return control{syncs: 1}, err
+	}
+	if binary.LittleEndian.Uint32(s.word) != 0 {
+		return control{syncs: 2}, fmt.Errorf("rebuild persistent of %s did not converge within %d rounds. Fix: raise the convergence plan's round budget", s.name, s.plans.Convergence.MaxDeviceIterations)
+	}
+	return control{syncs: 2}, nil
+}

@@ -1,0 +1,326 @@
+package rebuild
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/stats"
+)
+
+// The benchmark protocol's defaults.
+const (
+	// DefaultSamples is the timed samples per GPU arm.
+	DefaultSamples = 30
+	// DefaultCPUSamples is the timed samples of the Go reference.
+	DefaultCPUSamples = 10
+	// DefaultFloorRounds is the rounds each launch of the persistent
+	// kernel's round floor crosses; floorLaunches is its launches.
+	DefaultFloorRounds = 1000
+	floorLaunches      = 10
+	// MaxRoundsReference is the most e-nodes the benchmark runs
+	// egraph.RebuildRounds on, to check the arms' rounds: it takes minutes
+	// at 10^7 e-nodes. Beyond it the arms' rounds must agree with each
+	// other.
+	MaxRoundsReference = 1 << 21
+)
+
+// Arm names of the benchmark beyond the GPU arms.
+const (
+	// ArmCPU is the Go reference (egraph.Rebuild) timed on the host.
+	ArmCPU = "go-reference"
+	// ArmEgg is the egg peer's T2: egg 0.9.5's unions and rebuild().
+	ArmEgg = "egg"
+)
+
+// DefaultArms are the GPU arms measured unless the configuration names
+// others.
+func DefaultArms() []Arm { return Arms() }
+
+// BenchConfig is one run of the benchmark protocol.
+type BenchConfig struct {
+	// Session configures the session every arm runs on.
+	Session Config
+	// Arms are the GPU arms measured (nil: DefaultArms).
+	Arms []Arm
+	// Samples is the timed samples per GPU arm (0: DefaultSamples).
+	Samples int
+	// CPUSamples is the timed samples of the Go reference (0 skips it).
+	CPUSamples int
+	// FloorRounds is the rounds per launch of the persistent kernel's
+	// round floor (0 skips it).
+	FloorRounds int
+	// Structural runs the structural-equivalence reference path on the
+	// input's image and checks it against its CPU reference.
+	Structural bool
+	// InputSHA256 is the hex SHA-256 of the input (the dump file, or the
+	// dump of a generated e-graph): part of every sample's checksum.
+	InputSHA256 string
+	// Peer, when set, runs the egg peer on the same dump.
+	Peer *PeerConfig
+	// Progress, when set, is called after every timed sample.
+	Progress func(done, total int, label string)
+	// Log, when set, receives one line per step of the protocol.
+	Log func(format string, args ...any)
+	// roundsLimit, in tests, replaces MaxRoundsReference.
+	roundsLimit int
+}
+
+// Sample is one timed sample of one arm: one rebuild.
+type Sample struct {
+	Arm      string
+	Index    uint64
+	WallNs   float64
+	DeviceNs float64
+	// Checksum identifies the partition up to renaming and the input
+	// (SampleChecksum): every arm's must be the reference's.
+	Checksum string
+	// Pollution of the timed region.
+	TimedUploads, TimedAllocations, TimedHostSyncs uint64
+}
+
+// ArmLaunches holds an arm's launches (and the persistent kernel's
+// barriers) per round, as planned and as executed.
+type ArmLaunches struct {
+	Arm              Arm     `json:"arm"`
+	PlannedLaunches  float64 `json:"planned_launches_per_round"`
+	ExecutedLaunches float64 `json:"executed_launches_per_round"`
+	PlannedBarriers  float64 `json:"planned_barriers_per_round,omitempty"`
+	ExecutedBarriers float64 `json:"executed_barriers_per_round,omitempty"`
+}
+
+// BenchResult is everything one benchmark run measured and planned.
+type BenchResult struct {
+	Summary Summary `json:"summary"`
+	// Samples are every GPU arm's samples, then the Go reference's, then
+	// the egg peer's (its T2).
+	Samples []Sample `json:"-"`
+	// FloorSamples are the round floor's launches (arm persistent), each
+	// over FloorRounds rounds.
+	FloorSamples []Sample `json:"-"`
+	FloorRounds  int      `json:"floor_rounds,omitempty"`
+	// ReferenceChecksum is the Go reference's sample checksum.
+	ReferenceChecksum string                `json:"reference_checksum"`
+	Reference         *egraph.RebuildResult `json:"reference"`
+	Plans             Plans                 `json:"plans"`
+	ArmPlan           ArmPlan               `json:"arm_plan"`
+	Launches          []ArmLaunches         `json:"launches"`
+	Structural        *StructuralCheck      `json:"structural,omitempty"`
+	Peer              []PeerSample          `json:"peer,omitempty"`
+}
+
+// SampleChecksum is a sample's checksum: the partition's (up to renaming)
+// and the first 16 hex digits of the input's SHA-256.
+func SampleChecksum(partition, inputSHA256 string) string {
+	in := inputSHA256
+	if len(in) > 16 {
+		in = in[:16]
+	}
+	if in == "" {
+		in = "unknown"
+	}
+	return partition + "-in-" + in
+}
+
+// bench is the state of one run.
+type bench struct {
+	cfg       BenchConfig
+	g         *egraph.Graph
+	name      string
+	s         *Session
+	worklist  *egraph.RebuildResult
+	rounds    *egraph.RebuildResult
+	partition string
+	// armRounds is the rounds the first checked run took, which every
+	// other run must take when there is no data-parallel reference.
+	armRounds int
+	res       *BenchResult
+}
+
+// Bench runs the benchmark protocol on g (named name): the CPU references
+// (egraph.Rebuild and RebuildRounds); a session; the arm plan from a
+// measured profile; every arm once, untimed, with its partition, counts,
+// rounds and e-node table checked against the reference; the structural-
+// equivalence reference path against its CPU reference; Samples timed
+// samples per arm, interleaved (the arms' order rotates every sample),
+// each one's partition read back and checked again outside the timed
+// region; the Go reference's timed samples; the persistent kernel's round
+// floor; and the egg peer on the same dump.
+func Bench(x *executor.Executor, g *egraph.Graph, name string, cfg BenchConfig) (*BenchResult, error) {
+	if cfg.Arms == nil {
+		cfg.Arms = DefaultArms()
+	}
+	if cfg.Samples == 0 {
+		cfg.Samples = DefaultSamples
+	}
+	if cfg.Log == nil {
+		cfg.Log = func(string, ...any) {}
+	}
+	b := &bench{cfg: cfg, g: g, name: name, res: &BenchResult{}}
+	if err := b.reference(); err != nil {
+		return nil, err
+	}
+	var err error
+	if b.s, err = NewSession(x, g, name, cfg.Session); err != nil {
+		return nil, err
+	}
+	defer b.s.Close()
+	b.res.Plans = b.s.Plans()
+	for _, step := range []func() error{b.planArm, b.warmUp, b.structural, b.measure, b.measureCPU, b.roundFloor, b.peer} {
+		if err := step(); err != nil {
+			return nil, err
+		}
+	}
+	b.summarize(x)
+	return b.res, nil
+}
+
+// reference runs the CPU references once.
+func (b *bench) reference() error {
+	t0 := time.Now()
+	var err error
+	if b.worklist, err = egraph.Rebuild(b.g); err != nil {
+		return fmt.Errorf("%s: %w", b.name, err)
+	}
+	took := time.Since(t0)
+	rounds := "not run (the arms' rounds must agree)"
+	limit := MaxRoundsReference
+	if b.cfg.roundsLimit != 0 {
+		limit = b.cfg.roundsLimit
+	}
+	if b.g.NodeCount() <= limit {
+		if b.rounds, err = egraph.RebuildRounds(b.g); err != nil {
+			return fmt.Errorf("%s: %w", b.name, err)
+		}
+		rounds = fmt.Sprint(b.rounds.Rounds)
+	}
+	b.partition = PartitionChecksum(b.worklist.NodeClasses(b.g))
+	b.res.ReferenceChecksum = SampleChecksum(b.partition, b.cfg.InputSHA256)
+	b.res.Reference = b.worklist
+	b.cfg.Log("CPU reference: %d e-nodes, %d classes -> %d, %d distinct e-nodes, data-parallel rounds %s (worklist rebuild in %s)",
+		b.g.NodeCount(), b.worklist.ClassIDs, b.worklist.Classes, b.worklist.DistinctNodes, rounds, took.Round(time.Microsecond))
+	return nil
+}
+
+// planArm profiles the e-graph and plans the arm.
+func (b *bench) planArm() error {
+	p, err := b.s.ProfileArm()
+	if err != nil {
+		return err
+	}
+	b.res.ArmPlan = p
+	b.cfg.Log("arm plan: %s (topology %s, %s; round %s, launch overhead %s, frontier density %.2g, fusion pressure %.2f)",
+		p.Arm, p.Decision.Topology, p.Decision.Reason(), stats.FormatNs(p.Profile.RoundNs), stats.FormatNs(p.LaunchOverheadNs),
+		p.Sample.FrontierDensity, p.FusionPressure)
+	return nil
+}
+
+// runChecked runs one rebuild and checks its partition, counts and rounds
+// against the reference (the readback and the check are outside the timed
+// region, and take time linear in the classes); full reads the whole
+// output and also checks union compaction's rules and the deduplicated
+// e-node table.
+func (b *bench) runChecked(arm Arm, full bool) (Run, error) {
+	r, err := b.s.Run(arm)
+	if err != nil {
+		return r, err
+	}
+	var res *egraph.RebuildResult
+	var out *Output
+	if full {
+		if out, err = b.s.Output(r); err == nil {
+			res = out.Result
+		}
+	} else {
+		res, err = b.s.Partition(r)
+	}
+	if err != nil {
+		return r, err
+	}
+	if b.armRounds == 0 {
+		b.armRounds = r.Rounds
+	}
+	if err := CheckAgainst(res, b.worklist, b.rounds); err != nil {
+		return r, fmt.Errorf("arm %s on %s: %w", arm, b.name, err)
+	}
+	if r.Rounds != b.armRounds {
+		return r, fmt.Errorf("arm %s on %s took %d rounds, an earlier run %d. Fix: this is a kernel bug; run the arms one at a time to isolate it", arm, b.name, r.Rounds, b.armRounds)
+	}
+	if full {
+		if err := CheckNodeTable(b.g, res.Labels, out.Nodes); err != nil {
+			return r, fmt.Errorf("arm %s on %s: %w", arm, b.name, err)
+		}
+	}
+	return r, nil
+}
+
+// warmUp runs every arm once, untimed, fully checked (above
+// MaxRoundsReference e-nodes, where the e-node table's check takes seconds,
+// the first arm fully and the others as samples are), and records its
+// launches per round against the plan's.
+func (b *bench) warmUp() error {
+	t0 := time.Now()
+	for i, arm := range b.cfg.Arms {
+		r, err := b.runChecked(arm, i == 0 || b.g.NodeCount() <= MaxRoundsReference)
+		if err != nil {
+			return err
+		}
+		l := b.launches(r)
+		b.res.Launches = append(b.res.Launches, l)
+		b.cfg.Log("%s: %d rounds (%d launched), launches per round planned %.3g, executed %.3g%s", arm, r.Rounds, r.RoundsLaunched,
+			l.PlannedLaunches, l.ExecutedLaunches, barrierText(l))
+	}
+	b.cfg.Log("correctness: %d arms give the CPU reference's partition, counts and rounds, and the e-node table checks (%s)", len(b.cfg.Arms), time.Since(t0).Round(time.Millisecond))
+	return nil
+}
+
+func barrierText(l ArmLaunches) string {
+	if l.Arm != ArmPersistent {
+		return ""
+	}
+	return fmt.Sprintf("; grid barriers per round planned %.3g, executed %.3g", l.PlannedBarriers, l.ExecutedBarriers)
+}
+
+// launches compares a run's launches per round with its plan: the host
+// loop's are the waves of every stage's pass, the device loop's the fusion
+// plan's groups, the persistent kernel's one launch for every round, with
+// a barrier per group.
+func (b *bench) launches(r Run) ArmLaunches {
+	p := b.s.Plans()
+	l := ArmLaunches{Arm: r.Arm, ExecutedLaunches: r.LaunchesPerRound()}
+	switch r.Arm {
+	case ArmHostLoop:
+		for _, st := range RoundStages() {
+			l.PlannedLaunches += float64(len(b.s.passLaunches(st, 1)))
+		}
+	case ArmDeviceLoop:
+		l.PlannedLaunches = float64(p.Fusion.LaunchCount)
+	case ArmPersistent:
+		l.PlannedLaunches = 1 / float64(max(r.Rounds, 1))
+		l.PlannedBarriers = float64(p.Fusion.LaunchCount)
+		l.ExecutedBarriers = float64(r.Barriers) / float64(max(r.Rounds, 1))
+	}
+	return l
+}
+
+// structural runs the structural-equivalence reference path, when asked,
+// and fails if the GPU and the CPU disagree.
+func (b *bench) structural() error {
+	if !b.cfg.Structural {
+		return nil
+	}
+	c, err := b.s.StructuralEquivalences()
+	if err != nil {
+		return err
+	}
+	b.res.Structural = &c
+	if !c.Same() {
+		return fmt.Errorf("structural equivalence of %s: the GPU found %d exact, %d redundant and %d rejected pairs (%d equivalences), the CPU %d, %d and %d (%d). Fix: this is a kernel bug; report it",
+			b.name, c.GPU.ExactPairCount, c.GPU.RedundantPairCount, c.GPU.RejectedCandidatePairCount, len(c.GPU.Equivalences),
+			c.CPU.ExactPairCount, c.CPU.RedundantPairCount, c.CPU.RejectedCandidatePairCount, len(c.CPU.Equivalences))
+	}
+	b.cfg.Log("structural equivalence (reference path): %d buckets, %d candidate pairs in %d waves: %d exact, %d redundant, %d rejected, identical on the GPU and the CPU",
+		c.Buckets, c.CandidatePairs, c.Waves, c.GPU.ExactPairCount, c.GPU.RedundantPairCount, c.GPU.RejectedCandidatePairCount)
+	return nil
+}

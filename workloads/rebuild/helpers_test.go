@@ -1,0 +1,81 @@
+package rebuild
+
+import (
+	"compress/gzip"
+	"os"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/stretchr/testify/require"
+)
+
+// newFakeExecutor opens an executor over the emulated rebuild kernels on an
+// H100 profile with mem bytes of device memory.
+func newFakeExecutor(t testing.TB, mem int64, seed uint64) (*executor.Executor, *executor.Fake) {
+	t.Helper()
+	dev, err := occupancy.Lookup("h100")
+	require.NoError(t, err)
+	dev.TotalMemoryBytes = mem
+	f := NewFake(dev, seed)
+	x, err := executor.New(f, executor.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = x.Close() })
+	return x, f
+}
+
+// generate builds gen:N:SEED:SHAPE.
+func generate(t testing.TB, spec string) *egraph.Graph {
+	t.Helper()
+	cfg, err := egraph.ParseGenSpec(spec)
+	require.NoError(t, err)
+	g, err := egraph.Generate(cfg)
+	require.NoError(t, err)
+	return g
+}
+
+// eggDump reads egg's 1e4 dump and its partition from egraph's testdata.
+func eggDump(t testing.TB) (*egraph.Graph, *egraph.Partition) {
+	t.Helper()
+	read := func(name string) *gzip.Reader {
+		f, err := os.Open(testdataPath(t, name))
+		require.NoError(t, err)
+		t.Cleanup(func() { f.Close() })
+		z, err := gzip.NewReader(f)
+		require.NoError(t, err)
+		return z
+	}
+	g, err := egraph.ReadDump(read("math-1e4.pre.txt.gz"))
+	require.NoError(t, err)
+	p, err := egraph.ReadPartition(read("math-1e4.post.txt.gz"))
+	require.NoError(t, err)
+	return g, p
+}
+
+// testdataPath finds a file of egraph/testdata from the package folder
+// (go test) or from the repository root (a test binary run by
+// scripts/gpu-check.sh).
+func testdataPath(t testing.TB, name string) string {
+	for _, dir := range []string{"../../egraph/testdata/", "egraph/testdata/"} {
+		if _, err := os.Stat(dir + name); err == nil {
+			return dir + name
+		}
+	}
+	t.Fatalf("egraph/testdata/%s not found from the package folder or the repository root", name)
+	return ""
+}
+
+// references returns the CPU reference and the data-parallel rounds (nil
+// above MaxRoundsReference e-nodes, where they take minutes).
+func references(t testing.TB, g *egraph.Graph) (worklist, rounds *egraph.RebuildResult) {
+	t.Helper()
+	w, err := egraph.Rebuild(g)
+	require.NoError(t, err)
+	if g.NodeCount() > MaxRoundsReference {
+		return w, nil
+	}
+	r, err := egraph.RebuildRounds(g)
+	require.NoError(t, err)
+	return w, r
+}

@@ -1,0 +1,345 @@
+package rebuild
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/executor"
+)
+
+// Defaults of Config.
+const (
+	// DefaultCheckEvery is the device loop's rounds per host check.
+	DefaultCheckEvery = 8
+	// DefaultThreads is the block size of the step kernels.
+	DefaultThreads = 256
+	// DefaultPersistentThreads is the persistent kernel's block size.
+	DefaultPersistentThreads = 1024
+	// DefaultPersistentBlocksPerSM is the persistent kernel's blocks per
+	// SM: one, whose grid barrier is the cheapest.
+	DefaultPersistentBlocksPerSM = 1
+	// stepGridWaves bounds a striding step launch: at most this many times
+	// the step kernel's co-resident grid.
+	stepGridWaves = 4
+)
+
+// Config tunes a Session; the zero value picks the defaults.
+type Config struct {
+	// CheckEvery is the device loop's rounds per host check (0:
+	// DefaultCheckEvery).
+	CheckEvery int `json:"check_every"`
+	// Threads is the block size of the step kernels (0: DefaultThreads).
+	Threads int `json:"threads"`
+	// PersistentThreads is the persistent kernel's block size (0:
+	// DefaultPersistentThreads).
+	PersistentThreads int `json:"persistent_threads"`
+	// PersistentBlocksPerSM caps the persistent kernel's co-resident blocks
+	// per SM (0: DefaultPersistentBlocksPerSM); the occupancy model and the
+	// driver bound it from above.
+	PersistentBlocksPerSM int `json:"persistent_blocks_per_sm"`
+	// MaxResidentBytes caps the memory budget the plans use (0: the
+	// executor's live resident budget, which is never exceeded).
+	MaxResidentBytes uint64 `json:"max_resident_bytes,omitempty"`
+	// MaxGroupBytes is the launch fusion planner's budget for one fused
+	// launch (0: the memory budget).
+	MaxGroupBytes uint64 `json:"max_group_bytes,omitempty"`
+	// splitStages, in tests, gives every stage its own layout hash, so
+	// that the fusion plan launches each stage alone.
+	splitStages bool
+}
+
+// withDefaults fills the zero fields.
+func (c Config) withDefaults() Config {
+	fill := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	fill(&c.CheckEvery, DefaultCheckEvery)
+	fill(&c.Threads, DefaultThreads)
+	fill(&c.PersistentThreads, DefaultPersistentThreads)
+	fill(&c.PersistentBlocksPerSM, DefaultPersistentBlocksPerSM)
+	return c
+}
+
+// validate checks a Config after withDefaults.
+func (c Config) validate() error {
+	bad := func(field string, v int, fix string) error {
+		return fmt.Errorf("rebuild config %s = %d: %s", field, v, fix)
+	}
+	switch {
+	case c.CheckEvery < 1:
+		return bad("CheckEvery", c.CheckEvery, "Fix: check at least every round, or pass 0 for the default")
+	case c.Threads < 32 || c.Threads > 1024 || c.Threads%32 != 0:
+		return bad("Threads", c.Threads, "Fix: use a multiple of 32 from 32 to 1024")
+	case c.PersistentThreads < 32 || c.PersistentThreads > 1024 || c.PersistentThreads%32 != 0:
+		return bad("PersistentThreads", c.PersistentThreads, "Fix: use a multiple of 32 from 32 to 1024")
+	case c.PersistentBlocksPerSM < 1:
+		return bad("PersistentBlocksPerSM", c.PersistentBlocksPerSM, "Fix: use a positive cap, or 0 for the default")
+	}
+	return nil
+}
+
+// buffers are a session's resident device buffers, in allocation order.
+type buffers struct {
+	image, unions, pairs, parent, cls, canon, table, ctl, out executor.Buffer
+}
+
+func (b *buffers) all() []*executor.Buffer {
+	return []*executor.Buffer{&b.image, &b.unions, &b.pairs, &b.parent, &b.cls, &b.canon, &b.table, &b.ctl, &b.out}
+}
+
+// kernels are a session's entry points.
+type kernels struct {
+	reset, step, persistent, barrier, buckets *executor.Kernel
+}
+
+// Session holds one e-graph resident on the device (its device image and
+// pending unions, uploaded once) and rebuilds it with any arm, as often as
+// asked. It is driven by its Plans: memory, waves, launch fusion, launch
+// shapes and convergence.
+type Session struct {
+	x      *executor.Executor
+	g      *egraph.Graph
+	name   string
+	cfg    Config
+	img    *egraph.DeviceImage
+	view   egraph.KernelView
+	plans  Plans
+	mod    *executor.Module
+	k      kernels
+	buf    buffers
+	word   []byte
+	opened executor.TelemetrySnapshot
+}
+
+// NewSession plans a resident rebuild of g (name names it in messages) and
+// sets it up: the device image from PackDeviceImage and its upload plan,
+// the memory plan (an e-graph that does not fit is refused before anything
+// is loaded or allocated, with the plan's numbers), the convergence plan,
+// the kernels, the wave plan, the launch fusion plan, the launch shapes
+// from the occupancy model, exactly the planned buffers, and one upload of
+// the image and the pending unions.
+func NewSession(x *executor.Executor, g *egraph.Graph, name string, cfg Config) (*Session, error) {
+	if x == nil || g == nil {
+		return nil, fmt.Errorf("e-graph rebuild session needs an executor and an e-graph. Fix: open an executor and read or generate an e-graph")
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Session{x: x, g: g, name: name, cfg: cfg, word: make([]byte, 4*ResultWords)}
+	upload, err := s.planImage()
+	if err != nil {
+		return nil, err
+	}
+	before := x.Telemetry()
+	if err := s.planMemory(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			_ = s.Close()
+		}
+	}()
+	if err := s.loadKernels(); err != nil {
+		return nil, err
+	}
+	if err := s.planLaunches(); err != nil {
+		return nil, err
+	}
+	if err := s.allocate(); err != nil {
+		return nil, err
+	}
+	if err := s.upload(upload); err != nil {
+		return nil, err
+	}
+	s.opened = x.Telemetry().Sub(before)
+	ok = true
+	return s, nil
+}
+
+// denseSnapshot is g as a snapshot whose e-class ids are g's dense class
+// ids, the ids the union-find runs over.
+func denseSnapshot(g *egraph.Graph) (*egraph.Snapshot, error) {
+	dense := *g
+	dense.ClassIDs = nil
+	return dense.ToSnapshot()
+}
+
+// planImage packs the device image and plans its upload; the sizes come
+// from its layout.
+func (s *Session) planImage() (egraph.UploadPlan, error) {
+	snap, err := denseSnapshot(s.g)
+	if err != nil {
+		return egraph.UploadPlan{}, fmt.Errorf("e-graph rebuild of %s: %w", s.name, err)
+	}
+	if s.img, err = egraph.PackDeviceImage(snap); err != nil {
+		return egraph.UploadPlan{}, fmt.Errorf("e-graph rebuild of %s: %w", s.name, err)
+	}
+	up, err := egraph.PlanDeviceUploadFromImage(s.img)
+	if err != nil {
+		return up, err
+	}
+	s.plans.Image = up.Layout
+	s.plans.Sizes, err = PlanSizes(up.Layout, up.ByteLen, uint64(s.g.UnionCount()))
+	return up, err
+}
+
+// planMemory plans the resident memory and the convergence.
+func (s *Session) planMemory() error {
+	budget, err := s.x.Budget()
+	if err != nil {
+		return err
+	}
+	if s.cfg.MaxResidentBytes != 0 {
+		budget = min(budget, s.cfg.MaxResidentBytes)
+	}
+	if s.plans.Memory, err = PlanMemory(s.name, s.plans.Sizes, budget); err != nil {
+		return err
+	}
+	s.plans.Convergence, err = PlanConvergence(s.plans.Sizes.Classes)
+	return err
+}
+
+// loadKernels loads the module and its entry points.
+func (s *Session) loadKernels() error {
+	var err error
+	if s.mod, err = s.x.LoadModule(rebuildPTX); err != nil {
+		return err
+	}
+	for _, k := range []struct {
+		dst  **executor.Kernel
+		name string
+	}{{&s.k.reset, KernelReset}, {&s.k.step, KernelStep}, {&s.k.persistent, KernelPersistent},
+		{&s.k.barrier, KernelBarrierOnly}, {&s.k.buckets, KernelBucketPairs}} {
+		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// planLaunches plans the waves, the launch fusion and the launch shapes.
+func (s *Session) planLaunches() error {
+	p := &s.plans
+	view, err := egraph.NewKernelView(0, egraph.UploadPlan{Layout: p.Image, ByteLen: p.Sizes.ImageBytes})
+	if err != nil {
+		return err
+	}
+	lc := egraph.LaunchConfig{ThreadsPerBlock: uint32(s.cfg.Threads), MaxBlocksPerLaunch: egraph.DefaultMaxBlocksPerLaunch}
+	if p.Work, err = egraph.PlanKernelWork(view, lc); err != nil {
+		return err
+	}
+	maxGroup := s.cfg.MaxGroupBytes
+	if maxGroup == 0 {
+		maxGroup = p.Memory.BudgetBytes
+	}
+	p.Stages, p.CompactStages = FusionStages(p.Sizes), CompactFusionStages(p.Sizes)
+	if s.cfg.splitStages {
+		for i := range p.Stages {
+			p.Stages[i].LayoutHash = layoutHash(Stage(i).String())
+		}
+	}
+	if p.Fusion, p.CompactFusion, err = planFusion(p.Stages, p.CompactStages, maxGroup); err != nil {
+		return err
+	}
+	if p.StepGrid, err = s.x.CooperativeGrid(s.k.step, s.cfg.Threads, 0); err != nil {
+		return err
+	}
+	if p.PersistentGrid, err = s.x.CooperativeGrid(s.k.persistent, s.cfg.PersistentThreads, 0); err != nil {
+		return err
+	}
+	if c := s.cfg.PersistentBlocksPerSM; c < p.PersistentGrid.BlocksPerSM {
+		p.PersistentGrid.BlocksPerSM = c
+		p.PersistentGrid.GridBlocks = uint32(c * p.PersistentGrid.SMCount)
+	}
+	if p.PersistentGrid.GridBlocks > MaxPersistentBlocks {
+		return fmt.Errorf("rebuild persistent grid of %d blocks: its barrier counts arrivals in 16 bits. Fix: cap it at %d blocks with Config.PersistentBlocksPerSM or larger blocks", p.PersistentGrid.GridBlocks, MaxPersistentBlocks)
+	}
+	return nil
+}
+
+// allocate allocates the buffers the memory plan counts, and checks that
+// they add up to its required bytes.
+func (s *Session) allocate() error {
+	var total uint64
+	sizes := s.plans.Sizes.buffers()
+	for i, b := range s.buf.all() {
+		var err error
+		if *b, err = s.x.Alloc(sizes[i]); err != nil {
+			return err
+		}
+		total += sizes[i]
+	}
+	if total != s.plans.Memory.RequiredBytes {
+		return fmt.Errorf("e-graph rebuild session allocated %d bytes but its memory plan requires %d. Fix: this is a bug in the session's memory request; report it", total, s.plans.Memory.RequiredBytes)
+	}
+	return nil
+}
+
+// upload uploads the image and the pending unions, once, and builds the
+// kernel view over the image's device address.
+func (s *Session) upload(up egraph.UploadPlan) error {
+	unions := bytesOf(s.g.Unions)
+	if len(unions) == 0 {
+		unions = make([]byte, 8)
+	}
+	if err := s.x.UploadMany([]executor.Upload{{Buffer: s.buf.image, Data: bytesOf(up.Words)}, {Buffer: s.buf.unions, Data: unions}}); err != nil {
+		return err
+	}
+	base, err := s.x.DevicePtr(s.buf.image)
+	if err != nil {
+		return err
+	}
+	if s.view, err = egraph.NewKernelView(uint64(base), up); err != nil {
+		return err
+	}
+	s.plans.Work.View = s.view
+	return nil
+}
+
+// section returns the word offset of an image section in the kernel view.
+func (s *Session) section(sec egraph.Section) uint64 {
+	return (s.view.Pointers[sec] - s.view.Base) / 4
+}
+
+// Plans returns the plans the session runs by.
+func (s *Session) Plans() Plans { return s.plans }
+
+// Config returns the session's configuration with its defaults filled in.
+func (s *Session) Config() Config { return s.cfg }
+
+// Graph returns the resident e-graph.
+func (s *Session) Graph() *egraph.Graph { return s.g }
+
+// Image returns the resident device image.
+func (s *Session) Image() *egraph.DeviceImage { return s.img }
+
+// Name returns the input's name.
+func (s *Session) Name() string { return s.name }
+
+// Close frees the session's device buffers.
+func (s *Session) Close() error {
+	var first error
+	for _, b := range s.buf.all() {
+		if b.ID == 0 {
+			continue
+		}
+		if err := s.x.Free(*b); err != nil && first == nil {
+			first = err
+		}
+		*b = executor.Buffer{}
+	}
+	return first
+}
+
+// bytesOf views a slice of 4-byte values as bytes (for uploads).
+func bytesOf[T int32 | uint32](s []T) []byte {
+	if len(s) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
+}
