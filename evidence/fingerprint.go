@@ -326,8 +326,8 @@ func writeNormalized(w *bufio.Writer, name string, data []byte) error {
 		_, err := w.Write(stripC(data))
 		return err
 	case ".ptx":
-		_, err := w.Write(stripPTX(data))
-		return err
+		writePTX(w, data)
+		return nil
 	}
 	_, err := w.Write(data)
 	return err

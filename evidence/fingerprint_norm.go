@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"bufio"
 	"bytes"
 	"strings"
 )
@@ -72,23 +73,50 @@ func dropBlankLines(b []byte) []byte {
 	return out.Bytes()
 }
 
-// stripPTX removes a PTX module's comments, its line information (.loc and
-// .file directives, which move with every comment edit of the source) and
-// its debug sections, and collapses whitespace.
-func stripPTX(src []byte) []byte {
-	var out bytes.Buffer
-	for _, line := range strings.Split(string(src), "\n") {
-		if i := strings.Index(line, "//"); i >= 0 {
+// writePTX writes a PTX module without its comments, its line information
+// (.loc and .file directives, which move with every comment edit of the
+// source) and its debug sections, one space between fields, without
+// allocating per line.
+func writePTX(w *bufio.Writer, src []byte) {
+	for len(src) > 0 {
+		line := src
+		if i := bytes.IndexByte(src, '\n'); i >= 0 {
+			line, src = src[:i], src[i+1:]
+		} else {
+			src = nil
+		}
+		if i := bytes.Index(line, []byte("//")); i >= 0 {
 			line = line[:i]
 		}
-		f := strings.Fields(line)
-		if len(f) == 0 || f[0] == ".loc" || f[0] == ".file" {
+		first, rest := nextField(line)
+		if len(first) == 0 || string(first) == ".loc" || string(first) == ".file" {
 			continue
 		}
-		if f[0] == ".section" && len(f) > 1 && strings.HasPrefix(f[1], ".debug") {
-			break // the debug sections run to the end of the module
+		if second, _ := nextField(rest); string(first) == ".section" && bytes.HasPrefix(second, []byte(".debug")) {
+			return // the debug sections run to the end of the module
 		}
-		out.WriteString(strings.Join(f, " ") + "\n")
+		for f := first; len(f) > 0; f, rest = nextField(rest) {
+			if &f[0] != &first[0] {
+				w.WriteByte(' ')
+			}
+			w.Write(f)
+		}
+		w.WriteByte('\n')
 	}
-	return out.Bytes()
 }
+
+// nextField returns the first whitespace-separated field of b and what
+// follows it.
+func nextField(b []byte) (field, rest []byte) {
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	j := i
+	for j < len(b) && !isSpace(b[j]) {
+		j++
+	}
+	return b[i:j], b[j:]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }

@@ -91,8 +91,8 @@ func TestSourceFingerprintErrors(t *testing.T) {
 			delete(m, "workloads/w/w_test.go")
 			removePrefix(m, "workloads/")
 		},
-		"missing import":    func(m fstest.MapFS) { delete(m, "lib/deep/deep.go") },
-		"lexical error":     func(m fstest.MapFS) { m["lib/lib.go"].Data = []byte("package lib\nvar s = \"unterminated\n") },
+		"missing import": func(m fstest.MapFS) { delete(m, "lib/deep/deep.go") },
+		"lexical error":  func(m fstest.MapFS) { m["lib/lib.go"].Data = []byte("package lib\nvar s = \"unterminated\n") },
 	} {
 		tree := fingerprintTree()
 		edit(tree)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
@@ -90,7 +90,7 @@ type benchOptions struct {
 	// devices and simulate select the partitioned BFS (devices > 1 or
 	// simulate > 0), strategy its cut and opener its devices.
 	devices, simulate int
-	strategy          planners.PartitionStrategy
+	strategy          partition.Strategy
 	opener            partbfs.Opener
 }
 

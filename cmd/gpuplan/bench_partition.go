@@ -14,7 +14,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/stats"
-	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
 
@@ -27,8 +27,8 @@ func (o *benchOptions) partitioned() bool { return o.devices > 1 || o.simulate >
 
 // checkPartitioned reads --partition and refuses --devices and
 // --simulate-devices out of range or together.
-func (o *benchOptions) checkPartitioned(partition string) error {
-	s, err := planners.ParsePartitionStrategy(partition)
+func (o *benchOptions) checkPartitioned(strategy string) error {
+	s, err := partition.ParseStrategy(strategy)
 	if err != nil {
 		return usagef("gpuplan bench frontier: --partition: %v", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/occupancy"
-	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
 
@@ -40,7 +40,7 @@ func TestBenchPartitionedArgs(t *testing.T) {
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:10", "--devices", "4", "--partition", "blocked"})
 	require.NoError(t, err)
 	assert.True(t, o.partitioned())
-	assert.Equal(t, planners.PartitionBlocked, o.strategy)
+	assert.Equal(t, partition.Blocked, o.strategy)
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:10", "--simulate-devices", "1"})
 	require.NoError(t, err)
 	assert.True(t, o.partitioned())

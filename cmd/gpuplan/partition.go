@@ -10,6 +10,7 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/bytesize"
 	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
@@ -42,17 +43,17 @@ Graphs: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH, as bench.`
 // partitionOptions are the parsed flags of "gpuplan partition".
 type partitionOptions struct {
 	spec     frontier.Spec
-	devices  []planners.PartitionDevice
-	strategy planners.PartitionStrategy
+	devices  []partition.Device
+	strategy partition.Strategy
 	root     int64
 	seed     uint64
 }
 
 // partitionReport is the JSON output.
 type partitionReport struct {
-	Graph      partitionGraph                        `json:"graph"`
-	Plan       planners.PartitionPlan                `json:"plan"`
-	Prediction *planners.PartitionExchangePrediction `json:"prediction,omitempty"`
+	Graph      partitionGraph                `json:"graph"`
+	Plan       partition.Plan                `json:"plan"`
+	Prediction *partition.ExchangePrediction `json:"prediction,omitempty"`
 }
 
 type partitionGraph struct {
@@ -108,11 +109,11 @@ func (o *partitionOptions) parse(graph string, count int, names, memory, strateg
 		return usagef("gpuplan partition: --graph: %v", err)
 	}
 	o.spec = spec
-	if o.strategy, err = planners.ParsePartitionStrategy(strategy); err != nil {
+	if o.strategy, err = partition.ParseStrategy(strategy); err != nil {
 		return usagef("gpuplan partition: --strategy: %v", err)
 	}
-	if count < 1 || count > planners.MaxPartitionDevices {
-		return usagef("gpuplan partition: --devices %d is outside 1..%d. Fix: give the number of devices to spread the graph over", count, planners.MaxPartitionDevices)
+	if count < 1 || count > partition.MaxDevices {
+		return usagef("gpuplan partition: --devices %d is outside 1..%d. Fix: give the number of devices to spread the graph over", count, partition.MaxDevices)
 	}
 	switch {
 	case names != "" && memory != "":
@@ -125,7 +126,7 @@ func (o *partitionOptions) parse(graph string, count int, names, memory, strateg
 			return usagef("gpuplan partition: --device-memory: %v", err)
 		}
 		for range count {
-			o.devices = append(o.devices, planners.PartitionDevice{Name: "custom " + strings.TrimSpace(memory), BudgetBytes: executor.TotalResidentBudget(bytes)})
+			o.devices = append(o.devices, partition.Device{Name: "custom " + strings.TrimSpace(memory), BudgetBytes: executor.TotalResidentBudget(bytes)})
 		}
 		return nil
 	}
@@ -145,14 +146,14 @@ func (o *partitionOptions) parseNames(names string, count int) error {
 		if err != nil {
 			return usagef("gpuplan partition: --device: %v", err)
 		}
-		o.devices = append(o.devices, planners.PartitionDevice{Name: p.Short, BudgetBytes: executor.TotalResidentBudget(uint64(p.Device.TotalMemoryBytes))})
+		o.devices = append(o.devices, partition.Device{Name: p.Short, BudgetBytes: executor.TotalResidentBudget(uint64(p.Device.TotalMemoryBytes))})
 	}
 	return nil
 }
 
 // plan plans the partition and predicts one traversal's exchange.
 func (o *partitionOptions) plan(g *frontier.CSR) (*partitionReport, error) {
-	plan, err := planners.PlanPartition(planners.PartitionRequest{Offsets: g.Offsets, Devices: o.devices, Strategy: o.strategy, ScratchBytes: partbfs.ControlBytes})
+	plan, err := partition.New(partition.Request{Offsets: g.Offsets, Devices: o.devices, Strategy: o.strategy, ScratchBytes: partbfs.ControlBytes})
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", g.Name, err)
 	}
@@ -165,7 +166,7 @@ func (o *partitionOptions) plan(g *frontier.CSR) (*partitionReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	pred, err := planners.PredictPartitionExchange(plan, planners.PartitionTraversal{Offsets: g.Offsets, Targets: g.Targets,
+	pred, err := partition.PredictExchange(plan, partition.Traversal{Offsets: g.Offsets, Targets: g.Targets,
 		Levels: levels, Root: root, Params: planners.DefaultDirectionParams()})
 	if err != nil {
 		return nil, err

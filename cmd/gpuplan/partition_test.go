@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
 
@@ -61,8 +61,8 @@ func TestPartitionJSON(t *testing.T) {
 	out, errs, code := runCLI(t, "", "partition", "--graph", "kron:11", "--device", "h100", "--devices", "3", "--json")
 	require.Equal(t, exitOK, code, errs)
 	var rep struct {
-		Graph      partitionGraph         `json:"graph"`
-		Plan       planners.PartitionPlan `json:"plan"`
+		Graph      partitionGraph `json:"graph"`
+		Plan       partition.Plan `json:"plan"`
 		Prediction *struct {
 			Levels []struct {
 				Decision struct {

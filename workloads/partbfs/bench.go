@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
@@ -36,7 +36,7 @@ type StepSummary struct {
 	// QueuePairs and BitmapPairs are the measured step's pair forms.
 	QueuePairs  uint64 `json:"queue_pairs"`
 	BitmapPairs uint64 `json:"bitmap_pairs"`
-	// PredictedBytes is planners.PredictPartitionExchange's; MeasuredBytes
+	// PredictedBytes is partition.PredictExchange's; MeasuredBytes
 	// what the transport moved (the same in every sample).
 	PredictedBytes uint64 `json:"predicted_bytes"`
 	MeasuredBytes  uint64 `json:"measured_bytes"`
@@ -86,10 +86,10 @@ type BenchResult struct {
 	Summary Summary `json:"summary"`
 	// Samples are the traversal arm's samples, then the exchange arm's
 	// (its bytes moved set).
-	Samples           []bfs.Sample           `json:"-"`
-	ReferenceChecksum string                 `json:"reference_checksum"`
-	Plan              planners.PartitionPlan `json:"plan"`
-	Steps             []StepSummary          `json:"steps"`
+	Samples           []bfs.Sample   `json:"-"`
+	ReferenceChecksum string         `json:"reference_checksum"`
+	Plan              partition.Plan `json:"plan"`
+	Steps             []StepSummary  `json:"steps"`
 }
 
 // ArmNames returns the evidence arms of a run over parts devices: the
@@ -111,7 +111,7 @@ type bench struct {
 	roots []int32
 	stats []bfs.RootStat
 	refs  [][]int32
-	preds []planners.PartitionExchangePrediction
+	preds []partition.ExchangePrediction
 	res   *BenchResult
 	// times[i][k] are root i's step k's exchange and step times, over
 	// the samples; rootWall[i] root i's wall times.
@@ -159,7 +159,7 @@ func Bench(devs *Devices, g *frontier.CSR, roots []int32, cfg BenchConfig) (*Ben
 // predict computes every root's predicted exchange.
 func (b *bench) predict() error {
 	for i, r := range b.roots {
-		p, err := planners.PredictPartitionExchange(b.res.Plan, planners.PartitionTraversal{Offsets: b.g.Offsets, Targets: b.g.Targets,
+		p, err := partition.PredictExchange(b.res.Plan, partition.Traversal{Offsets: b.g.Offsets, Targets: b.g.Targets,
 			Levels: b.refs[i], Root: r, Params: b.s.Config().Direction})
 		if err != nil {
 			return err

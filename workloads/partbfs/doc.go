@@ -1,13 +1,13 @@
 // Package partbfs is the GPU workload of a breadth-first search over a
 // graph partitioned across several devices: each device (one executor,
 // one context) holds the adjacency lists and levels of one vertex range of
-// a planners.PlanPartition plan and expands its own vertices, level by
+// a partition.New plan and expands its own vertices, level by
 // level, and the frontier is exchanged between the devices after every
 // level, as the plan picks: a bottom-up level all-gathers every device's
 // frontier bitmap slice; a top-down level all-gathers each device's
 // discovery counts, then sends every other device its discoveries as a
 // queue of indices or as a bitmap slice, whichever is smaller
-// (planners.PairExchange), with grouped sends and receives. Each level's
+// (partition.PairExchange), with grouped sends and receives. Each level's
 // direction comes from planners.PlanBFSDirection on the global frontier,
 // as in frontier.BFSDirectionOptimizing, and the levels equal the CPU
 // reference's.
@@ -23,5 +23,5 @@
 //
 // The benchmark protocol (Bench) measures GTEPS, each level's exchange
 // bytes and time, and holds the measured exchange against the partition
-// planner's prediction (planners.PredictPartitionExchange).
+// planner's prediction (partition.PredictExchange).
 package partbfs

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -59,7 +60,7 @@ func TestGPUSimulatedPartitions(t *testing.T) {
 		devs, err := SimulatedDevices(x, p, executor.DriverVersion(), false)
 		require.NoError(t, err)
 		for gi, g := range gpuGraphs(t) {
-			s, err := NewSession(devs, g, Config{Strategy: planners.PartitionStrategy(1 + (p+gi)%2)})
+			s, err := NewSession(devs, g, Config{Strategy: partition.Strategy(1 + (p+gi)%2)})
 			require.NoError(t, err, g.Name)
 			roots, err := frontier.Roots(g, 3, uint64(p))
 			require.NoError(t, err)

@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -15,9 +16,9 @@ import (
 // direction and the counts the devices measured, the bytes the transport
 // moved between devices, and its time.
 type Step struct {
-	// Exchange is planners.PartitionPlan.LevelExchange of the step's
+	// Exchange is partition.Plan.LevelExchange of the step's
 	// decision and measured counts.
-	Exchange planners.PartitionLevelExchange `json:"exchange"`
+	Exchange partition.LevelExchange `json:"exchange"`
 	// MeasuredBytes is what the transport moved between distinct devices.
 	MeasuredBytes uint64 `json:"measured_bytes"`
 	// ExchangeNs is the transport's wall time; StepNs the step's.

@@ -8,13 +8,14 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
 // Config tunes a Session; the zero value picks the defaults.
 type Config struct {
-	// Strategy is the partition's cut (0: planners.PartitionEdgeBalanced).
-	Strategy planners.PartitionStrategy `json:"strategy"`
+	// Strategy is the partition's cut (0: partition.EdgeBalanced).
+	Strategy partition.Strategy `json:"strategy"`
 	// BlockThreads is every launch's block size, a multiple of 32 (0:
 	// DefaultBlockThreads).
 	BlockThreads int `json:"block_threads"`
@@ -29,7 +30,7 @@ type Config struct {
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
 	if c.Strategy == 0 {
-		c.Strategy = planners.PartitionEdgeBalanced
+		c.Strategy = partition.EdgeBalanced
 	}
 	if c.BlockThreads == 0 {
 		c.BlockThreads = DefaultBlockThreads
@@ -50,7 +51,7 @@ func (b *partBuffers) all() []*executor.Buffer {
 }
 
 // sizes returns the bytes of every buffer of all(), from the plan.
-func sizes(m planners.PartitionMemory) []uint64 {
+func sizes(m partition.Memory) []uint64 {
 	return []uint64{m.Offsets, m.Targets, m.Levels, m.Frontier / 2, m.Frontier / 2, m.Next, m.Exchange, m.Outbox, m.Counts, m.Bounds, m.Scratch}
 }
 
@@ -75,7 +76,7 @@ type part struct {
 	index int
 	x     *executor.Executor
 	k     *kernelSet
-	plan  planners.PartitionPart
+	plan  partition.Part
 	buf   partBuffers
 }
 
@@ -87,7 +88,7 @@ type part struct {
 type Session struct {
 	g       *frontier.CSR
 	cfg     Config
-	plan    planners.PartitionPlan
+	plan    partition.Plan
 	parts   []*part
 	tr      nccl.Collectives
 	profile planners.BFSGraphProfile
@@ -136,24 +137,24 @@ func NewSession(devs *Devices, g *frontier.CSR, cfg Config) (*Session, error) {
 
 // planPartition plans the partition under every part's budget: its
 // executor's live budget, shared evenly by the parts on one executor.
-func (s *Session) planPartition(xs []*executor.Executor) (planners.PartitionPlan, error) {
+func (s *Session) planPartition(xs []*executor.Executor) (partition.Plan, error) {
 	share := map[*executor.Executor]uint64{}
 	for _, x := range xs {
 		share[x]++
 	}
-	devs := make([]planners.PartitionDevice, len(xs))
+	devs := make([]partition.Device, len(xs))
 	for i, x := range xs {
 		budget, err := x.Budget()
 		if err != nil {
-			return planners.PartitionPlan{}, err
+			return partition.Plan{}, err
 		}
 		budget /= share[x]
 		if s.cfg.MaxResidentBytes != 0 {
 			budget = min(budget, s.cfg.MaxResidentBytes)
 		}
-		devs[i] = planners.PartitionDevice{Name: x.Device().Name, BudgetBytes: budget}
+		devs[i] = partition.Device{Name: x.Device().Name, BudgetBytes: budget}
 	}
-	plan, err := planners.PlanPartition(planners.PartitionRequest{Offsets: s.g.Offsets, Devices: devs, Strategy: s.cfg.Strategy, ScratchBytes: ControlBytes})
+	plan, err := partition.New(partition.Request{Offsets: s.g.Offsets, Devices: devs, Strategy: s.cfg.Strategy, ScratchBytes: ControlBytes})
 	if err != nil {
 		return plan, fmt.Errorf("partitioned BFS over %s: %w", s.g.Name, err)
 	}
@@ -251,7 +252,7 @@ func (s *Session) upload(p *part) error {
 }
 
 // Plan returns the partition plan the session runs by.
-func (s *Session) Plan() planners.PartitionPlan { return s.plan }
+func (s *Session) Plan() partition.Plan { return s.plan }
 
 // Config returns the configuration with its defaults filled in.
 func (s *Session) Config() Config { return s.cfg }

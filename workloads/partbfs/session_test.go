@@ -12,6 +12,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -90,7 +91,7 @@ func checkRuns(t *testing.T, s *Session, roots []int32) {
 		require.NoError(t, err)
 		require.True(t, slices.Equal(ref.Levels, levels), "%s from %d: levels differ (%v)", g.Name, root, frontier.Validate(g, root, levels))
 		require.Equal(t, frontier.Stats(g, levels).Levels, run.Levels)
-		pred, err := planners.PredictPartitionExchange(s.Plan(), planners.PartitionTraversal{Offsets: g.Offsets, Targets: g.Targets,
+		pred, err := partition.PredictExchange(s.Plan(), partition.Traversal{Offsets: g.Offsets, Targets: g.Targets,
 			Levels: ref.Levels, Root: root, Params: planners.DefaultDirectionParams()})
 		require.NoError(t, err)
 		require.Len(t, run.Steps, len(ref.Decisions))
@@ -111,7 +112,7 @@ func TestRunMatchesReferenceOnEveryTransport(t *testing.T) {
 	for _, p := range []int{1, 2, 3, 4} {
 		for _, simulated := range []bool{false, true} {
 			for gi, g := range graphs {
-				strategy := planners.PartitionStrategy(1 + (p+gi)%2)
+				strategy := partition.Strategy(1 + (p+gi)%2)
 				t.Run(fmt.Sprintf("%s/p%d/sim=%v/%s", g.Name, p, simulated, strategy), func(t *testing.T) {
 					s, err := NewSession(fakeDevices(t, p, simulated), g, Config{Strategy: strategy})
 					require.NoError(t, err)
@@ -176,9 +177,9 @@ func TestSessionAllocatesThePlan(t *testing.T) {
 		assert.Zero(t, x.ResidentBytes())
 	}
 	_, err = NewSession(devs, g, Config{MaxResidentBytes: 20000})
-	var pe *planners.PartitionError
+	var pe *partition.Error
 	require.ErrorAs(t, err, &pe)
-	assert.Equal(t, planners.PartitionOverBudget, pe.Kind)
+	assert.Equal(t, partition.OverBudget, pe.Kind)
 	assert.Equal(t, 0, pe.Device)
 	assert.ErrorContains(t, err, "partitioned BFS over kron-10: partition: device 0 (NVIDIA H200)")
 	assert.ErrorContains(t, err, "above devices[0].budget_bytes 20000")

@@ -6,12 +6,13 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
 // topDown runs one top-down step: every part expands its frontier and
 // counts what it found for each other part; the counts are gathered and
-// read once; every pair's form follows from them (planners.PairExchange);
+// read once; every pair's form follows from them (partition.PairExchange);
 // the queue-form slices are compacted; the discoveries are sent with one
 // grouped send/receive; and every part claims what reached it.
 func (s *Session) topDown(depth int, d planners.BFSDirectionDecision) (Step, error) {
@@ -43,9 +44,9 @@ func (s *Session) topDown(depth int, d planners.BFSDirectionDecision) (Step, err
 		var queues, bitmaps uint64
 		for src := range s.parts {
 			switch forms[src][p.index] {
-			case planners.ExchangeQueue:
+			case partition.ExchangeQueue:
 				queues |= 1 << src
-			case planners.ExchangeBitmap:
+			case partition.ExchangeBitmap:
 				bitmaps |= 1 << src
 			}
 		}
@@ -106,11 +107,11 @@ func (s *Session) gatherCounts() ([][]uint64, nccl.Stats, error) {
 
 // compact turns every queue-form slice into a queue, on the parts that
 // send any.
-func (s *Session) compact(forms [][]planners.ExchangeForm) error {
+func (s *Session) compact(forms [][]partition.ExchangeForm) error {
 	return s.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
 		var mask uint64
 		for e, f := range forms[p.index] {
-			if f == planners.ExchangeQueue {
+			if f == partition.ExchangeQueue {
 				mask |= 1 << e
 			}
 		}
@@ -122,7 +123,7 @@ func (s *Session) compact(forms [][]planners.ExchangeForm) error {
 // transfers lists the sends of a top-down step: from part d to part e,
 // d's queue of counts[d][e] indices or d's slice e of next (e's words),
 // into e's exchange buffer at slot d (SliceWords words from d x 8S).
-func (s *Session) transfers(forms [][]planners.ExchangeForm, counts [][]uint64) []nccl.Transfer {
+func (s *Session) transfers(forms [][]partition.ExchangeForm, counts [][]uint64) []nccl.Transfer {
 	slot := 8 * s.plan.SliceWords
 	var ts []nccl.Transfer
 	for d, from := range s.parts {
@@ -130,9 +131,9 @@ func (s *Session) transfers(forms [][]planners.ExchangeForm, counts [][]uint64) 
 			var src executor.Buffer
 			var n uint64
 			switch forms[d][e] {
-			case planners.ExchangeQueue:
+			case partition.ExchangeQueue:
 				src, n = from.buf.outbox, 4*counts[d][e]
-			case planners.ExchangeBitmap:
+			case partition.ExchangeBitmap:
 				src, n = from.buf.next, 8*to.plan.Words
 			}
 			if n == 0 {

@@ -1,59 +1,60 @@
-package planners
+package partition
 
 import (
 	"fmt"
+	"github.com/gpuplan/gpuplan/planners"
 	"math"
 )
 
-// PartitionTraversal is one BFS over a partitioned graph, as the CPU
+// Traversal is one BFS over a partitioned graph, as the CPU
 // reference computed it: the graph's CSR and the level of every vertex
 // from Root (-1 for vertices it does not reach).
-type PartitionTraversal struct {
+type Traversal struct {
 	Offsets []uint32
 	Targets []int32
 	Levels  []int32
 	Root    int32
 	// Params are the direction planner's thresholds the traversal runs by.
-	Params DirectionParams
+	Params planners.DirectionParams
 }
 
-// PartitionExchangePrediction is the exchange of every level step of one
+// ExchangePrediction is the exchange of every level step of one
 // traversal, in step order (step i discovers level i+1; the last step
 // discovers nothing and ends the traversal).
-type PartitionExchangePrediction struct {
-	Root   int32                    `json:"root"`
-	Levels []PartitionLevelExchange `json:"levels"`
+type ExchangePrediction struct {
+	Root   int32           `json:"root"`
+	Levels []LevelExchange `json:"levels"`
 	// TotalBytes sums the steps' bytes.
 	TotalBytes uint64 `json:"total_bytes"`
 }
 
-// PredictPartitionExchange predicts the bytes every level step of a
+// PredictExchange predicts the bytes every level step of a
 // traversal exchanges under the plan. It replays the steps the
-// partitioned BFS takes: each step's direction from PlanBFSDirection on
+// partitioned BFS takes: each step's direction from planners.PlanBFSDirection on
 // the global frontier (as the direction-optimizing BFS decides it), a
 // bottom-up step's all-gather of the frontier slices, and a top-down
 // step's counts and per-pair queues or bitmap slices, the counts being the
 // distinct vertices of each device that another device's frontier
 // reaches, whether or not they are already visited (the expanding device
 // cannot know).
-func PredictPartitionExchange(p PartitionPlan, t PartitionTraversal) (PartitionExchangePrediction, error) {
+func PredictExchange(p Plan, t Traversal) (ExchangePrediction, error) {
 	byLevel, err := checkTraversal(p, t)
 	if err != nil {
-		return PartitionExchangePrediction{}, err
+		return ExchangePrediction{}, err
 	}
-	out := PartitionExchangePrediction{Root: t.Root}
+	out := ExchangePrediction{Root: t.Root}
 	c := newExchangeCounter(p, t)
-	profile := BFSGraphProfile{Vertices: p.Vertices, EdgeEntries: p.EdgeEntries}
-	state := BFSLevelState{FrontierVertices: 1, FrontierEdges: c.degree(t.Root)}
+	profile := planners.BFSGraphProfile{Vertices: p.Vertices, EdgeEntries: p.EdgeEntries}
+	state := planners.BFSLevelState{FrontierVertices: 1, FrontierEdges: c.degree(t.Root)}
 	state.UnexploredEdges = profile.EdgeEntries - state.FrontierEdges
 	for level := 1; state.FrontierVertices > 0; level++ {
 		state.Level = uint64(level)
-		d, err := PlanBFSDirection(profile, state, t.Params)
+		d, err := planners.PlanBFSDirection(profile, state, t.Params)
 		if err != nil {
 			return out, err
 		}
 		var counts [][]uint64
-		if d.Direction == DirectionTopDown {
+		if d.Direction == planners.DirectionTopDown {
 			counts = c.topDownCounts(byLevel[level-1])
 		}
 		x, err := p.LevelExchange(d, counts)
@@ -75,7 +76,7 @@ func PredictPartitionExchange(p PartitionPlan, t PartitionTraversal) (PartitionE
 
 // checkTraversal checks the traversal against the plan and groups its
 // vertices by level.
-func checkTraversal(p PartitionPlan, t PartitionTraversal) ([][]int32, error) {
+func checkTraversal(p Plan, t Traversal) ([][]int32, error) {
 	n := p.Vertices
 	switch {
 	case uint64(len(t.Offsets)) != n+1 || uint64(t.Offsets[n]) != p.EdgeEntries:
@@ -117,7 +118,7 @@ func checkTraversal(p PartitionPlan, t PartitionTraversal) ([][]int32, error) {
 // exchangeCounter counts, for a top-down step, the distinct vertices of
 // each device that each device's frontier reaches.
 type exchangeCounter struct {
-	p       PartitionPlan
+	p       Plan
 	offsets []uint32
 	targets []int32
 	owner   []uint8
@@ -127,7 +128,7 @@ type exchangeCounter struct {
 	tick  uint32
 }
 
-func newExchangeCounter(p PartitionPlan, t PartitionTraversal) *exchangeCounter {
+func newExchangeCounter(p Plan, t Traversal) *exchangeCounter {
 	c := &exchangeCounter{p: p, offsets: t.Offsets, targets: t.Targets, owner: make([]uint8, p.Vertices), stamp: make([]uint32, p.Vertices)}
 	for d, part := range p.Parts {
 		for v := part.First; v < part.End; v++ {

@@ -1,8 +1,9 @@
-package planners
+package partition
 
 import (
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -18,26 +19,32 @@ func offsetsOf(degrees []uint32) []uint32 {
 	return out
 }
 
-func devices(p int, budget uint64) []PartitionDevice {
-	out := make([]PartitionDevice, p)
+func devices(p int, budget uint64) []Device {
+	out := make([]Device, p)
 	for i := range out {
-		out[i] = PartitionDevice{Name: "h200", BudgetBytes: budget}
+		out[i] = Device{Name: "h200", BudgetBytes: budget}
 	}
 	return out
 }
 
-func requirePartitionError(t *testing.T, err error, kind PartitionErrorKind) *PartitionError {
+func requirePartitionError(t *testing.T, err error, kind ErrorKind) *Error {
 	t.Helper()
-	return requireKindError(t, err, kind, func(e *PartitionError) PartitionErrorKind { return e.Kind })
+	t.Helper()
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	require.Equal(t, kind, e.Kind, "error: %v", err)
+	assert.Contains(t, err.Error(), e.Field())
+	assert.Equal(t, 1, strings.Count(err.Error(), "Fix:"), err.Error())
+	return e
 }
 
-func TestPlanPartitionBlockedLayout(t *testing.T) {
+func TestNewBlockedLayout(t *testing.T) {
 	degrees := make([]uint32, 1000)
 	for i := range degrees {
 		degrees[i] = uint32(i % 7)
 	}
 	off := offsetsOf(degrees)
-	plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(4, 1<<30), Strategy: PartitionBlocked, ScratchBytes: 128})
+	plan, err := New(Request{Offsets: off, Devices: devices(4, 1<<30), Strategy: Blocked, ScratchBytes: 128})
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{0, 256, 512, 768, 1000}, plan.Bounds(), "ceil(1000/4) = 250, aligned up to 256")
 	assert.EqualValues(t, 4, plan.SliceWords)
@@ -45,27 +52,27 @@ func TestPlanPartitionBlockedLayout(t *testing.T) {
 	assert.EqualValues(t, 232, last.Vertices)
 	assert.EqualValues(t, 4, last.Words)
 	assert.EqualValues(t, off[1000]-off[768], last.EdgeEntries)
-	want := PartitionMemory{Offsets: 4 * 233, Targets: 4 * last.EdgeEntries, Levels: 4 * 232, Frontier: 2 * 8 * 4,
+	want := Memory{Offsets: 4 * 233, Targets: 4 * last.EdgeEntries, Levels: 4 * 232, Frontier: 2 * 8 * 4,
 		Next: 8 * 4 * 4, Exchange: 8 * 4 * 4, Outbox: 8 * 4 * 4, Counts: 8 * 4 * 5, Bounds: 4 * 5, Scratch: 128}
 	assert.Equal(t, want, last.Memory)
 	assert.Equal(t, want.Offsets+want.Targets+want.Levels+want.Frontier+want.Next+want.Exchange+want.Outbox+want.Counts+want.Bounds+want.Scratch, last.ResidentBytes)
-	assert.Equal(t, PartitionExchangeCosts{AllGatherBytes: 12 * 32, CountBytes: 12 * 32, BitmapBytes: 3 * 8 * 16}, plan.Exchange)
+	assert.Equal(t, ExchangeCosts{AllGatherBytes: 12 * 32, CountBytes: 12 * 32, BitmapBytes: 3 * 8 * 16}, plan.Exchange)
 	assert.EqualValues(t, 10240, plan.VertexImbalanceBPS, "the largest part holds 256 of a mean 250")
 }
 
-// TestPlanPartitionEdgeBalancedSkew puts every edge on the first vertices:
+// TestNewEdgeBalancedSkew puts every edge on the first vertices:
 // blocked gives the first device all of them, edges spreads them.
-func TestPlanPartitionEdgeBalancedSkew(t *testing.T) {
+func TestNewEdgeBalancedSkew(t *testing.T) {
 	degrees := make([]uint32, 4096)
 	for i := range 512 {
 		degrees[i] = 100
 	}
 	off := offsetsOf(degrees)
-	blocked, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(4, 1<<30), Strategy: PartitionBlocked})
+	blocked, err := New(Request{Offsets: off, Devices: devices(4, 1<<30), Strategy: Blocked})
 	require.NoError(t, err)
 	assert.EqualValues(t, 51200, blocked.Parts[0].EdgeEntries)
 	assert.EqualValues(t, 40000, blocked.EdgeImbalanceBPS)
-	edges, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(4, 1<<30), Strategy: PartitionEdgeBalanced})
+	edges, err := New(Request{Offsets: off, Devices: devices(4, 1<<30), Strategy: EdgeBalanced})
 	require.NoError(t, err)
 	assert.Equal(t, []uint64{0, 128, 256, 384, 4096}, edges.Bounds())
 	for _, p := range edges.Parts {
@@ -75,11 +82,11 @@ func TestPlanPartitionEdgeBalancedSkew(t *testing.T) {
 	assert.EqualValues(t, 58, edges.SliceWords, "the last part holds 3712 vertices")
 }
 
-// TestPlanPartitionProperties checks over random graphs and device counts
+// TestNewProperties checks over random graphs and device counts
 // that the parts cover every vertex once in aligned ranges, within the
 // balance bounds of their strategy, that every byte count adds up and that
 // Owner agrees with the ranges.
-func TestPlanPartitionProperties(t *testing.T) {
+func TestNewProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 1))
 	for i := range 400 {
 		n := r.IntN(5000)
@@ -92,22 +99,22 @@ func TestPlanPartitionProperties(t *testing.T) {
 		}
 		off := offsetsOf(degrees)
 		parts := 1 + r.IntN(9)
-		for _, s := range []PartitionStrategy{PartitionBlocked, PartitionEdgeBalanced} {
-			plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(parts, math.MaxUint64), Strategy: s, ScratchBytes: uint64(i)})
+		for _, s := range []Strategy{Blocked, EdgeBalanced} {
+			plan, err := New(Request{Offsets: off, Devices: devices(parts, math.MaxUint64), Strategy: s, ScratchBytes: uint64(i)})
 			require.NoError(t, err)
 			checkPartitionInvariants(t, plan, off, parts)
 		}
 	}
 }
 
-func checkPartitionInvariants(t *testing.T, plan PartitionPlan, off []uint32, parts int) {
+func checkPartitionInvariants(t *testing.T, plan Plan, off []uint32, parts int) {
 	t.Helper()
 	n, m := uint64(len(off)-1), uint64(off[len(off)-1])
 	require.Len(t, plan.Parts, parts)
 	var next, vertices, edges, words, maxWords uint64
 	for d, p := range plan.Parts {
 		require.Equal(t, next, p.First, "part %d starts where %d ended", d, d-1)
-		require.True(t, p.End == n || p.End%PartitionAlignVertices == 0, "boundary %d aligned", p.End)
+		require.True(t, p.End == n || p.End%AlignVertices == 0, "boundary %d aligned", p.End)
 		require.Equal(t, p.End-p.First, p.Vertices)
 		require.EqualValues(t, off[p.End]-off[p.First], p.EdgeEntries)
 		mem := p.Memory
@@ -127,8 +134,8 @@ func checkPartitionInvariants(t *testing.T, plan PartitionPlan, off []uint32, pa
 	require.Equal(t, (pp-1)*8*words, plan.Exchange.BitmapBytes)
 	share := (n + pp - 1) / pp
 	for _, p := range plan.Parts {
-		if plan.Strategy == PartitionBlocked {
-			require.LessOrEqual(t, p.Vertices, share+PartitionAlignVertices-1)
+		if plan.Strategy == Blocked {
+			require.LessOrEqual(t, p.Vertices, share+AlignVertices-1)
 		} else {
 			require.LessOrEqual(t, p.EdgeEntries, (m+pp-1)/pp+maxAlignedBlockEdges(off), "edge-balanced part")
 		}
@@ -140,72 +147,72 @@ func checkPartitionInvariants(t *testing.T, plan PartitionPlan, off []uint32, pa
 func maxAlignedBlockEdges(off []uint32) uint64 {
 	n := len(off) - 1
 	var most uint64
-	for b := 0; b < n; b += PartitionAlignVertices {
-		most = max(most, uint64(off[min(n, b+PartitionAlignVertices)]-off[b]))
+	for b := 0; b < n; b += AlignVertices {
+		most = max(most, uint64(off[min(n, b+AlignVertices)]-off[b]))
 	}
 	return most
 }
 
-func TestPlanPartitionErrors(t *testing.T) {
+func TestNewErrors(t *testing.T) {
 	off := offsetsOf([]uint32{3, 1, 2})
 	tests := []struct {
 		name string
-		req  PartitionRequest
-		kind PartitionErrorKind
+		req  Request
+		kind ErrorKind
 		msg  string
 	}{
-		{"no devices", PartitionRequest{Offsets: off, Strategy: PartitionBlocked}, PartitionNoDevices, "devices is empty"},
-		{"too many", PartitionRequest{Offsets: off, Devices: devices(65, 1), Strategy: PartitionBlocked}, PartitionTooManyDevices, "65 devices, above 64"},
-		{"strategy", PartitionRequest{Offsets: off, Devices: devices(2, 1<<20)}, PartitionBadStrategy, "strategy is 0"},
-		{"no offsets", PartitionRequest{Devices: devices(2, 1<<20), Strategy: PartitionBlocked}, PartitionBadOffsets, "offsets is empty"},
-		{"first offset", PartitionRequest{Offsets: []uint32{1, 2}, Devices: devices(2, 1<<20), Strategy: PartitionBlocked}, PartitionBadOffsets, "offsets[0] is 1"},
-		{"decreasing", PartitionRequest{Offsets: []uint32{0, 5, 4}, Devices: devices(2, 1<<20), Strategy: PartitionEdgeBalanced}, PartitionBadOffsets, "offsets[2] is 4"},
-		{"zero budget", PartitionRequest{Offsets: off, Devices: []PartitionDevice{{"a", 1 << 20}, {"b", 0}}, Strategy: PartitionBlocked}, PartitionZeroBudget, "device 1 (b): devices[1].budget_bytes is 0"},
-		{"over budget", PartitionRequest{Offsets: off, Devices: []PartitionDevice{{"h200", 1 << 20}, {"h100", 100}}, Strategy: PartitionBlocked}, PartitionOverBudget,
+		{"no devices", Request{Offsets: off, Strategy: Blocked}, NoDevices, "devices is empty"},
+		{"too many", Request{Offsets: off, Devices: devices(65, 1), Strategy: Blocked}, TooManyDevices, "65 devices, above 64"},
+		{"strategy", Request{Offsets: off, Devices: devices(2, 1<<20)}, BadStrategy, "strategy is 0"},
+		{"no offsets", Request{Devices: devices(2, 1<<20), Strategy: Blocked}, BadOffsets, "offsets is empty"},
+		{"first offset", Request{Offsets: []uint32{1, 2}, Devices: devices(2, 1<<20), Strategy: Blocked}, BadOffsets, "offsets[0] is 1"},
+		{"decreasing", Request{Offsets: []uint32{0, 5, 4}, Devices: devices(2, 1<<20), Strategy: EdgeBalanced}, BadOffsets, "offsets[2] is 4"},
+		{"zero budget", Request{Offsets: off, Devices: []Device{{"a", 1 << 20}, {"b", 0}}, Strategy: Blocked}, ZeroBudget, "device 1 (b): devices[1].budget_bytes is 0"},
+		{"over budget", Request{Offsets: off, Devices: []Device{{"h200", 1 << 20}, {"h100", 100}}, Strategy: Blocked}, OverBudget,
 			"device 1 (h100): its part, vertices [3, 3) (0 vertices, 0 edge entries), needs 156 bytes (targets 4 + offsets 4 + levels 4 + frontier 16 + next 16 + exchange 16 + outbox 16 + counts 48 + bounds 12 + scratch 20), above devices[1].budget_bytes 100 by 56"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.ScratchBytes = 20
-			_, err := PlanPartition(tc.req)
+			_, err := New(tc.req)
 			requirePartitionError(t, err, tc.kind)
 			assert.Contains(t, err.Error(), tc.msg)
 		})
 	}
 }
 
-func TestPlanPartitionOverflowNamesTheDevice(t *testing.T) {
-	_, err := PlanPartition(PartitionRequest{Offsets: offsetsOf([]uint32{1}), Devices: devices(3, math.MaxUint64), Strategy: PartitionBlocked, ScratchBytes: math.MaxUint64})
-	e := requirePartitionError(t, err, PartitionOverflow)
+func TestNewOverflowNamesTheDevice(t *testing.T) {
+	_, err := New(Request{Offsets: offsetsOf([]uint32{1}), Devices: devices(3, math.MaxUint64), Strategy: Blocked, ScratchBytes: math.MaxUint64})
+	e := requirePartitionError(t, err, Overflow)
 	assert.Equal(t, 0, e.Device)
 	assert.Contains(t, err.Error(), "device 0 (h200, devices[0]): the part of vertices [0, 1) cannot be sized: resident bytes of a part overflows 64 bits")
 }
 
-func TestPartitionStrategyNames(t *testing.T) {
-	for _, s := range []PartitionStrategy{PartitionBlocked, PartitionEdgeBalanced} {
-		got, err := ParsePartitionStrategy(s.String())
+func TestStrategyNames(t *testing.T) {
+	for _, s := range []Strategy{Blocked, EdgeBalanced} {
+		got, err := ParseStrategy(s.String())
 		require.NoError(t, err)
 		assert.Equal(t, s, got)
 		text, err := s.MarshalText()
 		require.NoError(t, err)
 		assert.Equal(t, s.String(), string(text))
-		var back PartitionStrategy
+		var back Strategy
 		require.NoError(t, back.UnmarshalText(text))
 		assert.Equal(t, s, back)
 	}
-	_, err := ParsePartitionStrategy("round-robin")
+	_, err := ParseStrategy("round-robin")
 	assert.ErrorContains(t, err, "Fix: use blocked")
-	var s PartitionStrategy
+	var s Strategy
 	assert.Error(t, s.UnmarshalText([]byte("x")))
-	_, err = PartitionStrategy(9).MarshalText()
+	_, err = Strategy(9).MarshalText()
 	assert.Error(t, err)
-	assert.Equal(t, "PartitionStrategy(9)", PartitionStrategy(9).String())
+	assert.Equal(t, "Strategy(9)", Strategy(9).String())
 }
 
-// FuzzPlanPartition builds offsets from arbitrary bytes: the planner either
+// FuzzNew builds offsets from arbitrary bytes: the planner either
 // refuses them with a partition error or returns a plan that keeps the
 // invariants.
-func FuzzPlanPartition(f *testing.F) {
+func FuzzNew(f *testing.F) {
 	f.Add([]byte{1, 2, 3, 200, 0, 7}, uint8(2), true)
 	f.Add([]byte{}, uint8(1), false)
 	f.Add(make([]byte, 300), uint8(9), true)
@@ -217,14 +224,14 @@ func FuzzPlanPartition(f *testing.F) {
 		for i, b := range degrees {
 			deg[i] = uint32(b)
 		}
-		s := PartitionBlocked
+		s := Blocked
 		if edges {
-			s = PartitionEdgeBalanced
+			s = EdgeBalanced
 		}
 		p := int(parts % 70)
-		plan, err := PlanPartition(PartitionRequest{Offsets: offsetsOf(deg), Devices: devices(p, 1<<40), Strategy: s})
+		plan, err := New(Request{Offsets: offsetsOf(deg), Devices: devices(p, 1<<40), Strategy: s})
 		if err != nil {
-			var pe *PartitionError
+			var pe *Error
 			require.ErrorAs(t, err, &pe)
 			require.Contains(t, err.Error(), "Fix:")
 			return

@@ -1,6 +1,7 @@
-package planners
+package partition
 
 import (
+	"github.com/gpuplan/gpuplan/planners"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -33,9 +34,9 @@ func TestPairExchange(t *testing.T) {
 	assert.Equal(t, "all-to-all", CollectiveAllToAll.String())
 }
 
-func threeParts(t *testing.T) PartitionPlan {
+func threeParts(t *testing.T) Plan {
 	t.Helper()
-	plan, err := PlanPartition(PartitionRequest{Offsets: offsetsOf(make([]uint32, 300)), Devices: devices(3, 1<<30), Strategy: PartitionBlocked})
+	plan, err := New(Request{Offsets: offsetsOf(make([]uint32, 300)), Devices: devices(3, 1<<30), Strategy: Blocked})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 128, 256, 300}, plan.Bounds())
 	return plan
@@ -43,17 +44,17 @@ func threeParts(t *testing.T) PartitionPlan {
 
 func TestLevelExchange(t *testing.T) {
 	plan := threeParts(t)
-	bu, err := plan.LevelExchange(BFSDirectionDecision{Level: 3, Direction: DirectionBottomUp}, nil)
+	bu, err := plan.LevelExchange(planners.BFSDirectionDecision{Level: 3, Direction: planners.DirectionBottomUp}, nil)
 	require.NoError(t, err)
-	assert.Equal(t, PartitionLevelExchange{Decision: BFSDirectionDecision{Level: 3, Direction: DirectionBottomUp},
+	assert.Equal(t, LevelExchange{Decision: planners.BFSDirectionDecision{Level: 3, Direction: planners.DirectionBottomUp},
 		Collective: CollectiveAllGather, GatherBytes: 6 * 16, Bytes: 6 * 16}, bu)
 
 	// Devices 0 and 1 have 2-word slices (a queue of up to 4 vertices),
 	// device 2 a 1-word slice (up to 2).
 	counts := [][]uint64{{0, 4, 3}, {9, 0, 2}, {0, 40, 0}}
-	td, err := plan.LevelExchange(BFSDirectionDecision{Level: 1, Direction: DirectionTopDown}, counts)
+	td, err := plan.LevelExchange(planners.BFSDirectionDecision{Level: 1, Direction: planners.DirectionTopDown}, counts)
 	require.NoError(t, err)
-	assert.Equal(t, PartitionLevelExchange{Decision: BFSDirectionDecision{Level: 1, Direction: DirectionTopDown},
+	assert.Equal(t, LevelExchange{Decision: planners.BFSDirectionDecision{Level: 1, Direction: planners.DirectionTopDown},
 		Collective: CollectiveAllToAll, QueuePairs: 3, BitmapPairs: 3, CountBytes: 6 * 24,
 		QueueBytes: 4 * (4 + 2 + 0), BitmapBytes: 8 + 16 + 16, Bytes: 6*24 + 24 + 40}, td)
 	forms, err := plan.Forms(counts)
@@ -68,7 +69,7 @@ func TestLevelExchange(t *testing.T) {
 		{[][]uint64{{0, 0, 0}, {0, 0}, {0, 0, 0}}, "row 1 has 2 entries"},
 		{[][]uint64{{0, 0, 45}, {0, 0, 0}, {0, 0, 0}}, "counts[0][2] is 45, above the 44 vertices of device 2"},
 	} {
-		_, err := plan.LevelExchange(BFSDirectionDecision{Direction: DirectionTopDown}, bad.counts)
+		_, err := plan.LevelExchange(planners.BFSDirectionDecision{Direction: planners.DirectionTopDown}, bad.counts)
 		assert.ErrorContains(t, err, bad.msg)
 		assert.ErrorContains(t, err, "Fix:")
 	}
@@ -115,23 +116,23 @@ func testLevels(offsets []uint32, targets []int32, root int32) []int32 {
 	return levels
 }
 
-// TestPredictPartitionExchangePath: a path over two parts crosses the
+// TestPredictExchangePath: a path over two parts crosses the
 // boundary once each way, so every top-down step moves the counts and
 // two steps move one queued vertex each.
-func TestPredictPartitionExchangePath(t *testing.T) {
+func TestPredictExchangePath(t *testing.T) {
 	var edges [][2]int32
 	for v := range int32(199) {
 		edges = append(edges, [2]int32{v, v + 1})
 	}
 	off, tgt := testGraph(200, edges)
-	plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(2, 1<<30), Strategy: PartitionBlocked})
+	plan, err := New(Request{Offsets: off, Devices: devices(2, 1<<30), Strategy: Blocked})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 128, 200}, plan.Bounds())
-	pred, err := PredictPartitionExchange(plan, PartitionTraversal{Offsets: off, Targets: tgt, Levels: testLevels(off, tgt, 0), Root: 0, Params: DefaultDirectionParams()})
+	pred, err := PredictExchange(plan, Traversal{Offsets: off, Targets: tgt, Levels: testLevels(off, tgt, 0), Root: 0, Params: planners.DefaultDirectionParams()})
 	require.NoError(t, err)
 	require.Len(t, pred.Levels, 200, "199 steps discover a level, the last finds nothing")
 	for i, l := range pred.Levels {
-		assert.Equal(t, ReasonLowAverageDegree, l.Decision.Reason)
+		assert.Equal(t, planners.ReasonLowAverageDegree, l.Decision.Reason)
 		assert.EqualValues(t, i+1, l.Decision.Level)
 		want := uint64(0)
 		if i == 127 || i == 128 { // frontiers {127} and {128}
@@ -142,10 +143,10 @@ func TestPredictPartitionExchangePath(t *testing.T) {
 	assert.EqualValues(t, 200*32+8, pred.TotalBytes)
 }
 
-// TestPredictPartitionExchangeMatchesBruteForce compares every top-down
+// TestPredictExchangeMatchesBruteForce compares every top-down
 // step's counts with sets built edge by edge, over random graphs, roots,
 // device counts and thresholds (some steps go bottom-up).
-func TestPredictPartitionExchangeMatchesBruteForce(t *testing.T) {
+func TestPredictExchangeMatchesBruteForce(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 9))
 	for range 60 {
 		n := 2 + r.IntN(900)
@@ -156,24 +157,24 @@ func TestPredictPartitionExchangeMatchesBruteForce(t *testing.T) {
 		off, tgt := testGraph(n, edges)
 		root := int32(r.IntN(n))
 		levels := testLevels(off, tgt, root)
-		strategy := PartitionStrategy(1 + r.IntN(2))
-		plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(1+r.IntN(6), 1<<30), Strategy: strategy})
+		strategy := Strategy(1 + r.IntN(2))
+		plan, err := New(Request{Offsets: off, Devices: devices(1+r.IntN(6), 1<<30), Strategy: strategy})
 		require.NoError(t, err)
-		params := DirectionParams{Alpha: 1 + r.Uint64N(20), Beta: 1 + r.Uint64N(30), MinAverageDegree: r.Uint64N(3)}
-		pred, err := PredictPartitionExchange(plan, PartitionTraversal{Offsets: off, Targets: tgt, Levels: levels, Root: root, Params: params})
+		params := planners.DirectionParams{Alpha: 1 + r.Uint64N(20), Beta: 1 + r.Uint64N(30), MinAverageDegree: r.Uint64N(3)}
+		pred, err := PredictExchange(plan, Traversal{Offsets: off, Targets: tgt, Levels: levels, Root: root, Params: params})
 		require.NoError(t, err)
 		checkAgainstBruteForce(t, plan, off, tgt, levels, pred)
 	}
 }
 
-func checkAgainstBruteForce(t *testing.T, plan PartitionPlan, off []uint32, tgt []int32, levels []int32, pred PartitionExchangePrediction) {
+func checkAgainstBruteForce(t *testing.T, plan Plan, off []uint32, tgt []int32, levels []int32, pred ExchangePrediction) {
 	t.Helper()
 	maxLevel := slices.Max(levels)
 	require.Len(t, pred.Levels, int(maxLevel)+1, "one step per level and the final one")
 	var total uint64
 	for i, l := range pred.Levels {
 		total += l.Bytes
-		if l.Decision.Direction == DirectionBottomUp {
+		if l.Decision.Direction == planners.DirectionBottomUp {
 			require.Equal(t, plan.Exchange.AllGatherBytes, l.Bytes)
 			continue
 		}
@@ -207,34 +208,34 @@ func checkAgainstBruteForce(t *testing.T, plan PartitionPlan, off []uint32, tgt 
 	require.Equal(t, total, pred.TotalBytes)
 }
 
-func TestPredictPartitionExchangeRefusesBadTraversals(t *testing.T) {
+func TestPredictExchangeRefusesBadTraversals(t *testing.T) {
 	off, tgt := testGraph(100, [][2]int32{{0, 1}, {1, 2}, {2, 70}})
-	plan, err := PlanPartition(PartitionRequest{Offsets: off, Devices: devices(2, 1<<30), Strategy: PartitionBlocked})
+	plan, err := New(Request{Offsets: off, Devices: devices(2, 1<<30), Strategy: Blocked})
 	require.NoError(t, err)
-	good := PartitionTraversal{Offsets: off, Targets: tgt, Levels: testLevels(off, tgt, 0), Params: DefaultDirectionParams()}
+	good := Traversal{Offsets: off, Targets: tgt, Levels: testLevels(off, tgt, 0), Params: planners.DefaultDirectionParams()}
 	tests := []struct {
 		name string
-		edit func(*PartitionTraversal)
+		edit func(*Traversal)
 		msg  string
 	}{
-		{"offsets", func(tr *PartitionTraversal) { tr.Offsets = tr.Offsets[:50] }, "describe 49 vertices, the plan 100"},
-		{"targets", func(tr *PartitionTraversal) { tr.Targets = tr.Targets[1:] }, "5 targets for 6 edge entries"},
-		{"levels", func(tr *PartitionTraversal) { tr.Levels = tr.Levels[:99] }, "99 levels for 100 vertices"},
-		{"root", func(tr *PartitionTraversal) { tr.Root = 1 }, "root 1 is not a vertex at level 0"},
-		{"negative", func(tr *PartitionTraversal) { tr.Levels[5] = -2 }, "levels[5] is -2"},
-		{"huge", func(tr *PartitionTraversal) { tr.Levels[5] = 1 << 30 }, "levels[5] is 1073741824"},
-		{"gap", func(tr *PartitionTraversal) { tr.Levels[5] = 9 }, "no vertex at level 4"},
+		{"offsets", func(tr *Traversal) { tr.Offsets = tr.Offsets[:50] }, "describe 49 vertices, the plan 100"},
+		{"targets", func(tr *Traversal) { tr.Targets = tr.Targets[1:] }, "5 targets for 6 edge entries"},
+		{"levels", func(tr *Traversal) { tr.Levels = tr.Levels[:99] }, "99 levels for 100 vertices"},
+		{"root", func(tr *Traversal) { tr.Root = 1 }, "root 1 is not a vertex at level 0"},
+		{"negative", func(tr *Traversal) { tr.Levels[5] = -2 }, "levels[5] is -2"},
+		{"huge", func(tr *Traversal) { tr.Levels[5] = 1 << 30 }, "levels[5] is 1073741824"},
+		{"gap", func(tr *Traversal) { tr.Levels[5] = 9 }, "no vertex at level 4"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			tr := good
 			tr.Levels = slices.Clone(good.Levels)
 			tc.edit(&tr)
-			_, err := PredictPartitionExchange(plan, tr)
+			_, err := PredictExchange(plan, tr)
 			assert.ErrorContains(t, err, tc.msg)
 			assert.ErrorContains(t, err, "Fix:")
 		})
 	}
-	_, err = PredictPartitionExchange(plan, good)
+	_, err = PredictExchange(plan, good)
 	assert.NoError(t, err)
 }

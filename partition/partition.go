@@ -1,4 +1,4 @@
-package planners
+package partition
 
 import (
 	"fmt"
@@ -7,50 +7,50 @@ import (
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
 
-// PartitionAlignVertices is the alignment of every partition boundary: each
+// AlignVertices is the alignment of every partition boundary: each
 // device owns whole 64-bit words of any vertex bitmap, so a device's slice
 // of a bitmap is a run of words that can be sent as it is.
-const PartitionAlignVertices = 64
+const AlignVertices = 64
 
-// MaxPartitionDevices is the most devices a partition plan spreads a graph
+// MaxDevices is the most devices a partition plan spreads a graph
 // over: the kernels pass the set of peers that exchange queues as one
 // 64-bit mask.
-const MaxPartitionDevices = 64
+const MaxDevices = 64
 
-// PartitionStrategy is how a graph's vertices are cut into ranges.
-type PartitionStrategy uint8
+// Strategy is how a graph's vertices are cut into ranges.
+type Strategy uint8
 
 const (
-	// PartitionBlocked gives every device the same number of vertices
+	// Blocked gives every device the same number of vertices
 	// (the last ones may hold fewer).
-	PartitionBlocked PartitionStrategy = iota + 1
-	// PartitionEdgeBalanced gives every device about the same number of
+	Blocked Strategy = iota + 1
+	// EdgeBalanced gives every device about the same number of
 	// adjacency entries (degree-balanced): the work of a top-down level
 	// and the bytes of the resident CSR follow the edges.
-	PartitionEdgeBalanced
+	EdgeBalanced
 )
 
-var partitionStrategyNames = [...]string{PartitionBlocked: "blocked", PartitionEdgeBalanced: "edges"}
+var partitionStrategyNames = [...]string{Blocked: "blocked", EdgeBalanced: "edges"}
 
 // String returns "blocked" or "edges".
-func (s PartitionStrategy) String() string {
+func (s Strategy) String() string {
 	if int(s) < len(partitionStrategyNames) && partitionStrategyNames[s] != "" {
 		return partitionStrategyNames[s]
 	}
-	return fmt.Sprintf("PartitionStrategy(%d)", uint8(s))
+	return fmt.Sprintf("Strategy(%d)", uint8(s))
 }
 
 // MarshalText writes the strategy's name, so JSON shows "edges".
-func (s PartitionStrategy) MarshalText() ([]byte, error) {
-	if s != PartitionBlocked && s != PartitionEdgeBalanced {
-		return nil, fmt.Errorf("partition strategy %d is not blocked (1) or edges (2). Fix: use PartitionBlocked or PartitionEdgeBalanced", uint8(s))
+func (s Strategy) MarshalText() ([]byte, error) {
+	if s != Blocked && s != EdgeBalanced {
+		return nil, fmt.Errorf("partition strategy %d is not blocked (1) or edges (2). Fix: use Blocked or EdgeBalanced", uint8(s))
 	}
 	return []byte(s.String()), nil
 }
 
 // UnmarshalText reads "blocked" or "edges".
-func (s *PartitionStrategy) UnmarshalText(b []byte) error {
-	v, err := ParsePartitionStrategy(string(b))
+func (s *Strategy) UnmarshalText(b []byte) error {
+	v, err := ParseStrategy(string(b))
 	if err != nil {
 		return err
 	}
@@ -58,45 +58,45 @@ func (s *PartitionStrategy) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// ParsePartitionStrategy reads "blocked" or "edges".
-func ParsePartitionStrategy(s string) (PartitionStrategy, error) {
+// ParseStrategy reads "blocked" or "edges".
+func ParseStrategy(s string) (Strategy, error) {
 	switch s {
 	case "blocked":
-		return PartitionBlocked, nil
+		return Blocked, nil
 	case "edges":
-		return PartitionEdgeBalanced, nil
+		return EdgeBalanced, nil
 	}
 	return 0, fmt.Errorf("partition strategy %q is unknown. Fix: use blocked (equal vertex counts) or edges (equal edge counts)", s)
 }
 
-// PartitionDevice is one device a graph is spread over.
-type PartitionDevice struct {
+// Device is one device a graph is spread over.
+type Device struct {
 	// Name labels the device in plans and errors (a profile name).
 	Name string `json:"name"`
 	// BudgetBytes is the device memory its part may keep resident.
 	BudgetBytes uint64 `json:"budget_bytes"`
 }
 
-// PartitionRequest asks for a 1D vertex partition of a CSR graph over
+// Request asks for a 1D vertex partition of a CSR graph over
 // devices for a level-synchronous BFS: device d owns vertices
 // [First, End) with their adjacency lists and levels.
-type PartitionRequest struct {
+type Request struct {
 	// Offsets are the graph's CSR row offsets: one more entry than there
 	// are vertices, starting at 0, never decreasing; the last is the
 	// number of adjacency entries.
 	Offsets []uint32 `json:"-"`
 	// Devices are the devices, in rank order.
-	Devices []PartitionDevice `json:"devices"`
+	Devices []Device `json:"devices"`
 	// Strategy is the cut.
-	Strategy PartitionStrategy `json:"strategy"`
+	Strategy Strategy `json:"strategy"`
 	// ScratchBytes is each device's fixed control memory.
 	ScratchBytes uint64 `json:"scratch_bytes"`
 }
 
-// PartitionMemory is the resident memory of one device's part, in bytes,
+// Memory is the resident memory of one device's part, in bytes,
 // as the partitioned BFS lays it out (S is the plan's SliceWords, P the
 // device count).
-type PartitionMemory struct {
+type Memory struct {
 	// Offsets: 4 x (vertices + 1), the part's row offsets rebased to 0.
 	Offsets uint64 `json:"offsets"`
 	// Targets: 4 x edge entries (at least 4), global vertex ids.
@@ -121,8 +121,8 @@ type PartitionMemory struct {
 	Scratch uint64 `json:"scratch"`
 }
 
-// PartitionPart is one device's share.
-type PartitionPart struct {
+// Part is one device's share.
+type Part struct {
 	// Device is the rank; Name the device's label.
 	Device int    `json:"device"`
 	Name   string `json:"name"`
@@ -136,14 +136,14 @@ type PartitionPart struct {
 	Words uint64 `json:"words"`
 	// Memory is the resident layout; ResidentBytes its sum, at most
 	// BudgetBytes.
-	Memory        PartitionMemory `json:"memory"`
-	ResidentBytes uint64          `json:"resident_bytes"`
-	BudgetBytes   uint64          `json:"budget_bytes"`
+	Memory        Memory `json:"memory"`
+	ResidentBytes uint64 `json:"resident_bytes"`
+	BudgetBytes   uint64 `json:"budget_bytes"`
 }
 
-// PartitionExchangeCosts are the fixed exchange volumes of one level, in
+// ExchangeCosts are the fixed exchange volumes of one level, in
 // bytes moved between distinct devices.
-type PartitionExchangeCosts struct {
+type ExchangeCosts struct {
 	// AllGatherBytes: a bottom-up level gathers every device's frontier
 	// slice (SliceWords words) on every other device, P(P-1) x 8S.
 	AllGatherBytes uint64 `json:"all_gather_bytes"`
@@ -156,25 +156,25 @@ type PartitionExchangeCosts struct {
 	BitmapBytes uint64 `json:"bitmap_bytes"`
 }
 
-// PartitionPlan is a 1D vertex partition with each device's resident
+// Plan is a 1D vertex partition with each device's resident
 // memory and the fixed per-level exchange volumes.
-type PartitionPlan struct {
-	Strategy    PartitionStrategy `json:"strategy"`
-	Vertices    uint64            `json:"vertices"`
-	EdgeEntries uint64            `json:"edge_entries"`
+type Plan struct {
+	Strategy    Strategy `json:"strategy"`
+	Vertices    uint64   `json:"vertices"`
+	EdgeEntries uint64   `json:"edge_entries"`
 	// SliceWords (S) is the largest part's Words, at least 1: every
 	// device's slot in an exchanged buffer.
-	SliceWords uint64          `json:"slice_words"`
-	Parts      []PartitionPart `json:"parts"`
+	SliceWords uint64 `json:"slice_words"`
+	Parts      []Part `json:"parts"`
 	// VertexImbalanceBPS and EdgeImbalanceBPS are the largest part's share
 	// over the mean share, in basis points (10000: perfectly balanced).
-	VertexImbalanceBPS uint64                 `json:"vertex_imbalance_bps"`
-	EdgeImbalanceBPS   uint64                 `json:"edge_imbalance_bps"`
-	Exchange           PartitionExchangeCosts `json:"exchange"`
+	VertexImbalanceBPS uint64        `json:"vertex_imbalance_bps"`
+	EdgeImbalanceBPS   uint64        `json:"edge_imbalance_bps"`
+	Exchange           ExchangeCosts `json:"exchange"`
 }
 
 // Bounds returns the P+1 boundaries: part d owns [Bounds[d], Bounds[d+1]).
-func (p PartitionPlan) Bounds() []uint64 {
+func (p Plan) Bounds() []uint64 {
 	out := make([]uint64, 0, len(p.Parts)+1)
 	for _, part := range p.Parts {
 		out = append(out, part.First)
@@ -183,36 +183,36 @@ func (p PartitionPlan) Bounds() []uint64 {
 }
 
 // Owner returns the part owning vertex v (v < Vertices).
-func (p PartitionPlan) Owner(v uint64) int {
+func (p Plan) Owner(v uint64) int {
 	return sort.Search(len(p.Parts), func(i int) bool { return p.Parts[i].End > v })
 }
 
-// PlanPartition cuts the graph into one vertex range per device, aligned
-// to PartitionAlignVertices, blocked or edge-balanced; sizes every
+// New cuts the graph into one vertex range per device, aligned
+// to AlignVertices, blocked or edge-balanced; sizes every
 // device's resident memory and checks it against the device's budget; and
 // computes the fixed exchange volumes. A part that does not fit is refused
 // with its device, its range and every number of its layout.
-func PlanPartition(req PartitionRequest) (PartitionPlan, error) {
+func New(req Request) (Plan, error) {
 	if err := checkPartitionRequest(req); err != nil {
-		return PartitionPlan{}, err
+		return Plan{}, err
 	}
 	n := uint64(len(req.Offsets) - 1)
-	p := PartitionPlan{Strategy: req.Strategy, Vertices: n, EdgeEntries: uint64(req.Offsets[n])}
+	p := Plan{Strategy: req.Strategy, Vertices: n, EdgeEntries: uint64(req.Offsets[n])}
 	bounds := blockedBounds(n, len(req.Devices))
-	if req.Strategy == PartitionEdgeBalanced {
+	if req.Strategy == EdgeBalanced {
 		bounds = edgeBounds(req.Offsets, len(req.Devices))
 	}
 	p.SliceWords = 1
 	for d, dev := range req.Devices {
-		part := PartitionPart{Device: d, Name: dev.Name, First: bounds[d], End: bounds[d+1], BudgetBytes: dev.BudgetBytes}
+		part := Part{Device: d, Name: dev.Name, First: bounds[d], End: bounds[d+1], BudgetBytes: dev.BudgetBytes}
 		part.Vertices = part.End - part.First
 		part.EdgeEntries = uint64(req.Offsets[part.End] - req.Offsets[part.First])
-		part.Words = (part.Vertices + PartitionAlignVertices - 1) / PartitionAlignVertices
+		part.Words = (part.Vertices + AlignVertices - 1) / AlignVertices
 		p.SliceWords = max(p.SliceWords, part.Words)
 		p.Parts = append(p.Parts, part)
 	}
 	if err := p.sizeParts(req.ScratchBytes); err != nil {
-		return PartitionPlan{}, err
+		return Plan{}, err
 	}
 	p.balance()
 	return p, p.exchangeCosts()
@@ -222,7 +222,7 @@ func PlanPartition(req PartitionRequest) (PartitionPlan, error) {
 // rounded up to the alignment; the last parts may be short or empty.
 func blockedBounds(n uint64, parts int) []uint64 {
 	share := (n + uint64(parts) - 1) / uint64(parts)
-	share = (share + PartitionAlignVertices - 1) / PartitionAlignVertices * PartitionAlignVertices
+	share = (share + AlignVertices - 1) / AlignVertices * AlignVertices
 	out := make([]uint64, parts+1)
 	for d := range out {
 		out[d] = min(n, uint64(d)*share)
@@ -236,14 +236,14 @@ func blockedBounds(n uint64, parts int) []uint64 {
 func edgeBounds(offsets []uint32, parts int) []uint64 {
 	n := uint64(len(offsets) - 1)
 	m := uint64(offsets[n])
-	words := int((n + PartitionAlignVertices - 1) / PartitionAlignVertices)
+	words := int((n + AlignVertices - 1) / AlignVertices)
 	out := make([]uint64, parts+1)
 	for d := 1; d < parts; d++ {
 		target, _ := checked.MulDiv(uint64(d), m, uint64(parts))
 		k := sort.Search(words+1, func(k int) bool {
-			return uint64(offsets[min(n, uint64(k)*PartitionAlignVertices)]) >= target
+			return uint64(offsets[min(n, uint64(k)*AlignVertices)]) >= target
 		})
-		out[d] = max(out[d-1], min(n, uint64(k)*PartitionAlignVertices))
+		out[d] = max(out[d-1], min(n, uint64(k)*AlignVertices))
 	}
 	out[parts] = n
 	return out
@@ -251,16 +251,16 @@ func edgeBounds(offsets []uint32, parts int) []uint64 {
 
 // sizeParts fills every part's memory layout and checks it against the
 // device's budget.
-func (p *PartitionPlan) sizeParts(scratch uint64) error {
+func (p *Plan) sizeParts(scratch uint64) error {
 	for i := range p.Parts {
 		part := &p.Parts[i]
 		mem, total, err := partMemory(*part, uint64(len(p.Parts)), p.SliceWords, scratch)
 		if err != nil {
-			return &PartitionError{Kind: PartitionOverflow, Device: part.Device, Name: part.Name, Part: *part, Cause: err}
+			return &Error{Kind: Overflow, Device: part.Device, Name: part.Name, Part: *part, Cause: err}
 		}
 		part.Memory, part.ResidentBytes = mem, total
 		if total > part.BudgetBytes {
-			return &PartitionError{Kind: PartitionOverBudget, Device: part.Device, Name: part.Name, Part: *part}
+			return &Error{Kind: OverBudget, Device: part.Device, Name: part.Name, Part: *part}
 		}
 	}
 	return nil
@@ -268,8 +268,8 @@ func (p *PartitionPlan) sizeParts(scratch uint64) error {
 
 // partMemory sizes one part's resident layout for P parts and slices of s
 // words.
-func partMemory(part PartitionPart, parts, s, scratch uint64) (PartitionMemory, uint64, error) {
-	m := PartitionMemory{Offsets: 4 * (part.Vertices + 1), Targets: 4 * max(1, part.EdgeEntries),
+func partMemory(part Part, parts, s, scratch uint64) (Memory, uint64, error) {
+	m := Memory{Offsets: 4 * (part.Vertices + 1), Targets: 4 * max(1, part.EdgeEntries),
 		Levels: 4 * max(1, part.Vertices), Bounds: 4 * (parts + 1), Scratch: scratch}
 	var err error
 	if m.Frontier, err = checked.Mul(16, s, "frontier bitmap bytes (2 x 8 x slice words)"); err != nil {
@@ -286,7 +286,7 @@ func partMemory(part PartitionPart, parts, s, scratch uint64) (PartitionMemory, 
 }
 
 // balance computes the imbalance ratios.
-func (p *PartitionPlan) balance() {
+func (p *Plan) balance() {
 	var maxV, maxE uint64
 	for _, part := range p.Parts {
 		maxV, maxE = max(maxV, part.Vertices), max(maxE, part.EdgeEntries)
@@ -303,7 +303,7 @@ func (p *PartitionPlan) balance() {
 }
 
 // exchangeCosts computes the fixed per-level exchange volumes.
-func (p *PartitionPlan) exchangeCosts() error {
+func (p *Plan) exchangeCosts() error {
 	parts := uint64(len(p.Parts))
 	pairs := parts * (parts - 1)
 	var err error

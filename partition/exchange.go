@@ -1,7 +1,8 @@
-package planners
+package partition
 
 import (
 	"fmt"
+	"github.com/gpuplan/gpuplan/planners"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
 )
@@ -42,42 +43,42 @@ func PairExchange(count, ownerWords uint64) (ExchangeForm, uint64) {
 	return ExchangeBitmap, 8 * ownerWords
 }
 
-// PartitionCollective is the collective that exchanges one level.
-type PartitionCollective uint8
+// Collective is the collective that exchanges one level.
+type Collective uint8
 
 const (
 	// CollectiveAllToAll: a top-down level; every pair of devices sends
 	// the vertices discovered for the receiver, as a queue or a bitmap
 	// slice (grouped send/receive), after an all-gather of the counts.
-	CollectiveAllToAll PartitionCollective = iota + 1
+	CollectiveAllToAll Collective = iota + 1
 	// CollectiveAllGather: a bottom-up level; every device gathers every
 	// other device's frontier bitmap slice.
 	CollectiveAllGather
 )
 
 // String returns "all-to-all" or "all-gather".
-func (c PartitionCollective) String() string {
+func (c Collective) String() string {
 	switch c {
 	case CollectiveAllToAll:
 		return "all-to-all"
 	case CollectiveAllGather:
 		return "all-gather"
 	}
-	return fmt.Sprintf("PartitionCollective(%d)", uint8(c))
+	return fmt.Sprintf("Collective(%d)", uint8(c))
 }
 
 // MarshalText writes the collective's name.
-func (c PartitionCollective) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+func (c Collective) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
 // MarshalText writes the form's name.
 func (f ExchangeForm) MarshalText() ([]byte, error) { return []byte(f.String()), nil }
 
-// PartitionLevelExchange is the exchange of one level step: the direction
+// LevelExchange is the exchange of one level step: the direction
 // decision it follows and the bytes moved between distinct devices.
-type PartitionLevelExchange struct {
+type LevelExchange struct {
 	// Decision is the direction planner's decision for the step.
-	Decision   BFSDirectionDecision `json:"decision"`
-	Collective PartitionCollective  `json:"collective"`
+	Decision   planners.BFSDirectionDecision `json:"decision"`
+	Collective Collective                    `json:"collective"`
 	// QueuePairs and BitmapPairs count the ordered pairs of a top-down
 	// level by the form they send in.
 	QueuePairs  uint64 `json:"queue_pairs"`
@@ -94,7 +95,7 @@ type PartitionLevelExchange struct {
 // Forms returns how every ordered pair sends in a top-down level from the
 // count matrix: counts[d][e] is the distinct vertices of device e that
 // device d discovered. The diagonal is 0 (a device keeps its own).
-func (p PartitionPlan) Forms(counts [][]uint64) ([][]ExchangeForm, error) {
+func (p Plan) Forms(counts [][]uint64) ([][]ExchangeForm, error) {
 	parts := len(p.Parts)
 	if len(counts) != parts {
 		return nil, fmt.Errorf("exchange counts have %d rows for %d devices. Fix: pass one row per device", len(counts), parts)
@@ -122,9 +123,9 @@ func (p PartitionPlan) Forms(counts [][]uint64) ([][]ExchangeForm, error) {
 // decision's direction: a bottom-up step gathers the frontier slices; a
 // top-down step gathers the counts, then sends every pair's discoveries in
 // the form PairExchange picks from counts (ignored for bottom-up).
-func (p PartitionPlan) LevelExchange(d BFSDirectionDecision, counts [][]uint64) (PartitionLevelExchange, error) {
-	x := PartitionLevelExchange{Decision: d, Collective: CollectiveAllGather}
-	if d.Direction == DirectionBottomUp {
+func (p Plan) LevelExchange(d planners.BFSDirectionDecision, counts [][]uint64) (LevelExchange, error) {
+	x := LevelExchange{Decision: d, Collective: CollectiveAllGather}
+	if d.Direction == planners.DirectionBottomUp {
 		x.GatherBytes, x.Bytes = p.Exchange.AllGatherBytes, p.Exchange.AllGatherBytes
 		return x, nil
 	}

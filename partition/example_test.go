@@ -1,4 +1,4 @@
-package planners_test
+package partition_test
 
 import (
 	"fmt"
@@ -7,13 +7,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
-func ExamplePlanPartition() {
+func ExampleNew() {
 	g, _ := frontier.Kronecker(12, 16, 1)
-	devs := []planners.PartitionDevice{{Name: "h200", BudgetBytes: 1 << 30}, {Name: "h200", BudgetBytes: 1 << 30}}
-	plan, err := planners.PlanPartition(planners.PartitionRequest{Offsets: g.Offsets, Devices: devs, Strategy: planners.PartitionEdgeBalanced})
+	devs := []partition.Device{{Name: "h200", BudgetBytes: 1 << 30}, {Name: "h200", BudgetBytes: 1 << 30}}
+	plan, err := partition.New(partition.Request{Offsets: g.Offsets, Devices: devs, Strategy: partition.EdgeBalanced})
 	fmt.Println(err)
 	for _, p := range plan.Parts {
 		fmt.Printf("device %d: vertices [%d, %d), %d edge entries, %d resident bytes\n", p.Device, p.First, p.End, p.EdgeEntries, p.ResidentBytes)
@@ -21,7 +22,7 @@ func ExamplePlanPartition() {
 	fmt.Println("bottom-up level all-gather:", plan.Exchange.AllGatherBytes, "bytes")
 
 	devs[1].BudgetBytes = 100_000
-	_, err = planners.PlanPartition(planners.PartitionRequest{Offsets: g.Offsets, Devices: devs, Strategy: planners.PartitionEdgeBalanced})
+	_, err = partition.New(partition.Request{Offsets: g.Offsets, Devices: devs, Strategy: partition.EdgeBalanced})
 	fmt.Println(err)
 	// Output:
 	// <nil>
@@ -31,13 +32,13 @@ func ExamplePlanPartition() {
 	// partition: device 1 (h200): its part, vertices [1984, 4096) (2112 vertices, 48129 edge entries), needs 211588 bytes (targets 192516 + offsets 8452 + levels 8448 + frontier 528 + next 528 + exchange 528 + outbox 528 + counts 48 + bounds 12 + scratch 0), above devices[1].budget_bytes 100000 by 111588. Fix: spread the graph over more devices, use devices with more memory, or balance by edges
 }
 
-func ExamplePredictPartitionExchange() {
+func ExamplePredictExchange() {
 	g, _ := frontier.Kronecker(12, 16, 1)
-	devs := []planners.PartitionDevice{{Name: "h200", BudgetBytes: 1 << 30}, {Name: "h200", BudgetBytes: 1 << 30}}
-	plan, _ := planners.PlanPartition(planners.PartitionRequest{Offsets: g.Offsets, Devices: devs, Strategy: planners.PartitionEdgeBalanced})
+	devs := []partition.Device{{Name: "h200", BudgetBytes: 1 << 30}, {Name: "h200", BudgetBytes: 1 << 30}}
+	plan, _ := partition.New(partition.Request{Offsets: g.Offsets, Devices: devs, Strategy: partition.EdgeBalanced})
 	roots, _ := frontier.Roots(g, 1, 1)
 	levels, _ := frontier.BFS(g, roots[0])
-	pred, err := planners.PredictPartitionExchange(plan, planners.PartitionTraversal{Offsets: g.Offsets, Targets: g.Targets,
+	pred, err := partition.PredictExchange(plan, partition.Traversal{Offsets: g.Offsets, Targets: g.Targets,
 		Levels: levels, Root: roots[0], Params: planners.DefaultDirectionParams()})
 	fmt.Println(err)
 	for _, l := range pred.Levels {
@@ -65,15 +66,15 @@ func TestPredictionFollowsDirectionOptimizingBFS(t *testing.T) {
 	} {
 		g, err := build()
 		require.NoError(t, err)
-		plan, err := planners.PlanPartition(planners.PartitionRequest{Offsets: g.Offsets,
-			Devices: []planners.PartitionDevice{{"a", 1 << 30}, {"b", 1 << 30}, {"c", 1 << 30}}, Strategy: planners.PartitionEdgeBalanced})
+		plan, err := partition.New(partition.Request{Offsets: g.Offsets,
+			Devices: []partition.Device{{"a", 1 << 30}, {"b", 1 << 30}, {"c", 1 << 30}}, Strategy: partition.EdgeBalanced})
 		require.NoError(t, err)
 		roots, err := frontier.Roots(g, 3, 7)
 		require.NoError(t, err)
 		for _, root := range roots {
 			ref, err := frontier.BFSDirectionOptimizing(g, root, planners.DefaultDirectionParams())
 			require.NoError(t, err)
-			pred, err := planners.PredictPartitionExchange(plan, planners.PartitionTraversal{Offsets: g.Offsets, Targets: g.Targets,
+			pred, err := partition.PredictExchange(plan, partition.Traversal{Offsets: g.Offsets, Targets: g.Targets,
 				Levels: ref.Levels, Root: root, Params: planners.DefaultDirectionParams()})
 			require.NoError(t, err)
 			require.Len(t, pred.Levels, len(ref.Decisions))
