@@ -19,9 +19,11 @@ func newEmu(g *frontier.CSR, chunk int, nwarps, warpsPerBlock, blockCap uint32, 
 	if err != nil {
 		panic(err)
 	}
+	words := (g.NumVertices() + 31) / 32
 	m := emuMemory{offsets: g.Offsets, targets: g.Targets, level: make([]int32, g.NumVertices()),
 		q: [2][]item{make([]item, qcap), make([]item, qcap)}, qlab: [2][]uint32{make([]uint32, qcap), make([]uint32, qcap)},
-		ctl: make([]uint32, CtlWords)}
+		vis: [2][]uint32{make([]uint32, words), make([]uint32, words)}, ctl: make([]uint32, CtlWords),
+		log: make([]uint32, 4*LogEntries(g))}
 	return newEmuDevice(m, uint32(chunk), uint32(qcap), nwarps, warpsPerBlock, blockCap, seed)
 }
 
