@@ -346,7 +346,7 @@ const (
 	buSerial    = 4
 	buTileWords = 4
 	// runAheadStart is the adaptive megakernel's first run-ahead depth.
-	runAheadStart = 4
+	runAheadStart = 2
 	// msListCap is the vertex ids a block stages in shared memory per
 	// multi-source level.
 	msListCap = 2048

@@ -107,7 +107,7 @@
 
 // The adaptive megakernel's first run-ahead depth.
 #ifndef RUN_AHEAD_START
-#define RUN_AHEAD_START 4u
+#define RUN_AHEAD_START 2u
 #endif
 
 // Vertex ids a block stages in shared memory per multi-source level.
