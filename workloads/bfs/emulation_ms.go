@@ -60,32 +60,112 @@ func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount int) {
 }
 
 // pull mirrors ms_pull: every vertex some root of full has not seen ORs
-// its neighbours' frontier words until every missing root is found; a
-// vertex that found any records its levels and joins the list, and is
-// counted into the frontier count.
+// its neighbours' frontier words until every missing root is found (a warp
+// of 32 vertices at a time, pullWarp); a vertex that found any records its
+// levels and joins the list, and is counted into the frontier count.
 func (m *emuMS[W]) pull(n uint32, full W, out []uint32, outCount int) (nf, mf uint32) {
-	for u := range n {
-		missing := full &^ m.seen[u]
-		if missing == 0 {
-			continue
-		}
-		var fresh W
-		for _, v := range m.targets[m.offsets[u]:m.offsets[u+1]] {
-			if fresh |= m.cur[v] & missing; fresh == missing {
-				break
+	for base := uint32(0); base < n; base += 32 {
+		var missing [32]W
+		var b, e [32]uint32
+		for l := range uint32(32) {
+			if u := base + l; u < n {
+				missing[l] = full &^ m.seen[u]
+				b[l], e[l] = m.offsets[u], m.offsets[u+1]
 			}
 		}
-		if fresh == 0 {
-			continue
+		fresh := m.pullWarp(missing, b, e)
+		for l := range uint32(32) {
+			u := base + l
+			if fresh[l] == 0 {
+				continue
+			}
+			m.next[u] = fresh[l]
+			m.seen[u] |= fresh[l]
+			m.record(u, fresh[l])
+			m.appendList(out, outCount, u)
+			nf++
+			mf += e[l] - b[l]
 		}
-		m.next[u] = fresh
-		m.seen[u] |= fresh
-		m.record(u, fresh)
-		m.appendList(out, outCount, u)
-		nf++
-		mf += m.offsets[u+1] - m.offsets[u]
 	}
 	return nf, mf
+}
+
+// pullWarp mirrors a warp's search of ms_pull: each lane ORs the frontier
+// words of its first buSerial neighbours; then rounds of 32 edges packed
+// across the lanes still missing roots, each slot's word masked by its
+// owner's missing roots and OR-ed over the owner's run of slots by a
+// segmented scan, each lane stopping once every missing root is found. It
+// panics if a lane's result differs from the OR of all its neighbours'
+// words, which would be a flaw in the packing.
+func (m *emuMS[W]) pullWarp(missing [32]W, b, e [32]uint32) (fresh [32]W) {
+	var cur, rem [32]uint32
+	for l := range 32 {
+		cur[l] = b[l]
+		if missing[l] == 0 {
+			continue
+		}
+		k := min(e[l]-b[l], buSerial)
+		for i := range k {
+			fresh[l] |= m.cur[m.targets[b[l]+i]] & missing[l]
+		}
+		cur[l] = b[l] + k
+		if fresh[l] != missing[l] {
+			rem[l] = e[l] - cur[l]
+		}
+	}
+	for {
+		var incl, excl [32]uint32
+		var run uint32
+		for l := range 32 {
+			excl[l] = run
+			run += rem[l]
+			incl[l] = run
+		}
+		if run == 0 {
+			break
+		}
+		var val [32]W
+		var owner [32]uint32
+		for slot := range uint32(32) {
+			j := ownerOf(excl, slot)
+			owner[slot] = j
+			if slot < run {
+				val[slot] = m.cur[m.targets[cur[j]+slot-excl[j]]] & missing[j]
+			}
+		}
+		// The segmented inclusive OR of the kernel's shuffle scan.
+		for o := uint32(1); o < 32; o <<= 1 {
+			next := val
+			for l := o; l < 32; l++ {
+				if l-o >= excl[owner[l]] {
+					next[l] |= val[l-o]
+				}
+			}
+			val = next
+		}
+		for l := range 32 {
+			if rem[l] == 0 || excl[l] >= 32 {
+				continue
+			}
+			n := min(incl[l], 32) - excl[l]
+			fresh[l] |= val[min(incl[l], 32)-1]
+			if fresh[l] == missing[l] {
+				rem[l] = 0
+			} else {
+				cur[l], rem[l] = cur[l]+n, rem[l]-n
+			}
+		}
+	}
+	for l := range 32 {
+		var all W
+		for i := b[l]; missing[l] != 0 && i < e[l]; i++ {
+			all |= m.cur[m.targets[i]] & missing[l]
+		}
+		if all != fresh[l] {
+			panic(fmt.Sprintf("multi-source pull: lane %d found %#x, its neighbours give %#x", l, fresh[l], all))
+		}
+	}
+	return fresh
 }
 
 // finish mirrors ms_finish_body.
