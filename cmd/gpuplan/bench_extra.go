@@ -20,6 +20,7 @@ type benchExtra struct {
 	peerGunrock string
 	peerDir     string
 	peerTimeout time.Duration
+	peerSamples int
 }
 
 // define declares the flags.
@@ -31,6 +32,7 @@ func (x *benchExtra) define(f *flags, o *benchOptions) {
 	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "run Gunrock's BFS binary at `PATH` on the same graph and roots as the external arm gunrock")
 	f.StringVar(&x.peerDir, "peer-dir", "", "write the graph (.mtx) and roots for --peer-gunrock into `DIR` and keep them (default: a temporary directory, removed)")
 	f.DurationVar(&x.peerTimeout, "peer-timeout", bfs.DefaultPeerTimeout, "the longest the Gunrock run may take")
+	f.IntVar(&x.peerSamples, "peer-samples", 0, "Gunrock's samples, each one run from every root (0: --samples)")
 }
 
 // apply checks the flags and sets them on the options; set names the
@@ -51,8 +53,10 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		return usagef("gpuplan bench frontier: --batch-width needs --batch K")
 	case x.peerTimeout <= 0:
 		return usagef("gpuplan bench frontier: --peer-timeout %v is not positive", x.peerTimeout)
-	case x.peerDir != "" && x.peerGunrock == "":
-		return usagef("gpuplan bench frontier: --peer-dir needs --peer-gunrock PATH")
+	case (x.peerDir != "" || x.peerSamples != 0) && x.peerGunrock == "":
+		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need --peer-gunrock PATH")
+	case x.peerSamples < 0 || x.peerSamples > 100000:
+		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000", x.peerSamples)
 	}
 	if x.batch > 0 {
 		if !set["roots"] && len(o.rootIDs) == 0 {
@@ -64,7 +68,7 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		o.bench.Batch, o.bench.BatchWidth = x.batch, x.batchWidth
 	}
 	if x.peerGunrock != "" {
-		o.bench.Peer = &bfs.PeerConfig{Binary: x.peerGunrock, Dir: x.peerDir, Timeout: x.peerTimeout}
+		o.bench.Peer = &bfs.PeerConfig{Binary: x.peerGunrock, Dir: x.peerDir, Timeout: x.peerTimeout, Samples: x.peerSamples}
 	}
 	return nil
 }

@@ -83,6 +83,7 @@ func TestBenchArgs(t *testing.T) {
 		"width alone":    {"frontier", "--graph", "grid:4", "--batch-width", "32"},
 		"peer dir alone": {"frontier", "--graph", "grid:4", "--peer-dir", "x"},
 		"peer timeout":   {"frontier", "--graph", "grid:4", "--peer-gunrock", "x", "--peer-timeout", "0s"},
+		"peer samples":   {"frontier", "--graph", "grid:4", "--peer-samples", "3"},
 	}
 	for name, args := range bad {
 		_, err := parseBenchArgs(e, args)
@@ -195,7 +196,7 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 	e := &env{stdout: &out, stderr: &errb}
 	csv := filepath.Join(t.TempDir(), "kron.csv")
 	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1",
-		"--peer-gunrock", gunrockScript(t, g, roots, 2), "-o", csv})
+		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv})
 	require.NoError(t, err)
 	o.open = func(int) (*executor.Executor, error) {
 		dev, err := occupancy.Lookup("h100")
@@ -221,7 +222,7 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 			assert.Equal(t, rows[0].Checksum, r.Checksum, r.Arm)
 		}
 	}
-	assert.Equal(t, map[string]int{"host-loop": 2, "device-loop": 2, "megakernel": 2, "multi-source": 2, "gunrock": 2, "copy-ceiling": 10}, arms)
+	assert.Equal(t, map[string]int{"host-loop": 2, "device-loop": 2, "megakernel": 2, "multi-source": 2, "gunrock": 3, "copy-ceiling": 10}, arms)
 	assert.True(t, evidence.IsExternalArm("gunrock"))
 	for _, line := range []string{"# directions [", "# multi-source {", "# peer {", "# megakernel {"} {
 		assert.Contains(t, string(data), line)

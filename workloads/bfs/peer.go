@@ -44,6 +44,9 @@ type PeerConfig struct {
 	Timeout time.Duration
 	// MaxOutputBytes bounds the output read (0: DefaultPeerOutputBytes).
 	MaxOutputBytes int64
+	// Samples is the peer's samples, each one run from every root (0: the
+	// benchmark's Samples).
+	Samples int
 	// exec runs the binary with its arguments and extra environment,
 	// writing its output to out (nil: the operating system runs it).
 	exec func(ctx context.Context, bin string, args, env []string, out io.Writer) error
@@ -120,7 +123,7 @@ func (b *bench) peer() error {
 		return err
 	}
 	args := []string{"-m", graph, "-s", b.peerSources()}
-	b.cfg.Log("peer gunrock: %s -m %s -s <%d sources: %d samples of %d roots>", c.Binary, graph, b.cfg.Samples*len(b.roots), b.cfg.Samples, len(b.roots))
+	b.cfg.Log("peer gunrock: %s -m %s -s <%d sources: %d samples of %d roots>", c.Binary, graph, b.peerRuns(), b.peerRuns()/len(b.roots), len(b.roots))
 	out, err := c.run(args)
 	if err != nil {
 		return err
@@ -218,11 +221,20 @@ func writeFileWith(path string, write func(io.Writer) error) error {
 	return err
 }
 
+// peerRuns is the peer's runs: its samples times the roots.
+func (b *bench) peerRuns() int {
+	samples := b.cfg.Samples
+	if c := b.cfg.Peer; c != nil && c.Samples > 0 {
+		samples = c.Samples
+	}
+	return samples * len(b.roots)
+}
+
 // peerSources is the source list: every root, once per sample, sample by
 // sample.
 func (b *bench) peerSources() string {
 	var sb strings.Builder
-	for s := range b.cfg.Samples {
+	for s := range b.peerRuns() / len(b.roots) {
 		for i, r := range b.roots {
 			if s > 0 || i > 0 {
 				sb.WriteByte(',')
@@ -242,9 +254,9 @@ func (b *bench) checkPeer(o GunrockOutput) error {
 	if g.Vertices != uint64(b.g.NumVertices()) || g.CSREdges != uint64(b.g.NumEdgeEntries()) || !g.Symmetric {
 		return fmt.Errorf("it read %d vertices and %d adjacency entries (symmetric %v), the graph has %d and %d. Fix: check the .mtx file it was given", g.Vertices, g.CSREdges, g.Symmetric, b.g.NumVertices(), b.g.NumEdgeEntries())
 	}
-	want := b.cfg.Samples * len(b.roots)
+	want := b.peerRuns()
 	if len(o.Runs) != want {
-		return fmt.Errorf("%d timed runs, want %d (%d samples of %d roots). Fix: check that it took every source", len(o.Runs), want, b.cfg.Samples, len(b.roots))
+		return fmt.Errorf("%d timed runs, want %d (%d samples of %d roots). Fix: check that it took every source", len(o.Runs), want, want/len(b.roots), len(b.roots))
 	}
 	for k, r := range o.Runs {
 		i := k % len(b.roots)
@@ -268,7 +280,7 @@ func (b *bench) checkPeer(o GunrockOutput) error {
 func (b *bench) peerSamples(o GunrockOutput) {
 	k := len(b.roots)
 	t := armTimes{perRoot: make([][]float64, k)}
-	for s := range b.cfg.Samples {
+	for s := range len(o.Runs) / k {
 		row := Sample{Arm: PeerArm, Index: uint64(s), Checksum: b.res.ReferenceChecksum}
 		for i := range k {
 			ns := o.Runs[s*k+i].TimeMs * 1e6
