@@ -98,8 +98,8 @@ func (s *Session) runHostLoopDO(r *Run) (control, error) {
 			if d >= maxLevels {
 				return notConverged(r.Arm, r.Root, d)
 			}
-			dec, err := t.decide(d+1, uint64(nf), uint64(mf))
-			if err != nil {
+			var dec planners.BFSDirectionDecision
+			if dec, err = t.decide(d+1, uint64(nf), uint64(mf)); err != nil {
 				return err
 			}
 			r.Decisions = append(r.Decisions, dec)

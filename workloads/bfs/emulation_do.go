@@ -2,7 +2,6 @@ package bfs
 
 import (
 	"fmt"
-	"math/bits"
 
 	"github.com/gpuplan/gpuplan/planners"
 )
@@ -220,12 +219,4 @@ func (d *emuDevice) doLevel(dep, dir uint32) uint32 {
 		d.flush(qout, out)
 	}
 	return uint32(d.ctl64(CtlCountsWord(int(dep+1))) >> 32)
-}
-
-// popcount is the number of set bits of a bitmap.
-func popcount(words []uint32) (n int) {
-	for _, w := range words {
-		n += bits.OnesCount32(w)
-	}
-	return n
 }
