@@ -82,7 +82,8 @@ func (s *Session) readLog(steps int) ([]logEntry, int, error) {
 	if n == 0 {
 		return nil, 0, nil
 	}
-	raw, err := s.x.DownloadRange(s.buf.log, 0, uint64(LogEntryBytes*cap))
+	// A log that did not wrap is read up to its last entry.
+	raw, err := s.x.DownloadRange(s.buf.log, 0, uint64(LogEntryBytes*min(steps, cap)))
 	if err != nil {
 		return nil, 0, err
 	}
