@@ -1187,11 +1187,17 @@ __device__ __forceinline__ void mega_decide(MegaState& st, const MegaConfig& c) 
 
 // mega_advance is thread 0's update of the state after a step's barrier (v
 // is the barrier word, line the word's control line): the next step's
-// global count and kept flag, the frontier count, the direction state, the
-// adapted depth and the next decision.
+// global count and kept flag, the frontier count (when the launch counts),
+// the direction state, the adapted depth and the next decision.
 __device__ __forceinline__ void mega_advance(MegaState& st, const MegaConfig& c, u64 v, const u64* line) {
-    u64 cnt = __ldcg((const unsigned long long*)&line[CTL_COUNTS / 2]);
-    u32 rel = __ldcg((const u32*)line + CTL_STEP_RELABELS);
+    // The counts cost one more L2 round trip after the barrier's acquire;
+    // a fixed-depth top-down launch does not count.
+    u64 cnt = 0;
+    u32 rel = 0;
+    if (c.sync_do || c.adapt) {
+        cnt = __ldcg((const unsigned long long*)&line[CTL_COUNTS / 2]);
+        rel = __ldcg((const u32*)line + CTL_STEP_RELABELS);
+    }
     st.count = (u32)(v >> 32);
     st.kept = ((v >> 16) & ARRIVE_MASK) != 0 ? 1u : 0u;
     DirState& ds = st.dir_state;
