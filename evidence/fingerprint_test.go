@@ -112,7 +112,7 @@ func removePrefix(m fstest.MapFS, prefix string) {
 
 // TestSourceFingerprintOfThisModule checks the real tree: the BFS workload
 // and its imports are measured, the command and the evidence package are
-// not, and changing the megakernel's run-ahead default changes the
+// not, and changing the queue items' default edge count changes the
 // fingerprint while rewording its comment does not.
 func TestSourceFingerprintOfThisModule(t *testing.T) {
 	root := os.DirFS("..")
@@ -141,8 +141,8 @@ func TestSourceFingerprintOfThisModule(t *testing.T) {
 		require.NoError(t, err)
 		return got
 	}
-	assert.Equal(t, base, edit("// graph: 4 levels for graphs of low degree", "// graph: four levels for graphs of low degree"))
-	assert.NotEqual(t, base, edit("\t\treturn 4\n", "\t\treturn 32\n"))
+	assert.Equal(t, base, edit("// DefaultChunk is the largest number of edges", "// DefaultChunk is the most edges"))
+	assert.NotEqual(t, base, edit("const DefaultChunk = 256\n", "const DefaultChunk = 512\n"))
 }
 
 // TestSourceFingerprintsPerWorkload checks that each workload has its own

@@ -6,11 +6,13 @@
 #                           detector; a missing GPU is a failure
 #   gpu-check.sh sanitize   compute-sanitizer memcheck, racecheck and
 #                           synccheck over every BFS kernel, through short
-#                           benchmark runs of every arm on three graphs, and
-#                           over the partitioned BFS kernels, through short
-#                           runs of three partitions simulated on the GPU,
-#                           and over every e-graph rebuild kernel, through
-#                           short runs of every arm on three generated e-graphs
+#                           benchmark runs of every arm and a multi-source
+#                           batch on four graphs (top-down, direction-
+#                           optimizing and run-ahead paths), over the
+#                           partitioned BFS kernels, through short runs of
+#                           three partitions simulated on the GPU, and over
+#                           every e-graph rebuild kernel, through short runs
+#                           of every arm on three generated e-graphs
 #   gpu-check.sh all        both
 #
 # It prints one PASS or FAIL line per check, then a summary, and exits 1 if
@@ -45,21 +47,29 @@ run_tests() {
 }
 
 run_sanitizers() {
-  local sanitizer
+  local sanitizer run graph extra
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  # Every kernel: the top-down arms and the adaptive megakernel on the grid
+  # and the road graph, the direction-optimizing level kernel and megakernel
+  # (bottom-up levels) on the Kronecker and random geometric graphs, the
+  # multi-source kernels (--batch) on all, and the high-degree run-ahead path
+  # on the Kronecker graph with every level top-down.
   for tool in memcheck racecheck synccheck; do
-    for graph in grid:64 kron:10 road:48; do
-      log="/tmp/gpu-check-$tool-${graph/:/-}.log"
+    for run in "grid:64|" "kron:10|" "road:48|" "rgg:4000:8|" "kron:10|--direction top-down"; do
+      graph=${run%%|*}
+      extra=${run#*|}
+      log="/tmp/gpu-check-$tool-${graph//:/-}${extra:+-top-down}.log"
+      # shellcheck disable=SC2086 # extra is a list of flags
       if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
-        --roots 2 --samples 1 --copy-mib 1 --barrier-levels 8 --arms host-loop,device-loop,megakernel,host-loop-scan >"$log" 2>&1 &&
+        --roots 2 --batch 2 --samples 1 --copy-mib 1 --barrier-levels 8 --arms host-loop,device-loop,megakernel,host-loop-scan $extra >"$log" 2>&1 &&
         grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
-        record "compute-sanitizer $tool $graph" PASS
+        record "compute-sanitizer $tool $graph $extra" PASS
       else
-        record "compute-sanitizer $tool $graph" FAIL
+        record "compute-sanitizer $tool $graph $extra" FAIL
         grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
       fi
     done
-    for graph in kron:10 grid:48; do
+    for graph in kron:10 grid:24; do
       log="/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log"
       if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
         --roots 2 --samples 1 --simulate-devices 3 >"$log" 2>&1 &&

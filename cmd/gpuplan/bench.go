@@ -33,6 +33,26 @@ resident on the GPU (uploaded once) from several roots with every arm:
   host-loop-scan (only with --arms) the host loop over the plain scan wave,
                one thread per vertex, every vertex visited every level
 
+On graphs of average degree 5 or more (the planner's degree gate), every
+arm but host-loop-scan is direction-optimizing: each level runs top-down
+from the frontier queue or bottom-up over a visited bitmap, as
+planners.PlanBFSDirection decides from the frontier's vertices and edges
+and the unexplored edges (the host loop asks the planner; the device loop
+and the megakernel evaluate the same rule on the device, and their logged
+decisions are checked against the planner). Every arm's decisions must
+equal the CPU reference's; the evidence records them (--direction top-down
+turns it off). The megakernel is then level-synchronous; on the other
+graphs its blocks run ahead up to --mega-ahead levels, the depth adapting
+from each step's lowered labels.
+
+--batch K also measures multi-source BFS from the K roots, in passes of
+32 or 64 roots (planners.PlanMultiSourceBFS, within the memory budget),
+as the arm multi-source beside the K single-root traversals.
+--peer-gunrock PATH runs Gunrock's BFS binary on the same graph (written as
+a Matrix Market file) and roots after the arms, checks every run's reached
+vertices, depth and edges against the reference, and records its times as
+the external arm gunrock.
+
 The session runs by its plans: the memory plan (a graph that does not fit
 is refused before anything is allocated), the frontier queue plan, launch
 shapes from the occupancy model and the convergence plan; the bench prints
@@ -92,6 +112,8 @@ type benchOptions struct {
 	devices, simulate int
 	strategy          partition.Strategy
 	opener            partbfs.Opener
+	// extra are the flags of direction, multi-source and peer runs.
+	extra benchExtra
 }
 
 // knownBenchArms are every arm --arms accepts.
@@ -133,7 +155,8 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.IntVar(&sc.Chunk, "chunk", bfs.DefaultChunk, "most edges per frontier-queue item")
 	f.IntVar(&sc.MegakernelThreads, "mega-threads", 0, "megakernel: threads per block, a multiple of 32 up to 1024 (0: 512 for graphs of low degree, 1024 otherwise)")
 	f.IntVar(&sc.MegakernelBlocksPerSM, "mega-blocks-per-sm", 0, "megakernel: at most `N` co-resident blocks per SM (0: one, the measured best; the occupancy model bounds it)")
-	f.IntVar(&sc.MegakernelAhead, "mega-ahead", 0, "megakernel: at most `N` levels a block expands from its own frontier between grid barriers (0: 4 for graphs of low degree, 1 otherwise; 1 is one barrier per level)")
+	f.IntVar(&sc.MegakernelAhead, "mega-ahead", 0, fmt.Sprintf("megakernel: at most `N` levels a block expands from its own frontier between grid barriers, the depth adapting below it (0: %d; 1 is one barrier per level)", bfs.DefaultMaxRunAhead))
+	o.extra.define(f, o)
 	f.IntVar(&o.bench.BarrierLevels, "barrier-levels", bfs.DefaultBarrierLevels, "megakernel barrier floor: grid barriers per timed launch (0 skips it)")
 	copyMiB := f.Int("copy-mib", bfs.DefaultCopyBytes>>20, "size in MiB of each buffer of the copy-ceiling measurement (0 skips it)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
@@ -172,6 +195,9 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	}
 	o.bench.CopyBytes = uint64(*copyMiB) << 20
 	if err := o.parseArms(*arms); err != nil {
+		return nil, err
+	}
+	if err := o.extra.apply(o, setFlags(f)); err != nil {
 		return nil, err
 	}
 	o.progress = isTerminal(e.stderr)

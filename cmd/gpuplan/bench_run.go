@@ -196,7 +196,11 @@ func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
 	for _, p := range []struct {
 		name string
 		v    any
-	}{{"plans", res.Plans}, {"arm-plan", res.ArmPlan}, {"sessions", res.Sessions}} {
+	}{{"plans", res.Plans}, {"arm-plan", res.ArmPlan}, {"sessions", res.Sessions}, {"megakernel", res.Summary.Megakernel},
+		{"directions", res.Directions}, {"multi-source", res.MultiSource}, {"peer", res.Peer}} {
+		if reflectNil(p.v) {
+			continue
+		}
 		if b, err := json.Marshal(p.v); err == nil {
 			fmt.Fprintf(w, "# %s %s\n", p.name, b)
 		}
@@ -228,6 +232,9 @@ func writeSummaryTable(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
 	}
 	if res != nil && res.ArmPlan.Arm != "" {
 		fmt.Fprintf(w, "arm plan: %s (topology %s); fastest measured: %s\n", res.ArmPlan.Arm, res.ArmPlan.Decision.Topology, s.FastestArm)
+	}
+	if res != nil {
+		writeBenchExtras(w, s, res)
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "\nnote: %s\n", n)

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/stretchr/testify/assert"
@@ -26,6 +29,23 @@ func TestBenchArgs(t *testing.T) {
 	assert.False(t, o.progress, "a buffer is not a terminal")
 	assert.EqualValues(t, 1<<30, o.bench.CopyBytes)
 	assert.Equal(t, bfs.DefaultCheckEvery, o.bench.Session.CheckEvery)
+
+	assert.Equal(t, bfs.DirectionAuto, o.bench.Session.Direction)
+	assert.Zero(t, o.bench.Batch)
+	assert.Nil(t, o.bench.Peer)
+
+	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:22", "--batch", "64", "--batch-width", "32", "--direction", "top-down",
+		"--mega-fixed-ahead", "--peer-gunrock", "/opt/bfs", "--peer-dir", "/tmp/peer"})
+	require.NoError(t, err)
+	assert.Equal(t, 64, o.roots, "--batch K measures K roots")
+	assert.Equal(t, 64, o.bench.Batch)
+	assert.Equal(t, 32, o.bench.BatchWidth)
+	assert.Equal(t, bfs.DirectionTopDown, o.bench.Session.Direction)
+	assert.True(t, o.bench.Session.MegakernelFixedAhead)
+	require.NotNil(t, o.bench.Peer)
+	assert.Equal(t, "/opt/bfs", o.bench.Peer.Binary)
+	assert.Equal(t, "/tmp/peer", o.bench.Peer.Dir)
+	assert.Equal(t, bfs.DefaultPeerTimeout, o.bench.Peer.Timeout)
 
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:10", "--root-ids", "3, 5", "--arms", "megakernel,host-loop-scan"})
 	require.NoError(t, err)
@@ -54,6 +74,16 @@ func TestBenchArgs(t *testing.T) {
 		"device":         {"frontier", "--graph", "grid:4", "--device", "-1"},
 		"extra argument": {"frontier", "--graph", "grid:4", "more"},
 		"zero limit":     {"frontier", "--graph", "grid:4", "--vertices-per-byte", "0"},
+		"direction":      {"frontier", "--graph", "grid:4", "--direction", "sideways"},
+		"batch":          {"frontier", "--graph", "grid:4", "--batch", "-1"},
+		"batch big":      {"frontier", "--graph", "grid:4", "--batch", "5000"},
+		"batch roots":    {"frontier", "--graph", "grid:4", "--batch", "64", "--roots", "16"},
+		"batch ids":      {"frontier", "--graph", "grid:4", "--batch", "3", "--root-ids", "1,2"},
+		"batch width":    {"frontier", "--graph", "grid:4", "--batch", "4", "--batch-width", "16"},
+		"width alone":    {"frontier", "--graph", "grid:4", "--batch-width", "32"},
+		"peer dir alone": {"frontier", "--graph", "grid:4", "--peer-dir", "x"},
+		"peer timeout":   {"frontier", "--graph", "grid:4", "--peer-gunrock", "x", "--peer-timeout", "0s"},
+		"peer samples":   {"frontier", "--graph", "grid:4", "--peer-samples", "3"},
 	}
 	for name, args := range bad {
 		_, err := parseBenchArgs(e, args)
@@ -128,4 +158,73 @@ func TestBenchOnFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(prom), "gpuplan_kernel_launches_total")
 	requirePromtoolAccepts(t, prom)
+}
+
+// gunrockScript writes a stand-in for Gunrock's BFS binary that prints
+// what the real one would for g from roots, samples times each: its graph
+// line and one run line per source, from the CPU BFS.
+func gunrockScript(t *testing.T, g *frontier.CSR, roots []int32, samples int) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "#!/bin/sh\ncat <<'EOF'\nGUNROCK_BFS_GRAPH file=g.mtx vertices=%d csr_edges=%d mtx_symmetric=1 advance=2 filter=0\n", g.NumVertices(), g.NumEdgeEntries())
+	for s := range samples {
+		for i, r := range roots {
+			lv, err := frontier.BFS(g, r)
+			require.NoError(t, err)
+			st := frontier.Stats(g, lv)
+			fmt.Fprintf(&b, "GUNROCK_BFS run=%d src=%d time_ms=0.5 reached=%d depth=%d csr_edges=%d self_loops=0 input_edges=%d undirected=1\n",
+				s*len(roots)+i, r, st.Reached, st.Levels-1, 2*st.Edges, st.Edges)
+		}
+	}
+	b.WriteString("EOF\n")
+	p := filepath.Join(t.TempDir(), "bfs")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o755))
+	return p
+}
+
+// TestBenchBatchAndPeerOnFake runs the benchmark command with a multi-
+// source batch and a stand-in Gunrock binary over the emulated kernels:
+// the evidence holds the multi-source and gunrock arms with the
+// reference's checksum, the directions, and the summary lines.
+func TestBenchBatchAndPeerOnFake(t *testing.T) {
+	spec, err := frontier.ParseSpec("kron:8")
+	require.NoError(t, err)
+	g, err := spec.Build(1, frontier.DefaultLimits())
+	require.NoError(t, err)
+	roots, err := frontier.Roots(g, 5, 1)
+	require.NoError(t, err)
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	csv := filepath.Join(t.TempDir(), "kron.csv")
+	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1",
+		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv})
+	require.NoError(t, err)
+	o.open = func(int) (*executor.Executor, error) {
+		dev, err := occupancy.Lookup("h100")
+		require.NoError(t, err)
+		return executor.New(bfs.NewFake(dev, 1), executor.Options{})
+	}
+	require.NoError(t, benchFrontier(e, o), errb.String())
+	table := out.String()
+	assert.Contains(t, table, "| multi-source |")
+	assert.Contains(t, table, "| gunrock |")
+	assert.Contains(t, table, "bottom-up (planners.PlanBFSDirection)")
+	assert.Contains(t, table, "multi-source: 5 roots in 1 passes of 32")
+	assert.Contains(t, table, "gunrock (external")
+	assert.Contains(t, table, "megakernel: 1.00 levels per grid barrier")
+	data, err := os.ReadFile(csv)
+	require.NoError(t, err)
+	rows, err := evidence.ReadSamples(csv, bytes.NewReader(data))
+	require.NoError(t, err)
+	arms := map[string]int{}
+	for _, r := range rows {
+		arms[r.Arm]++
+		if r.Arm != "copy-ceiling" {
+			assert.Equal(t, rows[0].Checksum, r.Checksum, r.Arm)
+		}
+	}
+	assert.Equal(t, map[string]int{"host-loop": 2, "device-loop": 2, "megakernel": 2, "multi-source": 2, "gunrock": 3, "copy-ceiling": 10}, arms)
+	assert.True(t, evidence.IsExternalArm("gunrock"))
+	for _, line := range []string{"# directions [", "# multi-source {", "# peer {", "# megakernel {"} {
+		assert.Contains(t, string(data), line)
+	}
 }

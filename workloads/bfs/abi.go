@@ -3,6 +3,7 @@ package bfs
 import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/planners"
 )
 
 //go:generate go run ./internal/genheader kernels/bfs_abi.h
@@ -18,6 +19,7 @@ type InitParams[P Ptr] struct {
 	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
 	Level   P      `c:"int *level"`
 	Q0      P      `c:"uint2 *q0"`
+	Vis     P      `c:"unsigned int *vis"`
 	Ctl     P      `c:"unsigned int *ctl"`
 	N       uint64 `c:"unsigned long long n"`
 	Root    uint64 `c:"unsigned long long root"`
@@ -53,20 +55,111 @@ type QueueLevelParams[P Ptr] struct {
 	PhaseEnd   uint64 `c:"unsigned long long phase_end"`
 }
 
-// MegakernelParams are the parameters of KernelMegakernel.
+// DoLevelParams are the parameters of KernelDoLevel. Direction is
+// DirTopDown or DirBottomUp when the host decided the level's direction,
+// 0 when the kernel decides it by the device rule. The last two are the
+// split-dispatch phase range, as for KernelQueueLevel.
+type DoLevelParams[P Ptr] struct {
+	Offsets    P      `c:"const unsigned int *__restrict__ offsets"`
+	Targets    P      `c:"const int *__restrict__ targets"`
+	Level      P      `c:"int *level"`
+	Q0         P      `c:"uint2 *q0"`
+	Q1         P      `c:"uint2 *q1"`
+	Vis0       P      `c:"unsigned int *vis0"`
+	Vis1       P      `c:"unsigned int *vis1"`
+	Ctl        P      `c:"unsigned int *ctl"`
+	Log        P      `c:"uint4 *dlog"`
+	N          uint64 `c:"unsigned long long n"`
+	Chunk      uint64 `c:"unsigned long long chunk"`
+	QCap       uint64 `c:"unsigned long long qcap"`
+	LowDegree  uint64 `c:"unsigned long long low_degree"`
+	LogCap     uint64 `c:"unsigned long long log_cap"`
+	Direction  uint64 `c:"unsigned long long direction"`
+	DepthBase  uint64 `c:"unsigned long long depth_base"`
+	PhaseBegin uint64 `c:"unsigned long long phase_begin"`
+	PhaseEnd   uint64 `c:"unsigned long long phase_end"`
+}
+
+// MegakernelParams are the parameters of KernelMegakernel. Ahead is the
+// deepest run-ahead; Adapt (1) lets the depth adapt from each step's
+// lowered labels, 0 keeps it at Ahead. Direction is MegaTopDown (every
+// level top-down) or MegaAuto (the device rule decides every level).
 type MegakernelParams[P Ptr] struct {
 	Offsets   P      `c:"const unsigned int *__restrict__ offsets"`
 	Targets   P      `c:"const int *__restrict__ targets"`
 	Level     P      `c:"int *level"`
 	Q0        P      `c:"uint2 *q0"`
 	Q1        P      `c:"uint2 *q1"`
+	Vis0      P      `c:"unsigned int *vis0"`
+	Vis1      P      `c:"unsigned int *vis1"`
 	Ctl       P      `c:"unsigned int *ctl"`
+	Log       P      `c:"uint4 *dlog"`
 	N         uint64 `c:"unsigned long long n"`
 	Chunk     uint64 `c:"unsigned long long chunk"`
 	QCap      uint64 `c:"unsigned long long qcap"`
 	LowDegree uint64 `c:"unsigned long long low_degree"`
 	MaxSteps  uint64 `c:"unsigned long long max_steps"`
 	Ahead     uint64 `c:"unsigned long long ahead"`
+	Adapt     uint64 `c:"unsigned long long adapt"`
+	Direction uint64 `c:"unsigned long long direction"`
+	LogCap    uint64 `c:"unsigned long long log_cap"`
+}
+
+// MSInitParams are the parameters of KernelMSInit: a multi-source pass of
+// NRoots roots (Roots holds them), Width bits per vertex word, Stride
+// levels per vertex; Phase 0 clears, phase 1 places the roots.
+type MSInitParams[P Ptr] struct {
+	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
+	Roots   P      `c:"const unsigned int *__restrict__ roots"`
+	Seen    P      `c:"void *seen"`
+	Cur     P      `c:"void *cur"`
+	Next    P      `c:"void *next"`
+	List    P      `c:"unsigned int *list"`
+	Levels  P      `c:"int *levels"`
+	Ctl     P      `c:"unsigned int *ctl"`
+	N       uint64 `c:"unsigned long long n"`
+	NRoots  uint64 `c:"unsigned long long nroots"`
+	Width   uint64 `c:"unsigned long long width"`
+	Stride  uint64 `c:"unsigned long long stride"`
+	Phase   uint64 `c:"unsigned long long phase"`
+}
+
+// MSLevelParams are the parameters of KernelMSLevel: level Depth of a
+// multi-source pass, pushed from ListIn's vertices (Pull 0) or pulled by
+// every vertex some root has not seen (Pull 1).
+type MSLevelParams[P Ptr] struct {
+	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
+	Targets P      `c:"const int *__restrict__ targets"`
+	Seen    P      `c:"void *seen"`
+	Cur     P      `c:"void *cur"`
+	Next    P      `c:"void *next"`
+	ListIn  P      `c:"unsigned int *list_in"`
+	ListOut P      `c:"unsigned int *list_out"`
+	Levels  P      `c:"int *levels"`
+	Ctl     P      `c:"unsigned int *ctl"`
+	N       uint64 `c:"unsigned long long n"`
+	NRoots  uint64 `c:"unsigned long long nroots"`
+	Width   uint64 `c:"unsigned long long width"`
+	Stride  uint64 `c:"unsigned long long stride"`
+	Depth   uint64 `c:"unsigned long long depth"`
+	Pull    uint64 `c:"unsigned long long pull"`
+}
+
+// MSFinishParams are the parameters of KernelMSFinish, which ends level
+// Depth of a multi-source pass.
+type MSFinishParams[P Ptr] struct {
+	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
+	Seen    P      `c:"void *seen"`
+	Cur     P      `c:"void *cur"`
+	Next    P      `c:"void *next"`
+	ListIn  P      `c:"unsigned int *list_in"`
+	ListOut P      `c:"unsigned int *list_out"`
+	Levels  P      `c:"int *levels"`
+	Ctl     P      `c:"unsigned int *ctl"`
+	Width   uint64 `c:"unsigned long long width"`
+	Stride  uint64 `c:"unsigned long long stride"`
+	Depth   uint64 `c:"unsigned long long depth"`
+	Pull    uint64 `c:"unsigned long long pull"`
 }
 
 // BarrierParams are the parameters of KernelBarrierOnly.
@@ -85,7 +178,8 @@ type CopyParams[P Ptr] struct {
 // Entry points of the BFS kernel module (kernels/bfs.cu).
 const (
 	// KernelInit resets one BFS: every level to -1 but the root's 0, the
-	// root's items (label 0) into q0, and the control words.
+	// visited bitmap to the root alone, the root's items (label 0) into
+	// q0, and the control words with the root as level 0's frontier.
 	KernelInit = "bfs_init"
 	// KernelWaveScan is the level-synchronous top-down wave, one thread per
 	// vertex; it sets the changed flag CtlScanChangedWord(depth).
@@ -93,21 +187,36 @@ const (
 	// KernelQueueLevel expands one level from the frontier queue: level
 	// depth_base+phase_begin, with phase_end = phase_begin+1.
 	KernelQueueLevel = "bfs_queue_level"
+	// KernelDoLevel runs one level of a direction-optimizing BFS, top-down
+	// from the frontier queue or bottom-up over the visited bitmap, as the
+	// host says or as the device rule decides; it counts the next
+	// frontier's vertices and edges and logs the decision.
+	KernelDoLevel = "bfs_do_level"
 	// KernelMegakernel runs every level in one cooperative launch, in steps
-	// between grid barriers; in each a block expands up to `ahead` levels
-	// of its own kept frontier (1: level-synchronous).
+	// between grid barriers: direction-optimizing and level-synchronous
+	// when the device rule may go bottom-up, otherwise top-down with each
+	// block running up to `ahead` levels ahead on its own kept frontier.
 	KernelMegakernel = "bfs_megakernel"
 	// KernelBarrierOnly crosses `levels` megakernel barriers and does
 	// nothing else, after KernelInit reset ctl.
 	KernelBarrierOnly = "bfs_barrier_only"
 	// KernelCopy copies 16-byte words, for the copy-bandwidth ceiling.
 	KernelCopy = "copy_u4"
+	// KernelMSInit starts a multi-source pass: the roots' bits and
+	// levels, the first vertex list and its counts.
+	KernelMSInit = "msbfs_init"
+	// KernelMSLevel runs one level of a multi-source pass, push or pull.
+	KernelMSLevel = "msbfs_level"
+	// KernelMSFinish ends a multi-source level: the pushed vertices' bits
+	// recorded, the spent frontier words cleared.
+	KernelMSFinish = "msbfs_finish"
 )
 
 // Layout of the kernels' control buffer, in uint32 words. Each control
 // word sits on its own 128-byte line: lines 0 to 2 hold the queue counts of
-// a three-level ring, line 3 is unused, line 4 holds the results and lines
-// 5 to 7 the megakernel's three 64-bit barrier words.
+// a three-level ring (and, in a direction-optimizing BFS, the frontier's
+// vertices and edges), line 3 is unused, line 4 holds the results and
+// lines 5 to 7 the megakernel's three barrier words with its step counts.
 const (
 	// CtlLineWords is the number of uint32 words in one 128-byte line.
 	CtlLineWords = 32
@@ -119,6 +228,14 @@ const (
 	ctlMegaLine   = 5
 	// CtlResult is the first word of the result line.
 	CtlResult = ctlResultLine * CtlLineWords
+	// CtlCounts is the offset, in a count line or a barrier line, of the
+	// 64-bit frontier count: the frontier's vertices in the high 32 bits
+	// and the sum of their degrees in the low 32 (the sum of the degrees of
+	// distinct vertices is below 2^32, so the halves never carry).
+	CtlCounts = 2
+	// CtlStepRelabels is the offset, in a barrier line, of the step's
+	// count of claims that lowered a label.
+	CtlStepRelabels = 4
 )
 
 // Result words, as offsets from CtlResult.
@@ -136,6 +253,10 @@ const (
 	// ResultBarriers is the number of grid barriers (steps) the megakernel
 	// crossed.
 	ResultBarriers = 4
+	// ResultDirMismatch is the first level (1-based: the level a step
+	// discovers) whose direction, given by the host, differs from the
+	// device rule's; 0 when they always agreed.
+	ResultDirMismatch = 5
 	// ResultRelabels is the low word of the megakernel's 64-bit count of
 	// claims that lowered a label.
 	ResultRelabels = 6
@@ -149,11 +270,37 @@ const (
 
 // Misuse codes in ResultMisuse.
 const (
-	// MisusePhases: a KernelQueueLevel launch was given several phases.
+	// MisusePhases: a per-level launch was given several phases.
 	MisusePhases = 1
 	// MisuseGrid: KernelMegakernel was launched with more than
 	// MaxMegakernelBlocks blocks.
 	MisuseGrid = 2
+)
+
+// Directions and reasons as the kernels write them: the planner's values.
+const (
+	// DirTopDown and DirBottomUp are planners.DirectionTopDown and
+	// planners.DirectionBottomUp.
+	DirTopDown  = uint64(planners.DirectionTopDown)
+	DirBottomUp = uint64(planners.DirectionBottomUp)
+	// MegaTopDown and MegaAuto are the megakernel's direction modes.
+	MegaTopDown = 0
+	MegaAuto    = 1
+)
+
+// A decision log entry's first word: the direction in bits 0..1, the
+// planner's reason in bits 2..5 (0 when the level's direction was not the
+// rule's: a forced top-down traversal), which visited bitmap was current
+// in bit 6, and the megakernel's run-ahead depth in bits 16..31.
+const (
+	logDirMask     = 0x3
+	logReasonShift = 2
+	logReasonMask  = 0xf
+	logParityBit   = 6
+	logDepthShift  = 16
+	// LogEntryBytes is the size of one decision log entry: the first word,
+	// then the frontier's vertices, its edges and the unexplored edges.
+	LogEntryBytes = 16
 )
 
 // The kernels' fixed sizes.
@@ -191,6 +338,18 @@ const (
 	// MaxMegakernelBlocks is the largest megakernel grid: a barrier word
 	// counts block arrivals in 16 bits.
 	MaxMegakernelBlocks = arriveMask
+	// buSerial is how many edges a bottom-up lane checks on its own, with
+	// their loads in flight together, before its warp scans the rest of
+	// its edges with it, 32 at a time; buTileWords is the bitmap words each
+	// warp takes per tile of a bottom-up level (a block counts its finds
+	// once per tile).
+	buSerial    = 4
+	buTileWords = 4
+	// runAheadStart is the adaptive megakernel's first run-ahead depth.
+	runAheadStart = 2
+	// msListCap is the vertex ids a block stages in shared memory per
+	// multi-source level.
+	msListCap = 2048
 )
 
 // ABI is the kernel ABI of the BFS module, from which kernels/bfs_abi.h is
@@ -202,24 +361,49 @@ var ABI = kernelabi.Module{
 		{Name: KernelInit, Doc: "Resets one BFS.", Params: InitParams[executor.DevPtr]{}},
 		{Name: KernelWaveScan, Doc: "The level-synchronous scan wave, one thread per vertex.", Params: ScanParams[executor.DevPtr]{}},
 		{Name: KernelQueueLevel, Doc: "One level from the frontier queue; the last two parameters are the split-dispatch phase range.", Params: QueueLevelParams[executor.DevPtr]{}},
+		{Name: KernelDoLevel, Doc: "One direction-optimizing level; the last two parameters are the split-dispatch phase range.", Params: DoLevelParams[executor.DevPtr]{}},
 		{Name: KernelMegakernel, Doc: "Every level in one cooperative launch.", Params: MegakernelParams[executor.DevPtr]{}},
 		{Name: KernelBarrierOnly, Doc: "Megakernel barriers alone.", Params: BarrierParams[executor.DevPtr]{}},
 		{Name: KernelCopy, Doc: "A 16-byte-word copy, for the copy-bandwidth ceiling.", Params: CopyParams[executor.DevPtr]{}},
+		{Name: KernelMSInit, Doc: "Starts a multi-source pass.", Params: MSInitParams[executor.DevPtr]{}},
+		{Name: KernelMSLevel, Doc: "One level of a multi-source pass.", Params: MSLevelParams[executor.DevPtr]{}},
+		{Name: KernelMSFinish, Doc: "Ends one level of a multi-source pass.", Params: MSFinishParams[executor.DevPtr]{}},
 	},
 	Consts: []kernelabi.Const{
 		{Name: "CTL_LINE", Value: CtlLineWords, Doc: "uint32 words in one 128-byte control line."},
 		{Name: "CTL_WORDS", Value: CtlWords, Doc: "uint32 words in the control buffer."},
 		{Name: "CTL_RESULT", Value: CtlResult, Doc: "First word of the result line."},
 		{Name: "CTL_MEGA_LINE", Value: ctlMegaLine, Doc: "Line of the first megakernel barrier word."},
-		{Name: "RESULT_LEVELS", Value: ResultLevels, Doc: "Result words, from CTL_RESULT: levels, changed flag, overflow, misuse,\nbarriers, relabels (64 bits) and the scan wave's changed flags."},
+		{Name: "CTL_COUNTS", Value: CtlCounts, Doc: "Offsets in a count or barrier line of the 64-bit frontier count (vertices\nabove, edges below) and of the step's lowered labels."},
+		{Name: "CTL_STEP_RELABELS", Value: CtlStepRelabels},
+		{Name: "RESULT_LEVELS", Value: ResultLevels, Doc: "Result words, from CTL_RESULT: levels, changed flag, overflow, misuse,\nbarriers, direction mismatch, relabels (64 bits) and the scan wave's\nchanged flags."},
 		{Name: "RESULT_CHANGED", Value: ResultChanged},
 		{Name: "RESULT_OVERFLOW", Value: ResultOverflow},
 		{Name: "RESULT_MISUSE", Value: ResultMisuse},
 		{Name: "RESULT_BARRIERS", Value: ResultBarriers},
+		{Name: "RESULT_DIR_MISMATCH", Value: ResultDirMismatch},
 		{Name: "RESULT_RELABELS", Value: ResultRelabels},
 		{Name: "RESULT_SCAN_CHANGED", Value: ResultScanChanged},
 		{Name: "MISUSE_PHASES", Value: MisusePhases, Doc: "Misuse codes."},
 		{Name: "MISUSE_GRID", Value: MisuseGrid},
+		{Name: "DIR_TOP_DOWN", Value: DirTopDown, Doc: "Directions, reasons and thresholds of the direction rule: the planner's\n(planners.PlanBFSDirection) values."},
+		{Name: "DIR_BOTTOM_UP", Value: DirBottomUp},
+		{Name: "REASON_LOW_DEGREE", Value: uint64(planners.ReasonLowAverageDegree)},
+		{Name: "REASON_EDGES_WITHIN", Value: uint64(planners.ReasonFrontierEdgesWithinThreshold)},
+		{Name: "REASON_EDGES_ABOVE", Value: uint64(planners.ReasonFrontierEdgesAboveThreshold)},
+		{Name: "REASON_GROWING", Value: uint64(planners.ReasonFrontierGrowing)},
+		{Name: "REASON_ABOVE", Value: uint64(planners.ReasonFrontierAboveThreshold)},
+		{Name: "REASON_BELOW", Value: uint64(planners.ReasonFrontierBelowThreshold)},
+		{Name: "DIR_ALPHA", Value: planners.DefaultDirectionAlpha},
+		{Name: "DIR_BETA", Value: planners.DefaultDirectionBeta},
+		{Name: "DIR_MIN_DEGREE", Value: planners.DefaultBottomUpMinDegree},
+		{Name: "MEGA_TOP_DOWN", Value: MegaTopDown, Doc: "The megakernel's direction modes."},
+		{Name: "MEGA_AUTO", Value: MegaAuto},
+		{Name: "LOG_DIR_MASK", Value: logDirMask, Doc: "A decision log entry's first word: direction, reason, current visited\nbitmap and run-ahead depth."},
+		{Name: "LOG_REASON_SHIFT", Value: logReasonShift},
+		{Name: "LOG_REASON_MASK", Value: logReasonMask},
+		{Name: "LOG_PARITY_BIT", Value: logParityBit},
+		{Name: "LOG_DEPTH_SHIFT", Value: logDepthShift},
 		{Name: "QUEUE_ITEM_BYTES", Value: QueueItemBytes, Doc: "Device bytes of one frontier-queue item: its edge range and its label."},
 		{Name: "LEVEL_BLOCK_QCAP", Value: levelBlockQueueItems, Doc: "Items a block stages in shared memory per level (per megakernel step)."},
 		{Name: "MEGA_BLOCK_QCAP", Value: megaBlockQueueItems},
@@ -232,5 +416,9 @@ var ABI = kernelabi.Module{
 		{Name: "ROTATE_MUL", Value: rotateMul, Doc: "Multiplier of the step hash that rotates the megakernel's warps."},
 		{Name: "ARRIVE_MASK", Value: arriveMask, Doc: "A barrier word's arrival field, and the shift of its kept-work field."},
 		{Name: "ARRIVE_KEPT_SHIFT", Value: arriveKeptShift},
+		{Name: "BU_SERIAL", Value: buSerial, Tunable: true, Doc: "Edges a bottom-up lane checks alone before its warp joins in, and the\nbitmap words a warp takes per tile of a bottom-up level."},
+		{Name: "BU_TILE_WORDS", Value: buTileWords, Tunable: true},
+		{Name: "RUN_AHEAD_START", Value: runAheadStart, Tunable: true, Doc: "The adaptive megakernel's first run-ahead depth."},
+		{Name: "MS_LIST_CAP", Value: msListCap, Doc: "Vertex ids a block stages in shared memory per multi-source level."},
 	},
 }

@@ -24,7 +24,8 @@ func TestABIHeaderIsGenerated(t *testing.T) {
 // ABI.
 func TestABIMatchesPTX(t *testing.T) {
 	require.NoError(t, ABI.CheckPTX(KernelPTX()))
-	assert.Equal(t, []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelMegakernel, KernelBarrierOnly, KernelCopy}, KernelNames())
+	assert.Equal(t, []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelDoLevel, KernelMegakernel, KernelBarrierOnly, KernelCopy,
+		KernelMSInit, KernelMSLevel, KernelMSFinish}, KernelNames())
 }
 
 // TestABIArgsRoundTrip fills each kernel's parameters on the host side and
@@ -35,19 +36,22 @@ func TestABIArgsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	ptr, err := x.DevicePtr(b)
 	require.NoError(t, err)
-	args := kernelabi.MustArgs(MegakernelParams[executor.Buffer]{Offsets: b, Targets: b, Level: b, Q0: b, Q1: b, Ctl: b,
-		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4})
-	require.Len(t, args, 12)
+	args := kernelabi.MustArgs(MegakernelParams[executor.Buffer]{Offsets: b, Targets: b, Level: b, Q0: b, Q1: b, Vis0: b, Vis1: b, Ctl: b, Log: b,
+		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4, Adapt: 1, Direction: MegaAuto, LogCap: 12})
+	require.Len(t, args, 18)
 	var got MegakernelParams[executor.DevPtr]
-	vals := make([]uint64, 12)
-	for i := range vals[:6] {
+	vals := make([]uint64, 18)
+	for i := range vals[:9] {
 		vals[i] = uint64(ptr)
 	}
-	copy(vals[6:], []uint64{7, 256, 9, 1, 11, 4})
+	copy(vals[9:], []uint64{7, 256, 9, 1, 11, 4, 1, MegaAuto, 12})
 	require.NoError(t, kernelabi.Decode(vals, &got))
-	assert.Equal(t, MegakernelParams[executor.DevPtr]{Offsets: ptr, Targets: ptr, Level: ptr, Q0: ptr, Q1: ptr, Ctl: ptr,
-		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4}, got)
+	assert.Equal(t, MegakernelParams[executor.DevPtr]{Offsets: ptr, Targets: ptr, Level: ptr, Q0: ptr, Q1: ptr, Vis0: ptr, Vis1: ptr, Ctl: ptr, Log: ptr,
+		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4, Adapt: 1, Direction: MegaAuto, LogCap: 12}, got)
 	split, err := kernelabi.SplitArgs(QueueLevelParams[executor.Buffer]{})
 	require.NoError(t, err)
 	assert.Len(t, split, 10, "the split dispatch appends the phase range")
+	split, err = kernelabi.SplitArgs(DoLevelParams[executor.Buffer]{})
+	require.NoError(t, err)
+	assert.Len(t, split, 16, "the split dispatch appends the phase range")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/planners"
 )
 
 // Positions of the per-level kernel's depth and phase parameters, which
@@ -14,6 +15,8 @@ var (
 	levelDepthArg = mustIndex(QueueLevelParams[executor.Buffer]{}, "DepthBase")
 	levelBeginArg = mustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseBegin")
 	levelEndArg   = mustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseEnd")
+	doDepthArg    = mustIndex(DoLevelParams[executor.Buffer]{}, "DepthBase")
+	doDirArg      = mustIndex(DoLevelParams[executor.Buffer]{}, "Direction")
 )
 
 func mustIndex(v any, field string) int {
@@ -30,6 +33,9 @@ func mustIndex(v any, field string) int {
 // sync, and a test of the count on the host. The whole loop runs on the
 // driver thread in one hand-off (executor.RunHostLoop).
 func (s *Session) runHostLoop(r *Run) (control, error) {
+	if s.optimizing {
+		return s.runHostLoopDO(r)
+	}
 	args := kernelabi.MustArgs(s.levelParams(0))
 	wpb := uint64(s.cfg.LevelThreads / 32)
 	maxLevels := uint64(s.plans.Convergence.MaxDeviceIterations)
@@ -62,10 +68,63 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 	return control{syncs: reads + 1}, err
 }
 
+// runHostLoopDO is the host loop of a direction-optimizing traversal: per
+// level, the planner decides the direction from the frontier's counts read
+// back after the level before (one 16-byte readback: the queue's items and
+// the frontier's vertices and edges), and the host launches the
+// direction-optimizing level kernel in that direction, sized from the
+// queue's items when top-down and over the whole level grid when
+// bottom-up. The kernel checks the decision against its own rule.
+func (s *Session) runHostLoopDO(r *Run) (control, error) {
+	args := kernelabi.MustArgs(s.doLevelParams(0, 0))
+	wpb := uint64(s.cfg.LevelThreads / 32)
+	maxLevels := uint64(s.plans.Convergence.MaxDeviceIterations)
+	t := newDirTracker(s.g)
+	r.Decisions = make([]planners.BFSDirectionDecision, 0, 64)
+	var reads uint64
+	tm, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
+		vals, err := l.Resolve(args)
+		if err != nil {
+			return err
+		}
+		read := func(depth uint64) (count, nf, mf uint32, err error) {
+			reads++
+			w := s.word[:16]
+			err = l.Read(s.buf.ctl, 4*uint64(CtlCountWord(int(depth%3))), w)
+			return binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[12:]), binary.LittleEndian.Uint32(w[8:]), err
+		}
+		count, nf, mf, err := read(0)
+		for d := uint64(0); err == nil && nf > 0; d++ {
+			if d >= maxLevels {
+				return notConverged(r.Arm, r.Root, d)
+			}
+			var dec planners.BFSDirectionDecision
+			if dec, err = t.decide(d+1, uint64(nf), uint64(mf)); err != nil {
+				return err
+			}
+			r.Decisions = append(r.Decisions, dec)
+			vals[doDepthArg], vals[doDirArg] = d, uint64(dec.Direction)
+			blocks := s.plans.LevelGrid.GridBlocks
+			if dec.Direction == planners.DirectionTopDown {
+				blocks = levelBlocks(uint64(count), wpb, s.plans.Queue)
+			}
+			if err = l.Launch(s.k.doLevel, executor.Linear(blocks, uint32(s.cfg.LevelThreads)), vals); err == nil {
+				count, nf, mf, err = read(d + 1)
+			}
+		}
+		return err
+	})
+	r.DeviceNs = tm.DeviceNs
+	return control{syncs: reads + 1}, err
+}
+
 // runDeviceLoop enqueues CheckEvery levels back to back on one stream (the
 // executor's split dispatch: one launch per level, no host sync between),
 // then reads the count after the batch. Levels past the end of the BFS see
-// an empty queue and return at once.
+// an empty queue (an empty frontier) and return at once. A direction-
+// optimizing traversal runs the direction-optimizing level kernel, each
+// level deciding its direction on the device from the counts of the level
+// before.
 func (s *Session) runDeviceLoop(r *Run) (control, error) {
 	k := uint64(s.cfg.CheckEvery)
 	var c control
@@ -73,18 +132,22 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 		if base >= uint64(s.plans.Convergence.MaxDeviceIterations) {
 			return c, notConverged(r.Arm, r.Root, base)
 		}
-		args, err := kernelabi.SplitArgs(s.levelParams(base))
+		kernel, params, word := s.k.level, any(s.levelParams(base)), CtlCountWord(int(base+k))
+		if s.optimizing {
+			kernel, params, word = s.k.doLevel, s.doLevelParams(base, 0), CtlCountsWord(int(base+k))+1
+		}
+		args, err := kernelabi.SplitArgs(params)
 		if err != nil {
 			return c, err
 		}
 		cfg := s.plans.LevelGrid.Config()
 		cfg.Cooperative = false
-		res, err := s.x.DispatchWithGridSyncSplit(s.k.level, cfg, k, true, args...)
+		res, err := s.x.DispatchWithGridSyncSplit(kernel, cfg, k, true, args...)
 		if err != nil {
 			return c, err
 		}
 		r.DeviceNs += res.Timing.DeviceNs
-		count, err := s.readWord(CtlCountWord(int(base + k)))
+		count, err := s.readWord(word)
 		c.syncs += 2
 		if err != nil || count == 0 {
 			return c, err
@@ -100,7 +163,7 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 // principle overflow: the traversal then runs again with one barrier per
 // level (r.Reruns).
 func (s *Session) runMegakernel(r *Run) (control, error) {
-	c, overflow, err := s.launchMegakernel(r, uint64(s.cfg.MegakernelAhead))
+	c, overflow, err := s.launchMegakernel(r, uint64(s.cfg.MegakernelAhead), !s.cfg.MegakernelFixedAhead)
 	if err != nil || overflow == 0 || s.cfg.MegakernelAhead == 1 {
 		return c, err
 	}
@@ -108,18 +171,24 @@ func (s *Session) runMegakernel(r *Run) (control, error) {
 		return c, err
 	}
 	r.Reruns = 1
-	more, _, err := s.launchMegakernel(r, 1)
+	more, _, err := s.launchMegakernel(r, 1, false)
 	// The reset is one more dispatch with its own sync.
 	return control{syncs: c.syncs + more.syncs + 1}, err
 }
 
-// launchMegakernel launches the megakernel with run-ahead depth ahead and
-// returns the overflow flag.
-func (s *Session) launchMegakernel(r *Run, ahead uint64) (control, uint32, error) {
+// launchMegakernel launches the megakernel with run-ahead depth ahead
+// (the deepest, when adapt) and returns the overflow flag.
+func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt bool) (control, uint32, error) {
+	dir := uint64(MegaTopDown)
+	if s.cfg.Direction == DirectionAuto {
+		dir = MegaAuto
+	}
 	t, err := s.x.Launch(s.k.mega, s.plans.MegakernelGrid.Config(), kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
-		Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1, Ctl: s.buf.ctl,
+		Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1,
+		Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
 		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
-		MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations), Ahead: ahead})...)
+		MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations), Ahead: ahead, Adapt: b2u(adapt), Direction: dir,
+		LogCap: s.logEntries()})...)
 	if err != nil {
 		return control{}, 0, err
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/planners"
 )
 
 // Arm names one way of driving the BFS levels from the host.
@@ -61,6 +62,16 @@ type Run struct {
 	// queue and the traversal ran again level-synchronously (its time
 	// includes both).
 	Reruns int `json:"reruns,omitempty"`
+	// Decisions are the direction of every level of a direction-optimizing
+	// traversal, with the counts each was decided from (step i discovers
+	// level i+1): the planner's on the host loop, the device rule's on the
+	// device loop and the megakernel, checked against the planner's
+	// decision for the same counts. Empty when every level is top-down by
+	// configuration or by the degree gate.
+	Decisions []planners.BFSDirectionDecision `json:"decisions,omitempty"`
+	// MaxAhead is the deepest run-ahead the megakernel took in a step (its
+	// depth adapts step by step), 0 for the other arms.
+	MaxAhead int `json:"max_ahead,omitempty"`
 	// WallNs is the host wall-clock time of the traversal (the per-root
 	// reset and the final check of the result words are outside it);
 	// DeviceNs sums the device time of its dispatches.
@@ -116,6 +127,9 @@ func (s *Session) Run(arm Arm, root int32) (Run, error) {
 	}
 	r.TimedHostSyncs = timed.SyncPoints - min(timed.SyncPoints, c.syncs)
 	err = s.checkControl(&r)
+	if err == nil {
+		err = s.readSteps(&r)
+	}
 	all := s.x.Telemetry().Sub(start)
 	r.Syncs, r.Readbacks, r.ReadbackBytes = all.SyncPoints, all.DeviceReadbackOperations, all.DeviceToHostBytes
 	return r, err
@@ -140,9 +154,42 @@ func (s *Session) reset(root int32) error {
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(min((n+255)/256, uint64(s.x.Device().SMCount)*8))
 	_, err := s.x.Launch(s.k.init, executor.Linear(max(blocks, 1), 256), kernelabi.MustArgs(InitParams[executor.Buffer]{
-		Offsets: s.buf.offsets, Level: s.buf.level, Q0: s.buf.q0, Ctl: s.buf.ctl,
+		Offsets: s.buf.offsets, Level: s.buf.level, Q0: s.buf.q0, Vis: s.buf.vis0, Ctl: s.buf.ctl,
 		N: n, Root: uint64(root), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap()})...)
 	return err
+}
+
+// readSteps reads what the device logged of a traversal after it ran: the
+// decisions of a direction-optimizing device loop or megakernel, checked
+// against the planner, and the megakernel's deepest run-ahead.
+func (s *Session) readSteps(r *Run) error {
+	steps := r.Levels
+	switch {
+	case r.Arm == ArmMegakernel:
+		steps = r.Barriers
+	case r.Arm != ArmDeviceLoop || !s.optimizing:
+		return nil
+	}
+	entries, first, err := s.readLog(steps)
+	if err != nil {
+		return err
+	}
+	if r.Arm == ArmMegakernel {
+		for _, e := range entries {
+			r.MaxAhead = max(r.MaxAhead, int(e.depth))
+		}
+	}
+	if !s.optimizing {
+		return nil
+	}
+	if steps != r.Levels {
+		return fmt.Errorf("BFS %s from root %d: %d steps for %d levels of a direction-optimizing traversal, which is level-synchronous. Fix: this is a kernel bug, report it", r.Arm, r.Root, steps, r.Levels)
+	}
+	r.Decisions, err = s.deviceDecisions(entries, first)
+	if err != nil {
+		return fmt.Errorf("BFS %s from root %d: %w", r.Arm, r.Root, err)
+	}
+	return nil
 }
 
 // readWord reads one 4-byte control word (a readback and a sync).
@@ -172,6 +219,9 @@ func (s *Session) checkControl(r *Run) error {
 	if at(ResultOverflow) != 0 {
 		return fmt.Errorf("BFS %s from root %d: a frontier queue overflowed its %d items. Fix: this is a sizing bug in the queue plan; report it", r.Arm, r.Root, s.qcap())
 	}
+	if l := at(ResultDirMismatch); l != 0 {
+		return fmt.Errorf("BFS %s from root %d: at level %d the device's direction rule disagreed with the planner. Fix: the kernels' rule and planners.PlanBFSDirection differ; this is a bug, report it", r.Arm, r.Root, l)
+	}
 	switch at(ResultMisuse) {
 	case 0:
 		return nil
@@ -180,6 +230,15 @@ func (s *Session) checkControl(r *Run) error {
 	default:
 		return fmt.Errorf("BFS %s from root %d: a per-level launch was given several phases. Fix: launch %s with one phase per launch", r.Arm, r.Root, KernelQueueLevel)
 	}
+}
+
+// doLevelParams are the direction-optimizing level kernel's parameters for
+// levels counted from depthBase, in direction dir (0: the device decides).
+func (s *Session) doLevelParams(depthBase, dir uint64) DoLevelParams[executor.Buffer] {
+	return DoLevelParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level,
+		Q0: s.buf.q0, Q1: s.buf.q1, Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
+		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
+		LogCap: s.logEntries(), Direction: dir, DepthBase: depthBase, PhaseBegin: 0, PhaseEnd: 1}
 }
 
 // levelParams are the per-level kernel's parameters for levels counted

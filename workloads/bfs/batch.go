@@ -61,8 +61,8 @@ func (c SessionCheck) Mismatches() []string {
 
 // SessionProfile is the resident graph session profile of runs traversals
 // over the session's graph: the graph uploaded once, nothing uploaded per
-// run, the queues and control words reused as scratch, the levels as the
-// output, read back once after the last run.
+// run, the queues, visited bitmaps, control words and decision log reused
+// as scratch, the levels as the output, read back once after the last run.
 func (s *Session) SessionProfile(runs int) planners.ResidentGraphSessionProfile {
 	n := uint64(s.g.NumVertices())
 	graph := 4*(n+1) + 4*uint64(max(1, s.g.NumEdgeEntries()))
@@ -70,7 +70,7 @@ func (s *Session) SessionProfile(runs int) planners.ResidentGraphSessionProfile 
 		GraphLayoutHash:      s.layoutHash(),
 		GraphBytes:           graph,
 		RunCount:             uint64(max(runs, 0)),
-		ReusableScratchBytes: 2*s.plans.Queue.Queue.QueueBytes + 4*CtlWords,
+		ReusableScratchBytes: 2*s.plans.Queue.Queue.QueueBytes + 2*VisitedBytes(s.g) + 4*CtlWords + s.logBytes(),
 		PerRunOutputBytes:    4 * n,
 		BudgetBytes:          s.plans.Memory.BudgetBytes,
 		Readback:             planners.ReadbackFinalOnly,

@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/stats"
+	"github.com/gpuplan/gpuplan/planners"
 )
 
 // The benchmark protocol's fixed sizes.
@@ -27,6 +28,10 @@ const (
 // DefaultArms are the arms measured unless the configuration names others.
 func DefaultArms() []Arm { return []Arm{ArmHostLoop, ArmDeviceLoop, ArmMegakernel} }
 
+// ArmMultiSource is the evidence arm of multi-source BFS: one sample is
+// every root in passes of 32 or 64 (BenchConfig.Batch).
+const ArmMultiSource = "multi-source"
+
 // BenchConfig is one run of the benchmark protocol.
 type BenchConfig struct {
 	// Session configures the session every arm runs on.
@@ -42,6 +47,15 @@ type BenchConfig struct {
 	// BarrierLevels is the barriers per launch of the megakernel's
 	// barrier-floor measurement (0 skips it).
 	BarrierLevels int
+	// Batch, when positive, also measures multi-source BFS (arm
+	// ArmMultiSource) from the same roots, of which there must be Batch,
+	// in passes of BatchWidth roots (0: the planner picks 32 or 64), in the
+	// same run as the single-root arms.
+	Batch      int
+	BatchWidth int
+	// Peer, when set, also runs Gunrock's BFS on the same graph and roots
+	// as the external arm "gunrock".
+	Peer *PeerConfig
 	// Progress, when set, is called after every timed sample.
 	Progress func(done, total int, label string)
 	// Log, when set, receives one line per step of the protocol.
@@ -81,29 +95,75 @@ type BenchResult struct {
 	Plans             Plans        `json:"plans"`
 	ArmPlan           ArmPlan      `json:"arm_plan"`
 	Sessions          []ArmSession `json:"sessions"`
+	// Directions are every root's per-level directions when the session
+	// is direction-optimizing: the CPU reference's decisions, which every
+	// direction-optimizing arm's matched on every traversal.
+	Directions []RootDirections `json:"directions,omitempty"`
+	// MultiSource is the multi-source plan and its last run (with Batch).
+	MultiSource *MultiSourceBench `json:"multi_source,omitempty"`
+	// Peer is the Gunrock run (with Peer).
+	Peer *PeerResult `json:"peer,omitempty"`
+}
+
+// RootDirections are one root's per-level directions: its levels, how
+// many ran bottom-up, and the decisions of the first level and of every
+// level whose direction differs from the level before (the whole sequence
+// of directions, with the counts each switch was decided from).
+type RootDirections struct {
+	Root     int32                           `json:"root"`
+	Levels   int                             `json:"levels"`
+	BottomUp int                             `json:"bottom_up"`
+	Switches []planners.BFSDirectionDecision `json:"switches"`
+}
+
+// rootDirections condenses a root's decisions.
+func rootDirections(root int32, ds []planners.BFSDirectionDecision) RootDirections {
+	r := RootDirections{Root: root, Levels: len(ds)}
+	for i, d := range ds {
+		if d.Direction == planners.DirectionBottomUp {
+			r.BottomUp++
+		}
+		if i == 0 || d.Direction != ds[i-1].Direction {
+			r.Switches = append(r.Switches, d)
+		}
+	}
+	return r
 }
 
 // bench is the state of one run.
 type bench struct {
-	cfg   BenchConfig
-	s     *Session
-	g     *frontier.CSR
-	roots []int32
-	stats []RootStat
-	refs  [][]int32
-	res   *BenchResult
+	cfg       BenchConfig
+	s         *Session
+	g         *frontier.CSR
+	roots     []int32
+	stats     []RootStat
+	refs      [][]int32
+	decisions [][]planners.BFSDirectionDecision
+	ms        *MultiSource
+	res       *BenchResult
 }
 
 // Bench runs the benchmark protocol on g from roots: the CPU reference of
-// every root; a session; the arm plan from a measured profile; every arm
-// from every root once, untimed, with its levels checked against the
+// every root (direction-optimizing, on every CPU, with its decisions); a
+// session; the arm plan from a measured profile; every arm from every root
+// once, untimed, with its levels (and its directions) checked against the
 // reference; Samples timed samples per arm, interleaved (the arms' order
 // rotates every sample), each traversal's levels checked again outside the
-// timed region; the copy ceiling and the megakernel's barrier floor; and a
-// resident session batch per arm, its plan held against the telemetry.
+// timed region; the copy ceiling and the megakernel's barrier floor; a
+// resident session batch per arm, its plan held against the telemetry;
+// and, when configured, multi-source passes as one more arm and Gunrock's
+// BFS as an external one.
 func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig) (*BenchResult, error) {
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("benchmark of %s has no roots. Fix: pass at least one root", g.Name)
+	}
+	if cfg.Batch != 0 && cfg.Batch != len(roots) {
+		return nil, fmt.Errorf("benchmark of %s: a batch of %d roots but %d roots. Fix: measure the batch from as many roots as it has", g.Name, cfg.Batch, len(roots))
+	}
+	if cfg.Peer != nil {
+		if err := cfg.Peer.check(); err != nil {
+			return nil, err
+		}
 	}
 	if cfg.Arms == nil {
 		cfg.Arms = DefaultArms()
@@ -117,23 +177,70 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	b := &bench{cfg: cfg, g: g, roots: roots, res: &BenchResult{}}
 	t0 := time.Now()
 	var err error
-	if b.stats, b.refs, err = Reference(g, roots); err != nil {
+	if b.stats, b.refs, b.decisions, err = Directions(g, roots); err != nil {
 		return nil, err
 	}
 	b.res.ReferenceChecksum = b.referenceChecksum()
-	cfg.Log("CPU reference BFS from %d roots: %d levels in all (%s)", len(roots), b.totalLevels(), time.Since(t0).Round(time.Millisecond))
+	cfg.Log("CPU reference BFS (direction-optimizing) from %d roots: %d levels in all (%s)", len(roots), b.totalLevels(), time.Since(t0).Round(time.Millisecond))
 	if b.s, err = NewSession(x, g, cfg.Session); err != nil {
 		return nil, err
 	}
-	defer b.s.Close()
+	defer b.close()
 	b.res.Plans = b.s.Plans()
-	for _, step := range []func() error{b.planArm, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.sessions} {
+	b.recordDirections()
+	for _, step := range []func() error{b.planArm, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.sessions} {
 		if err := step(); err != nil {
 			return nil, err
 		}
 	}
+	// The peer runs on the GPU alone, after the session let go of it.
+	if err := b.close(); err != nil {
+		return nil, err
+	}
+	if err := b.peer(); err != nil {
+		return nil, err
+	}
 	b.summarize(x)
 	return b.res, nil
+}
+
+// close frees the multi-source buffers and the session (again: no-op).
+func (b *bench) close() error {
+	var err error
+	if b.ms != nil {
+		err = b.ms.Close()
+		b.ms = nil
+	}
+	if e := b.s.Close(); err == nil {
+		err = e
+	}
+	return err
+}
+
+// recordDirections keeps every root's directions when the session is
+// direction-optimizing, and logs them.
+func (b *bench) recordDirections() {
+	if !b.s.Optimizing() {
+		b.cfg.Log("directions: every level top-down (%s)", b.topDownReason())
+		return
+	}
+	levels, bottomUp := 0, 0
+	for i, ds := range b.decisions {
+		rd := rootDirections(b.roots[i], ds)
+		b.res.Directions = append(b.res.Directions, rd)
+		levels, bottomUp = levels+rd.Levels, bottomUp+rd.BottomUp
+	}
+	b.res.Summary.DirectionLevels, b.res.Summary.BottomUpLevels = levels, bottomUp
+	b.cfg.Log("directions: %d of %d levels bottom-up (planners.PlanBFSDirection, alpha %d, beta %d); every direction-optimizing arm must decide the same",
+		bottomUp, levels, planners.DefaultDirectionAlpha, planners.DefaultDirectionBeta)
+}
+
+// topDownReason says why every level is top-down.
+func (b *bench) topDownReason() string {
+	if b.s.Config().Direction == DirectionTopDown {
+		return "--direction top-down"
+	}
+	return fmt.Sprintf("average degree %.2f under the planner's gate of %d", float64(b.g.NumEdgeEntries())/float64(max(1, b.g.NumVertices())), planners.DefaultBottomUpMinDegree)
 }
 
 func (b *bench) totalLevels() uint64 {
@@ -183,29 +290,40 @@ func (b *bench) runChecked(arm Arm, i int) (Run, error) {
 	if r.Levels != b.stats[i].Levels {
 		return r, fmt.Errorf("arm %s from root %d: the device counted %d levels, the reference %d. Fix: this is a kernel bug", arm, b.roots[i], r.Levels, b.stats[i].Levels)
 	}
+	if b.s.Optimizing() && arm != ArmHostLoopScan && !slices.Equal(r.Decisions, b.decisions[i]) {
+		return r, fmt.Errorf("arm %s from root %d: its %d direction decisions differ from the CPU reference's %d. Fix: this is a bug in the kernels' frontier counts or direction rule", arm, b.roots[i], len(r.Decisions), len(b.decisions[i]))
+	}
 	return r, nil
 }
 
-// warmUp runs every arm from every root once, untimed, and logs the
-// megakernel's barriers, relabels and reruns.
+// warmUp runs every arm from every root once, untimed, and records and
+// logs the megakernel's barriers, lowered labels, run-ahead depth and
+// reruns; then the multi-source passes once.
 func (b *bench) warmUp() error {
 	t0 := time.Now()
 	for _, arm := range b.cfg.Arms {
-		var levels, barriers, reruns int
-		var relabels uint64
+		var m MegakernelStats
 		for i := range b.roots {
 			r, err := b.runChecked(arm, i)
 			if err != nil {
 				return err
 			}
-			levels, barriers, relabels, reruns = levels+r.Levels, barriers+r.Barriers, relabels+r.Relabels, reruns+r.Reruns
+			m.Levels, m.Barriers, m.Relabels, m.Reruns = m.Levels+r.Levels, m.Barriers+r.Barriers, m.Relabels+r.Relabels, m.Reruns+r.Reruns
+			m.MaxAhead = max(m.MaxAhead, r.MaxAhead)
 		}
 		if arm == ArmMegakernel {
-			b.cfg.Log("megakernel: %d levels in %d grid barriers (%.2f levels per barrier), %d labels lowered (%.3f per vertex per root), %d level-synchronous reruns",
-				levels, barriers, float64(levels)/float64(max(barriers, 1)), relabels,
-				float64(relabels)/float64(len(b.roots))/float64(max(1, b.g.NumVertices())), reruns)
+			m.LevelsPerBarrier = float64(m.Levels) / float64(max(m.Barriers, 1))
+			m.RelabelsPerVertex = float64(m.Relabels) / float64(len(b.roots)) / float64(max(1, b.g.NumVertices()))
+			b.res.Summary.Megakernel = &m
+			b.cfg.Log("megakernel: %d levels in %d grid barriers (%.2f levels per barrier), %d labels lowered (%.3f per vertex per root), deepest run-ahead %d, %d level-synchronous reruns",
+				m.Levels, m.Barriers, m.LevelsPerBarrier, m.Relabels, m.RelabelsPerVertex, m.MaxAhead, m.Reruns)
 		}
 	}
-	b.cfg.Log("correctness: %d arms x %d roots give levels identical to the CPU reference (%s)", len(b.cfg.Arms), len(b.roots), time.Since(t0).Round(time.Millisecond))
+	if b.ms != nil {
+		if _, err := b.sampleBatch(nil); err != nil {
+			return err
+		}
+	}
+	b.cfg.Log("correctness: %d arms x %d roots give levels identical to the CPU reference (%s)", len(b.measured()), len(b.roots), time.Since(t0).Round(time.Millisecond))
 	return nil
 }

@@ -14,9 +14,22 @@ type armTimes struct {
 	perRoot      [][]float64
 }
 
+// measured lists the arms the samples measure: the configured ones, then
+// multi-source passes when configured.
+func (b *bench) measured() []string {
+	var out []string
+	for _, a := range b.cfg.Arms {
+		out = append(out, string(a))
+	}
+	if b.ms != nil {
+		out = append(out, ArmMultiSource)
+	}
+	return out
+}
+
 // measure takes the timed samples, the arms interleaved.
 func (b *bench) measure() error {
-	arms := b.cfg.Arms
+	arms := b.measured()
 	times := make([]armTimes, len(arms))
 	for a := range times {
 		times[a].perRoot = make([][]float64, len(b.roots))
@@ -25,10 +38,18 @@ func (b *bench) measure() error {
 	for smp := range b.cfg.Samples {
 		for k := range arms {
 			a := (smp + k) % len(arms) // rotate the order every sample
-			row, err := b.sample(arms[a], uint64(smp), &times[a])
+			var row Sample
+			var err error
+			if arms[a] == ArmMultiSource {
+				times[a].perRoot = nil
+				row, err = b.sampleBatch(&times[a])
+			} else {
+				row, err = b.sample(Arm(arms[a]), &times[a])
+			}
 			if err != nil {
 				return err
 			}
+			row.Index = uint64(smp)
 			b.res.Samples = append(b.res.Samples, row)
 			if b.cfg.Progress != nil {
 				b.cfg.Progress(smp*len(arms)+k+1, total, fmt.Sprintf("%s %s sample %d/%d", b.g.Name, arms[a], smp+1, b.cfg.Samples))
@@ -36,14 +57,14 @@ func (b *bench) measure() error {
 		}
 	}
 	for a, arm := range arms {
-		b.res.Summary.Arms = append(b.res.Summary.Arms, summarize(arm, times[a].wall, times[a].device, times[a].perRoot, b.stats, b.totalLevels()))
+		b.res.Summary.Arms = append(b.res.Summary.Arms, summarize(Arm(arm), times[a].wall, times[a].device, times[a].perRoot, b.stats, b.totalLevels()))
 	}
 	return nil
 }
 
 // sample is one traversal from every root with arm.
-func (b *bench) sample(arm Arm, index uint64, t *armTimes) (Sample, error) {
-	row := Sample{Arm: string(arm), Index: index}
+func (b *bench) sample(arm Arm, t *armTimes) (Sample, error) {
+	row := Sample{Arm: string(arm)}
 	sums := make([]uint64, len(b.roots))
 	for i := range b.roots {
 		r, err := b.runChecked(arm, i)

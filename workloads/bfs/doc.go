@@ -12,6 +12,21 @@
 //     changed flag read once at the end;
 //   - host-loop-scan: the plain scan wave, one thread per vertex.
 //
+// # Directions, run-ahead, multi-source passes
+//
+// On graphs past the planner's degree gate every arm but the scan wave is
+// direction-optimizing: each level runs top-down from the frontier queue
+// (marking a visited bitmap) or bottom-up over the bitmap, as
+// planners.PlanBFSDirection decides from the frontier's counts, which the
+// kernels produce. The host loop asks the planner; the device loop and the
+// megakernel evaluate the same rule on the device (its constants from the
+// ABI) and log their decisions, which the host checks against the planner
+// (Run.Decisions). The megakernel is then level-synchronous; on other
+// graphs its blocks run ahead by a depth that adapts from each step's
+// lowered labels. Session.NewMultiSource runs many roots per pass (one bit
+// per root in each vertex's words), planned by
+// planners.PlanMultiSourceBFS within the session's budget.
+//
 // # Plans drive the launches
 //
 // NewSession takes every decision from a plan value (Session.Plans): the
@@ -40,7 +55,9 @@
 //
 // Bench is the protocol of `gpuplan bench frontier`: the CPU reference of
 // every root, a session, the arm plan, an untimed correctness pass, timed
-// samples with the arms interleaved and every traversal checked, the
-// copy-bandwidth ceiling, the megakernel's barrier floor and one session
-// batch per arm.
+// samples with the arms interleaved and every traversal checked (its
+// levels and its directions), the copy-bandwidth ceiling, the megakernel's
+// barrier floor, one session batch per arm and, when configured,
+// multi-source passes as one more arm and Gunrock's BFS (PeerConfig) as an
+// external one.
 package bfs

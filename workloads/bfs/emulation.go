@@ -3,7 +3,6 @@ package bfs
 import (
 	"fmt"
 	"math/rand/v2"
-	"unsafe"
 )
 
 // item is a frontier-queue entry: an edge range [b, e).
@@ -45,6 +44,15 @@ type emuDevice struct {
 	// Statistics: steps with global items, steps with a shed, claims that
 	// lowered a label a block running ahead had set, and the largest label.
 	globalSteps, shedSteps, relabels, maxlab uint32
+	// The two visited bitmaps, the bitmap top-down claims mark (nil: none),
+	// and the decision log (4 words an entry, logCap entries).
+	vis    [2][]uint32
+	mark   []uint32
+	log    []uint32
+	logCap uint32
+	// The level's (the megakernel step's) first claims, their degrees and
+	// its lowered labels, as the kernels tally them.
+	first, fedges, srelabels uint32
 }
 
 // keepEMask selects the edges of a keep queue's reservation word.
@@ -76,14 +84,17 @@ type emuSink struct {
 }
 
 // emuMemory is the device memory the kernels see: the CSR, the levels, the
-// two queues (qcap items, then qcap labels, each) and the control words.
+// two queues (qcap items, then qcap labels, each), the visited bitmaps, the
+// control words and the decision log.
 type emuMemory struct {
 	offsets []uint32
 	targets []int32
 	level   []int32
 	q       [2][]item
 	qlab    [2][]uint32
+	vis     [2][]uint32
 	ctl     []uint32
+	log     []uint32
 }
 
 // newEmuDevice emulates a grid of nwarps warps, warpsPerBlock to a block,
@@ -92,6 +103,7 @@ type emuMemory struct {
 func newEmuDevice(m emuMemory, chunk, qcap, nwarps, warpsPerBlock, blockCap uint32, seed uint64) *emuDevice {
 	nblocks := (nwarps + warpsPerBlock - 1) / warpsPerBlock
 	d := &emuDevice{offsets: m.offsets, targets: m.targets, level: m.level, q: m.q, qlab: m.qlab, ctl: m.ctl,
+		vis: m.vis, log: m.log, logCap: uint32(len(m.log) / 4),
 		chunk: chunk, qcap: qcap, nwarps: nwarps, rng: rand.New(rand.NewPCG(seed, 1)),
 		warpsPerBlock: warpsPerBlock, blockCap: blockCap, blocks: make([]emuBlockQueue, nblocks),
 		keepItems: keepItems, keepEdges: keepEdges, keepLow: keepLow, keepItemEdges: keepItemEdges}
@@ -118,6 +130,10 @@ func (d *emuDevice) init(root uint32) {
 		d.level[i] = -1
 	}
 	d.level[root] = 0
+	if d.vis[0] != nil {
+		clear(d.vis[0])
+		d.vis[0][root/32] = 1 << (root % 32)
+	}
 	clear(d.ctl)
 	b, e := d.offsets[root], d.offsets[root+1]
 	n := (e - b + d.chunk - 1) / d.chunk
@@ -126,20 +142,50 @@ func (d *emuDevice) init(root uint32) {
 		d.q[0][i], d.qlab[0][i] = item{ib, min(ib+d.chunk, e)}, 0
 	}
 	d.ctl[CtlCountWord(0)] = n
+	d.setCtl64(CtlCountsWord(0), 1<<32|uint64(e-b))
+}
+
+// ctl64 reads the 64-bit control value at word i (low half first).
+func (d *emuDevice) ctl64(i int) uint64 { return uint64(d.ctl[i]) | uint64(d.ctl[i+1])<<32 }
+
+// setCtl64 writes the 64-bit control value at word i.
+func (d *emuDevice) setCtl64(i int, v uint64) { d.ctl[i], d.ctl[i+1] = uint32(v), uint32(v>>32) }
+
+// addCtl64 adds v to the 64-bit control value at word i and returns the
+// old value (an atomicAdd).
+func (d *emuDevice) addCtl64(i int, v uint64) uint64 {
+	old := d.ctl64(i)
+	d.setCtl64(i, old+v)
+	return old
+}
+
+// takeCounts adds the level's tallied first claims and their degrees to
+// the 64-bit count at word i, and clears the tallies (add_counts).
+func (d *emuDevice) takeCounts(i int) {
+	d.addCtl64(i, uint64(d.first)<<32|uint64(d.fedges))
+	d.first, d.fedges, d.srelabels = 0, 0, 0
 }
 
 // claim mirrors claim: an atomicMin of label nl on w's level (-1 is the
-// largest label).
+// largest label), tallied, and marked in the visited bitmap d.mark when
+// it is a first claim.
 func (d *emuDevice) claim(w, nl uint32) found {
 	if uint32(d.level[w]) <= nl {
 		return found{lab: nl}
 	}
+	b, e := d.offsets[w], d.offsets[w+1]
 	if d.level[w] != -1 {
 		d.relabels++
+		d.srelabels++
+	} else {
+		d.first++
+		d.fedges += e - b
+		if d.mark != nil {
+			d.mark[w/32] |= 1 << (w % 32)
+		}
 	}
 	d.level[w] = int32(nl)
 	d.maxlab = max(d.maxlab, nl)
-	b, e := d.offsets[w], d.offsets[w+1]
 	return found{nitems: (e - b + d.chunk - 1) / d.chunk, b: b, e: e, lab: nl}
 }
 
@@ -367,153 +413,6 @@ func (d *emuDevice) blockQueue(b uint32) *emuBlockQueue {
 		bq.items, bq.labs = make([]item, d.blockCap), make([]uint32, d.blockCap)
 	}
 	return bq
-}
-
-// megakernel mirrors bfs_megakernel's steps: each block's kept edges and
-// the global queue, then each block's run-ahead levels (up to ahead levels
-// in all, while its keep queue took every candidate), then each block's
-// end of step (the staged items and the kept vertices it sheds go to the
-// global queue with one reservation), with the ring of 64-bit barrier words
-// (bits 32..63: global items pushed; 16..31: blocks that kept work; 0..15:
-// arrivals). Blocks run ahead either level by level in turn or one block
-// after another (chosen at random each step), so that some blocks race
-// ahead of others as on the GPU. It returns the result words (levels,
-// changed, barriers).
-func (d *emuDevice) megakernel(maxSteps, ahead uint32) (levels, changed, barriers uint32) {
-	if d.nwarps%d.warpsPerBlock != 0 {
-		panic("a megakernel grid has whole blocks")
-	}
-	word := func(step uint32) *uint64 {
-		i := CtlMegaWord(int(step))
-		return (*uint64)(unsafe.Pointer(&d.ctl[i]))
-	}
-	nblocks := uint64(len(d.blocks))
-	for b := range d.blocks {
-		d.blocks[b].n = 0
-	}
-	d.setKeep(d.keepItems, d.keepEdges, d.keepLow, d.keepItemEdges)
-	d.maxlab, d.relabels = 0, 0
-	ahead = max(ahead, 1)
-	step := uint32(0)
-	count := d.ctl[CtlCountWord(0)]
-	kept := false
-	full := make([]bool, nblocks)
-	for (count > 0 || kept) && step < maxSteps {
-		*word(step + 2) = 0
-		out := word(step + 1)
-		qin, qinlab := d.q[step&1], d.qlab[step&1]
-		qout, qlab := d.q[(step+1)&1], d.qlab[(step+1)&1]
-		var pushed uint32
-		sink := func(b uint32) *emuSink {
-			return &emuSink{kq: &d.keep[b][(d.blockLevel[b]+1)%3], bq: d.blockQueue(b), qout: qout, qlab: qlab, out: &pushed}
-		}
-		// level ends a block's level: the next keep queue's counters.
-		level := func(b uint32) {
-			d.blockLevel[b]++
-			kq := &d.keep[b][d.blockLevel[b]%3]
-			d.keptN[b], d.keptEdges[b], full[b] = kq.done>>keepShift, kq.done&keepEMask, kq.full != 0
-		}
-		// runAhead runs block b's next level if it may.
-		runAhead := func(b uint32) bool {
-			if d.keptN[b] == 0 || full[b] {
-				return false
-			}
-			d.keep[b][(d.blockLevel[b]+2)%3].reset()
-			d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(b))
-			level(b)
-			return true
-		}
-		if count > 0 {
-			d.globalSteps++
-		}
-		for b := range d.blocks {
-			d.keep[b][(d.blockLevel[b]+2)%3].reset()
-		}
-		for _, b := range d.rng.Perm(len(d.blocks)) {
-			d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(uint32(b)))
-		}
-		d.expand(qin, qinlab, 0, count, nil, nil, sink, step)
-		for b := range d.blocks {
-			level(uint32(b))
-		}
-		if d.rng.IntN(2) == 0 {
-			for j := uint32(1); j < ahead; j++ {
-				for _, b := range d.rng.Perm(len(d.blocks)) {
-					runAhead(uint32(b))
-				}
-			}
-		} else {
-			for _, b := range d.rng.Perm(len(d.blocks)) {
-				for j := uint32(1); j < ahead && runAhead(uint32(b)); j++ {
-				}
-			}
-		}
-		var keptBlocks uint64
-		shed := false
-		for _, b := range d.rng.Perm(len(d.blocks)) {
-			bq, kq := &d.blocks[b], &d.keep[b][d.blockLevel[b]%3]
-			ns := min(bq.n, d.blockCap)
-			var shedn uint32
-			if full[b] && d.keptN[b] > d.keepLow {
-				shedn = d.keptN[b] - d.keepLow
-				shed = true
-			}
-			if nout := ns + shedn; nout > 0 {
-				base := pushed
-				pushed += nout
-				for i := uint32(0); i < nout; i++ {
-					var it item
-					var lab uint32
-					if i < ns {
-						it, lab = bq.items[i], bq.labs[i]
-					} else {
-						it, lab = kq.items[d.keepLow+i-ns], kq.ilab[d.keepLow+i-ns]
-					}
-					if base+i < d.qcap {
-						qout[base+i], qlab[base+i] = it, lab
-					} else {
-						d.ctl[CtlResult+ResultOverflow] = 1
-					}
-				}
-			}
-			if shedn > 0 {
-				d.keptN[b], d.keptEdges[b] = d.keepLow, kq.pos[d.keepLow]
-			}
-			bq.n = 0
-			if d.keptN[b] > 0 {
-				keptBlocks++
-			}
-		}
-		if shed {
-			d.shedSteps++
-		}
-		*out += uint64(pushed) << 32
-		step++
-		// Every block arrives; the barrier opens when the arrivals reach
-		// the grid size and hands out the global count and the kept flag.
-		*out += nblocks | keptBlocks<<16
-		if uint32(*out)&0xffff != uint32(nblocks) {
-			panic("barrier word was not fresh")
-		}
-		count = uint32(*out >> 32)
-		kept = (*out>>16)&0xffff != 0
-	}
-	if count > 0 || kept {
-		changed = 1
-	}
-	// Levels: the largest label claimed + 1, or, if a label was lowered,
-	// the largest level left in the level array + 1.
-	levels = d.maxlab + 1
-	if d.relabels > 0 {
-		levels = 0
-		for _, l := range d.level {
-			if l != -1 {
-				levels = max(levels, uint32(l)+1)
-			}
-		}
-	}
-	d.ctl[CtlResult+ResultLevels], d.ctl[CtlResult+ResultChanged], d.ctl[CtlResult+ResultBarriers] = levels, changed, step
-	return levels, changed, step
 }
 
 // reset mirrors keep_reset.

@@ -19,9 +19,11 @@ func newEmu(g *frontier.CSR, chunk int, nwarps, warpsPerBlock, blockCap uint32, 
 	if err != nil {
 		panic(err)
 	}
+	words := (g.NumVertices() + 31) / 32
 	m := emuMemory{offsets: g.Offsets, targets: g.Targets, level: make([]int32, g.NumVertices()),
 		q: [2][]item{make([]item, qcap), make([]item, qcap)}, qlab: [2][]uint32{make([]uint32, qcap), make([]uint32, qcap)},
-		ctl: make([]uint32, CtlWords)}
+		vis: [2][]uint32{make([]uint32, words), make([]uint32, words)}, ctl: make([]uint32, CtlWords),
+		log: make([]uint32, 4*LogEntries(g))}
 	return newEmuDevice(m, uint32(chunk), uint32(qcap), nwarps, warpsPerBlock, blockCap, seed)
 }
 
@@ -237,4 +239,56 @@ func TestEmbeddedPTX(t *testing.T) {
 	}
 	ptx[0] = 'X'
 	assert.NotEqual(t, ptx[0], KernelPTX()[0], "callers get a copy")
+}
+
+// TestKernelEmulationAdaptiveRunAhead runs the adaptive megakernel on
+// graphs whose shortest paths are straight (a grid), wind (a road-like
+// graph) or cross everywhere (a random geometric graph run top-down): the
+// levels are the BFS levels, the labels lowered stay below one per vertex
+// on every graph, and the depth grows where running ahead pays (far fewer
+// barriers than levels on the grid).
+func TestKernelEmulationAdaptiveRunAhead(t *testing.T) {
+	for _, spec := range []string{"grid:120", "road:120", "rgg:12000:8", "rgg:12000:5"} {
+		s, err := frontier.ParseSpec(spec)
+		require.NoError(t, err)
+		g, err := s.Build(1, frontier.DefaultLimits())
+		require.NoError(t, err)
+		roots, err := frontier.Roots(g, 2, 1)
+		require.NoError(t, err)
+		for _, root := range roots {
+			want, err := frontier.BFS(g, root)
+			require.NoError(t, err)
+			name := fmt.Sprintf("%s root %d", spec, root)
+			d := newEmu(g, DefaultChunk, 132*16, 16, 1024, uint64(root))
+			d.init(uint32(root))
+			levels, changed, barriers := d.mega(megaRun{maxSteps: uint32(g.NumVertices()), ahead: DefaultMaxRunAhead, adapt: true})
+			require.Equal(t, want, d.level, name)
+			assert.Zero(t, changed, name)
+			assert.EqualValues(t, frontier.Stats(g, want).Levels, levels, name)
+			perVertex := float64(d.relabels) / float64(g.NumVertices())
+			t.Logf("%s: %d levels in %d barriers, %.3f labels lowered per vertex", name, levels, barriers, perVertex)
+			assert.Less(t, perVertex, 1.0, name)
+			if spec == "grid:120" {
+				assert.Less(t, barriers, levels/4, name)
+			}
+			maxDepth := uint32(0)
+			for i := range barriers {
+				maxDepth = max(maxDepth, d.log[4*i]>>logDepthShift)
+			}
+			assert.LessOrEqual(t, maxDepth, uint32(DefaultMaxRunAhead), name)
+			assert.Greater(t, maxDepth, uint32(1), "%s: the depth grew", name)
+		}
+	}
+}
+
+// TestAdaptDepth checks the run-ahead controller's rules one by one.
+func TestAdaptDepth(t *testing.T) {
+	var cf, cr uint64
+	assert.EqualValues(t, 3, adaptDepth(2, 32, 80, 10, &cf, &cr), "one label per eight vertices grows")
+	assert.EqualValues(t, 3, adaptDepth(3, 32, 80, 11, &cf, &cr), "a little more holds")
+	assert.EqualValues(t, 32, adaptDepth(32, 32, 80, 0, &cf, &cr), "the cap holds")
+	assert.EqualValues(t, 4, adaptDepth(8, 32, 10, 11, &cf, &cr), "more labels than vertices halves")
+	assert.EqualValues(t, 1, adaptDepth(1, 32, 0, 5, &cf, &cr), "never below one")
+	cf, cr = 100, 120
+	assert.EqualValues(t, 2, adaptDepth(4, 32, 100, 0, &cf, &cr), "the traversal's lowered labels past half its vertices halve")
 }

@@ -34,9 +34,13 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 		KernelInit:        k(e.runInit, 16, 0),
 		KernelWaveScan:    k(e.runScan, 20, 0),
 		KernelQueueLevel:  k(e.runQueueLevel, 40, 8*levelBlockQueueItems+8),
-		KernelMegakernel:  k(e.runMegakernel, 64, 22000),
+		KernelDoLevel:     k(e.runDoLevel, 48, 8*levelBlockQueueItems+32),
+		KernelMegakernel:  k(e.runMegakernel, 64, 34000),
 		KernelBarrierOnly: k(func(*executor.FakeLaunch) error { return nil }, 16, 8),
 		KernelCopy:        k(e.runCopy, 16, 0),
+		KernelMSInit:      k(e.runMSInit, 25, 0),
+		KernelMSLevel:     k(e.runMSLevel, 40, 4*msListCap+24),
+		KernelMSFinish:    k(e.runMSFinish, 25, 24),
 	}
 }
 
@@ -65,6 +69,12 @@ func view[T any](l *executor.FakeLaunch, ptr executor.DevPtr, n uint64) ([]T, er
 // memory maps the kernels' buffers: n vertices (the targets' length is
 // read from the offsets), queues of qcap items. Zero pointers are skipped.
 func memory(l *executor.FakeLaunch, offsets, targets, level, q0, q1, ctl executor.DevPtr, n, qcap uint64) (emuMemory, error) {
+	return memoryDO(l, offsets, targets, level, q0, q1, 0, 0, ctl, 0, n, qcap, 0)
+}
+
+// memoryDO is memory with the visited bitmaps and the decision log of
+// logCap entries.
+func memoryDO(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (emuMemory, error) {
 	var m emuMemory
 	var err error
 	if m.offsets, err = view[uint32](l, offsets, n+1); err != nil {
@@ -89,6 +99,19 @@ func memory(l *executor.FakeLaunch, offsets, targets, level, q0, q1, ctl executo
 			return m, err
 		}
 	}
+	for i, v := range []executor.DevPtr{vis0, vis1} {
+		if v == 0 {
+			continue
+		}
+		if m.vis[i], err = view[uint32](l, v, (n+31)/32); err != nil {
+			return m, err
+		}
+	}
+	if log != 0 {
+		if m.log, err = view[uint32](l, log, 4*logCap); err != nil {
+			return m, err
+		}
+	}
 	m.ctl, err = view[uint32](l, ctl, CtlWords)
 	return m, err
 }
@@ -108,7 +131,7 @@ func (e *Emulation) runInit(l *executor.FakeLaunch) error {
 	if p.Root >= p.N {
 		return fmt.Errorf("%s: root %d of %d vertices", KernelInit, p.Root, p.N)
 	}
-	m, err := memory(l, p.Offsets, 0, p.Level, p.Q0, 0, p.Ctl, p.N, p.QCap)
+	m, err := memoryDO(l, p.Offsets, 0, p.Level, p.Q0, 0, p.Vis, 0, p.Ctl, 0, p.N, p.QCap, 0)
 	if err != nil {
 		return err
 	}
@@ -144,12 +167,38 @@ func (e *Emulation) runQueueLevel(l *executor.FakeLaunch) error {
 	return nil
 }
 
+func (e *Emulation) runDoLevel(l *executor.FakeLaunch) error {
+	var p DoLevelParams[executor.DevPtr]
+	if err := kernelabi.Decode(l.Args, &p); err != nil {
+		return err
+	}
+	ctl, err := view[uint32](l, p.Ctl, CtlWords)
+	if err != nil {
+		return err
+	}
+	if p.PhaseEnd != p.PhaseBegin+1 {
+		ctl[CtlResult+ResultMisuse] = MisusePhases
+		return nil
+	}
+	if p.LogCap < 2 || p.Direction > DirBottomUp {
+		return fmt.Errorf("%s: log of %d entries, direction %d", KernelDoLevel, p.LogCap, p.Direction)
+	}
+	m, err := memoryDO(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Vis0, p.Vis1, p.Ctl, p.Log, p.N, p.QCap, p.LogCap)
+	if err != nil {
+		return err
+	}
+	nwarps, perBlock := grid(l)
+	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, levelBlockQueueItems, e.nextSeed())
+	d.doLevel(uint32(p.DepthBase+p.PhaseBegin), uint32(p.Direction))
+	return nil
+}
+
 func (e *Emulation) runMegakernel(l *executor.FakeLaunch) error {
 	var p MegakernelParams[executor.DevPtr]
 	if err := kernelabi.Decode(l.Args, &p); err != nil {
 		return err
 	}
-	m, err := memory(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Ctl, p.N, p.QCap)
+	m, err := memoryDO(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Vis0, p.Vis1, p.Ctl, p.Log, p.N, p.QCap, max(p.LogCap, 1))
 	if err != nil {
 		return err
 	}
@@ -159,7 +208,8 @@ func (e *Emulation) runMegakernel(l *executor.FakeLaunch) error {
 	}
 	nwarps, perBlock := grid(l)
 	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, megaBlockQueueItems, e.nextSeed())
-	d.megakernel(uint32(min(p.MaxSteps, 1<<32-1)), uint32(min(max(p.Ahead, 1), arriveMask)))
+	d.mega(megaRun{maxSteps: uint32(min(p.MaxSteps, 1<<32-1)), ahead: uint32(min(max(p.Ahead, 1), arriveMask)),
+		adapt: p.Adapt != 0, auto: p.Direction == MegaAuto})
 	*(*uint64)(unsafe.Pointer(&m.ctl[CtlResult+ResultRelabels])) += uint64(d.relabels)
 	return nil
 }

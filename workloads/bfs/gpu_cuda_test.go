@@ -3,11 +3,13 @@
 package bfs
 
 import (
+	"fmt"
 	"os"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/planners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -72,4 +74,86 @@ func TestGPUPlanRefusesOversize(t *testing.T) {
 	x := openGPU(t)
 	checkOversizeRefused(t, x)
 	assert.Zero(t, x.ResidentBytes())
+}
+
+// TestGPUDirectionOptimizing runs every arm of direction-optimizing
+// sessions on the GPU (Kronecker graphs and random geometric graphs past
+// the degree gate, a grid under it) and checks the levels against the CPU
+// reference and every arm's decisions against the CPU direction-optimizing
+// BFS's, the device rule's logged decisions against the planner included.
+func TestGPUDirectionOptimizing(t *testing.T) {
+	x := openGPU(t)
+	optimizing, topDown := directionGraphs(t)
+	k16, err := frontier.Kronecker(16, 16, 9)
+	require.NoError(t, err)
+	for _, g := range append(append(optimizing, k16), topDown...) {
+		for _, cfg := range []Config{{CheckEvery: 3}, {Chunk: 5, MegakernelBlocksPerSM: 2}} {
+			s, err := NewSession(x, g, cfg)
+			require.NoError(t, err, g.Name)
+			roots, err := frontier.Roots(g, 3, 5)
+			require.NoError(t, err)
+			for _, root := range roots {
+				ref, err := frontier.BFSDirectionOptimizing(g, root, planners.DefaultDirectionParams())
+				require.NoError(t, err)
+				for _, arm := range Arms() {
+					name := fmt.Sprintf("%s/chunk%d/root%d/%s", g.Name, cfg.Chunk, root, arm)
+					_, err := s.Run(arm, root)
+					require.NoError(t, err, name)
+					r, err := s.Run(arm, root)
+					require.NoError(t, err, name)
+					got, err := s.Levels()
+					require.NoError(t, err, name)
+					require.Equal(t, ref.Levels, got, name)
+					assert.Zero(t, r.TimedUploads+r.TimedAllocations+r.TimedHostSyncs, name)
+					if s.Optimizing() && arm != ArmHostLoopScan {
+						require.Equal(t, ref.Decisions, r.Decisions, name)
+					}
+				}
+			}
+			require.NoError(t, s.Close())
+		}
+	}
+}
+
+// TestGPUAdaptiveRunAhead runs the adaptive megakernel top-down on graphs
+// whose shortest paths are straight, wind, or cross everywhere, and checks
+// the levels and that it lowers fewer than one label per vertex.
+func TestGPUAdaptiveRunAhead(t *testing.T) {
+	x := openGPU(t)
+	for _, spec := range []string{"grid:300", "road:300", "rgg:100000:8"} {
+		sp, err := frontier.ParseSpec(spec)
+		require.NoError(t, err)
+		g, err := sp.Build(1, frontier.DefaultLimits())
+		require.NoError(t, err)
+		s, err := NewSession(x, g, Config{Direction: DirectionTopDown})
+		require.NoError(t, err)
+		roots, err := frontier.Roots(g, 4, 2)
+		require.NoError(t, err)
+		for _, root := range roots {
+			want, err := frontier.BFS(g, root)
+			require.NoError(t, err)
+			r, err := s.Run(ArmMegakernel, root)
+			require.NoError(t, err, spec)
+			got, err := s.Levels()
+			require.NoError(t, err)
+			require.Equal(t, want, got, spec)
+			perVertex := float64(r.Relabels) / float64(g.NumVertices())
+			t.Logf("%s root %d: %d levels in %d barriers, %.3f labels lowered per vertex, deepest run-ahead %d", spec, root, r.Levels, r.Barriers, perVertex, r.MaxAhead)
+			assert.Less(t, perVertex, 1.0, spec)
+		}
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestGPUMultiSource runs multi-source passes on the GPU and checks every
+// root's levels against frontier.MultiSourceBFS and frontier.BFS.
+func TestGPUMultiSource(t *testing.T) {
+	x := openGPU(t)
+	optimizing, topDown := directionGraphs(t)
+	for _, g := range append(optimizing[:3], topDown...) {
+		s, err := NewSession(x, g, Config{})
+		require.NoError(t, err)
+		checkMultiSource(t, s, []int{1, 33, 70}, []int{0, 32, 64})
+		require.NoError(t, s.Close())
+	}
 }

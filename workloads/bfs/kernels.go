@@ -45,19 +45,10 @@ func CtlCountWord(depth int) int { return (depth % 3) * CtlLineWords }
 // barriers (1 is level-synchronous).
 const MaxRunAhead = 1 << 16
 
-// DefaultRunAhead returns the megakernel's default run-ahead depth for a
-// graph: 4 levels for graphs of low degree (LowDegree: grids, road
-// networks), whose many small levels are bound by the grid barrier, and 1
-// (level-synchronous) for the rest, whose few large levels gain nothing
-// from running ahead and lose to the labels it lowers. Deeper run-ahead
-// lowers more labels where shortest paths wind (road networks); the README
-// records the measurements behind the choice.
-func DefaultRunAhead(lowDegree bool) int {
-	if lowDegree {
-		return 4
-	}
-	return 1
-}
+// CtlCountsWord returns the control word holding the low half (the
+// frontier's edges) of the 64-bit frontier count of ring slot depth%3; the
+// next word holds its vertices.
+func CtlCountsWord(depth int) int { return CtlCountWord(depth) + CtlCounts }
 
 // DefaultChunk is the largest number of edges in one frontier-queue item.
 const DefaultChunk = 256

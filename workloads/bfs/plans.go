@@ -32,12 +32,16 @@ type Plans struct {
 }
 
 // MemoryRequest returns the memory request of a resident BFS of g: the CSR
-// (4-byte offsets and targets), two frontier queues of queueBytes each, the
-// control buffer and the offsets' end word as scratch, and the 4-byte level
-// of every vertex as output.
+// (4-byte offsets and targets), two frontier queues of queueBytes each and
+// two visited bitmaps as the frontier, the control buffer, the decision log
+// and the offsets' end word as scratch, and the 4-byte level of every
+// vertex as output.
 func MemoryRequest(g *frontier.CSR, queueBytes, budget uint64) (megakernel.MemoryRequest, error) {
 	frontierBytes, err := checked.Mul(queueBytes, 2, "frontier queue bytes")
 	if err != nil {
+		return megakernel.MemoryRequest{}, err
+	}
+	if frontierBytes, err = checked.Sum("frontier bytes (queues and visited bitmaps)", frontierBytes, VisitedBytes(g), VisitedBytes(g)); err != nil {
 		return megakernel.MemoryRequest{}, err
 	}
 	n := uint64(g.NumVertices())
@@ -50,10 +54,39 @@ func MemoryRequest(g *frontier.CSR, queueBytes, budget uint64) (megakernel.Memor
 		BytesPerNode:  4,
 		BytesPerEdge:  4,
 		FrontierBytes: frontierBytes,
-		ScratchBytes:  4*CtlWords + 4,
+		ScratchBytes:  4*CtlWords + 4 + LogEntryBytes*LogEntries(g),
 		OutputBytes:   output,
 		BudgetBytes:   budget,
 	}, nil
+}
+
+// VisitedBytes is the size of one visited bitmap of g: one bit per vertex
+// in 32-bit words.
+func VisitedBytes(g *frontier.CSR) uint64 { return 4 * ((uint64(g.NumVertices()) + 31) / 32) }
+
+// LogEntries is the capacity of g's decision log: one entry per level (a
+// traversal has at most one level per vertex), at most maxLogEntries, at
+// least 2 (a level reads the previous level's entry while it writes its
+// own). A traversal of more levels keeps the last ones.
+func LogEntries(g *frontier.CSR) uint64 {
+	return max(2, min(uint64(g.NumVertices())+1, maxLogEntries))
+}
+
+// DirectionOptimizing reports whether the planner's degree gate lets g's
+// levels leave top-down (planners.PlanBFSDirection with the default
+// parameters): graphs of average degree 5 or more.
+func DirectionOptimizing(g *frontier.CSR) bool {
+	if g.NumVertices() == 0 {
+		return false
+	}
+	d, err := planners.PlanBFSDirection(directionProfile(g), planners.BFSLevelState{Level: 1, FrontierVertices: 1},
+		planners.DefaultDirectionParams())
+	return err == nil && d.Reason != planners.ReasonLowAverageDegree
+}
+
+// directionProfile is g as the direction planner sees it.
+func directionProfile(g *frontier.CSR) planners.BFSGraphProfile {
+	return planners.BFSGraphProfile{Vertices: uint64(g.NumVertices()), EdgeEntries: uint64(g.NumEdgeEntries())}
 }
 
 // graphShape is g as the planners see it. A graph without edges still has a

@@ -2,10 +2,9 @@ package bfs
 
 import (
 	"fmt"
-	"runtime"
-	"sync"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/planners"
 )
 
 // RootStat is what the CPU reference knows about one root.
@@ -17,41 +16,35 @@ type RootStat struct {
 	Checksum uint64 `json:"-"`
 }
 
-// Reference runs the CPU reference BFS from every root (in parallel,
-// bounded by the CPUs), validates each result Graph500-style, and returns
-// each root's statistics and levels.
+// Reference runs the CPU reference BFS from every root, validates each
+// result Graph500-style, and returns each root's statistics and levels. It
+// is Directions without the decisions.
 func Reference(g *frontier.CSR, roots []int32) ([]RootStat, [][]int32, error) {
+	stats, levels, _, err := Directions(g, roots)
+	return stats, levels, err
+}
+
+// Directions runs the CPU direction-optimizing BFS (on every CPU, one root
+// after another) from every root, validates each result Graph500-style,
+// and returns each root's statistics, levels and per-level direction
+// decisions (those every direction-optimizing arm must make).
+func Directions(g *frontier.CSR, roots []int32) ([]RootStat, [][]int32, [][]planners.BFSDirectionDecision, error) {
 	stats := make([]RootStat, len(roots))
 	levels := make([][]int32, len(roots))
-	errs := make([]error, len(roots))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	decisions := make([][]planners.BFSDirectionDecision, len(roots))
 	for i, r := range roots {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			lv, err := frontier.BFS(g, r)
-			if err == nil {
-				err = frontier.Validate(g, r, lv)
-			}
-			if err != nil {
-				errs[i] = fmt.Errorf("CPU reference from root %d: %w", r, err)
-				return
-			}
-			st := frontier.Stats(g, lv)
-			levels[i] = lv
-			stats[i] = RootStat{Root: r, Levels: st.Levels, Reached: st.Reached, Edges: st.Edges, Checksum: frontier.Checksum(lv)}
-		}()
-	}
-	wg.Wait()
-	for _, err := range errs {
-		if err != nil {
-			return nil, nil, err
+		res, err := frontier.BFSDirectionOptimizing(g, r, planners.DefaultDirectionParams())
+		if err == nil {
+			err = frontier.Validate(g, r, res.Levels)
 		}
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("CPU reference from root %d: %w", r, err)
+		}
+		st := frontier.Stats(g, res.Levels)
+		levels[i], decisions[i] = res.Levels, res.Decisions
+		stats[i] = RootStat{Root: r, Levels: st.Levels, Reached: st.Reached, Edges: st.Edges, Checksum: frontier.Checksum(res.Levels)}
 	}
-	return stats, levels, nil
+	return stats, levels, decisions, nil
 }
 
 // CombinedChecksum hashes per-root level checksums in root order (FNV-1a

@@ -20,7 +20,37 @@ const (
 	// DefaultMegakernelBlocksPerSM is the megakernel's default blocks per
 	// SM: one block per SM, whose grid barrier is the cheapest.
 	DefaultMegakernelBlocksPerSM = 1
+	// DefaultMaxRunAhead is the megakernel's default deepest run-ahead:
+	// the adaptive depth never passes it (32 measured best on a 2048 x
+	// 2048 grid, where blocks running ahead lower few labels).
+	DefaultMaxRunAhead = 32
+	// maxLogEntries caps the decision log: a traversal of more levels
+	// keeps the last maxLogEntries decisions.
+	maxLogEntries = 1 << 14
 )
+
+// Direction is how a session chooses the direction of each level.
+type Direction string
+
+// The direction modes.
+const (
+	// DirectionAuto lets planners.PlanBFSDirection decide every level:
+	// graphs under its degree gate run every level top-down (and the
+	// megakernel runs ahead), the others are direction-optimizing (and the
+	// megakernel is level-synchronous).
+	DirectionAuto Direction = "auto"
+	// DirectionTopDown runs every level top-down, whatever the graph.
+	DirectionTopDown Direction = "top-down"
+)
+
+// ParseDirection returns the direction mode named s.
+func ParseDirection(s string) (Direction, error) {
+	switch Direction(s) {
+	case DirectionAuto, DirectionTopDown:
+		return Direction(s), nil
+	}
+	return "", fmt.Errorf("unknown BFS direction mode %q. Fix: use auto (the planner decides each level) or top-down", s)
+}
 
 // DefaultMegakernelThreads returns the megakernel's default block size for
 // a graph: 512 threads for graphs of low degree (LowDegree: grids, road
@@ -51,9 +81,15 @@ type Config struct {
 	// bound it from above.
 	MegakernelBlocksPerSM int `json:"megakernel_blocks_per_sm"`
 	// MegakernelAhead is the most levels a megakernel block expands from
-	// its own kept frontier between two grid barriers (0: DefaultRunAhead;
-	// 1: one barrier per level).
+	// its own kept frontier between two grid barriers (0:
+	// DefaultMaxRunAhead; 1: one barrier per level). The depth adapts below
+	// it from each step's lowered labels unless MegakernelFixedAhead.
 	MegakernelAhead int `json:"megakernel_ahead"`
+	// MegakernelFixedAhead keeps the run-ahead depth at MegakernelAhead
+	// instead of adapting it.
+	MegakernelFixedAhead bool `json:"megakernel_fixed_ahead,omitempty"`
+	// Direction chooses each level's direction ("": DirectionAuto).
+	Direction Direction `json:"direction"`
 	// MaxResidentBytes caps the memory budget the plans use (0: the
 	// executor's live resident budget, which is never exceeded).
 	MaxResidentBytes uint64 `json:"max_resident_bytes,omitempty"`
@@ -65,6 +101,9 @@ type Config struct {
 // withDefaults fills the zero fields.
 func (c Config) withDefaults(g *frontier.CSR) Config {
 	low := LowDegree(g)
+	if c.Direction == "" {
+		c.Direction = DirectionAuto
+	}
 	fill := func(v *int, d int) {
 		if *v == 0 {
 			*v = d
@@ -75,7 +114,7 @@ func (c Config) withDefaults(g *frontier.CSR) Config {
 	fill(&c.LevelThreads, DefaultLevelThreads)
 	fill(&c.MegakernelThreads, DefaultMegakernelThreads(low))
 	fill(&c.MegakernelBlocksPerSM, DefaultMegakernelBlocksPerSM)
-	fill(&c.MegakernelAhead, DefaultRunAhead(low))
+	fill(&c.MegakernelAhead, DefaultMaxRunAhead)
 	return c
 }
 
@@ -98,21 +137,26 @@ func (c Config) validate() error {
 	case c.MegakernelAhead < 1 || c.MegakernelAhead > MaxRunAhead:
 		return bad("MegakernelAhead", c.MegakernelAhead, fmt.Sprintf("Fix: use 1 (one grid barrier per level) up to %d levels, or 0 for the default", MaxRunAhead))
 	}
+	if _, err := ParseDirection(string(c.Direction)); err != nil {
+		return fmt.Errorf("BFS config Direction: %w", err)
+	}
 	return nil
 }
 
-// buffers are a session's resident device buffers.
+// buffers are a session's resident device buffers: the graph, the levels,
+// the two frontier queues and the two visited bitmaps, the control words
+// and the decision log.
 type buffers struct {
-	offsets, targets, level, q0, q1, ctl executor.Buffer
+	offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.Buffer
 }
 
 func (b *buffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.offsets, &b.targets, &b.level, &b.q0, &b.q1, &b.ctl}
+	return []*executor.Buffer{&b.offsets, &b.targets, &b.level, &b.q0, &b.q1, &b.vis0, &b.vis1, &b.ctl, &b.log}
 }
 
 // kernels are a session's entry points.
 type kernels struct {
-	init, scan, level, mega, barrier, copy *executor.Kernel
+	init, scan, level, doLevel, mega, barrier, copy, msInit, msLevel, msFinish *executor.Kernel
 }
 
 // Session holds one graph resident on the device (uploaded once) and runs
@@ -123,11 +167,14 @@ type Session struct {
 	g      *frontier.CSR
 	cfg    Config
 	lowDeg bool
-	plans  Plans
-	mod    *executor.Module
-	k      kernels
-	buf    buffers
-	word   []byte
+	// optimizing is whether the levels' directions are the planner's
+	// (DirectionAuto on a graph past its degree gate).
+	optimizing bool
+	plans      Plans
+	mod        *executor.Module
+	k          kernels
+	buf        buffers
+	word       []byte
 	// opened is the telemetry the session's setup produced (the one graph
 	// upload and its allocations).
 	opened executor.TelemetrySnapshot
@@ -150,6 +197,7 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 		return nil, err
 	}
 	s := &Session{x: x, g: g, cfg: cfg, lowDeg: LowDegree(g), word: make([]byte, 8*ResultWords)}
+	s.optimizing = cfg.Direction == DirectionAuto && DirectionOptimizing(g)
 	before := x.Telemetry()
 	queue, err := s.planMemory()
 	if err != nil {
@@ -224,8 +272,9 @@ func (s *Session) loadKernels() error {
 	for _, k := range []struct {
 		dst  **executor.Kernel
 		name string
-	}{{&s.k.init, KernelInit}, {&s.k.scan, KernelWaveScan}, {&s.k.level, KernelQueueLevel},
-		{&s.k.mega, KernelMegakernel}, {&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy}} {
+	}{{&s.k.init, KernelInit}, {&s.k.scan, KernelWaveScan}, {&s.k.level, KernelQueueLevel}, {&s.k.doLevel, KernelDoLevel},
+		{&s.k.mega, KernelMegakernel}, {&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy},
+		{&s.k.msInit, KernelMSInit}, {&s.k.msLevel, KernelMSLevel}, {&s.k.msFinish, KernelMSFinish}} {
 		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
 			return err
 		}
@@ -263,7 +312,8 @@ func (s *Session) planLaunches(qp planners.DeviceWorkQueueProfile) error {
 func (s *Session) allocate() error {
 	n := uint64(s.g.NumVertices())
 	q := s.plans.Queue.Queue.QueueBytes
-	sizes := []uint64{4 * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, 4 * CtlWords}
+	vis := VisitedBytes(s.g)
+	sizes := []uint64{4 * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, vis, vis, 4 * CtlWords, s.logBytes()}
 	var total uint64
 	for i, b := range s.buf.all() {
 		var err error
@@ -289,6 +339,17 @@ func (s *Session) Graph() *frontier.CSR { return s.g }
 
 // qcap is the capacity of each frontier queue, in items.
 func (s *Session) qcap() uint64 { return s.plans.Queue.Queue.QueueCapacity }
+
+// logEntries is the decision log's capacity.
+func (s *Session) logEntries() uint64 { return LogEntries(s.g) }
+
+// logBytes is the decision log's size.
+func (s *Session) logBytes() uint64 { return LogEntryBytes * s.logEntries() }
+
+// Optimizing reports whether the session's levels are direction-optimizing:
+// Config.Direction is DirectionAuto and the graph passes the planner's
+// degree gate.
+func (s *Session) Optimizing() bool { return s.optimizing }
 
 // Close frees the session's device buffers.
 func (s *Session) Close() error {

@@ -41,9 +41,39 @@ type Summary struct {
 	BarrierFloorNs float64      `json:"barrier_floor_ns,omitempty"`
 	Arms           []ArmSummary `json:"arms"`
 	// FastestArm is the arm with the smallest median sample time, to hold
-	// against the arm plan's choice.
-	FastestArm string   `json:"fastest_arm"`
-	Notes      []string `json:"notes,omitempty"`
+	// against the arm plan's choice (gpuplan's single-root arms only).
+	FastestArm string `json:"fastest_arm"`
+	// Megakernel is the megakernel's warm-up traversals: levels per grid
+	// barrier, labels lowered per vertex, deepest run-ahead.
+	Megakernel *MegakernelStats `json:"megakernel,omitempty"`
+	// DirectionLevels and BottomUpLevels count every root's levels and
+	// those that ran bottom-up (0 when every level is top-down).
+	DirectionLevels int `json:"direction_levels,omitempty"`
+	BottomUpLevels  int `json:"bottom_up_levels,omitempty"`
+	// MultiSourceSpeedup is the fastest single-root arm's median sample
+	// time over the multi-source arm's: the throughput of the roots in
+	// passes against one traversal per root.
+	MultiSourceSpeedup float64 `json:"multi_source_speedup,omitempty"`
+	// GunrockSpeedup is Gunrock's median sample time over the fastest
+	// single-root arm's, on the same file and roots.
+	GunrockSpeedup float64  `json:"gunrock_speedup,omitempty"`
+	Notes          []string `json:"notes,omitempty"`
+}
+
+// MegakernelStats are the megakernel's traversals from every root.
+type MegakernelStats struct {
+	Levels   int `json:"levels"`
+	Barriers int `json:"barriers"`
+	// LevelsPerBarrier is the levels over the grid barriers: 1 when
+	// level-synchronous, more when blocks ran ahead.
+	LevelsPerBarrier float64 `json:"levels_per_barrier"`
+	// Relabels are the claims that lowered a label; RelabelsPerVertex is
+	// them per root and per vertex of the graph.
+	Relabels          uint64  `json:"relabels"`
+	RelabelsPerVertex float64 `json:"relabels_per_vertex"`
+	// MaxAhead is the deepest run-ahead of any step.
+	MaxAhead int `json:"max_ahead"`
+	Reruns   int `json:"reruns"`
 }
 
 // modeledBytes is the fewest device bytes a top-down BFS from these roots
@@ -59,7 +89,9 @@ func modeledBytes(roots []RootStat) float64 {
 }
 
 // summarize builds an arm's summary from its per-sample wall and device
-// times and its per-root times (perRoot[i] holds root i's wall times).
+// times and its per-root times (perRoot[i] holds root i's wall times; nil
+// for an arm that traverses every root at once, whose GTEPS is then the
+// roots' edges over its median sample time).
 func summarize(arm Arm, sampleWall, sampleDevice []float64, perRoot [][]float64, roots []RootStat, totalLevels uint64) ArmSummary {
 	s := ArmSummary{Arm: string(arm), MedianSampleNs: stats.Median(sampleWall), MedianDeviceNs: stats.Median(sampleDevice)}
 	rootMedians := make([]float64, len(perRoot))
@@ -80,6 +112,13 @@ func summarize(arm Arm, sampleWall, sampleDevice []float64, perRoot [][]float64,
 	if ok && invSum > 0 {
 		s.GTEPS = float64(len(perRoot)) / invSum // edges/ns = G edges/s
 	}
+	if perRoot == nil && s.MedianSampleNs > 0 {
+		var edges float64
+		for _, r := range roots {
+			edges += float64(r.Edges)
+		}
+		s.GTEPS = edges / s.MedianSampleNs
+	}
 	if s.MedianSampleNs > 0 {
 		s.ModeledGBps = modeledBytes(roots) / s.MedianSampleNs
 	}
@@ -88,14 +127,27 @@ func summarize(arm Arm, sampleWall, sampleDevice []float64, perRoot [][]float64,
 
 // finish adds the speedups, the ceiling fractions and the fastest arm.
 func (sum *Summary) finish() {
-	var host, best float64
+	var host, best, batch, gunrock float64
 	for _, a := range sum.Arms {
-		if a.Arm == string(ArmHostLoop) {
+		switch a.Arm {
+		case string(ArmHostLoop):
 			host = a.MedianSampleNs
+		case ArmMultiSource:
+			batch = a.MedianSampleNs
+			continue
+		case PeerArm:
+			gunrock = a.MedianSampleNs
+			continue
 		}
 		if a.MedianSampleNs > 0 && (best == 0 || a.MedianSampleNs < best) {
 			best, sum.FastestArm = a.MedianSampleNs, a.Arm
 		}
+	}
+	if best > 0 && batch > 0 {
+		sum.MultiSourceSpeedup = best / batch
+	}
+	if best > 0 && gunrock > 0 {
+		sum.GunrockSpeedup = gunrock / best
 	}
 	for i := range sum.Arms {
 		a := &sum.Arms[i]

@@ -20,14 +20,19 @@
 //   line 0..2  the queue counts of a three-level ring: level d reads the
 //              count in slot d%3, pushes into slot (d+1)%3 and clears slot
 //              (d+2)%3, which nothing reads until level d+1 pushes into it;
+//              words 2..3 of a slot (CTL_COUNTS) are the 64-bit frontier
+//              count of a direction-optimizing BFS: the level's vertices
+//              (high half) and the sum of their degrees (low half);
 //   line 3     unused;
 //   line 4     results: [0] the number of levels (the largest level + 1),
 //              [1] the megakernel's final changed flag (0 = converged),
-//              [2] queue overflow (must stay 0), [3] 1: a bfs_queue_level
+//              [2] queue overflow (must stay 0), [3] 1: a per-level
 //              launch given more than one phase; 2: a megakernel grid of
 //              more than 65,535 blocks, [4] the megakernel's steps (grid
-//              barriers), [6..7] its relabels (claims that lowered a label,
-//              64 bits), [8] and [9] the scan wave's changed flags (by depth
+//              barriers), [5] the first level whose direction, given by
+//              the host, the device rule disagreed with, [6..7] the
+//              megakernel's relabels (claims that lowered a label, 64
+//              bits), [8] and [9] the scan wave's changed flags (by depth
 //              parity);
 //   line 5..7  the megakernel's barrier words, a ring of three 64-bit words:
 //              step s pushes into word (s+1)%3 (bits 32..63: items pushed
@@ -35,7 +40,28 @@
 //              word (bits 0..15: one per block; bits 16..31: one per block
 //              that kept work of its own), so the barrier's final acquire
 //              load also yields the next step's global count and whether
-//              any block has local work. Step s clears word (s+2)%3.
+//              any block has local work. Step s clears word (s+2)%3. The
+//              same line holds the step's counts: its first claims and
+//              their degrees (CTL_COUNTS, as in a count line) and the
+//              claims that lowered a label (CTL_STEP_RELABELS).
+//
+// A direction-optimizing BFS (bfs_do_level, and the megakernel when the
+// device rule may go bottom-up) also keeps a visited bitmap, one bit per
+// vertex, in two buffers: a top-down level sets the bit of every vertex it
+// claims in the current one; a bottom-up level reads the current one and
+// writes every word of the other (the old word and the vertices it found),
+// which becomes current. A bottom-up level gives an unvisited vertex level
+// d+1 when any neighbour is visited: no neighbour of an unvisited vertex
+// can be below level d, or the vertex would have been reached already. The
+// direction of each level is the planner's rule (planners.PlanBFSDirection,
+// with its constants from the ABI), evaluated from the frontier's counts;
+// every decision goes into a log of 16-byte entries (ring of log_cap): the
+// direction, the reason, which bitmap was current and the run-ahead depth,
+// then the frontier's vertices, its edges and the unexplored edges. A
+// bottom-up level pushes the queue items of the vertices it finds only
+// while the level's running count of finds stays within vertices/beta: the
+// rule goes back top-down only after a level with that few finds, and
+// then every find was pushed, so a top-down level always has its queue.
 //
 // The megakernel works in steps between grid barriers. A block keeps the
 // single-item vertices it discovers in shared memory (up to KEEP_ITEMS
@@ -181,19 +207,67 @@ struct BlockQueue {
     uint2 items[CAP];
 };
 
-// Tally is what a thread counts over a megakernel launch: the largest
-// label it claimed and the claims that lowered a label someone else had
-// set (which only running ahead can cause).
+// Tally is what a thread of a per-level kernel counts over its level, in
+// registers: the largest label it claimed, its first claims, their degrees
+// and the claims that lowered a label (which only the megakernel's running
+// ahead can cause). claimed counts a claim of label nl, of a vertex of deg
+// edges, that found the vertex at old; the other methods give and clear
+// the level's counts.
 struct Tally {
     u32 maxlab;
     u32 relabels;
+    u32 first;
+    u32 fedges;
+    __device__ __forceinline__ void claimed(u32 old, u32 nl, u32 deg) {
+        maxlab = max(maxlab, nl);
+        if (old != UNREACHED) {
+            relabels++;
+        } else {
+            first++;
+            fedges += deg;
+        }
+    }
+    __device__ __forceinline__ u32 take_first() { u32 v = first; first = 0; return v; }
+    __device__ __forceinline__ u32 take_fedges() { u32 v = fedges; fedges = 0; return v; }
+    __device__ __forceinline__ u32 take_relabels() { u32 v = relabels; relabels = 0; return v; }
 };
 
-// tally_claim counts a claim of label nl that found the vertex at old.
-__device__ __forceinline__ void tally_claim(Tally* tally, u32 old, u32 nl) {
-    tally->maxlab = max(tally->maxlab, nl);
-    if (old != UNREACHED) tally->relabels++;
-}
+// mega_step_counts are a megakernel block's per-thread counts of the step
+// (first claims, their degrees, lowered labels), kept in shared memory so
+// that counting costs the claim path no registers.
+__shared__ u32 mega_step_counts[3][1024];
+
+// MegaTally is what a megakernel thread counts: over the launch, in
+// registers, the largest label it claimed and the claims that lowered a
+// label someone else had set (which only running ahead can cause); over
+// the step, in mega_step_counts, its first claims, their degrees and its
+// lowered labels. Its methods are Tally's.
+struct MegaTally {
+    u32 maxlab;
+    u32 relabels;
+    __device__ __forceinline__ void claimed(u32 old, u32 nl, u32 deg) {
+        maxlab = max(maxlab, nl);
+        if (old != UNREACHED) {
+            relabels++;
+            mega_step_counts[2][threadIdx.x]++;
+        } else {
+            mega_step_counts[0][threadIdx.x]++;
+            mega_step_counts[1][threadIdx.x] += deg;
+        }
+    }
+    __device__ __forceinline__ u32 take(u32 k) {
+        u32 v = mega_step_counts[k][threadIdx.x];
+        mega_step_counts[k][threadIdx.x] = 0;
+        return v;
+    }
+    __device__ __forceinline__ u32 take_first() { return take(0); }
+    __device__ __forceinline__ u32 take_fedges() { return take(1); }
+    __device__ __forceinline__ u32 take_relabels() { return take(2); }
+};
+
+// mark_visited sets vertex w's bit in a visited bitmap (a reduction: its
+// result is not waited for).
+__device__ __forceinline__ void mark_visited(u32* vis, u32 w) { atomicOr(&vis[w >> 5], 1u << (w & 31u)); }
 
 // Found is what one lane's claim found: the claimed vertex's items (none if
 // the claim failed), its edge range, its new label and, in the megakernel,
@@ -283,13 +357,15 @@ __device__ __forceinline__ void flush_staged(BlockQueue<CAP>* bq, uint2* qout, u
 }
 
 // Graph is the resident CSR and levels with a traversal's fixed settings:
-// the most edges per queue item and whether to take the low-degree path.
+// the most edges per queue item, whether to take the low-degree path, and
+// the visited bitmap a top-down claim marks (null: none).
 struct Graph {
     const u32* __restrict__ offsets;
     const int* __restrict__ targets;
     int* level;
     u32 chunk;
     bool low_degree;
+    u32* vis;
 };
 
 // WarpPos places a warp: its lane, its number among nwarps warps and, in
@@ -318,7 +394,8 @@ struct Frontier {
 // Graphs of high degree test first (a stale cached level is never smaller
 // than the current one, so the test only lets through claims that may
 // succeed), so most edges cost one cached load instead of an atomic.
-__device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl, bool spec, Found* f, Tally* tally) {
+template <typename T>
+__device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl, bool spec, Found* f, T* tally) {
     f->spec = false;
     f->nitems = 0;
     f->b = 0;
@@ -336,7 +413,8 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
             f->spec = spec;
-            tally_claim(tally, old, nl);
+            tally->claimed(old, nl, en - b);
+            if (g.vis != nullptr && old == UNREACHED) mark_visited(g.vis, w);
             f->b = b;
             f->e = en;
             f->nitems = (en - b + g.chunk - 1) / g.chunk;
@@ -347,10 +425,11 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
     } else if (lv[w] > nl) {
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
-            tally_claim(tally, old, nl);
             f->b = __ldg(&g.offsets[w]);
             f->e = __ldg(&g.offsets[w + 1]);
             f->nitems = (f->e - f->b + g.chunk - 1) / g.chunk;
+            tally->claimed(old, nl, f->e - f->b);
+            if (g.vis != nullptr && old == UNREACHED) mark_visited(g.vis, w);
         }
     }
 }
@@ -454,9 +533,9 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Fo
 // range, and its vertex's label lab): the lanes' edges are spread over the
 // lanes, one edge per lane per round, so a warp is busy whether its items
 // hold 2 edges or 200. Each target is offered its source's label + 1.
-template <u32 CAP, typename C>
+template <u32 CAP, typename C, typename T>
 __device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C>& s, uint2 it, u32 lab, u32 lane,
-                                             Tally* tally) {
+                                             T* tally) {
     u32 len = it.y - it.x;
     u32 incl = warp_incl(len, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
@@ -486,9 +565,9 @@ __device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C>&
 // expand_kept expands a block's kept edges (`edges` of them in cur): thread
 // t takes kept edges t, t + blockDim.x, ... The round count is block-
 // uniform, so every warp takes part in every push.
-template <u32 CAP, typename C>
+template <u32 CAP, typename C, typename T>
 __device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C>& s, const KeepQueue* cur, u32 edges,
-                                            u32 lane, Tally* tally) {
+                                            u32 lane, T* tally) {
     for (u32 e0 = 0; e0 < edges; e0 += blockDim.x) {
         u32 e = e0 + threadIdx.x;
         bool valid = e < edges;
@@ -503,9 +582,9 @@ __device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C>& 
 // expand_level processes the items of `in` with pos.nwarps warps; this warp
 // is pos.gwarp and takes up to 32 items a round. In the megakernel
 // (pos.rotate) the warps rotate with the step.
-template <u32 CAP, typename C>
+template <u32 CAP, typename C, typename T>
 __device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C>& s, Frontier in, WarpPos pos,
-                                             Tally* tally) {
+                                             T* tally) {
     if (in.count == 0) return;
     // A count past the capacity means pushes overflowed (the overflow flag
     // is set and the result is invalid); read only what the queue holds.
@@ -526,14 +605,17 @@ __device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C>&
         expand_items(g, s, it, lab, pos.lane, tally);
     }
 }
-
 // bfs_init resets one BFS: every level to -1 except the root's 0, the
-// root's items (label 0) into q0 and the control words (counts, barrier,
-// results).
+// visited bitmap vis to the root's bit alone, the root's items (label 0)
+// into q0 and the control words (counts, barrier, results), with the root
+// as level 0's frontier (one vertex and its degree).
 extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         level[i] = (i == root) ? 0 : -1;
+    }
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < (n + 31) / 32; i += stride) {
+        vis[i] = (i == root / 32) ? 1u << (root % 32) : 0u;
     }
     if (blockIdx.x == 0) {
         for (u32 i = threadIdx.x; i < CTL_WORDS; i += blockDim.x) ctl[i] = 0;
@@ -547,7 +629,10 @@ extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
             q0[i] = make_uint2(ib, min(ib + c, e));
             lab[i] = 0;
         }
-        if (threadIdx.x == 0) ctl[CTL_COUNT(0)] = nitems;
+        if (threadIdx.x == 0) {
+            ctl[CTL_COUNT(0)] = nitems;
+            *(u64*)&ctl[CTL_COUNT(0) + CTL_COUNTS] = (1ull << 32) | (u64)(e - b);
+        }
     }
 }
 
@@ -604,14 +689,348 @@ extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
     uint2* qout = (d & 1) ? q0 : q1;
     u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
     u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
-    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0};
+    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0, nullptr};
     WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, d};
     Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
-    Tally tally = {0, 0};
+    Tally tally = {};
     expand_level(g, s, Frontier{qin, nullptr, d, count}, pos, &tally);
     __syncthreads();
     flush_staged(&bq, qout, (u32)qcap, out, overflow);
 }
+
+// DirState is what a direction-optimizing traversal carries from one level
+// to the next: the previous level's direction (0 before the first) and
+// frontier size, the unexplored edges at the previous decision (all of
+// them before the first), and which visited bitmap is current.
+struct DirState {
+    u32 prev;
+    u32 prev_nf;
+    u32 mu;
+    u32 parity;
+};
+
+// direction_rule is planners.PlanBFSDirection on the device, for the step
+// that expands a frontier of nf vertices with mf edges when mu edges are
+// unexplored (and the previous frontier had prev_nf vertices), on a graph
+// of n vertices and `entries` adjacency entries: graphs under the degree
+// gate stay top-down; after a top-down level go bottom-up when mf x alpha
+// exceeds mu; after a bottom-up level stay bottom-up while the frontier
+// grows or holds more than n / beta vertices. The products are exact: the
+// counts are below 2^32 and the constants small. It returns the direction
+// and sets *reason.
+__device__ __forceinline__ u32 direction_rule(u32 prev, u64 nf, u64 prev_nf, u64 mf, u64 mu, u64 n, u64 entries,
+                                              u32* reason) {
+    if (DIR_MIN_DEGREE > 0 && DIR_MIN_DEGREE * n > entries) {
+        *reason = REASON_LOW_DEGREE;
+        return DIR_TOP_DOWN;
+    }
+    if (prev != DIR_BOTTOM_UP) {
+        *reason = mf * DIR_ALPHA > mu ? REASON_EDGES_ABOVE : REASON_EDGES_WITHIN;
+        return mf * DIR_ALPHA > mu ? DIR_BOTTOM_UP : DIR_TOP_DOWN;
+    }
+    if (nf >= prev_nf) {
+        *reason = REASON_GROWING;
+        return DIR_BOTTOM_UP;
+    }
+    if (nf * DIR_BETA > n) {
+        *reason = REASON_ABOVE;
+        return DIR_BOTTOM_UP;
+    }
+    *reason = REASON_BELOW;
+    return DIR_TOP_DOWN;
+}
+
+// log_word packs a decision log entry's first word.
+__device__ __forceinline__ u32 log_word(u32 dir, u32 reason, u32 parity, u32 depth) {
+    return dir | (reason << LOG_REASON_SHIFT) | (parity << LOG_PARITY_BIT) | (depth << LOG_DEPTH_SHIFT);
+}
+
+// add_counts adds the block's tallied first claims and their degrees to
+// the 64-bit frontier count at counts and, if rel is not null, its lowered
+// labels to *rel, and clears the threads' level tallies. Every thread of
+// the block calls it; sh is three words of shared scratch, zero on entry
+// and again on return (thread 0 clears it after the __syncthreads).
+template <typename T>
+__device__ __forceinline__ void add_counts(T* tally, u32* sh, u64* counts, u32* rel) {
+    u32 f = __reduce_add_sync(FULL_MASK, tally->take_first());
+    u32 e = __reduce_add_sync(FULL_MASK, tally->take_fedges());
+    u32 r = __reduce_add_sync(FULL_MASK, tally->take_relabels());
+    if ((threadIdx.x & 31u) == 0 && (f | e | r) != 0) {
+        atomicAdd(&sh[0], f);
+        atomicAdd(&sh[1], e);
+        atomicAdd(&sh[2], r);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if ((sh[0] | sh[1]) != 0) atomicAdd((unsigned long long*)counts, ((u64)sh[0] << 32) | sh[1]);
+        if (rel != nullptr && sh[2] != 0) atomicAdd(rel, sh[2]);
+        sh[0] = sh[1] = sh[2] = 0;
+    }
+}
+
+// visited tests vertex u's bit in a visited bitmap; NC reads it through
+// the read-only cache (a per-level launch, which never writes this bitmap),
+// otherwise with a plain load (the megakernel wrote it in an earlier step,
+// before a grid barrier).
+template <bool NC>
+__device__ __forceinline__ bool visited(const u32* vis, u32 u) {
+    u32 w = NC ? __ldg(&vis[u >> 5]) : vis[u >> 5];
+    return ((w >> (u & 31u)) & 1u) != 0;
+}
+
+// warp_owner returns the last lane j whose excl_j <= e: the owner of slot e
+// of a warp-wide exclusive scan (lanes with nothing share their
+// successor's excl and are passed over).
+__device__ __forceinline__ u32 warp_owner(u32 excl, u32 e) {
+    u32 j = 0;
+#pragma unroll
+    for (u32 step = 16; step >= 1; step >>= 1) {
+        u32 v = __shfl_sync(FULL_MASK, excl, (j + step) & 31);
+        if (j + step < 32 && v <= e) j += step;
+    }
+    return j;
+}
+
+// bu_search looks for a visited neighbour of the lane's vertex (when
+// active; its edges are [b, e)). Each lane first checks up to BU_SERIAL
+// edges on its own, their loads in flight together; then the warp scans
+// the remaining edges of its lanes still searching, 32 edges a round packed
+// across vertices (one edge per lane), and a vertex stops at the first
+// round that finds a visited neighbour. Most vertices of a dense level find
+// one among their first edges; a vertex with none costs its edges / 32
+// rounds instead of its edges.
+template <bool NC>
+__device__ __forceinline__ bool bu_search(const Graph& g, const u32* vin, bool active, u32 b, u32 e, u32 lane) {
+    bool found = false;
+    u32 cur = b;
+    if (active) {
+        u32 m = min(e - b, (u32)BU_SERIAL);
+        u32 t[BU_SERIAL];
+#pragma unroll
+        for (u32 i = 0; i < BU_SERIAL; i++) t[i] = i < m ? (u32)__ldg(&g.targets[b + i]) : 0u;
+#pragma unroll
+        for (u32 i = 0; i < BU_SERIAL; i++) found = found || (i < m && visited<NC>(vin, t[i]));
+        cur = b + m;
+    }
+    u32 rem = (active && !found) ? e - cur : 0u;
+    while (__ballot_sync(FULL_MASK, rem > 0) != 0) {
+        u32 incl = warp_incl(rem, lane);
+        u32 total = __shfl_sync(FULL_MASK, incl, 31);
+        u32 excl = incl - rem;
+        u32 j = warp_owner(excl, lane);
+        u32 ocur = __shfl_sync(FULL_MASK, cur, j);
+        u32 oex = __shfl_sync(FULL_MASK, excl, j);
+        bool hit = false;
+        if (lane < total) hit = visited<NC>(vin, (u32)__ldg(&g.targets[ocur + (lane - oex)]));
+        u32 hm = __ballot_sync(FULL_MASK, hit);
+        if (rem > 0 && excl < 32) {
+            u32 len = min(incl, 32u) - excl;
+            u32 seg = (hm >> excl) & (len == 32 ? FULL_MASK : (1u << len) - 1u);
+            if (seg != 0) {
+                found = true;
+                rem = 0;
+            } else {
+                cur += len;
+                rem -= len;
+            }
+        }
+    }
+    return found;
+}
+
+// BuTile is a block's count of one tile of a bottom-up level and whether
+// the tile's finds are pushed to the queue.
+struct BuTile {
+    u32 nf;
+    u32 mf;
+    u32 push;
+};
+
+// bu_level runs one bottom-up level d: every unvisited vertex (bit clear
+// in vin) with a visited neighbour takes level d+1; every word of vout is
+// written (vin's word with the finds). Blocks take tiles of BU_TILE_WORDS
+// words per warp (a warp's 32 lanes are one word's 32 vertices, so the
+// level, offset and bitmap accesses of a word are one line each); after
+// each tile the block adds its finds and their degrees to the 64-bit count
+// at counts with one atomic, and pushes the finds' queue items (label d+1)
+// through the sink only while the level's running count of finds is
+// within n / DIR_BETA: past that the rule stays bottom-up and no queue is
+// needed. Every thread of the block calls it (it synchronises the block).
+template <bool NC, u32 CAP, typename C, typename T>
+__device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vout, u32 n, u32 d,
+                                         const Sink<CAP, C>& s, u64* counts, BuTile* tile, T* tally) {
+    u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
+    u32 nwords = (n + 31) / 32;
+    u32 per_tile = wpb * BU_TILE_WORDS;
+    u32 lab = d + 1;
+    for (u32 t0 = blockIdx.x * per_tile; t0 < nwords; t0 += gridDim.x * per_tile) {
+        u32 fb[BU_TILE_WORDS], fe[BU_TILE_WORDS];
+        bool fnd[BU_TILE_WORDS];
+        u32 mynf = 0, mymf = 0;
+#pragma unroll
+        for (u32 k = 0; k < BU_TILE_WORDS; k++) {
+            u32 w = t0 + k * wpb + warp;
+            u32 v = w * 32 + lane;
+            bool inr = w < nwords;
+            u32 word = inr ? (NC ? __ldg(&vin[w]) : vin[w]) : FULL_MASK;
+            bool active = v < n && ((word >> lane) & 1u) == 0;
+            u32 b = 0, e = 0;
+            if (active) {
+                b = __ldg(&g.offsets[v]);
+                e = __ldg(&g.offsets[v + 1]);
+            }
+            bool f = bu_search<NC>(g, vin, active && e > b, b, e, lane);
+            u32 fm = __ballot_sync(FULL_MASK, f);
+            if (inr && lane == 0) vout[w] = word | fm;
+            if (f) {
+                g.level[v] = (int)lab;
+                tally->maxlab = max(tally->maxlab, lab);
+                mynf++;
+                mymf += e - b;
+            }
+            fb[k] = b;
+            fe[k] = e;
+            fnd[k] = f;
+        }
+        u32 wnf = __reduce_add_sync(FULL_MASK, mynf), wmf = __reduce_add_sync(FULL_MASK, mymf);
+        if (lane == 0 && wnf > 0) {
+            atomicAdd(&tile->nf, wnf);
+            atomicAdd(&tile->mf, wmf);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u32 push = 0;
+            if (tile->nf > 0) {
+                u64 old = atomicAdd((unsigned long long*)counts, ((u64)tile->nf << 32) | tile->mf);
+                push = ((old >> 32) + tile->nf) * DIR_BETA <= n ? 1u : 0u;
+            }
+            tile->push = push;
+            tile->nf = tile->mf = 0;
+        }
+        __syncthreads();
+        if (tile->push != 0) {
+#pragma unroll
+            for (u32 k = 0; k < BU_TILE_WORDS; k++) {
+                Found f;
+                f.spec = false;
+                f.b = fb[k];
+                f.e = fe[k];
+                f.lab = lab;
+                f.nitems = fnd[k] ? (fe[k] - fb[k] + g.chunk - 1) / g.chunk : 0u;
+                push_items(s, lane, f, g.chunk);
+            }
+        }
+    }
+}
+
+// bfs_do_level runs level d = depth_base + phase_begin of a direction-
+// optimizing BFS (one launch per level; the phase range is the split
+// dispatch's, as for bfs_queue_level). It reads the frontier's count of
+// ring slot d%3 and the previous decision from the log, evaluates the
+// device rule, logs the decision in dlog[d % log_cap] and runs the level
+// top-down from the queue (marking claims in the current visited bitmap)
+// or bottom-up over it, as `direction` says when the host decided (it then
+// records in RESULT_DIR_MISMATCH the first level where the device rule
+// disagreed) or as the rule says when direction is 0. It counts the next
+// frontier's vertices and edges into ring slot (d+1)%3 and clears slot
+// (d+2)%3. A launch past the end of the traversal (an empty frontier)
+// returns at once.
+extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
+    if (phase_end != phase_begin + 1) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
+        return;
+    }
+    u32 d = (u32)(depth_base + phase_begin);
+    u32* slot = &ctl[CTL_COUNT(d % 3)];
+    u64 fc = __ldcg((const unsigned long long*)&slot[CTL_COUNTS]);
+    u32 nf = (u32)(fc >> 32), mf = (u32)fc;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        u32* clr = &ctl[CTL_COUNT((d + 2) % 3)];
+        clr[0] = 0;
+        *(u64*)&clr[CTL_COUNTS] = 0;
+        if (nf > 0) ctl[CTL_RESULT + RESULT_LEVELS] = d + 1;
+    }
+    if (nf == 0) return;
+    u32 total = __ldg(&offsets[n]);
+    u32 cap = (u32)log_cap;
+    DirState st = {0, 0, total, 0};
+    if (d > 0) {
+        uint4 prev = __ldcg(&dlog[(d - 1) % cap]);
+        st.prev = prev.x & LOG_DIR_MASK;
+        st.prev_nf = prev.y;
+        st.mu = prev.w;
+        st.parity = ((prev.x >> LOG_PARITY_BIT) & 1u) ^ (st.prev == DIR_BOTTOM_UP ? 1u : 0u);
+    }
+    u32 mu = st.mu - mf;
+    u32 reason;
+    u32 dir = direction_rule(st.prev, nf, st.prev_nf, mf, mu, n, total, &reason);
+    if (direction != 0 && direction != dir) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) atomicCAS(&ctl[CTL_RESULT + RESULT_DIR_MISMATCH], 0u, d + 1);
+        dir = (u32)direction;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) dlog[d % cap] = make_uint4(log_word(dir, reason, st.parity, 1), nf, mf, mu);
+    __shared__ BlockQueue<LEVEL_BLOCK_QCAP> bq;
+    __shared__ u32 sc[3];
+    __shared__ BuTile tile;
+    if (threadIdx.x == 0) {
+        bq.n = 0;
+        sc[0] = sc[1] = sc[2] = 0;
+        tile.nf = tile.mf = tile.push = 0;
+    }
+    __syncthreads();
+    u32* vcur = st.parity ? vis1 : vis0;
+    u32* vnxt = st.parity ? vis0 : vis1;
+    const uint2* qin = (d & 1) ? q1 : q0;
+    uint2* qout = (d & 1) ? q0 : q1;
+    u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
+    u64* counts = (u64*)&out[CTL_COUNTS];
+    u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
+    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0, vcur};
+    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
+    Tally tally = {};
+    if (dir == DIR_TOP_DOWN) {
+        WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, d};
+        expand_level(g, s, Frontier{qin, nullptr, d, load_cg(&slot[0])}, pos, &tally);
+    } else {
+        bu_level<true>(g, vcur, vnxt, (u32)n, d, s, counts, &tile, &tally);
+    }
+    __syncthreads();
+    flush_staged(&bq, qout, (u32)qcap, out, overflow);
+    add_counts(&tally, sc, counts, nullptr);
+}
+
+// MegaState is a megakernel block's view of the traversal between two
+// steps, the same in every block: thread 0 computes it from the barrier
+// word and the step's counts, and the block reads it after a __syncthreads
+// (block-uniform values in shared memory rather than in every thread's
+// registers). It holds the next step's global items, whether a block kept
+// work, the frontier's vertices and edges, the direction state, the
+// decision (direction, reason, unexplored edges) and the run-ahead depth
+// with the traversal's first claims and lowered labels so far.
+struct MegaState {
+    u32 count;
+    u32 kept;
+    u32 nf;
+    u32 mf;
+    DirState dir_state;
+    u32 dir;
+    u32 reason;
+    u32 mu;
+    u32 depth;
+    u64 cum_found;
+    u64 cum_rel;
+};
+
+// MegaConfig is what a megakernel launch fixes for all its steps, kept in
+// shared memory for thread 0's updates of the state.
+struct MegaConfig {
+    u32 n;
+    u32 total;  // adjacency entries
+    u32 cap;    // deepest run-ahead
+    u32 sync_do;
+    u32 adapt;
+    u32 auto_dir;
+};
 
 // MegaShared is a megakernel block's shared memory.
 struct MegaShared {
@@ -621,6 +1040,10 @@ struct MegaShared {
     u32 n[2];                        // staged items, by step parity
     u32 maxlab;
     u32 relabels;
+    u32 sc[3];     // add_counts' scratch
+    BuTile tile;   // a bottom-up tile's count
+    MegaState st;  // the traversal's state, kept by thread 0
+    MegaConfig cfg;
     // A ring of three keep queues: level t of the block expands keep[t % 3]
     // into keep[(t + 1) % 3] and empties keep[(t + 2) % 3], which it read
     // the level before.
@@ -651,7 +1074,7 @@ __device__ __forceinline__ void mega_next_level(MegaShared& sh, MegaBlock& b) {
 // mega_level expands one level of the block's own kept frontier and, on a
 // step's first level, its share of the global queue.
 __device__ __forceinline__ void mega_level(const Graph& g, MegaShared& sh, MegaBlock& b, Sink<MEGA_BLOCK_QCAP, u64>& s,
-                                           const Frontier* global, const WarpPos& pos, Tally* tally) {
+                                           const Frontier* global, const WarpPos& pos, MegaTally* tally) {
     s.kq = &sh.keep[(b.t + 1) % 3];
     if (threadIdx.x == 0) keep_reset(&sh.keep[(b.t + 2) % 3]);
     expand_kept(g, s, &sh.keep[b.t % 3], b.kedges, pos.lane, tally);
@@ -702,7 +1125,7 @@ __device__ __forceinline__ void mega_publish(MegaShared& sh, MegaBlock& b, u32 d
 // then be gone): one more barrier (on the barrier word of step d + 1) makes
 // the grid's relabel count known to every block, and if it is not 0 the
 // blocks take the largest level in the level array.
-__device__ __forceinline__ u32 mega_levels(MegaShared& sh, const Tally& tally, u32* ctl, u64* words, u32 d,
+__device__ __forceinline__ u32 mega_levels(MegaShared& sh, const MegaTally& tally, u32* ctl, u64* words, u32 d,
                                            const int* level, u64 n) {
     u32 lane = threadIdx.x & 31u;
     u32 m = __reduce_max_sync(FULL_MASK, tally.maxlab);
@@ -733,70 +1156,229 @@ __device__ __forceinline__ u32 mega_levels(MegaShared& sh, const Tally& tally, u
     return sh.maxlab + 1;
 }
 
+// adapt_depth returns the next step's run-ahead depth from the step's first
+// claims (found) and lowered labels (rel), the same in every block: it
+// halves when the step lowered more labels than it found vertices, or when
+// the traversal so far lowered more than one label per two vertices found,
+// and grows by one (up to cap) when the step lowered at most one label per
+// eight vertices found. The cumulative rule bounds a traversal's lowered
+// labels near half its vertices; the step rule follows the frontier over
+// the graph, deep where blocks running ahead rarely cross (a grid's
+// straight wave) and shallow where they do (winding shortest paths).
+__device__ __forceinline__ u32 adapt_depth(u32 depth, u32 cap, u32 found, u32 rel, u64* cum_found, u64* cum_rel) {
+    *cum_found += found;
+    *cum_rel += rel;
+    if (rel > found || 2 * *cum_rel > *cum_found) return max(1u, depth / 2);
+    if (8ull * rel <= found) return min(cap, depth + 1);
+    return depth;
+}
+
+// mega_decide sets the state's decision for the coming step (thread 0):
+// the device rule when level-synchronous and direction-optimizing, else
+// top-down (the degree gate's reason, or none when the direction was
+// forced).
+__device__ __forceinline__ void mega_decide(MegaState& st, const MegaConfig& c) {
+    DirState& ds = st.dir_state;
+    st.mu = ds.mu - st.mf;
+    st.reason = c.auto_dir ? (u32)REASON_LOW_DEGREE : 0u;
+    st.dir = DIR_TOP_DOWN;
+    if (c.sync_do) st.dir = direction_rule(ds.prev, st.nf, ds.prev_nf, st.mf, st.mu, c.n, c.total, &st.reason);
+}
+
+// mega_advance is thread 0's update of the state after a step's barrier (v
+// is the barrier word, line the word's control line): the next step's
+// global count and kept flag, the frontier count (when the launch counts),
+// the direction state, the adapted depth and the next decision.
+__device__ __forceinline__ void mega_advance(MegaState& st, const MegaConfig& c, u64 v, const u64* line) {
+    // The counts cost one more L2 round trip after the barrier's acquire;
+    // a fixed-depth top-down launch does not count.
+    u64 cnt = 0;
+    u32 rel = 0;
+    if (c.sync_do || c.adapt) {
+        cnt = __ldcg((const unsigned long long*)&line[CTL_COUNTS / 2]);
+        rel = __ldcg((const u32*)line + CTL_STEP_RELABELS);
+    }
+    st.count = (u32)(v >> 32);
+    st.kept = ((v >> 16) & ARRIVE_MASK) != 0 ? 1u : 0u;
+    DirState& ds = st.dir_state;
+    ds.prev = st.dir;
+    ds.prev_nf = st.nf;
+    ds.mu = st.mu;
+    ds.parity ^= st.dir == DIR_BOTTOM_UP ? 1u : 0u;
+    st.nf = (u32)(cnt >> 32);
+    st.mf = (u32)cnt;
+    if (!c.sync_do && c.adapt) st.depth = adapt_depth(st.depth, c.cap, st.nf, rel, &st.cum_found, &st.cum_rel);
+    mega_decide(st, c);
+}
+
+// mega_more reports whether another step is due: frontier vertices when
+// level-synchronous and direction-optimizing, global items or kept work
+// otherwise.
+__device__ __forceinline__ bool mega_more(const MegaState& st, bool sync_do) {
+    return sync_do ? st.nf > 0 : (st.count > 0 || st.kept != 0);
+}
+
+// mega_start fills the block's shared memory before the first step:
+// staging counts, keep queues, the launch's configuration (c) and the
+// state, with the root's frontier from the count line and the first
+// decision.
+__device__ __forceinline__ void mega_start(MegaShared& sh, const MegaConfig& c, const u32* ctl) {
+    if (threadIdx.x == 0) {
+        sh.n[0] = sh.n[1] = 0;
+        sh.maxlab = sh.relabels = 0;
+        sh.sc[0] = sh.sc[1] = sh.sc[2] = 0;
+        sh.tile.nf = sh.tile.mf = sh.tile.push = 0;
+        keep_reset(&sh.keep[0]);
+        keep_reset(&sh.keep[1]);
+        keep_reset(&sh.keep[2]);
+        sh.cfg = c;
+        MegaState& st = sh.st;
+        st.count = load_cg(&ctl[CTL_COUNT(0)]);
+        st.kept = 0;
+        u64 fc = __ldcg((const unsigned long long*)&ctl[CTL_COUNT(0) + CTL_COUNTS]);
+        st.nf = (u32)(fc >> 32);
+        st.mf = (u32)fc;
+        st.dir_state = DirState{0, 0, c.total, 0};
+        st.depth = c.sync_do ? 1u : (c.adapt ? min(c.cap, (u32)RUN_AHEAD_START) : c.cap);
+        st.cum_found = st.cum_rel = 0;
+        mega_decide(st, c);
+    }
+    for (u32 i = threadIdx.x; i < 3 * 1024; i += blockDim.x) (&mega_step_counts[0][0])[i] = 0;
+    __syncthreads();
+}
+
+// MegaArgs are the megakernel's parameters, for its step loop.
+struct MegaArgs {
+    const u32* __restrict__ offsets;
+    const int* __restrict__ targets;
+    int* level;
+    uint2* q0;
+    uint2* q1;
+    u32* vis0;
+    u32* vis1;
+    u32* ctl;
+    uint4* dlog;
+    u32 chunk;
+    u32 qcap;
+    bool low_degree;
+    u32 max_steps;
+    u32 log_cap;
+};
+
+// mega_steps runs the megakernel's steps (see bfs_megakernel) and returns
+// how many ran; DO is whether it is level-synchronous and direction-
+// optimizing (its top-down steps then mark the visited bitmap and never
+// run ahead), so each kind compiles without the other's code.
+template <bool DO>
+__device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, MegaTally* tally) {
+    Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
+    // Warps are numbered across blocks first, so a small step spreads over
+    // every SM instead of filling the first blocks.
+    WarpPos pos = {threadIdx.x & 31u, (threadIdx.x >> 5) * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, 0};
+    u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
+    u64* words = (u64*)&a.ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
+    bool counting = DO || sh.cfg.adapt != 0;
+    MegaBlock b = {0, 0, 0, false};
+    u32 d = 0;  // steps
+    while (mega_more(sh.st, DO) && d < a.max_steps) {
+        u32 parity = sh.st.dir_state.parity;
+        u32 dir = sh.st.dir;
+        if (blockIdx.x == 0 && threadIdx.x == 0) {
+            const MegaState& st = sh.st;
+            u64* clr = &words[((d + 2) % 3) * (CTL_LINE / 2)];
+            clr[0] = 0ull;
+            clr[CTL_COUNTS / 2] = 0ull;
+            ((u32*)clr)[CTL_STEP_RELABELS] = 0u;
+            a.dlog[d % a.log_cap] = make_uint4(log_word(dir, st.reason, parity, st.depth), st.nf, st.mf, st.mu);
+        }
+        const uint2* qin = (d & 1) ? a.q1 : a.q0;
+        uint2* qout = (d & 1) ? a.q0 : a.q1;
+        u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
+        Sink<MEGA_BLOCK_QCAP, u64> s = {nullptr, &sh.bq, sh.blab, &sh.n[d & 1], qout, queue_labels(qout, a.qcap), a.qcap, out, overflow};
+        pos.step = d;
+        if (DO && dir == DIR_BOTTOM_UP) {
+            // The kept vertices are visited; the bitmap stands for them.
+            b.kn = b.kedges = 0;
+            b.full = false;
+            bu_level<false>(g, parity ? a.vis1 : a.vis0, parity ? a.vis0 : a.vis1, sh.cfg.n, d, s, &out[CTL_COUNTS / 2],
+                            &sh.tile, tally);
+            __syncthreads();
+        } else {
+            if (DO) g.vis = parity ? a.vis1 : a.vis0;
+            Frontier global = {qin, queue_labels((uint2*)qin, a.qcap), 0u, sh.st.count};
+            u32 depth = DO ? 1u : sh.st.depth;
+            mega_level(g, sh, b, s, &global, pos, tally);
+            // Run ahead on the block's own frontier (block-uniform: every
+            // thread read the same counters after the __syncthreads).
+            for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level(g, sh, b, s, nullptr, pos, tally);
+        }
+        mega_publish(sh, b, d, out, qout, a.qcap, overflow);
+        if (counting) add_counts(tally, sh.sc, &out[CTL_COUNTS / 2], (u32*)out + CTL_STEP_RELABELS);
+        // The release costs about 0.2 us a step on an H100, but without it
+        // nothing orders this block's claims before the next step's.
+        barrier_arrive(out, 1ull | (b.kn > 0 ? ARRIVE_KEPT : 0ull));
+        d++;
+        // The barrier, with thread 0 advancing the state once every block
+        // has arrived.
+        if (threadIdx.x == 0) {
+            u64 v;
+            do {
+                v = load_acquire64(out);
+            } while ((u32)(v & ARRIVE_MASK) < gridDim.x);
+            mega_advance(sh.st, sh.cfg, v, out);
+        }
+        __syncthreads();
+    }
+    return d;
+}
+
 // bfs_megakernel runs every level in one cooperative launch, in steps
-// between grid barriers. A step expands the block's kept edges and its
-// share of the global queue, then, for as long as the block kept every
-// candidate and at most `ahead` levels in all, its own next levels from its
-// keep queue; then the block publishes to the global queue and crosses the
-// grid barrier, which hands every block the next step's global count and
-// whether any block kept work. The launch ends when no work is left or
-// max_steps steps ran; the host reads the final changed flag once, after
-// the launch (the final-flag-only convergence plan), with the levels, the
-// steps run and the claims that lowered a label. The barrier word's arrival
-// field is 16 bits wide: a grid of more than ARRIVE_MASK blocks sets the
-// misuse result to MISUSE_GRID and does nothing.
+// between grid barriers. With direction MEGA_AUTO on a graph that passes
+// the rule's degree gate it is level-synchronous and direction-optimizing:
+// the device rule decides each step from the frontier's count (thread 0 of
+// every block evaluates it from the same counts), block 0 logs the
+// decision, and the step runs top-down (its kept edges and the global
+// queue, marking the current visited bitmap) or bottom-up (its share of
+// the bitmap's words, pushing its finds to the global queue while the
+// level needs a queue). Otherwise every step is top-down: it expands the
+// block's kept edges and its share of the global queue, then, for as long
+// as the block kept every candidate and at most the step's run-ahead depth
+// in all, its own next levels from its keep queue. The depth is `ahead`,
+// or with adapt it starts at RUN_AHEAD_START and adapts from each step's
+// counts (adapt_depth). Then the block publishes to the global queue and
+// crosses the grid barrier, which hands every block the next step's global
+// count, whether any block kept work, and the step's counts. The launch
+// ends when no work is left or max_steps steps ran; the host reads the
+// final changed flag once, after the launch (the final-flag-only
+// convergence plan), with the levels, the steps run and the claims that
+// lowered a label. The barrier word's arrival field is 16 bits wide: a
+// grid of more than ARRIVE_MASK blocks sets the misuse result to
+// MISUSE_GRID and does nothing.
 extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) {
     if (gridDim.x > ARRIVE_MASK) {
         if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
         return;
     }
     __shared__ MegaShared sh;
-    if (threadIdx.x == 0) {
-        sh.n[0] = sh.n[1] = 0;
-        sh.maxlab = sh.relabels = 0;
-        keep_reset(&sh.keep[0]);
-        keep_reset(&sh.keep[1]);
-        keep_reset(&sh.keep[2]);
-    }
-    __syncthreads();
-    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0};
-    // Warps are numbered across blocks first, so a small step spreads over
-    // every SM instead of filling the first blocks.
-    WarpPos pos = {threadIdx.x & 31u, (threadIdx.x >> 5) * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, 0};
-    u32 depth = ahead < 1 ? 1u : (ahead > 0xffffu ? 0xffffu : (u32)ahead);
-    u32 qc = (u32)qcap;
-    u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
-    u64* words = (u64*)&ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
-    u32 d = 0;                                // steps
-    u32 count = load_cg(&ctl[CTL_COUNT(0)]);  // the step's global items
-    bool kept = false;                        // some block kept work for the step
-    MegaBlock b = {0, 0, 0, false};
-    Tally tally = {0, 0};
-    while ((count > 0 || kept) && d < (u32)max_steps) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) words[((d + 2) % 3) * (CTL_LINE / 2)] = 0ull;
-        const uint2* qin = (d & 1) ? q1 : q0;
-        uint2* qout = (d & 1) ? q0 : q1;
-        u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
-        Sink<MEGA_BLOCK_QCAP, u64> s = {nullptr, &sh.bq, sh.blab, &sh.n[d & 1], qout, queue_labels(qout, qc), qc, out, overflow};
-        Frontier global = {qin, queue_labels((uint2*)qin, qc), 0u, count};
-        pos.step = d;
-        mega_level(g, sh, b, s, &global, pos, &tally);
-        // Run ahead on the block's own frontier (block-uniform: every
-        // thread read the same counters after the __syncthreads).
-        for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level(g, sh, b, s, nullptr, pos, &tally);
-        mega_publish(sh, b, d, out, qout, qc, overflow);
-        // The release costs about 0.2 us a step on an H100, but without it
-        // nothing orders this block's claims before the next step's.
-        barrier_arrive(out, 1ull | (b.kn > 0 ? ARRIVE_KEPT : 0ull));
-        d++;
-        u64 v = barrier_wait(out, &sh.word);
-        count = (u32)(v >> 32);
-        kept = ((v >> 16) & ARRIVE_MASK) != 0;
-    }
+    MegaConfig c;
+    c.n = (u32)n;
+    c.total = __ldg(&offsets[n]);
+    c.cap = ahead < 1 ? 1u : (ahead > 0xffffu ? 0xffffu : (u32)ahead);
+    c.auto_dir = direction == MEGA_AUTO ? 1u : 0u;
+    // Level-synchronous and direction-optimizing when the rule can leave
+    // top-down: the degree gate is the graph's, the same at every level.
+    c.sync_do = c.auto_dir != 0 && !(DIR_MIN_DEGREE > 0 && DIR_MIN_DEGREE * n > (u64)c.total) ? 1u : 0u;
+    c.adapt = adapt != 0 ? 1u : 0u;
+    mega_start(sh, c, ctl);
+    MegaArgs a = {offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, (u32)chunk, (u32)qcap, low_degree != 0,
+                  (u32)min(max_steps, 0xffffffffull), (u32)max(log_cap, 1ull)};
+    MegaTally tally = {0, 0};
+    u32 d = c.sync_do ? mega_steps<true>(sh, a, &tally) : mega_steps<false>(sh, a, &tally);
+    u64* words = (u64*)&ctl[CTL_MEGA(0)];
     u32 levels = mega_levels(sh, tally, ctl, words, d, level, n);
     if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], levels);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        ctl[CTL_RESULT + RESULT_CHANGED] = (count > 0 || kept) ? 1u : 0u;
+        ctl[CTL_RESULT + RESULT_CHANGED] = mega_more(sh.st, c.sync_do != 0) ? 1u : 0u;
         ctl[CTL_RESULT + RESULT_BARRIERS] = d;
     }
 }
@@ -820,4 +1402,330 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_barrier_only(BFS_BARRIER_
 extern "C" __global__ void copy_u4(COPY_U4_PARAMS) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) dst[i] = __ldcs(&src[i]);
+}
+
+// Multi-source BFS. A pass traverses from up to `width` roots at once (32
+// or 64): every vertex has a seen word, a frontier word (cur) and a next
+// word of that width, one bit per root of the pass, so one scan of an edge
+// serves every root whose frontier holds its source. The levels of a pass
+// are `stride` int32 per vertex (vertex v's level from the pass's root i
+// at levels[v * stride + i]), written when the root first sees the vertex
+// and not otherwise: the host reads a level only where the seen bit is
+// set. A level pushes (every vertex of the list_in, the frontier, ORs its
+// frontier bits that a neighbour has not seen into the neighbour's next
+// word; a neighbour whose next word was 0 joins list_out) or pulls (every
+// vertex some root has not seen ORs its neighbours' frontier words,
+// stopping once every missing root is found, and joins list_out if it
+// found any); msbfs_finish then records the pushed vertices' new bits, or
+// clears the pulled level's frontier words. cur and next swap every level
+// (the host passes them by depth parity). Ring slot d%3 of the count lines
+// holds level d's list length (word 0) and its frontier count (CTL_COUNTS:
+// vertices and degrees), which tells the host whether to push or pull.
+
+// IdQueue is a block's shared-memory staging of the vertex ids it appends
+// to a list during one level.
+struct IdQueue {
+    u32 n;     // ids reserved this level (may exceed MS_LIST_CAP)
+    u32 base;  // the block's offset in the list
+    u32 ids[MS_LIST_CAP];
+};
+
+// push_ids appends the id of every lane with has to a list: one shared
+// atomic per warp reserves staging slots; slots past the staging capacity
+// go straight to the list with one atomic on its count per warp.
+__device__ __forceinline__ void push_ids(IdQueue* q, u32* list, u32* count, u32 lane, bool has, u32 id) {
+    u32 m = __ballot_sync(FULL_MASK, has);
+    if (m == 0) return;
+    u32 total = __popc(m);
+    u32 base = 0;
+    if (lane == 0) base = atomicAdd(&q->n, total);
+    base = __shfl_sync(FULL_MASK, base, 0);
+    u32 first_spill = max(base, (u32)MS_LIST_CAP);
+    u32 spilled = base + total > MS_LIST_CAP ? base + total - first_spill : 0u;
+    u32 gbase = 0;
+    if (spilled > 0) {
+        if (lane == 0) gbase = atomicAdd(count, spilled);
+        gbase = __shfl_sync(FULL_MASK, gbase, 0);
+    }
+    if (has) {
+        u32 slot = base + __popc(m & ((1u << lane) - 1u));
+        if (slot < MS_LIST_CAP) {
+            q->ids[slot] = id;
+        } else {
+            list[gbase + (slot - first_spill)] = id;
+        }
+    }
+}
+
+// flush_ids copies the block's staged ids to the list with one atomic.
+// Every thread of the block calls it after a __syncthreads.
+__device__ __forceinline__ void flush_ids(IdQueue* q, u32* list, u32* count) {
+    u32 n = min(q->n, (u32)MS_LIST_CAP);
+    if (n == 0) return;
+    if (threadIdx.x == 0) q->base = atomicAdd(count, n);
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < n; i += blockDim.x) list[q->base + i] = q->ids[i];
+}
+
+// MS is a multi-source pass's state for one level, with W the word type.
+template <typename W>
+struct MS {
+    const u32* __restrict__ offsets;
+    const int* __restrict__ targets;
+    W* seen;
+    W* cur;
+    W* next;
+    int* levels;
+    u32 stride;
+    u32 lab;
+};
+
+// ms_record gives vertex u level ms.lab from every root of the bits fresh.
+template <typename W>
+__device__ __forceinline__ void ms_record(const MS<W>& ms, u32 u, W fresh) {
+    for (W bits = fresh; bits != 0; bits &= bits - 1) {
+        u32 i = (u32)__ffsll((long long)bits) - 1;
+        ms.levels[(u64)u * ms.stride + i] = (int)ms.lab;
+    }
+}
+
+// ms_push pushes from the count vertices of list_in: warps take up to 32
+// of them a round, spread their edges over the lanes (one edge per lane per
+// round, as expand_items does) and clear each vertex's frontier word once
+// read (nothing else reads it during a push).
+template <typename W>
+__device__ __forceinline__ void ms_push(const MS<W>& ms, const u32* list_in, u32 count, IdQueue* q, u32* list_out,
+                                        u32* out_count) {
+    u32 lane = threadIdx.x & 31u;
+    u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
+    u32 k = min((count + nwarps - 1) / nwarps, 32u);
+    for (u32 base = gwarp * k; base < count; base += nwarps * k) {
+        u32 idx = base + lane;
+        u32 b = 0, e = 0;
+        W f = 0;
+        if (lane < k && idx < count) {
+            u32 v = __ldcg(&list_in[idx]);
+            f = ms.cur[v];
+            ms.cur[v] = 0;
+            b = __ldg(&ms.offsets[v]);
+            e = __ldg(&ms.offsets[v + 1]);
+        }
+        u32 len = e - b;
+        u32 incl = warp_incl(len, lane);
+        u32 total = __shfl_sync(FULL_MASK, incl, 31);
+        u32 excl = incl - len;
+        for (u32 e0 = 0; e0 < total; e0 += 32) {
+            u32 slot = e0 + lane;
+            u32 j = warp_owner(excl, slot);
+            u32 ob = __shfl_sync(FULL_MASK, b, j);
+            u32 oe = __shfl_sync(FULL_MASK, excl, j);
+            W of = __shfl_sync(FULL_MASK, f, j);
+            bool fresh_vertex = false;
+            u32 u = 0;
+            if (slot < total) {
+                u = (u32)__ldg(&ms.targets[ob + (slot - oe)]);
+                W fresh = of & ~__ldg(&ms.seen[u]);
+                if (fresh != 0) fresh_vertex = atomicOr(&ms.next[u], fresh) == 0;
+            }
+            push_ids(q, list_out, out_count, lane, fresh_vertex, u);
+        }
+    }
+}
+
+// ms_pull has every vertex that some root has not seen (full: the pass's
+// roots) look for those roots in its neighbours' frontier words: each lane
+// first checks up to BU_SERIAL edges on its own, then the warp scans the
+// remaining edges of its lanes still searching, 32 edges a round packed
+// across vertices, with a segmented OR over each vertex's slots; a vertex
+// stops once every missing root is found. A vertex that found any records
+// its levels and joins list_out; its frontier count goes to counts.
+template <typename W>
+__device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue* q, u32* list_out, u32* out_count,
+                                        Tally* tally) {
+    u32 lane = threadIdx.x & 31u;
+    u32 stride = gridDim.x * blockDim.x;
+    for (u32 base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < n; base += stride) {
+        u32 u = base + lane;
+        W missing = 0;
+        u32 b = 0, e = 0;
+        if (u < n) {
+            missing = full & ~ms.seen[u];
+            if (missing != 0) {
+                b = __ldg(&ms.offsets[u]);
+                e = __ldg(&ms.offsets[u + 1]);
+            }
+        }
+        W fresh = 0;
+        u32 cur = b;
+        if (missing != 0) {
+            u32 m = min(e - b, (u32)BU_SERIAL);
+            u32 t[BU_SERIAL];
+#pragma unroll
+            for (u32 i = 0; i < BU_SERIAL; i++) t[i] = i < m ? (u32)__ldg(&ms.targets[b + i]) : 0u;
+#pragma unroll
+            for (u32 i = 0; i < BU_SERIAL; i++) fresh |= i < m ? ms.cur[t[i]] & missing : (W)0;
+            cur = b + m;
+        }
+        u32 rem = (missing != 0 && fresh != missing) ? e - cur : 0u;
+        while (__ballot_sync(FULL_MASK, rem > 0) != 0) {
+            u32 incl = warp_incl(rem, lane);
+            u32 total = __shfl_sync(FULL_MASK, incl, 31);
+            u32 excl = incl - rem;
+            u32 j = warp_owner(excl, lane);
+            u32 ocur = __shfl_sync(FULL_MASK, cur, j);
+            u32 oex = __shfl_sync(FULL_MASK, excl, j);
+            W omiss = __shfl_sync(FULL_MASK, missing, j);
+            W val = 0;
+            if (lane < total) val = ms.cur[(u32)__ldg(&ms.targets[ocur + (lane - oex)])] & omiss;
+            // Inclusive OR within each owner's run of slots.
+#pragma unroll
+            for (u32 o = 1; o < 32; o <<= 1) {
+                W t = __shfl_up_sync(FULL_MASK, val, o);
+                if (lane >= o && lane - o >= oex) val |= t;
+            }
+            u32 last = (rem > 0 && excl < 32) ? min(incl, 32u) - 1 : lane;
+            W acc = __shfl_sync(FULL_MASK, val, last);
+            if (rem > 0 && excl < 32) {
+                u32 len = min(incl, 32u) - excl;
+                fresh |= acc;
+                if (fresh == missing) {
+                    rem = 0;
+                } else {
+                    cur += len;
+                    rem -= len;
+                }
+            }
+        }
+        if (fresh != 0) {
+            ms.next[u] = fresh;
+            ms.seen[u] |= fresh;
+            ms_record(ms, u, fresh);
+            tally->first++;
+            tally->fedges += e - b;
+        }
+        push_ids(q, list_out, out_count, lane, fresh != 0, u);
+    }
+}
+
+// ms_level_body is one level (pull or push) at depth d over words W.
+template <typename W>
+__device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots, u32 d, bool pull, const u32* list_in,
+                                              u32* list_out, u32* ctl) {
+    __shared__ IdQueue q;
+    __shared__ u32 sc[3];
+    if (threadIdx.x == 0) {
+        q.n = 0;
+        sc[0] = sc[1] = sc[2] = 0;
+    }
+    __syncthreads();
+    u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
+    Tally tally = {};
+    if (pull) {
+        W full = nroots >= sizeof(W) * 8 ? ~(W)0 : (((W)1 << nroots) - 1);
+        ms_pull(ms, n, full, &q, list_out, out, &tally);
+    } else {
+        ms_push(ms, list_in, load_cg(&ctl[CTL_COUNT(d % 3)]), &q, list_out, out);
+    }
+    __syncthreads();
+    flush_ids(&q, list_out, out);
+    add_counts(&tally, sc, (u64*)&out[CTL_COUNTS], nullptr);
+}
+
+// msbfs_init starts a pass. Phase 0 (any grid) clears the seen, frontier
+// and next words of every vertex and the control words; phase 1 (one
+// block, after phase 0) gives each root its bit, its level 0 and, once per
+// distinct root, a place in the first list, with the list's count.
+extern "C" __global__ void msbfs_init(MSBFS_INIT_PARAMS) {
+    u64 words = n * (width / 32);  // 32-bit words per array
+    if (phase == 0) {
+        u64 stride = (u64)gridDim.x * blockDim.x;
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < words; i += stride) {
+            ((u32*)seen)[i] = 0;
+            ((u32*)cur)[i] = 0;
+            ((u32*)next)[i] = 0;
+        }
+        if (blockIdx.x == 0) {
+            for (u32 i = threadIdx.x; i < CTL_WORDS; i += blockDim.x) ctl[i] = 0;
+        }
+        return;
+    }
+    if (blockIdx.x != 0) return;
+    for (u32 i = threadIdx.x; i < (u32)nroots; i += blockDim.x) {
+        u32 v = roots[i];
+        if (width == 64) {
+            atomicOr((unsigned long long*)seen + v, 1ull << i);
+            atomicOr((unsigned long long*)cur + v, 1ull << i);
+        } else {
+            atomicOr((u32*)seen + v, 1u << i);
+            atomicOr((u32*)cur + v, 1u << i);
+        }
+        levels[(u64)v * stride + i] = 0;
+        bool first = true;
+        for (u32 j = 0; j < i; j++) first = first && roots[j] != v;
+        if (first) {
+            list[atomicAdd(&ctl[CTL_COUNT(0)], 1u)] = v;
+            atomicAdd((unsigned long long*)&ctl[CTL_COUNT(0) + CTL_COUNTS], (1ull << 32) | (u64)(offsets[v + 1] - offsets[v]));
+        }
+    }
+}
+
+// msbfs_level runs level `depth` of a pass: it pulls when pull is 1 and
+// pushes from list_in otherwise, appending the next frontier's vertices to
+// list_out (count in ring slot (depth+1)%3); it clears ring slot
+// (depth+2)%3.
+extern "C" __global__ void msbfs_level(MSBFS_LEVEL_PARAMS) {
+    u32 d = (u32)depth;
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        u32* clr = &ctl[CTL_COUNT((d + 2) % 3)];
+        clr[0] = 0;
+        *(u64*)&clr[CTL_COUNTS] = 0;
+    }
+    if (width == 64) {
+        MS<u64> ms = {offsets, targets, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
+        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, ctl);
+    } else {
+        MS<u32> ms = {offsets, targets, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
+        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, ctl);
+    }
+}
+
+// ms_finish_body ends level d over words W: after a push, every vertex of
+// list_out adds its next word to its seen word, records its levels and is
+// counted into the frontier count; after a pull, the frontier words of
+// list_in's vertices are cleared (the pull read them all level long).
+template <typename W>
+__device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull, const u32* list_in, const u32* list_out,
+                                               u32* ctl) {
+    __shared__ u32 sc[3];
+    if (threadIdx.x == 0) sc[0] = sc[1] = sc[2] = 0;
+    __syncthreads();
+    u32 stride = gridDim.x * blockDim.x;
+    u32 nin = load_cg(&ctl[CTL_COUNT(d % 3)]);
+    u32 nout = load_cg(&ctl[CTL_COUNT((d + 1) % 3)]);
+    Tally tally = {};
+    if (pull) {
+        for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nin; i += stride) ms.cur[__ldcg(&list_in[i])] = 0;
+    } else {
+        for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nout; i += stride) {
+            u32 u = __ldcg(&list_out[i]);
+            W fresh = ms.next[u];
+            ms.seen[u] |= fresh;
+            ms_record(ms, u, fresh);
+            tally.first++;
+            tally.fedges += __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
+        }
+    }
+    add_counts(&tally, sc, (u64*)&ctl[CTL_COUNT((d + 1) % 3) + CTL_COUNTS], nullptr);
+}
+
+// msbfs_finish ends level `depth` of a pass (see ms_finish_body).
+extern "C" __global__ void msbfs_finish(MSBFS_FINISH_PARAMS) {
+    u32 d = (u32)depth;
+    if (width == 64) {
+        MS<u64> ms = {offsets, nullptr, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
+        ms_finish_body(ms, d, pull != 0, list_in, list_out, ctl);
+    } else {
+        MS<u32> ms = {offsets, nullptr, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
+        ms_finish_body(ms, d, pull != 0, list_in, list_out, ctl);
+    }
 }

@@ -16,19 +16,52 @@
 // Line of the first megakernel barrier word.
 #define CTL_MEGA_LINE 5u
 
+// Offsets in a count or barrier line of the 64-bit frontier count (vertices
+// above, edges below) and of the step's lowered labels.
+#define CTL_COUNTS 2u
+#define CTL_STEP_RELABELS 4u
+
 // Result words, from CTL_RESULT: levels, changed flag, overflow, misuse,
-// barriers, relabels (64 bits) and the scan wave's changed flags.
+// barriers, direction mismatch, relabels (64 bits) and the scan wave's
+// changed flags.
 #define RESULT_LEVELS 0u
 #define RESULT_CHANGED 1u
 #define RESULT_OVERFLOW 2u
 #define RESULT_MISUSE 3u
 #define RESULT_BARRIERS 4u
+#define RESULT_DIR_MISMATCH 5u
 #define RESULT_RELABELS 6u
 #define RESULT_SCAN_CHANGED 8u
 
 // Misuse codes.
 #define MISUSE_PHASES 1u
 #define MISUSE_GRID 2u
+
+// Directions, reasons and thresholds of the direction rule: the planner's
+// (planners.PlanBFSDirection) values.
+#define DIR_TOP_DOWN 1u
+#define DIR_BOTTOM_UP 2u
+#define REASON_LOW_DEGREE 1u
+#define REASON_EDGES_WITHIN 2u
+#define REASON_EDGES_ABOVE 3u
+#define REASON_GROWING 4u
+#define REASON_ABOVE 5u
+#define REASON_BELOW 6u
+#define DIR_ALPHA 14u
+#define DIR_BETA 24u
+#define DIR_MIN_DEGREE 5u
+
+// The megakernel's direction modes.
+#define MEGA_TOP_DOWN 0u
+#define MEGA_AUTO 1u
+
+// A decision log entry's first word: direction, reason, current visited
+// bitmap and run-ahead depth.
+#define LOG_DIR_MASK 3u
+#define LOG_REASON_SHIFT 2u
+#define LOG_REASON_MASK 15u
+#define LOG_PARITY_BIT 6u
+#define LOG_DEPTH_SHIFT 16u
 
 // Device bytes of one frontier-queue item: its edge range and its label.
 #define QUEUE_ITEM_BYTES 12u
@@ -63,11 +96,29 @@
 #define ARRIVE_MASK 65535u
 #define ARRIVE_KEPT_SHIFT 16u
 
+// Edges a bottom-up lane checks alone before its warp joins in, and the
+// bitmap words a warp takes per tile of a bottom-up level.
+#ifndef BU_SERIAL
+#define BU_SERIAL 4u
+#endif
+#ifndef BU_TILE_WORDS
+#define BU_TILE_WORDS 4u
+#endif
+
+// The adaptive megakernel's first run-ahead depth.
+#ifndef RUN_AHEAD_START
+#define RUN_AHEAD_START 2u
+#endif
+
+// Vertex ids a block stages in shared memory per multi-source level.
+#define MS_LIST_CAP 2048u
+
 // Resets one BFS.
 #define BFS_INIT_PARAMS \
     const unsigned int *__restrict__ offsets, \
     int *level, \
     uint2 *q0, \
+    unsigned int *vis, \
     unsigned int *ctl, \
     unsigned long long n, \
     unsigned long long root, \
@@ -98,6 +149,27 @@
     unsigned long long phase_begin, \
     unsigned long long phase_end
 
+// One direction-optimizing level; the last two parameters are the split-dispatch phase range.
+#define BFS_DO_LEVEL_PARAMS \
+    const unsigned int *__restrict__ offsets, \
+    const int *__restrict__ targets, \
+    int *level, \
+    uint2 *q0, \
+    uint2 *q1, \
+    unsigned int *vis0, \
+    unsigned int *vis1, \
+    unsigned int *ctl, \
+    uint4 *dlog, \
+    unsigned long long n, \
+    unsigned long long chunk, \
+    unsigned long long qcap, \
+    unsigned long long low_degree, \
+    unsigned long long log_cap, \
+    unsigned long long direction, \
+    unsigned long long depth_base, \
+    unsigned long long phase_begin, \
+    unsigned long long phase_end
+
 // Every level in one cooperative launch.
 #define BFS_MEGAKERNEL_PARAMS \
     const unsigned int *__restrict__ offsets, \
@@ -105,13 +177,19 @@
     int *level, \
     uint2 *q0, \
     uint2 *q1, \
+    unsigned int *vis0, \
+    unsigned int *vis1, \
     unsigned int *ctl, \
+    uint4 *dlog, \
     unsigned long long n, \
     unsigned long long chunk, \
     unsigned long long qcap, \
     unsigned long long low_degree, \
     unsigned long long max_steps, \
-    unsigned long long ahead
+    unsigned long long ahead, \
+    unsigned long long adapt, \
+    unsigned long long direction, \
+    unsigned long long log_cap
 
 // Megakernel barriers alone.
 #define BFS_BARRIER_ONLY_PARAMS \
@@ -123,5 +201,54 @@
     const uint4 *__restrict__ src, \
     uint4 *__restrict__ dst, \
     unsigned long long n16
+
+// Starts a multi-source pass.
+#define MSBFS_INIT_PARAMS \
+    const unsigned int *__restrict__ offsets, \
+    const unsigned int *__restrict__ roots, \
+    void *seen, \
+    void *cur, \
+    void *next, \
+    unsigned int *list, \
+    int *levels, \
+    unsigned int *ctl, \
+    unsigned long long n, \
+    unsigned long long nroots, \
+    unsigned long long width, \
+    unsigned long long stride, \
+    unsigned long long phase
+
+// One level of a multi-source pass.
+#define MSBFS_LEVEL_PARAMS \
+    const unsigned int *__restrict__ offsets, \
+    const int *__restrict__ targets, \
+    void *seen, \
+    void *cur, \
+    void *next, \
+    unsigned int *list_in, \
+    unsigned int *list_out, \
+    int *levels, \
+    unsigned int *ctl, \
+    unsigned long long n, \
+    unsigned long long nroots, \
+    unsigned long long width, \
+    unsigned long long stride, \
+    unsigned long long depth, \
+    unsigned long long pull
+
+// Ends one level of a multi-source pass.
+#define MSBFS_FINISH_PARAMS \
+    const unsigned int *__restrict__ offsets, \
+    void *seen, \
+    void *cur, \
+    void *next, \
+    unsigned int *list_in, \
+    unsigned int *list_out, \
+    int *levels, \
+    unsigned int *ctl, \
+    unsigned long long width, \
+    unsigned long long stride, \
+    unsigned long long depth, \
+    unsigned long long pull
 
 #endif  // GPUPLAN_BFS_ABI_H

@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"reflect"
+	"time"
+
+	"github.com/gpuplan/gpuplan/workloads/bfs"
+)
+
+// benchExtra are the flags of "gpuplan bench frontier" for the direction
+// mode, the megakernel's fixed run-ahead, multi-source passes and the
+// Gunrock peer.
+type benchExtra struct {
+	direction   string
+	fixedAhead  bool
+	batch       int
+	batchWidth  int
+	peerGunrock string
+	peerDir     string
+	peerTimeout time.Duration
+	peerSamples int
+}
+
+// define declares the flags.
+func (x *benchExtra) define(f *flags, o *benchOptions) {
+	f.StringVar(&x.direction, "direction", string(bfs.DirectionAuto), "level directions: auto (planners.PlanBFSDirection decides every level; graphs of average degree under 5 stay top-down) or top-down")
+	f.BoolVar(&x.fixedAhead, "mega-fixed-ahead", false, "megakernel: keep the run-ahead depth at --mega-ahead instead of adapting it")
+	f.IntVar(&x.batch, "batch", 0, "also measure multi-source BFS from `K` roots (the roots: --roots defaults to K), against the K single-root traversals (0: no)")
+	f.IntVar(&x.batchWidth, "batch-width", 0, "multi-source roots per pass: 32 or 64 (0: the planner picks)")
+	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "run Gunrock's BFS binary at `PATH` on the same graph and roots as the external arm gunrock")
+	f.StringVar(&x.peerDir, "peer-dir", "", "write the graph (.mtx) and roots for --peer-gunrock into `DIR` and keep them (default: a temporary directory, removed)")
+	f.DurationVar(&x.peerTimeout, "peer-timeout", bfs.DefaultPeerTimeout, "the longest the Gunrock run may take")
+	f.IntVar(&x.peerSamples, "peer-samples", 0, "Gunrock's samples, each one run from every root (0: --samples)")
+}
+
+// apply checks the flags and sets them on the options; set names the
+// flags given on the command line.
+func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
+	dir, err := bfs.ParseDirection(x.direction)
+	if err != nil {
+		return usagef("gpuplan bench frontier: --direction: %v", err)
+	}
+	sc := &o.bench.Session
+	sc.Direction, sc.MegakernelFixedAhead = dir, x.fixedAhead
+	switch {
+	case x.batch < 0 || x.batch > 4096:
+		return usagef("gpuplan bench frontier: --batch %d is outside 0..4096. Fix: use for example 64 (0 measures no batch)", x.batch)
+	case x.batchWidth != 0 && x.batchWidth != 32 && x.batchWidth != 64:
+		return usagef("gpuplan bench frontier: --batch-width %d is not 0, 32 or 64", x.batchWidth)
+	case x.batchWidth != 0 && x.batch == 0:
+		return usagef("gpuplan bench frontier: --batch-width needs --batch K")
+	case x.peerTimeout <= 0:
+		return usagef("gpuplan bench frontier: --peer-timeout %v is not positive", x.peerTimeout)
+	case (x.peerDir != "" || x.peerSamples != 0) && x.peerGunrock == "":
+		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need --peer-gunrock PATH")
+	case x.peerSamples < 0 || x.peerSamples > 100000:
+		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000", x.peerSamples)
+	}
+	if x.batch > 0 {
+		if !set["roots"] && len(o.rootIDs) == 0 {
+			o.roots = x.batch
+		}
+		if o.roots != x.batch {
+			return usagef("gpuplan bench frontier: --batch %d with %d roots. Fix: measure a batch from as many roots as it has (drop --roots, or give --roots %d)", x.batch, o.roots, x.batch)
+		}
+		o.bench.Batch, o.bench.BatchWidth = x.batch, x.batchWidth
+	}
+	if x.peerGunrock != "" {
+		o.bench.Peer = &bfs.PeerConfig{Binary: x.peerGunrock, Dir: x.peerDir, Timeout: x.peerTimeout, Samples: x.peerSamples}
+	}
+	return nil
+}
+
+// writeBenchExtras writes the summary lines of the megakernel's barriers
+// and lowered labels, the directions, the multi-source arm and the peer.
+func writeBenchExtras(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
+	if m := s.Megakernel; m != nil {
+		fmt.Fprintf(w, "megakernel: %.2f levels per grid barrier (%d levels, %d barriers), %.3f labels lowered per vertex per root, deepest run-ahead %d, %d reruns\n",
+			m.LevelsPerBarrier, m.Levels, m.Barriers, m.RelabelsPerVertex, m.MaxAhead, m.Reruns)
+	}
+	if s.DirectionLevels > 0 {
+		fmt.Fprintf(w, "directions: %d of %d levels bottom-up (planners.PlanBFSDirection); every arm's decisions equal the CPU reference's\n",
+			s.BottomUpLevels, s.DirectionLevels)
+	} else {
+		fmt.Fprintln(w, "directions: every level top-down")
+	}
+	if ms := res.MultiSource; ms != nil {
+		fmt.Fprintf(w, "multi-source: %d roots in %d passes of %d (%d levels, %d pulled): %.2fx the throughput of %s's single-root traversals\n",
+			ms.Run.Roots, ms.Run.Passes, ms.Plan.Width, ms.Run.Levels, ms.Run.PullLevels, s.MultiSourceSpeedup, s.FastestArm)
+	}
+	if res.Peer != nil {
+		fmt.Fprintf(w, "gunrock (external, the same .mtx file and roots, its own event timer): %s is %.2fx faster; %s\n",
+			s.FastestArm, s.GunrockSpeedup, res.Peer.Checked)
+	}
+}
+
+// reflectNil reports whether v is a nil pointer or an empty slice, which
+// the evidence leaves out.
+func reflectNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Slice:
+		return rv.IsNil() || rv.Kind() == reflect.Slice && rv.Len() == 0
+	}
+	return false
+}

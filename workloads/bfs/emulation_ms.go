@@ -1,0 +1,377 @@
+package bfs
+
+import (
+	"fmt"
+	"math/bits"
+	"math/rand/v2"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/kernelabi"
+)
+
+// msWord is a multi-source pass's vertex word: 32 or 64 roots.
+type msWord interface{ ~uint32 | ~uint64 }
+
+// emuMS mirrors the MS struct of the kernels: a pass's arrays for one
+// level, with words of type W.
+type emuMS[W msWord] struct {
+	offsets         []uint32
+	targets         []int32
+	seen, cur, next []W
+	levels          []int32
+	stride          uint32
+	lab             uint32
+	ctl             []uint32
+	rng             *rand.Rand
+}
+
+// record mirrors ms_record.
+func (m *emuMS[W]) record(u uint32, fresh W) {
+	for b := uint64(fresh); b != 0; b &= b - 1 {
+		m.levels[uint64(u)*uint64(m.stride)+uint64(bits.TrailingZeros64(b))] = int32(m.lab)
+	}
+}
+
+// appendList mirrors push_ids and flush_ids: the list's count at control
+// word out grows by one per id (the order of a list does not matter).
+func (m *emuMS[W]) appendList(list []uint32, out int, id uint32) {
+	list[m.ctl[out]] = id
+	m.ctl[out]++
+}
+
+// push mirrors ms_push: the list's vertices in a random order, each OR-ing
+// its frontier bits that a neighbour has not seen into the neighbour's next
+// word, and clearing its frontier word.
+func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount int) {
+	for _, i := range m.rng.Perm(int(count)) {
+		v := in[i]
+		f := m.cur[v]
+		m.cur[v] = 0
+		for _, u := range m.targets[m.offsets[v]:m.offsets[v+1]] {
+			if fresh := f &^ m.seen[u]; fresh != 0 {
+				old := m.next[u]
+				m.next[u] |= fresh
+				if old == 0 {
+					m.appendList(out, outCount, uint32(u))
+				}
+			}
+		}
+	}
+}
+
+// pull mirrors ms_pull: every vertex some root of full has not seen ORs
+// its neighbours' frontier words until every missing root is found (a warp
+// of 32 vertices at a time, pullWarp); a vertex that found any records its
+// levels and joins the list, and is counted into the frontier count.
+func (m *emuMS[W]) pull(n uint32, full W, out []uint32, outCount int) (nf, mf uint32) {
+	for base := uint32(0); base < n; base += 32 {
+		var missing [32]W
+		var b, e [32]uint32
+		for l := range uint32(32) {
+			if u := base + l; u < n {
+				missing[l] = full &^ m.seen[u]
+				b[l], e[l] = m.offsets[u], m.offsets[u+1]
+			}
+		}
+		fresh := m.pullWarp(missing, b, e)
+		for l := range uint32(32) {
+			u := base + l
+			if fresh[l] == 0 {
+				continue
+			}
+			m.next[u] = fresh[l]
+			m.seen[u] |= fresh[l]
+			m.record(u, fresh[l])
+			m.appendList(out, outCount, u)
+			nf++
+			mf += e[l] - b[l]
+		}
+	}
+	return nf, mf
+}
+
+// pullWarp mirrors a warp's search of ms_pull: each lane ORs the frontier
+// words of its first buSerial neighbours; then rounds of 32 edges packed
+// across the lanes still missing roots, each slot's word masked by its
+// owner's missing roots and OR-ed over the owner's run of slots by a
+// segmented scan, each lane stopping once every missing root is found. It
+// panics if a lane's result differs from the OR of all its neighbours'
+// words, which would be a flaw in the packing.
+func (m *emuMS[W]) pullWarp(missing [32]W, b, e [32]uint32) (fresh [32]W) {
+	var cur, rem [32]uint32
+	for l := range 32 {
+		cur[l] = b[l]
+		if missing[l] == 0 {
+			continue
+		}
+		k := min(e[l]-b[l], buSerial)
+		for i := range k {
+			fresh[l] |= m.cur[m.targets[b[l]+i]] & missing[l]
+		}
+		cur[l] = b[l] + k
+		if fresh[l] != missing[l] {
+			rem[l] = e[l] - cur[l]
+		}
+	}
+	for {
+		var incl, excl [32]uint32
+		var run uint32
+		for l := range 32 {
+			excl[l] = run
+			run += rem[l]
+			incl[l] = run
+		}
+		if run == 0 {
+			break
+		}
+		var val [32]W
+		var owner [32]uint32
+		for slot := range uint32(32) {
+			j := ownerOf(excl, slot)
+			owner[slot] = j
+			if slot < run {
+				val[slot] = m.cur[m.targets[cur[j]+slot-excl[j]]] & missing[j]
+			}
+		}
+		// The segmented inclusive OR of the kernel's shuffle scan.
+		for o := uint32(1); o < 32; o <<= 1 {
+			next := val
+			for l := o; l < 32; l++ {
+				if l-o >= excl[owner[l]] {
+					next[l] |= val[l-o]
+				}
+			}
+			val = next
+		}
+		for l := range 32 {
+			if rem[l] == 0 || excl[l] >= 32 {
+				continue
+			}
+			n := min(incl[l], 32) - excl[l]
+			fresh[l] |= val[min(incl[l], 32)-1]
+			if fresh[l] == missing[l] {
+				rem[l] = 0
+			} else {
+				cur[l], rem[l] = cur[l]+n, rem[l]-n
+			}
+		}
+	}
+	for l := range 32 {
+		var all W
+		for i := b[l]; missing[l] != 0 && i < e[l]; i++ {
+			all |= m.cur[m.targets[i]] & missing[l]
+		}
+		if all != fresh[l] {
+			panic(fmt.Sprintf("multi-source pull: lane %d found %#x, its neighbours give %#x", l, fresh[l], all))
+		}
+	}
+	return fresh
+}
+
+// finish mirrors ms_finish_body.
+func (m *emuMS[W]) finish(pull bool, in, out []uint32, nin, nout uint32) (nf, mf uint32) {
+	if pull {
+		for _, v := range in[:nin] {
+			m.cur[v] = 0
+		}
+		return 0, 0
+	}
+	for _, u := range out[:nout] {
+		fresh := m.next[u]
+		m.seen[u] |= fresh
+		m.record(u, fresh)
+		nf++
+		mf += m.offsets[u+1] - m.offsets[u]
+	}
+	return nf, mf
+}
+
+// msArrays maps a pass's seen, frontier and next words of n vertices.
+func msArrays[W msWord](l *executor.FakeLaunch, seen, cur, next executor.DevPtr, n uint64) (s, c, x []W, err error) {
+	if s, err = view[W](l, seen, n); err != nil {
+		return
+	}
+	if c, err = view[W](l, cur, n); err != nil {
+		return
+	}
+	x, err = view[W](l, next, n)
+	return
+}
+
+// addCounts adds nf vertices and mf edges to the 64-bit frontier count at
+// control word i.
+func addCounts(ctl []uint32, i int, nf, mf uint32) {
+	v := (uint64(ctl[i]) | uint64(ctl[i+1])<<32) + (uint64(nf)<<32 | uint64(mf))
+	ctl[i], ctl[i+1] = uint32(v), uint32(v>>32)
+}
+
+func (e *Emulation) runMSInit(l *executor.FakeLaunch) error {
+	var p MSInitParams[executor.DevPtr]
+	if err := kernelabi.Decode(l.Args, &p); err != nil {
+		return err
+	}
+	if p.Width != 32 && p.Width != 64 || p.NRoots > p.Width || p.Stride < p.NRoots {
+		return fmt.Errorf("%s: width %d, %d roots, stride %d", KernelMSInit, p.Width, p.NRoots, p.Stride)
+	}
+	ctl, err := view[uint32](l, p.Ctl, CtlWords)
+	if err != nil {
+		return err
+	}
+	words := p.N * p.Width / 32
+	if p.Phase == 0 {
+		for _, ptr := range []executor.DevPtr{p.Seen, p.Cur, p.Next} {
+			w, err := view[uint32](l, ptr, words)
+			if err != nil {
+				return err
+			}
+			clear(w)
+		}
+		clear(ctl)
+		return nil
+	}
+	if p.Width == 64 {
+		return msRoots[uint64](l, p, ctl)
+	}
+	return msRoots[uint32](l, p, ctl)
+}
+
+// msRoots mirrors msbfs_init's phase 1.
+func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], ctl []uint32) error {
+	seen, cur, _, err := msArrays[W](l, p.Seen, p.Cur, p.Next, p.N)
+	if err != nil {
+		return err
+	}
+	roots, err := view[uint32](l, p.Roots, p.NRoots)
+	if err != nil {
+		return err
+	}
+	offsets, err := view[uint32](l, p.Offsets, p.N+1)
+	if err != nil {
+		return err
+	}
+	levels, err := view[int32](l, p.Levels, p.N*p.Stride)
+	if err != nil {
+		return err
+	}
+	list, err := view[uint32](l, p.List, p.N)
+	if err != nil {
+		return err
+	}
+	for i, v := range roots {
+		if uint64(v) >= p.N {
+			return fmt.Errorf("%s: root %d of %d vertices", KernelMSInit, v, p.N)
+		}
+		seen[v] |= W(1) << i
+		cur[v] |= W(1) << i
+		levels[uint64(v)*p.Stride+uint64(i)] = 0
+		first := true
+		for _, r := range roots[:i] {
+			first = first && r != v
+		}
+		if first {
+			list[ctl[CtlCountWord(0)]] = v
+			ctl[CtlCountWord(0)]++
+			addCounts(ctl, CtlCountsWord(0), 1, offsets[v+1]-offsets[v])
+		}
+	}
+	return nil
+}
+
+// msLevelMemory maps the arrays a multi-source level or its finish sees.
+func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur, next, levels, ctl executor.DevPtr, n, stride, lab uint64, seed uint64) (*emuMS[W], error) {
+	m := &emuMS[W]{stride: uint32(stride), lab: uint32(lab), rng: rand.New(rand.NewPCG(seed, 3))}
+	var err error
+	if m.offsets, err = view[uint32](l, offsets, n+1); err != nil {
+		return nil, err
+	}
+	if targets != 0 {
+		if m.targets, err = view[int32](l, targets, max(1, uint64(m.offsets[n]))); err != nil {
+			return nil, err
+		}
+	}
+	if m.seen, m.cur, m.next, err = msArrays[W](l, seen, cur, next, n); err != nil {
+		return nil, err
+	}
+	if m.levels, err = view[int32](l, levels, n*stride); err != nil {
+		return nil, err
+	}
+	m.ctl, err = view[uint32](l, ctl, CtlWords)
+	return m, err
+}
+
+func (e *Emulation) runMSLevel(l *executor.FakeLaunch) error {
+	var p MSLevelParams[executor.DevPtr]
+	if err := kernelabi.Decode(l.Args, &p); err != nil {
+		return err
+	}
+	if p.Width == 64 {
+		return msLevel[uint64](l, p, e.nextSeed())
+	}
+	return msLevel[uint32](l, p, e.nextSeed())
+}
+
+// msLevel mirrors msbfs_level.
+func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr], seed uint64) error {
+	m, err := msLevelMemory[W](l, p.Offsets, p.Targets, p.Seen, p.Cur, p.Next, p.Levels, p.Ctl, p.N, p.Stride, p.Depth+1, seed)
+	if err != nil {
+		return err
+	}
+	in, err := view[uint32](l, p.ListIn, p.N)
+	if err != nil {
+		return err
+	}
+	out, err := view[uint32](l, p.ListOut, p.N)
+	if err != nil {
+		return err
+	}
+	d := int(p.Depth)
+	m.ctl[CtlCountWord(d+2)] = 0
+	m.ctl[CtlCountsWord(d+2)], m.ctl[CtlCountsWord(d+2)+1] = 0, 0
+	if p.Pull != 0 {
+		full := ^W(0)
+		if p.NRoots < uint64(bits.Len64(uint64(^W(0)))) {
+			full = W(1)<<p.NRoots - 1
+		}
+		nf, mf := m.pull(uint32(p.N), full, out, CtlCountWord(d+1))
+		addCounts(m.ctl, CtlCountsWord(d+1), nf, mf)
+		return nil
+	}
+	m.push(in, out, m.ctl[CtlCountWord(d)], CtlCountWord(d+1))
+	return nil
+}
+
+func (e *Emulation) runMSFinish(l *executor.FakeLaunch) error {
+	var p MSFinishParams[executor.DevPtr]
+	if err := kernelabi.Decode(l.Args, &p); err != nil {
+		return err
+	}
+	n, err := l.Len(p.ListIn)
+	if err != nil {
+		return err
+	}
+	n /= 4
+	if p.Width == 64 {
+		return msFinish[uint64](l, p, n)
+	}
+	return msFinish[uint32](l, p, n)
+}
+
+// msFinish mirrors msbfs_finish over n vertices.
+func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr], n uint64) error {
+	m, err := msLevelMemory[W](l, p.Offsets, 0, p.Seen, p.Cur, p.Next, p.Levels, p.Ctl, n, p.Stride, p.Depth+1, 0)
+	if err != nil {
+		return err
+	}
+	in, err := view[uint32](l, p.ListIn, n)
+	if err != nil {
+		return err
+	}
+	out, err := view[uint32](l, p.ListOut, n)
+	if err != nil {
+		return err
+	}
+	d := int(p.Depth)
+	nf, mf := m.finish(p.Pull != 0, in, out, m.ctl[CtlCountWord(d)], m.ctl[CtlCountWord(d+1)])
+	addCounts(m.ctl, CtlCountsWord(d+1), nf, mf)
+	return nil
+}

@@ -1,0 +1,118 @@
+package bfs
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/planners"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checkMultiSource runs multi-source BFS over the session's graph from
+// counts of roots at each width and checks every root's levels against
+// frontier.MultiSourceBFS (per pass) and frontier.BFS, that the passes
+// follow the plan, that the timed regions are clean, and that some levels
+// of a Kronecker graph pulled.
+func checkMultiSource(t *testing.T, s *Session, counts, widths []int) {
+	g := s.Graph()
+	for _, k := range counts {
+		roots, err := frontier.Roots(g, k, uint64(k))
+		require.NoError(t, err)
+		// A repeated root shares its vertex's list entry.
+		roots[len(roots)-1] = roots[0]
+		for _, width := range widths {
+			name := fmt.Sprintf("%s/%d roots/width %d", g.Name, k, width)
+			m, err := s.NewMultiSource(k, width)
+			require.NoError(t, err, name)
+			plan := m.Plan()
+			if width != 0 {
+				assert.EqualValues(t, width, plan.Width, name)
+			}
+			// The first host loop of an executor may allocate its pinned
+			// staging memory; the measured run is the second.
+			_, _, err = m.Run(roots, false)
+			require.NoError(t, err, name)
+			run, levels, err := m.Run(roots, true)
+			require.NoError(t, err, name)
+			assert.Equal(t, len(plan.Batches), run.Passes, name)
+			assert.Zero(t, run.TimedUploads+run.TimedAllocations+run.TimedHostSyncs, name)
+			require.Len(t, levels, k, name)
+			for _, b := range plan.Batches {
+				pass := roots[b.FirstRoot : b.FirstRoot+b.Roots]
+				want, err := frontier.MultiSourceBFS(g, pass)
+				require.NoError(t, err)
+				for i := range pass {
+					require.Equal(t, want[i], levels[int(b.FirstRoot)+i], "%s root %d", name, pass[i])
+				}
+			}
+			for i, r := range roots {
+				want, err := frontier.BFS(g, r)
+				require.NoError(t, err)
+				require.Equal(t, want, levels[i], "%s root %d", name, r)
+			}
+			if strings.HasPrefix(g.Name, "kron") {
+				assert.Positive(t, run.PullLevels, "%s: dense levels pull", name)
+			}
+			assert.Less(t, run.PullLevels, run.Levels, "%s: sparse levels push", name)
+			require.NoError(t, m.Close())
+		}
+	}
+}
+
+// TestMultiSourceOnFake runs multi-source passes over the emulated kernels
+// on every generator: 1 to 70 roots, at width 32, 64 and the planner's.
+func TestMultiSourceOnFake(t *testing.T) {
+	x, _ := newFakeExecutor(t, 8<<30, 21)
+	optimizing, topDown := directionGraphs(t)
+	for _, g := range append(optimizing[:3], topDown...) {
+		s, err := NewSession(x, g, Config{})
+		require.NoError(t, err)
+		resident := x.ResidentBytes()
+		checkMultiSource(t, s, []int{1, 33, 70}, []int{0, 32, 64})
+		assert.Equal(t, resident, x.ResidentBytes(), "a closed multi-source run frees its buffers")
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestMultiSourceRefusals checks the plan's refusal of a pass over the
+// budget (with its numbers, before anything is allocated) and the run's
+// refusal of roots it was not planned for.
+func TestMultiSourceRefusals(t *testing.T) {
+	x, _ := newFakeExecutor(t, 8<<30, 22)
+	g, err := frontier.Kronecker(10, 16, 1)
+	require.NoError(t, err)
+	probe, err := NewSession(x, g, Config{})
+	require.NoError(t, err)
+	req, err := probe.multiSourceRequest(64, 64)
+	require.NoError(t, err)
+	need, err := planners.PlanMultiSourceBFS(req)
+	require.NoError(t, err)
+	require.NoError(t, probe.Close())
+	// A budget that holds the session but not a 64-root pass.
+	s, err := NewSession(x, g, Config{MaxResidentBytes: need.ResidentBytes - 1})
+	require.NoError(t, err)
+	defer s.Close()
+	before := x.ResidentBytes()
+	_, err = s.NewMultiSource(64, 64)
+	var me *planners.MultiSourceBFSError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, planners.MultiSourceOverBudget, me.Kind)
+	assert.Contains(t, err.Error(), "multi-source BFS over kron")
+	assert.Contains(t, err.Error(), fmt.Sprint(need.ResidentBytes))
+	assert.Equal(t, before, x.ResidentBytes(), "refused before any allocation")
+	m, err := s.NewMultiSource(64, 0)
+	require.NoError(t, err, "the planner falls back to 32 roots a pass")
+	assert.EqualValues(t, 32, m.Plan().Width)
+	_, _, err = m.Run([]int32{1, 2}, false)
+	require.ErrorContains(t, err, "plan the run")
+	roots := make([]int32, 64)
+	roots[5] = int32(g.NumVertices())
+	_, _, err = m.Run(roots, false)
+	var re *frontier.RootError
+	require.ErrorAs(t, err, &re)
+	assert.Contains(t, err.Error(), "roots[5]")
+	require.NoError(t, m.Close())
+}
