@@ -56,7 +56,7 @@ func adaptDepth(depth, cap, found, rel uint32, cumFound, cumRel *uint64) uint32 
 	*cumFound += uint64(found)
 	*cumRel += uint64(rel)
 	switch {
-	case uint64(rel) > uint64(found) || 2**cumRel > *cumFound:
+	case uint64(rel) > uint64(found) || 4**cumRel > *cumFound:
 		return max(1, depth/2)
 	case 8*uint64(rel) <= uint64(found):
 		return min(cap, depth+1)

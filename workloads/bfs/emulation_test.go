@@ -290,5 +290,5 @@ func TestAdaptDepth(t *testing.T) {
 	assert.EqualValues(t, 4, adaptDepth(8, 32, 10, 11, &cf, &cr), "more labels than vertices halves")
 	assert.EqualValues(t, 1, adaptDepth(1, 32, 0, 5, &cf, &cr), "never below one")
 	cf, cr = 100, 120
-	assert.EqualValues(t, 2, adaptDepth(4, 32, 100, 0, &cf, &cr), "the traversal's lowered labels past half its vertices halve")
+	assert.EqualValues(t, 2, adaptDepth(4, 32, 100, 0, &cf, &cr), "the traversal's lowered labels past a quarter of its vertices halve")
 }

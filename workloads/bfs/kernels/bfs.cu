@@ -1159,16 +1159,18 @@ __device__ __forceinline__ u32 mega_levels(MegaShared& sh, const MegaTally& tall
 // adapt_depth returns the next step's run-ahead depth from the step's first
 // claims (found) and lowered labels (rel), the same in every block: it
 // halves when the step lowered more labels than it found vertices, or when
-// the traversal so far lowered more than one label per two vertices found,
-// and grows by one (up to cap) when the step lowered at most one label per
-// eight vertices found. The cumulative rule bounds a traversal's lowered
-// labels near half its vertices; the step rule follows the frontier over
+// the traversal so far lowered more than one label per four vertices
+// found, and grows by one (up to cap) when the step lowered at most one
+// label per eight vertices found. The cumulative rule keeps a traversal's
+// lowered labels well below one per vertex (a label lowered during a step
+// is found again by later steps, so the count a run reports runs above the
+// bound); the step rule follows the frontier over
 // the graph, deep where blocks running ahead rarely cross (a grid's
 // straight wave) and shallow where they do (winding shortest paths).
 __device__ __forceinline__ u32 adapt_depth(u32 depth, u32 cap, u32 found, u32 rel, u64* cum_found, u64* cum_rel) {
     *cum_found += found;
     *cum_rel += rel;
-    if (rel > found || 2 * *cum_rel > *cum_found) return max(1u, depth / 2);
+    if (rel > found || 4 * *cum_rel > *cum_found) return max(1u, depth / 2);
     if (8ull * rel <= found) return min(cap, depth + 1);
     return depth;
 }
