@@ -17,6 +17,8 @@ type Options struct {
 }
 
 // environment returns Env or the process environment.
+//
+//lint:ignore U1000 used by Open in the cuda build
 func (o Options) environment() Environment {
 	if o.Env != nil {
 		return o.Env
