@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -173,14 +172,7 @@ func runBenchEgraph(e *env, args []string) error {
 // protocol (rebuild.Bench) and writes the evidence and the summary.
 func benchEgraph(e *env, o *benchEgraphOptions) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
-	root := o.sourceRoot
-	var err error
-	if root == "" {
-		if root, err = findModuleRoot("."); err != nil {
-			return err
-		}
-	}
-	fingerprint, err := evidence.WorkloadFingerprint(root, rebuildWorkload)
+	fingerprint, err := workloadFingerprint(o.sourceRoot, rebuildWorkload)
 	if err != nil {
 		return err
 	}
@@ -371,28 +363,9 @@ func splitShellWords(s string) ([]string, error) {
 func writeBenchEgraphOutputs(e *env, o *benchEgraphOptions, res *rebuild.BenchResult, prov evidence.Provenance, in *benchInput) error {
 	var table bytes.Buffer
 	writeEgraphSummary(&table, res, in)
-	if o.out != "" {
-		rows := egraphEvidenceRows(res, prov, in)
-		var buf bytes.Buffer
-		if err := evidence.WriteSamples(&buf, rows); err != nil {
-			return err
-		}
-		writeEgraphComments(&buf, table.String(), res, in)
-		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.out, err)
-		}
-		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(rows), o.out)
-	}
-	if o.summary != "" {
-		if err := os.WriteFile(o.summary, table.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.summary, err)
-		}
-	}
-	if o.json {
-		return writeJSON(e.stdout, res)
-	}
-	_, err := e.stdout.Write(table.Bytes())
-	return err
+	return benchOutputs{out: o.out, summary: o.summary, json: o.json}.write(e, table.Bytes(), res,
+		func() []evidence.Sample { return egraphEvidenceRows(res, prov, in) },
+		func(w io.Writer) { writeEgraphComments(w, table.String(), res, in) })
 }
 
 // egraphEvidenceRows turns the samples into evidence rows: the arms under

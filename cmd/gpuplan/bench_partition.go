@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -65,14 +64,7 @@ func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
 // and the summary.
 func benchPartitioned(e *env, o *benchOptions) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
-	root := o.sourceRoot
-	var err error
-	if root == "" {
-		if root, err = findModuleRoot("."); err != nil {
-			return err
-		}
-	}
-	fingerprint, err := evidence.WorkloadFingerprint(root, partbfsWorkload)
+	fingerprint, err := workloadFingerprint(o.sourceRoot, partbfsWorkload)
 	if err != nil {
 		return err
 	}
@@ -117,36 +109,20 @@ func transportName(devs *partbfs.Devices) string {
 func writePartitionedOutputs(e *env, o *benchOptions, res *partbfs.BenchResult, prov evidence.Provenance, g *frontier.CSR) error {
 	var table bytes.Buffer
 	writePartitionedTable(&table, res)
-	if o.out != "" {
+	rows := func() []evidence.Sample {
 		w := evidence.Workload{Name: g.Name, Nodes: uint64(g.NumVertices()), Edges: uint64(g.NumEdgeEntries() / 2), Iterations: res.Summary.TotalLevels}
-		rows := make([]evidence.Sample, len(res.Samples))
+		out := make([]evidence.Sample, len(res.Samples))
 		now := time.Now().UTC()
 		for i, s := range res.Samples {
 			p := prov
 			p.Date = now
-			rows[i] = evidence.Sample{Provenance: p, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
+			out[i] = evidence.Sample{Provenance: p, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
 				Checksum: s.Checksum, BytesMoved: s.BytesMoved}
 		}
-		var buf bytes.Buffer
-		if err := evidence.WriteSamples(&buf, rows); err != nil {
-			return err
-		}
-		writePartitionedComments(&buf, table.String(), res)
-		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.out, err)
-		}
-		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(rows), o.out)
+		return out
 	}
-	if o.summary != "" {
-		if err := os.WriteFile(o.summary, table.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.summary, err)
-		}
-	}
-	if o.json {
-		return writeJSON(e.stdout, res)
-	}
-	_, err := e.stdout.Write(table.Bytes())
-	return err
+	return benchOutputs{out: o.out, summary: o.summary, json: o.json}.write(e, table.Bytes(), res, rows,
+		func(w io.Writer) { writePartitionedComments(w, table.String(), res) })
 }
 
 // writePartitionedComments appends the table, the plan and the steps to an

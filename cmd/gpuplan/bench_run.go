@@ -49,14 +49,7 @@ func runBenchOptions(e *env, o *benchOptions) error {
 // protocol (bfs.Bench) and writes the evidence and the summary.
 func benchFrontier(e *env, o *benchOptions) error {
 	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
-	root := o.sourceRoot
-	var err error
-	if root == "" {
-		if root, err = findModuleRoot("."); err != nil {
-			return err
-		}
-	}
-	fingerprint, err := evidence.WorkloadFingerprint(root, bfsWorkload)
+	fingerprint, err := workloadFingerprint(o.sourceRoot, bfsWorkload)
 	if err != nil {
 		return err
 	}
@@ -147,28 +140,57 @@ func logPlans(logf func(string, ...any), res *bfs.BenchResult) {
 func writeBenchOutputs(e *env, o *benchOptions, res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CSR) error {
 	var table bytes.Buffer
 	writeSummaryTable(&table, &res.Summary, res)
-	if o.out != "" {
-		rows := evidenceRows(res, prov, g)
+	return benchOutputs{out: o.out, summary: o.summary, json: o.json}.write(e, table.Bytes(), res,
+		func() []evidence.Sample { return evidenceRows(res, prov, g) },
+		func(w io.Writer) { writeComments(w, table.String(), res) })
+}
+
+// benchOutputs are where a benchmark's results go: the evidence CSV, the
+// Markdown summary, and standard output as the table or JSON.
+type benchOutputs struct {
+	out, summary string
+	json         bool
+}
+
+// write writes the evidence rows (with the comment lines after them), the
+// summary table, and the table or the result as JSON.
+func (b benchOutputs) write(e *env, table []byte, result any, rows func() []evidence.Sample, comments func(io.Writer)) error {
+	if b.out != "" {
+		r := rows()
 		var buf bytes.Buffer
-		if err := evidence.WriteSamples(&buf, rows); err != nil {
+		if err := evidence.WriteSamples(&buf, r); err != nil {
 			return err
 		}
-		writeComments(&buf, table.String(), res)
-		if err := os.WriteFile(o.out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.out, err)
+		comments(&buf)
+		if err := os.WriteFile(b.out, buf.Bytes(), 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", b.out, err)
 		}
-		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(rows), o.out)
+		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(r), b.out)
 	}
-	if o.summary != "" {
-		if err := os.WriteFile(o.summary, table.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", o.summary, err)
+	if b.summary != "" {
+		if err := os.WriteFile(b.summary, table, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", b.summary, err)
 		}
 	}
-	if o.json {
-		return writeJSON(e.stdout, res)
+	if b.json {
+		return writeJSON(e.stdout, result)
 	}
-	_, err := e.stdout.Write(table.Bytes())
+	_, err := e.stdout.Write(table)
 	return err
+}
+
+// workloadFingerprint returns the fingerprint of a workload package of the
+// module at sourceRoot, or at the nearest directory above the working one
+// with go.mod.
+func workloadFingerprint(sourceRoot, workload string) (string, error) {
+	root := sourceRoot
+	if root == "" {
+		var err error
+		if root, err = findModuleRoot("."); err != nil {
+			return "", err
+		}
+	}
+	return evidence.WorkloadFingerprint(root, workload)
 }
 
 // evidenceRows turns the samples into evidence rows, after checking every

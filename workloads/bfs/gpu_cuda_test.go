@@ -4,31 +4,19 @@ package bfs
 
 import (
 	"fmt"
-	"os"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/gpuplan/gpuplan/planners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// openGPU opens device 0. Without a GPU the test is skipped, unless
-// GPUPLAN_REQUIRE_GPU is set (every run on a GPU machine sets it), which
-// makes a missing GPU a failure.
-func openGPU(t *testing.T) *executor.Executor {
-	t.Helper()
-	x, err := executor.Open(0, executor.Options{})
-	if err != nil {
-		if os.Getenv("GPUPLAN_REQUIRE_GPU") != "" {
-			t.Fatalf("GPUPLAN_REQUIRE_GPU is set but no GPU opened: %v", err)
-		}
-		t.Skip(err.Error())
-	}
-	t.Cleanup(func() { require.NoError(t, x.Close()) })
-	return x
-}
+// openGPU opens device 0 (gputest.Open: a missing GPU skips the test, or
+// fails it when GPUPLAN_REQUIRE_GPU is set).
+func openGPU(t *testing.T) *executor.Executor { return gputest.Open(t) }
 
 // TestGPUArms runs every BFS arm from several roots on one graph of each
 // generator (and a star, whose hub splits into many queue items) and checks

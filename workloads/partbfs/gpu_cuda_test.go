@@ -13,25 +13,14 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
-// openGPU opens device 0. Without a GPU the test is skipped, unless
-// GPUPLAN_REQUIRE_GPU is set (every run on a GPU machine sets it), which
-// makes a missing GPU a failure.
-func openGPU(t *testing.T) *executor.Executor {
-	t.Helper()
-	x, err := executor.Open(0, executor.Options{})
-	if err != nil {
-		if os.Getenv("GPUPLAN_REQUIRE_GPU") != "" {
-			t.Fatalf("GPUPLAN_REQUIRE_GPU is set but no GPU opened: %v", err)
-		}
-		t.Skip(err.Error())
-	}
-	t.Cleanup(func() { require.NoError(t, x.Close()) })
-	return x
-}
+// openGPU opens device 0 (gputest.Open: a missing GPU skips the test, or
+// fails it when GPUPLAN_REQUIRE_GPU is set).
+func openGPU(t *testing.T) *executor.Executor { return gputest.Open(t) }
 
 // gpuGraphs are larger than the fake tests' graphs: several blocks of
 // every kernel's grid, hubs, long thin levels and empty parts.
