@@ -2,6 +2,8 @@ package executor
 
 import (
 	"encoding/binary"
+	"github.com/gpuplan/gpuplan/internal/memcheck"
+	"maps"
 	"math"
 	"testing"
 
@@ -121,6 +123,9 @@ func FuzzConfigureJITCache(f *testing.F) {
 				vars[k] = v
 			}
 		}
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 16, PerByte: 16}, len(home+xdg+disable+path+maxsize), func() {
+			_, _ = ConfigureJITCacheDefault(&MapEnvironment{Vars: maps.Clone(vars)})
+		})
 		env := &MapEnvironment{Vars: vars}
 		cfg, err := ConfigureJITCacheDefault(env)
 		if err != nil {

@@ -2,6 +2,7 @@ package executor
 
 import (
 	"bytes"
+	"github.com/gpuplan/gpuplan/internal/memcheck"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -196,6 +197,7 @@ func FuzzFuseUploads(f *testing.F) {
 			}
 			ups = append(ups, Upload{Buffer: Buffer{ID: id}, Offset: off, Data: d})
 		}
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 16, PerByte: 256}, 3*len(ups), func() { _, _ = FuseUploads(ups) })
 		fused, err := FuseUploads(ups)
 		if err != nil {
 			t.Fatal(err)
@@ -219,6 +221,7 @@ func FuzzFuseReadbacks(f *testing.F) {
 			reqs = append(reqs, ReadRequest{Buffer: Buffer{ID: uint64(spec[0] % 3)}, Offset: uint64(spec[1]), Len: uint64(spec[2] % 40)})
 			spec = spec[3:]
 		}
+		memcheck.Check(t, memcheck.Bound{Base: 1 << 16, PerByte: 256}, 3*len(reqs), func() { _, _, _ = FuseReadbacks(reqs) })
 		copies, views, err := FuseReadbacks(reqs)
 		if err != nil {
 			t.Fatal(err)
