@@ -14,8 +14,6 @@ import (
 	"testing"
 
 	"github.com/gpuplan/gpuplan/evidence"
-	"github.com/gpuplan/gpuplan/executor"
-	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/workloads/rebuild"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -128,11 +126,7 @@ func TestBenchEgraphOnFake(t *testing.T) {
 	o, err := parseBenchEgraphArgs(e, []string{"--egraph", "file:" + dump, "--samples", "2", "--cpu-samples", "2", "--floor-rounds", "5",
 		"--peer-egg", fakeEggBench(t, dump, post), "--peer-samples", "3", "-o", csv})
 	require.NoError(t, err)
-	o.open = func(int) (*executor.Executor, error) {
-		dev, err := occupancy.Lookup("h100")
-		require.NoError(t, err)
-		return executor.New(rebuild.NewFake(dev, 1), executor.Options{})
-	}
+	o.open = openFake(t, rebuild.NewFake)
 	require.NoError(t, benchEgraph(e, o), errb.String())
 	assert.Contains(t, out.String(), "| egg (external, T2) |")
 	assert.Contains(t, out.String(), "| persistent |")
@@ -163,11 +157,7 @@ func TestBenchEgraphOnFake(t *testing.T) {
 // peer.
 func TestBenchEgraphRefusals(t *testing.T) {
 	e := &env{stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
-	open := func(int) (*executor.Executor, error) {
-		dev, err := occupancy.Lookup("h100")
-		require.NoError(t, err)
-		return executor.New(rebuild.NewFake(dev, 1), executor.Options{})
-	}
+	open := openFake(t, rebuild.NewFake)
 	garbage := filepath.Join(t.TempDir(), "g.txt")
 	require.NoError(t, os.WriteFile(garbage, []byte("hello\n"), 0o644))
 	malformed := filepath.Join(t.TempDir(), "m.pre.txt")

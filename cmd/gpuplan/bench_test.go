@@ -137,11 +137,7 @@ func TestBenchOnFake(t *testing.T) {
 	metrics := filepath.Join(t.TempDir(), "bench.prom")
 	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "grid:24", "--roots", "3", "--samples", "2", "--copy-mib", "1", "-o", csv, "--metrics", metrics})
 	require.NoError(t, err)
-	o.open = func(int) (*executor.Executor, error) {
-		dev, err := occupancy.Lookup("h100")
-		require.NoError(t, err)
-		return executor.New(bfs.NewFake(dev, 1), executor.Options{})
-	}
+	o.open = openFake(t, bfs.NewFake)
 	require.NoError(t, benchFrontier(e, o), errb.String())
 	assert.Contains(t, out.String(), "| megakernel |")
 	assert.Contains(t, out.String(), "arm plan: megakernel (topology WarpSparseFrontier)")
@@ -158,6 +154,16 @@ func TestBenchOnFake(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(prom), "gpuplan_kernel_launches_total")
 	requirePromtoolAccepts(t, prom)
+}
+
+// openFake returns an opener of executors over a workload's emulated
+// kernels (its NewFake) on an H100 profile, for a command's open hook.
+func openFake(t *testing.T, newFake func(occupancy.Device, uint64) *executor.Fake) func(int) (*executor.Executor, error) {
+	return func(int) (*executor.Executor, error) {
+		dev, err := occupancy.Lookup("h100")
+		require.NoError(t, err)
+		return executor.New(newFake(dev, 1), executor.Options{})
+	}
 }
 
 // gunrockScript writes a stand-in for Gunrock's BFS binary that prints
@@ -198,11 +204,7 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1",
 		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv})
 	require.NoError(t, err)
-	o.open = func(int) (*executor.Executor, error) {
-		dev, err := occupancy.Lookup("h100")
-		require.NoError(t, err)
-		return executor.New(bfs.NewFake(dev, 1), executor.Options{})
-	}
+	o.open = openFake(t, bfs.NewFake)
 	require.NoError(t, benchFrontier(e, o), errb.String())
 	table := out.String()
 	assert.Contains(t, table, "| multi-source |")

@@ -8,21 +8,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gpuplan/gpuplan/executor"
-	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/workloads/rebuild"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// openFakeRebuild opens an executor over the emulated rebuild kernels.
-func openFakeRebuild(t *testing.T) func(int) (*executor.Executor, error) {
-	return func(int) (*executor.Executor, error) {
-		dev, err := occupancy.Lookup("h100")
-		require.NoError(t, err)
-		return executor.New(rebuild.NewFake(dev, 1), executor.Options{})
-	}
-}
 
 // TestEgraphRebuildGPU runs "gpuplan egraph rebuild --gpu" over the
 // emulated kernels on egg's 1e4 dump, in the planned arm and in each arm,
@@ -37,7 +26,7 @@ func TestEgraphRebuildGPU(t *testing.T) {
 		e := &env{stdout: &out, stderr: &errb}
 		o, err := parseRebuildArgs(e, []string{pre, "--gpu", "--arm", arm, "--check", post, "-o", mine})
 		require.NoError(t, err)
-		o.open = openFakeRebuild(t)
+		o.open = openFake(t, rebuild.NewFake)
 		require.NoError(t, egraphRebuild(e, o), arm)
 		text := strings.Join(strings.Fields(out.String()), " ")
 		assert.Contains(t, text, "same partition as "+post+" up to renaming (3575 classes)", arm)
@@ -52,7 +41,7 @@ func TestEgraphRebuildGPU(t *testing.T) {
 	e := &env{stdout: &out, stderr: &bytes.Buffer{}}
 	o, err := parseRebuildArgs(e, []string{"gen:2000:3:cycle", "--gpu", "--json"})
 	require.NoError(t, err)
-	o.open = openFakeRebuild(t)
+	o.open = openFake(t, rebuild.NewFake)
 	require.NoError(t, egraphRebuild(e, o))
 	var got rebuildOutput
 	require.NoError(t, json.Unmarshal(out.Bytes(), &got))
