@@ -1,8 +1,9 @@
-// Package gputest opens a GPU for the GPU tests of the packages that run on
-// one, with one rule for a machine without a GPU: the test is skipped,
+// Package gputest opens the executors of the workload packages' tests: a
+// GPU, with one rule for a machine without a GPU: the test is skipped,
 // unless GPUPLAN_REQUIRE_GPU is set (every run on a GPU machine sets it,
 // see scripts/gpu-check.sh), which makes a missing GPU a failure, so a GPU
-// test binary can never report PASS without having run.
+// test binary can never report PASS without having run; or the fake
+// backend with a workload's kernels emulated.
 package gputest
 
 import (
@@ -10,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/stretchr/testify/require"
 )
 
 // RequireEnv is the environment variable that turns a missing GPU from a
@@ -40,4 +43,19 @@ func Unavailable(t *testing.T, err error) {
 		t.Fatalf("%s is set but no GPU is usable: %v", RequireEnv, err)
 	}
 	t.Skip(err.Error())
+}
+
+// OpenFake opens an executor over the fake backend newFake builds (a
+// workload's NewFake) for the named device profile with mem bytes of
+// device memory and the emulation's seed, and closes it when t ends.
+func OpenFake(t testing.TB, profile string, mem int64, seed uint64, newFake func(occupancy.Device, uint64) *executor.Fake) (*executor.Executor, *executor.Fake) {
+	t.Helper()
+	dev, err := occupancy.Lookup(profile)
+	require.NoError(t, err)
+	dev.TotalMemoryBytes = mem
+	f := newFake(dev, seed)
+	x, err := executor.New(f, executor.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = x.Close() })
+	return x, f
 }

@@ -11,7 +11,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl"
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
 )
@@ -20,12 +20,7 @@ import (
 // emulated.
 func fakeExecutor(t testing.TB, mem int64, seed uint64) *executor.Executor {
 	t.Helper()
-	dev, err := occupancy.Lookup("h200")
-	require.NoError(t, err)
-	dev.TotalMemoryBytes = mem
-	x, err := executor.New(NewFake(dev, seed), executor.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = x.Close() })
+	x, _ := gputest.OpenFake(t, "h200", mem, seed, NewFake)
 	return x
 }
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
-	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -15,14 +15,7 @@ import (
 // H100 profile with mem bytes of device memory.
 func newFakeExecutor(t testing.TB, mem int64, seed uint64) (*executor.Executor, *executor.Fake) {
 	t.Helper()
-	dev, err := occupancy.Lookup("h100")
-	require.NoError(t, err)
-	dev.TotalMemoryBytes = mem
-	f := NewFake(dev, seed)
-	x, err := executor.New(f, executor.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = x.Close() })
-	return x, f
+	return gputest.OpenFake(t, "h100", mem, seed, NewFake)
 }
 
 // generate builds gen:N:SEED:SHAPE.
