@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"io"
 	"path/filepath"
@@ -171,7 +170,7 @@ func runBenchEgraph(e *env, args []string) error {
 // benchEgraph loads the input, opens the executor, runs the benchmark
 // protocol (rebuild.Bench) and writes the evidence and the summary.
 func benchEgraph(e *env, o *benchEgraphOptions) error {
-	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
+	logf := e.benchLogf
 	fingerprint, err := workloadFingerprint(o.sourceRoot, rebuildWorkload)
 	if err != nil {
 		return err
@@ -396,21 +395,13 @@ func egraphEvidenceRows(res *rebuild.BenchResult, prov evidence.Provenance, in *
 // the egg peer's per-run times and the plans, as JSON, to an evidence CSV
 // as comment lines.
 func writeEgraphComments(w io.Writer, table string, res *rebuild.BenchResult, in *benchInput) {
-	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
-		fmt.Fprintf(w, "# %s\n", line)
-	}
+	writeTableComments(w, table)
 	fmt.Fprintf(w, "# input %s %s sha256 %s\n", in.name, in.format, in.sha256)
 	for _, p := range res.Peer {
 		fmt.Fprintf(w, "# egg sample %d: t2_ms=%.4f t1_ms=%.4f t1_cold_ms=%.4f dump_sha256=%s partition=%s\n", p.Index, p.T2Ns/1e6, p.T1Ns/1e6, p.T1ColdNs/1e6, p.DumpSHA256, p.Checksum)
 	}
-	for _, p := range []struct {
-		name string
-		v    any
-	}{{"plans", res.Plans}, {"arm-plan", res.ArmPlan}, {"launches", res.Launches}, {"structural", res.Structural}} {
-		if b, err := json.Marshal(p.v); err == nil {
-			fmt.Fprintf(w, "# %s %s\n", p.name, b)
-		}
-	}
+	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"launches", res.Launches},
+		jsonComment{"structural", res.Structural})
 }
 
 // writeEgraphSummary writes the summary as a Markdown table.

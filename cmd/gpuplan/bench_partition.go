@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/gpuplan/gpuplan/evidence"
@@ -63,7 +61,7 @@ func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
 // partitioned benchmark protocol (partbfs.Bench) and writes the evidence
 // and the summary.
 func benchPartitioned(e *env, o *benchOptions) error {
-	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
+	logf := e.benchLogf
 	fingerprint, err := workloadFingerprint(o.sourceRoot, partbfsWorkload)
 	if err != nil {
 		return err
@@ -128,17 +126,8 @@ func writePartitionedOutputs(e *env, o *benchOptions, res *partbfs.BenchResult, 
 // writePartitionedComments appends the table, the plan and the steps to an
 // evidence CSV as comment lines.
 func writePartitionedComments(w io.Writer, table string, res *partbfs.BenchResult) {
-	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
-		fmt.Fprintf(w, "# %s\n", line)
-	}
-	for _, p := range []struct {
-		name string
-		v    any
-	}{{"partition-plan", res.Plan}, {"steps", res.Steps}} {
-		if b, err := json.Marshal(p.v); err == nil {
-			fmt.Fprintf(w, "# %s %s\n", p.name, b)
-		}
-	}
+	writeTableComments(w, table)
+	writeJSONComments(w, jsonComment{"partition-plan", res.Plan}, jsonComment{"steps", res.Steps})
 }
 
 // writePartitionedTable writes the summary, the partition and the first

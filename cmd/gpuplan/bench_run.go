@@ -45,10 +45,15 @@ func runBenchOptions(e *env, o *benchOptions) error {
 	return benchFrontier(e, o)
 }
 
+// benchLogf writes one progress line of a benchmark to stderr.
+func (e *env) benchLogf(format string, a ...any) {
+	fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...)
+}
+
 // benchFrontier builds the graph, opens the executor, runs the benchmark
 // protocol (bfs.Bench) and writes the evidence and the summary.
 func benchFrontier(e *env, o *benchOptions) error {
-	logf := func(format string, a ...any) { fmt.Fprintf(e.stderr, "bench: "+format+"\n", a...) }
+	logf := e.benchLogf
 	fingerprint, err := workloadFingerprint(o.sourceRoot, bfsWorkload)
 	if err != nil {
 		return err
@@ -165,7 +170,7 @@ func (b benchOutputs) write(e *env, table []byte, result any, rows func() []evid
 		if err := os.WriteFile(b.out, buf.Bytes(), 0o644); err != nil {
 			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", b.out, err)
 		}
-		fmt.Fprintf(e.stderr, "bench: wrote %d samples to %s\n", len(r), b.out)
+		e.benchLogf("wrote %d samples to %s", len(r), b.out)
 	}
 	if b.summary != "" {
 		if err := os.WriteFile(b.summary, table, 0o644); err != nil {
@@ -212,19 +217,36 @@ func evidenceRows(res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CS
 // writeComments appends the summary table and the plans, as JSON, to an
 // evidence CSV as comment lines.
 func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
+	writeTableComments(w, table)
+	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"sessions", res.Sessions},
+		jsonComment{"megakernel", res.Summary.Megakernel}, jsonComment{"directions", res.Directions},
+		jsonComment{"multi-source", res.MultiSource}, jsonComment{"peer", res.Peer})
+}
+
+// writeTableComments writes a bench's summary table to an evidence CSV,
+// each line as a comment line.
+func writeTableComments(w io.Writer, table string) {
 	for _, line := range strings.Split(strings.TrimRight(table, "\n"), "\n") {
 		fmt.Fprintf(w, "# %s\n", line)
 	}
-	for _, p := range []struct {
-		name string
-		v    any
-	}{{"plans", res.Plans}, {"arm-plan", res.ArmPlan}, {"sessions", res.Sessions}, {"megakernel", res.Summary.Megakernel},
-		{"directions", res.Directions}, {"multi-source", res.MultiSource}, {"peer", res.Peer}} {
-		if reflectNil(p.v) {
+}
+
+// jsonComment is one named value an evidence CSV carries as a comment
+// line of JSON.
+type jsonComment struct {
+	name string
+	v    any
+}
+
+// writeJSONComments writes each value as "# name {json}", leaving out nil
+// pointers and empty slices (reflectNil).
+func writeJSONComments(w io.Writer, cs ...jsonComment) {
+	for _, c := range cs {
+		if reflectNil(c.v) {
 			continue
 		}
-		if b, err := json.Marshal(p.v); err == nil {
-			fmt.Fprintf(w, "# %s %s\n", p.name, b)
+		if b, err := json.Marshal(c.v); err == nil {
+			fmt.Fprintf(w, "# %s %s\n", c.name, b)
 		}
 	}
 }
