@@ -46,8 +46,23 @@ run_tests() {
   done
 }
 
+# sanitize TOOL NAME LOG CMD...: runs CMD under compute-sanitizer's TOOL with
+# its output in LOG, and records NAME as passing only when the run exits 0
+# and the tool reports no error or hazard.
+sanitize() {
+  local tool=$1 name=$2 log=$3
+  shift 3
+  if "$sanitizer" --tool "$tool" --error-exitcode 3 "$@" >"$log" 2>&1 &&
+    grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
+    record "compute-sanitizer $tool $name" PASS
+  else
+    record "compute-sanitizer $tool $name" FAIL
+    grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
+  fi
+}
+
 run_sanitizers() {
-  local sanitizer run graph extra
+  local sanitizer run graph extra egraph
   sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   # Every kernel: the top-down arms and the adaptive megakernel on the grid
   # and the road graph, the direction-optimizing level kernel and megakernel
@@ -58,38 +73,18 @@ run_sanitizers() {
     for run in "grid:64|" "kron:10|" "road:48|" "rgg:4000:8|" "kron:10|--direction top-down"; do
       graph=${run%%|*}
       extra=${run#*|}
-      log="/tmp/gpu-check-$tool-${graph//:/-}${extra:+-top-down}.log"
       # shellcheck disable=SC2086 # extra is a list of flags
-      if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
-        --roots 2 --batch 2 --samples 1 --copy-mib 1 --barrier-levels 8 --arms host-loop,device-loop,megakernel,host-loop-scan $extra >"$log" 2>&1 &&
-        grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
-        record "compute-sanitizer $tool $graph $extra" PASS
-      else
-        record "compute-sanitizer $tool $graph $extra" FAIL
-        grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
-      fi
+      sanitize "$tool" "$graph $extra" "/tmp/gpu-check-$tool-${graph//:/-}${extra:+-top-down}.log" \
+        ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --batch 2 --samples 1 --copy-mib 1 --barrier-levels 8 \
+        --arms host-loop,device-loop,megakernel,host-loop-scan $extra
     done
     for graph in kron:10 grid:24; do
-      log="/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log"
-      if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench frontier --graph "$graph" \
-        --roots 2 --samples 1 --simulate-devices 3 >"$log" 2>&1 &&
-        grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
-        record "compute-sanitizer $tool partitioned $graph" PASS
-      else
-        record "compute-sanitizer $tool partitioned $graph" FAIL
-        grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
-      fi
+      sanitize "$tool" "partitioned $graph" "/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log" \
+        ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --samples 1 --simulate-devices 3
     done
     for egraph in gen:3000:1 gen:2000:2:chain gen:1500:3:cycle; do
-      log="/tmp/gpu-check-$tool-${egraph//:/-}.log"
-      if "$sanitizer" --tool "$tool" --error-exitcode 3 ./bin/gpuplan bench egraph --egraph "$egraph" \
-        --samples 1 --cpu-samples 0 --floor-rounds 4 >"$log" 2>&1 &&
-        grep -q "ERROR SUMMARY: 0 errors\|RACECHECK SUMMARY: 0 hazards" "$log"; then
-        record "compute-sanitizer $tool $egraph" PASS
-      else
-        record "compute-sanitizer $tool $egraph" FAIL
-        grep -E "ERROR SUMMARY|HAZARD|hazard|Error|error" "$log" | head -n 20
-      fi
+      sanitize "$tool" "$egraph" "/tmp/gpu-check-$tool-${egraph//:/-}.log" \
+        ./bin/gpuplan bench egraph --egraph "$egraph" --samples 1 --cpu-samples 0 --floor-rounds 4
     done
   done
 }
