@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -58,14 +59,14 @@ func runPlannerJSON(t *testing.T, v any, command, input string) {
 	require.NoError(t, dec.Decode(v))
 }
 
-// fuzzPlannerCommand feeds arbitrary bytes to a planner command on standard
-// input: it must never panic, and must either plan or fail with a message
-// that carries a fix.
 // fuzzCommandBound bounds what one fuzzed input (a text and a --json run)
 // may allocate. Measured on fuse: about 17 KB of fixed cost, and 14 (text)
 // plus 24 (--json) bytes per input byte from 10^3 to 10^5 stages.
 var fuzzCommandBound = memcheck.Bound{Base: 4 << 20, PerByte: 128}
 
+// fuzzPlannerCommand feeds arbitrary bytes to a planner command on standard
+// input: it must never panic, and must either plan or fail with a message
+// that carries a fix.
 func fuzzPlannerCommand(f *testing.F, command string, seeds ...string) {
 	for _, s := range seeds {
 		f.Add([]byte(s))
@@ -74,14 +75,21 @@ func fuzzPlannerCommand(f *testing.F, command string, seeds ...string) {
 	f.Add([]byte(`null`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"x": 1}`))
+	fuzzCommand(f, []string{command, "-"}, []string{command, "--json", "-"})
+}
+
+// fuzzCommand feeds each fuzzed input on standard input to the command of
+// every argument list: no run panics, one that succeeds with --json writes
+// valid JSON, one that fails exits 1 with a message that carries a fix,
+// and no input makes memory grow faster than the input itself.
+func fuzzCommand(f *testing.F, argLists ...[]string) {
 	f.Fuzz(func(t *testing.T, data []byte) {
-		// No input makes memory grow faster than the input itself.
 		memcheck.Check(t, fuzzCommandBound, len(data), func() {
-			for _, args := range [][]string{{command, "-"}, {command, "--json", "-"}} {
+			for _, args := range argLists {
 				out, errs, code := runCLI(t, string(data), args...)
 				switch code {
 				case exitOK:
-					if args[1] == "--json" && !json.Valid([]byte(out)) {
+					if slices.Contains(args, "--json") && !json.Valid([]byte(out)) {
 						t.Fatalf("invalid JSON output: %s", out)
 					}
 				case exitFailure:
