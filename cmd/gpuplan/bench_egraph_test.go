@@ -2,11 +2,9 @@ package main
 
 import (
 	"bytes"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -96,21 +94,11 @@ echo "SUMMARY name=$name reps=1 t1_rebuild_ms_median=0.6 t1_cold_ms=1.1 t2_union
 // unpackEgg writes egg's 1e4 dump and partition from egraph's testdata.
 func unpackEgg(t *testing.T) (dump, post, sum string) {
 	dir := t.TempDir()
-	for _, n := range []string{"math-1e4.pre.txt", "math-1e4.post.txt"} {
-		f, err := os.Open("../../egraph/testdata/" + n + ".gz")
-		require.NoError(t, err)
-		z, err := gzip.NewReader(f)
-		require.NoError(t, err)
-		data, err := io.ReadAll(z)
-		require.NoError(t, err)
-		f.Close()
-		require.NoError(t, os.WriteFile(filepath.Join(dir, n), data, 0o644))
-		if n == "math-1e4.pre.txt" {
-			h := sha256.Sum256(data)
-			sum = hex.EncodeToString(h[:])
-		}
-	}
-	return filepath.Join(dir, "math-1e4.pre.txt"), filepath.Join(dir, "math-1e4.post.txt"), sum
+	dump, post = unpackSample(t, dir, "math-1e4.pre.txt"), unpackSample(t, dir, "math-1e4.post.txt")
+	data, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	h := sha256.Sum256(data)
+	return dump, post, hex.EncodeToString(h[:])
 }
 
 // TestBenchEgraphOnFake runs the whole benchmark command over the emulated

@@ -1,7 +1,6 @@
 package rebuild
 
 import (
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
@@ -39,12 +38,7 @@ func eggFiles(t *testing.T) (dump, post, sum string) {
 	t.Helper()
 	dir := t.TempDir()
 	unpack := func(name string) string {
-		f, err := os.Open(testdataPath(t, name+".gz"))
-		require.NoError(t, err)
-		defer f.Close()
-		z, err := gzip.NewReader(f)
-		require.NoError(t, err)
-		data, err := io.ReadAll(z)
+		data, err := io.ReadAll(openSample(t, name))
 		require.NoError(t, err)
 		p := filepath.Join(dir, name)
 		require.NoError(t, os.WriteFile(p, data, 0o644))

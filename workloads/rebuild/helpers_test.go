@@ -31,19 +31,23 @@ func generate(t testing.TB, spec string) *egraph.Graph {
 // eggDump reads egg's 1e4 dump and its partition from egraph's testdata.
 func eggDump(t testing.TB) (*egraph.Graph, *egraph.Partition) {
 	t.Helper()
-	read := func(name string) *gzip.Reader {
-		f, err := os.Open(testdataPath(t, name))
-		require.NoError(t, err)
-		t.Cleanup(func() { f.Close() })
-		z, err := gzip.NewReader(f)
-		require.NoError(t, err)
-		return z
-	}
-	g, err := egraph.ReadDump(read("math-1e4.pre.txt.gz"))
+	g, err := egraph.ReadDump(openSample(t, "math-1e4.pre.txt"))
 	require.NoError(t, err)
-	p, err := egraph.ReadPartition(read("math-1e4.post.txt.gz"))
+	p, err := egraph.ReadPartition(openSample(t, "math-1e4.post.txt"))
 	require.NoError(t, err)
 	return g, p
+}
+
+// openSample opens egraph/testdata's gzipped name+".gz", unpacked as it is
+// read, and closes it when t ends.
+func openSample(t testing.TB, name string) *gzip.Reader {
+	t.Helper()
+	f, err := os.Open(testdataPath(t, name+".gz"))
+	require.NoError(t, err)
+	t.Cleanup(func() { f.Close() })
+	z, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	return z
 }
 
 // testdataPath finds a file of egraph/testdata from the package folder
