@@ -77,6 +77,8 @@ type Executor struct {
 	events       []EventRef
 	staging      map[int][]PinnedMem
 	stagingBytes int
+	// stagingLimit bounds stagingBytes: PinnedHostPoolBytes
+	stagingLimit int
 	// ring is the staging ring batches reuse; ringInUse while one holds it
 	ring      stagingRing
 	ringInUse bool
@@ -124,7 +126,7 @@ func New(b Backend, opts Options) (*Executor, error) {
 		return nil, err
 	}
 	x := &Executor{b: b, dev: dev, total: total, opts: opts, freeAtOpen: free,
-		buffers: map[uint64]*resident{}, modules: map[ModuleKey]*Module{}, staging: map[int][]PinnedMem{}, nextID: 1}
+		buffers: map[uint64]*resident{}, modules: map[ModuleKey]*Module{}, staging: map[int][]PinnedMem{}, stagingLimit: PinnedHostPoolBytes, nextID: 1}
 	if m, ok := b.(rangeMarker); ok && !opts.DisableProfilerRanges && m.rangesAvailable() {
 		x.ranges = m
 	}

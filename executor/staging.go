@@ -265,14 +265,41 @@ func (x *Executor) stagingLocked(n int) (PinnedMem, error) {
 }
 
 // releaseStagingLocked returns a staging buffer to the pool while the pool
-// stays within PinnedHostPoolBytes; otherwise frees it.
+// stays within PinnedHostPoolBytes, making room by freeing pooled buffers
+// larger than it, largest first; otherwise it frees the buffer. Without the
+// eviction, one large transfer (a graph upload through a full ring) would
+// fill the pool for good, and every later small readback would allocate
+// and free pinned memory, about a millisecond each.
 func (x *Executor) releaseStagingLocked(p PinnedMem) {
 	size := len(p.Data)
-	slots := min(1024, max(1, PinnedHostPoolBytes/max(size, 1)))
-	if x.stagingBytes+size <= PinnedHostPoolBytes && len(x.staging[size]) < slots {
+	slots := min(1024, max(1, x.stagingLimit/max(size, 1)))
+	if size <= x.stagingLimit && len(x.staging[size]) < slots {
+		x.evictLargerLocked(size, x.stagingLimit-size)
+	}
+	if x.stagingBytes+size <= x.stagingLimit && len(x.staging[size]) < slots {
 		x.staging[size] = append(x.staging[size], p)
 		x.stagingBytes += size
 		return
 	}
 	_ = x.b.HostFree(p)
+}
+
+// evictLargerLocked frees pooled staging buffers larger than size, largest
+// first, until the pool holds at most limit bytes or none is left.
+func (x *Executor) evictLargerLocked(size, limit int) {
+	for x.stagingBytes > limit {
+		big := 0
+		for s, list := range x.staging {
+			if s > size && s > big && len(list) > 0 {
+				big = s
+			}
+		}
+		if big == 0 {
+			return
+		}
+		list := x.staging[big]
+		_ = x.b.HostFree(list[len(list)-1])
+		x.staging[big] = list[:len(list)-1]
+		x.stagingBytes -= big
+	}
 }

@@ -175,3 +175,41 @@ func TestRangeCheckProperty(t *testing.T) {
 		require.NoError(t, x.Free(b))
 	}
 }
+
+// TestStagingPoolKeepsSmallBuffers: once large staging buffers fill the
+// pinned pool, a small readback's buffer still stays pooled (larger pooled
+// buffers are freed, largest first, to make room), so repeated small
+// readbacks allocate no pinned memory; a buffer larger than the whole pool
+// is freed.
+func TestStagingPoolKeepsSmallBuffers(t *testing.T) {
+	x, f := newFakeExec(t, h100(t, 1<<30))
+	defer x.Close()
+	x.stagingLimit = 4096
+	var big []PinnedMem
+	for _, n := range []int{2048, 1024, 1024} {
+		p, err := x.stagingLocked(n)
+		require.NoError(t, err)
+		big = append(big, p)
+	}
+	for _, p := range big {
+		x.releaseStagingLocked(p)
+	}
+	require.Equal(t, 4096, x.stagingBytes, "the large buffers fill the pool")
+	b, err := x.Alloc(64)
+	require.NoError(t, err)
+	word := make([]byte, 8)
+	require.NoError(t, x.DownloadRangeInto(b, 8, word))
+	assert.Equal(t, 2048+8, x.stagingBytes, "the 2048-byte buffer was freed for the 8-byte one")
+	allocs := f.Calls()["cuMemHostAlloc"]
+	for range 10 {
+		require.NoError(t, x.DownloadRangeInto(b, 8, word))
+	}
+	assert.Equal(t, allocs, f.Calls()["cuMemHostAlloc"], "repeated small readbacks reuse the pooled buffer")
+	assert.Len(t, x.staging[1024], 2, "buffers no larger than the released one stay")
+	huge, err := x.stagingLocked(8192)
+	require.NoError(t, err)
+	frees := f.Calls()["cuMemFreeHost"]
+	x.releaseStagingLocked(huge)
+	assert.Equal(t, frees+1, f.Calls()["cuMemFreeHost"], "a buffer larger than the pool is freed")
+	assert.Equal(t, 2048+8, x.stagingBytes)
+}
