@@ -78,6 +78,9 @@ run_sanitizers() {
         ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --batch 2 --samples 1 --copy-mib 1 --barrier-levels 8 \
         --arms host-loop,device-loop,megakernel,host-loop-scan $extra
     done
+    # Multi-source levels that push hubs (degree 1024 or more) over the grid.
+    sanitize "$tool" "multi-source hubs kron:15" "/tmp/gpu-check-$tool-ms-hubs.log" \
+      ./bin/gpuplan bench frontier --graph kron:15 --roots 4 --batch 4 --samples 1 --copy-mib 1 --barrier-levels 0 --arms host-loop
     for graph in kron:10 grid:24; do
       sanitize "$tool" "partitioned $graph" "/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log" \
         ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --samples 1 --simulate-devices 3

@@ -115,6 +115,7 @@ type MSInitParams[P Ptr] struct {
 	Cur     P      `c:"void *cur"`
 	Next    P      `c:"void *next"`
 	List    P      `c:"unsigned int *list"`
+	Hubs    P      `c:"unsigned int *hubs"`
 	Levels  P      `c:"int *levels"`
 	Ctl     P      `c:"unsigned int *ctl"`
 	N       uint64 `c:"unsigned long long n"`
@@ -135,6 +136,7 @@ type MSLevelParams[P Ptr] struct {
 	Next    P      `c:"void *next"`
 	ListIn  P      `c:"unsigned int *list_in"`
 	ListOut P      `c:"unsigned int *list_out"`
+	Hubs    P      `c:"const unsigned int *__restrict__ hubs"`
 	Levels  P      `c:"int *levels"`
 	Ctl     P      `c:"unsigned int *ctl"`
 	N       uint64 `c:"unsigned long long n"`
@@ -154,6 +156,7 @@ type MSFinishParams[P Ptr] struct {
 	Next    P      `c:"void *next"`
 	ListIn  P      `c:"unsigned int *list_in"`
 	ListOut P      `c:"unsigned int *list_out"`
+	Hubs    P      `c:"unsigned int *hubs"`
 	Levels  P      `c:"int *levels"`
 	Ctl     P      `c:"unsigned int *ctl"`
 	Width   uint64 `c:"unsigned long long width"`
@@ -236,6 +239,10 @@ const (
 	// CtlStepRelabels is the offset, in a barrier line, of the step's
 	// count of claims that lowered a label.
 	CtlStepRelabels = 4
+	// CtlHubs is the offset, in a count line, of a multi-source level's
+	// 64-bit hub count: the frontier's hubs in the high 32 bits and their
+	// edge chunks in the low 32.
+	CtlHubs = 6
 )
 
 // Result words, as offsets from CtlResult.
@@ -350,6 +357,11 @@ const (
 	// msListCap is the vertex ids a block stages in shared memory per
 	// multi-source level.
 	msListCap = 2048
+	// msHubEdges is the degree from which a multi-source push spreads a
+	// frontier vertex's edges over the whole grid, in chunks of
+	// msHubChunk edges, instead of leaving them to one warp.
+	msHubEdges = 1024
+	msHubChunk = 256
 )
 
 // ABI is the kernel ABI of the BFS module, from which kernels/bfs_abi.h is
@@ -376,6 +388,7 @@ var ABI = kernelabi.Module{
 		{Name: "CTL_MEGA_LINE", Value: ctlMegaLine, Doc: "Line of the first megakernel barrier word."},
 		{Name: "CTL_COUNTS", Value: CtlCounts, Doc: "Offsets in a count or barrier line of the 64-bit frontier count (vertices\nabove, edges below) and of the step's lowered labels."},
 		{Name: "CTL_STEP_RELABELS", Value: CtlStepRelabels},
+		{Name: "CTL_HUBS", Value: CtlHubs, Doc: "Offset in a count line of a multi-source level's 64-bit hub count (hubs\nabove, their edge chunks below)."},
 		{Name: "RESULT_LEVELS", Value: ResultLevels, Doc: "Result words, from CTL_RESULT: levels, changed flag, overflow, misuse,\nbarriers, direction mismatch, relabels (64 bits) and the scan wave's\nchanged flags."},
 		{Name: "RESULT_CHANGED", Value: ResultChanged},
 		{Name: "RESULT_OVERFLOW", Value: ResultOverflow},
@@ -420,5 +433,7 @@ var ABI = kernelabi.Module{
 		{Name: "BU_TILE_WORDS", Value: buTileWords, Tunable: true},
 		{Name: "RUN_AHEAD_START", Value: runAheadStart, Tunable: true, Doc: "The adaptive megakernel's first run-ahead depth."},
 		{Name: "MS_LIST_CAP", Value: msListCap, Doc: "Vertex ids a block stages in shared memory per multi-source level."},
+		{Name: "MS_HUB_EDGES", Value: msHubEdges, Tunable: true, Doc: "Degree from which a multi-source push spreads a vertex's edges over the\nwhole grid, in chunks of MS_HUB_CHUNK edges."},
+		{Name: "MS_HUB_CHUNK", Value: msHubChunk, Tunable: true},
 	},
 }

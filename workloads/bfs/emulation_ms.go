@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"math/rand/v2"
+	"sort"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
@@ -22,6 +23,7 @@ type emuMS[W msWord] struct {
 	stride          uint32
 	lab             uint32
 	ctl             []uint32
+	hubs            []uint32
 	rng             *rand.Rand
 }
 
@@ -42,21 +44,39 @@ func (m *emuMS[W]) appendList(list []uint32, out int, id uint32) {
 // push mirrors ms_push: the list's vertices in a random order, each OR-ing
 // its frontier bits that a neighbour has not seen into the neighbour's next
 // word, and clearing its frontier word.
-func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount int) {
+func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount, hubLine int) {
 	for _, i := range m.rng.Perm(int(count)) {
 		v := in[i]
-		f := m.cur[v]
-		m.cur[v] = 0
-		for _, u := range m.targets[m.offsets[v]:m.offsets[v+1]] {
-			if fresh := f &^ m.seen[u]; fresh != 0 {
-				old := m.next[u]
-				m.next[u] |= fresh
-				if old == 0 {
-					m.appendList(out, outCount, uint32(u))
-				}
+		if b, e := m.offsets[v], m.offsets[v+1]; e-b < msHubEdges {
+			m.pushEdges(m.cur[v], b, e, out, outCount)
+		}
+	}
+	nh, chunks := m.ctl[hubLine+1], m.ctl[hubLine]
+	for _, c := range m.rng.Perm(int(chunks)) {
+		j := uint32(sort.Search(int(nh), func(j int) bool { return m.hubs[2*j+1] > uint32(c) })) - 1
+		v := m.hubs[2*j]
+		b := m.offsets[v] + (uint32(c)-m.hubs[2*j+1])*msHubChunk
+		m.pushEdges(m.cur[v], b, min(m.offsets[v+1], b+msHubChunk), out, outCount)
+	}
+}
+
+// pushEdges pushes frontier word f over the edges [b, e).
+func (m *emuMS[W]) pushEdges(f W, b, e uint32, out []uint32, outCount int) {
+	for _, u := range m.targets[b:e] {
+		if fresh := f &^ m.seen[u]; fresh != 0 {
+			old := m.next[u]
+			m.next[u] |= fresh
+			if old == 0 {
+				m.appendList(out, outCount, uint32(u))
 			}
 		}
 	}
+}
+
+// noteHub mirrors ms_note_hub: a vertex of degree msHubEdges or more joins
+// the hub list whose count is at word line (chunks) and line+1 (hubs).
+func (m *emuMS[W]) noteHub(line int, u, deg uint32) {
+	noteHub(m.ctl, m.hubs, line, u, deg)
 }
 
 // pull mirrors ms_pull: every vertex some root of full has not seen ORs
@@ -169,21 +189,35 @@ func (m *emuMS[W]) pullWarp(missing [32]W, b, e [32]uint32) (fresh [32]W) {
 }
 
 // finish mirrors ms_finish_body.
-func (m *emuMS[W]) finish(pull bool, in, out []uint32, nin, nout uint32) (nf, mf uint32) {
-	if pull {
-		for _, v := range in[:nin] {
-			m.cur[v] = 0
-		}
-		return 0, 0
+func (m *emuMS[W]) finish(pull bool, in, out []uint32, nin, nout uint32, hubLine int) (nf, mf uint32) {
+	for _, v := range in[:nin] {
+		m.cur[v] = 0
 	}
 	for _, u := range out[:nout] {
-		fresh := m.next[u]
-		m.seen[u] |= fresh
-		m.record(u, fresh)
-		nf++
-		mf += m.offsets[u+1] - m.offsets[u]
+		deg := m.offsets[u+1] - m.offsets[u]
+		if !pull {
+			fresh := m.next[u]
+			m.seen[u] |= fresh
+			m.record(u, fresh)
+			nf++
+			mf += deg
+		}
+		m.noteHub(hubLine, u, deg)
 	}
 	return nf, mf
+}
+
+// noteHub appends u to a hub list (two words per hub: the vertex and its
+// first chunk) when its degree reaches msHubEdges, counting the hub and
+// its chunks at ctl[line+1] and ctl[line].
+func noteHub(ctl, hubs []uint32, line int, u, deg uint32) {
+	if deg < msHubEdges {
+		return
+	}
+	j := ctl[line+1]
+	hubs[2*j], hubs[2*j+1] = u, ctl[line]
+	ctl[line+1]++
+	ctl[line] += (deg + msHubChunk - 1) / msHubChunk
 }
 
 // msArrays maps a pass's seen, frontier and next words of n vertices.
@@ -257,6 +291,10 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 	if err != nil {
 		return err
 	}
+	hubs, err := hubView(l, p.Hubs)
+	if err != nil {
+		return err
+	}
 	for i, v := range roots {
 		if uint64(v) >= p.N {
 			return fmt.Errorf("%s: root %d of %d vertices", KernelMSInit, v, p.N)
@@ -272,6 +310,7 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 			list[ctl[CtlCountWord(0)]] = v
 			ctl[CtlCountWord(0)]++
 			addCounts(ctl, CtlCountsWord(0), 1, offsets[v+1]-offsets[v])
+			noteHub(ctl, hubs, CtlCountWord(0)+CtlHubs, v, offsets[v+1]-offsets[v])
 		}
 	}
 	return nil
@@ -327,6 +366,10 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 	d := int(p.Depth)
 	m.ctl[CtlCountWord(d+2)] = 0
 	m.ctl[CtlCountsWord(d+2)], m.ctl[CtlCountsWord(d+2)+1] = 0, 0
+	m.ctl[CtlCountWord(d+2)+CtlHubs], m.ctl[CtlCountWord(d+2)+CtlHubs+1] = 0, 0
+	if m.hubs, err = hubView(l, p.Hubs); err != nil {
+		return err
+	}
 	if p.Pull != 0 {
 		full := ^W(0)
 		if p.NRoots < uint64(bits.Len64(uint64(^W(0)))) {
@@ -336,7 +379,7 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 		addCounts(m.ctl, CtlCountsWord(d+1), nf, mf)
 		return nil
 	}
-	m.push(in, out, m.ctl[CtlCountWord(d)], CtlCountWord(d+1))
+	m.push(in, out, m.ctl[CtlCountWord(d)], CtlCountWord(d+1), CtlCountWord(d)+CtlHubs)
 	return nil
 }
 
@@ -370,8 +413,20 @@ func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr
 	if err != nil {
 		return err
 	}
+	if m.hubs, err = hubView(l, p.Hubs); err != nil {
+		return err
+	}
 	d := int(p.Depth)
-	nf, mf := m.finish(p.Pull != 0, in, out, m.ctl[CtlCountWord(d)], m.ctl[CtlCountWord(d+1)])
+	nf, mf := m.finish(p.Pull != 0, in, out, m.ctl[CtlCountWord(d)], m.ctl[CtlCountWord(d+1)], CtlCountWord(d+1)+CtlHubs)
 	addCounts(m.ctl, CtlCountsWord(d+1), nf, mf)
 	return nil
+}
+
+// hubView is a multi-source pass's whole hub list.
+func hubView(l *executor.FakeLaunch, hubs executor.DevPtr) ([]uint32, error) {
+	n, err := l.Len(hubs)
+	if err != nil {
+		return nil, err
+	}
+	return view[uint32](l, hubs, n/4)
 }

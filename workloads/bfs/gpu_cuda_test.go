@@ -134,7 +134,8 @@ func TestGPUAdaptiveRunAhead(t *testing.T) {
 }
 
 // TestGPUMultiSource runs multi-source passes on the GPU and checks every
-// root's levels against frontier.MultiSourceBFS and frontier.BFS.
+// root's levels against frontier.MultiSourceBFS and frontier.BFS, on the
+// generators' graphs and on graphs whose pushed frontiers hold hubs.
 func TestGPUMultiSource(t *testing.T) {
 	x := openGPU(t)
 	optimizing, topDown := directionGraphs(t)
@@ -142,6 +143,15 @@ func TestGPUMultiSource(t *testing.T) {
 		s, err := NewSession(x, g, Config{})
 		require.NoError(t, err)
 		checkMultiSource(t, s, []int{1, 33, 70}, []int{0, 32, 64})
+		require.NoError(t, s.Close())
+	}
+	kron, err := frontier.Kronecker(18, 16, 5)
+	require.NoError(t, err)
+	for _, g := range []*frontier.CSR{kron, gridWithHubs(t, 400, 5, 3*msHubEdges)} {
+		require.Positive(t, msHubs(g), g.Name)
+		s, err := NewSession(x, g, Config{})
+		require.NoError(t, err)
+		checkMultiSource(t, s, []int{7, 64}, []int{0, 32})
 		require.NoError(t, s.Close())
 	}
 }

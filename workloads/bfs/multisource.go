@@ -35,11 +35,24 @@ type MultiSource struct {
 
 // msBuffers are a pass's device buffers.
 type msBuffers struct {
-	seen, cur, next, list0, list1, levels, roots executor.Buffer
+	seen, cur, next, list0, list1, levels, roots, hubs executor.Buffer
 }
 
 func (b *msBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.levels, &b.roots}
+	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.levels, &b.roots, &b.hubs}
+}
+
+// msHubs is the number of the graph's hubs: the vertices of degree
+// msHubEdges or more, whose edges a multi-source push spreads over the
+// whole grid. A level's hub list holds at most all of them.
+func msHubs(g *frontier.CSR) uint64 {
+	var n uint64
+	for v := range g.NumVertices() {
+		if g.Degree(int32(v)) >= msHubEdges {
+			n++
+		}
+	}
+	return n
 }
 
 // MultiSourceRun is the measurement of one multi-source run: every pass
@@ -64,16 +77,16 @@ type MultiSourceRun struct {
 
 // multiSourceRequest is the request of roots roots at width over the
 // session: its graph bytes are what the session keeps resident plus the
-// pass's two vertex lists and its roots, so that the plan's resident bytes
-// are everything a pass holds.
-func (s *Session) multiSourceRequest(roots, width int) (planners.MultiSourceBFSRequest, error) {
+// pass's two vertex lists, its hub list (two words per hub) and its roots,
+// so that the plan's resident bytes are everything a pass holds.
+func (s *Session) multiSourceRequest(roots, width int, hubs uint64) (planners.MultiSourceBFSRequest, error) {
 	n := uint64(s.g.NumVertices())
 	lists, err := checked.Mul(n, 8, "multi-source vertex lists (2 x 4 bytes per vertex)")
 	if err != nil {
 		return planners.MultiSourceBFSRequest{}, err
 	}
-	graph, err := checked.Sum("multi-source graph bytes (the session's resident bytes, the lists and the roots)",
-		s.plans.Memory.RequiredBytes, lists, 4*frontier.MaxMultiSourceRoots)
+	graph, err := checked.Sum("multi-source graph bytes (the session's resident bytes, the lists, the hubs and the roots)",
+		s.plans.Memory.RequiredBytes, lists, 8*hubs, 4*frontier.MaxMultiSourceRoots)
 	if err != nil {
 		return planners.MultiSourceBFSRequest{}, err
 	}
@@ -86,7 +99,8 @@ func (s *Session) multiSourceRequest(roots, width int) (planners.MultiSourceBFSR
 // allocates its buffers. A pass that does not fit the session's budget
 // is refused before anything is allocated, with the plan's numbers.
 func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
-	req, err := s.multiSourceRequest(roots, width)
+	hubs := msHubs(s.g)
+	req, err := s.multiSourceRequest(roots, width, hubs)
 	if err != nil {
 		return nil, err
 	}
@@ -97,7 +111,7 @@ func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
 	m := &MultiSource{s: s, plan: plan, roots: roots, stride: min(uint64(roots), plan.Width)}
 	n := uint64(s.g.NumVertices())
 	words := plan.MaskBytes / 3
-	sizes := []uint64{words, words, words, 4 * n, 4 * n, plan.OutputBytes, 4 * frontier.MaxMultiSourceRoots}
+	sizes := []uint64{words, words, words, 4 * n, 4 * n, plan.OutputBytes, 4 * frontier.MaxMultiSourceRoots, 8 * hubs}
 	for i, b := range m.buf.all() {
 		if *b, err = s.x.Alloc(max(sizes[i], 4)); err != nil {
 			_ = m.Close()
@@ -172,7 +186,7 @@ func (m *MultiSource) start(pass []int32) error {
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(max(1, min((n+255)/256, uint64(s.x.Device().SMCount)*8)))
 	p := MSInitParams[executor.Buffer]{Offsets: s.buf.offsets, Roots: m.buf.roots, Seen: m.buf.seen, Cur: m.buf.cur, Next: m.buf.next,
-		List: m.buf.list0, Levels: m.buf.levels, Ctl: s.buf.ctl, N: n, NRoots: uint64(len(pass)), Width: m.plan.Width, Stride: m.stride}
+		List: m.buf.list0, Hubs: m.buf.hubs, Levels: m.buf.levels, Ctl: s.buf.ctl, N: n, NRoots: uint64(len(pass)), Width: m.plan.Width, Stride: m.stride}
 	if _, err := s.x.Launch(s.k.msInit, executor.Linear(blocks, 256), kernelabi.MustArgs(p)...); err != nil {
 		return err
 	}
@@ -197,10 +211,10 @@ func (m *MultiSource) args(p int, nroots int) msArgs {
 	n := uint64(s.g.NumVertices())
 	return msArgs{
 		level: kernelabi.MustArgs(MSLevelParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets, Seen: m.buf.seen,
-			Cur: cur, Next: next, ListIn: lin, ListOut: lout, Levels: m.buf.levels, Ctl: s.buf.ctl, N: n, NRoots: uint64(nroots),
+			Cur: cur, Next: next, ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, Levels: m.buf.levels, Ctl: s.buf.ctl, N: n, NRoots: uint64(nroots),
 			Width: m.plan.Width, Stride: m.stride}),
 		finish: kernelabi.MustArgs(MSFinishParams[executor.Buffer]{Offsets: s.buf.offsets, Seen: m.buf.seen, Cur: cur, Next: next,
-			ListIn: lin, ListOut: lout, Levels: m.buf.levels, Ctl: s.buf.ctl, Width: m.plan.Width, Stride: m.stride}),
+			ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, Levels: m.buf.levels, Ctl: s.buf.ctl, Width: m.plan.Width, Stride: m.stride}),
 	}
 }
 
@@ -213,10 +227,10 @@ var (
 )
 
 // traverse runs a started pass of nroots roots as a host loop: per level,
-// the level kernel (push, sized from the list, or pull over the level
-// grid), the finish kernel, and one 16-byte readback of the next list's
-// length and frontier count, from which the host picks the next level's
-// direction.
+// the level kernel (push, sized from the list, or over the level grid when
+// it pulls or the frontier holds hubs), the finish kernel, and one 32-byte
+// readback of the next list's length, frontier count and hub count, from
+// which the host picks the next level's direction.
 func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 	s := m.s
 	sets := [2]msArgs{m.args(0, nroots), m.args(1, nroots)}
@@ -238,13 +252,14 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 				return err
 			}
 		}
-		read := func(d uint64) (count, mf uint32, err error) {
+		read := func(d uint64) (count, mf, chunks uint32, err error) {
 			reads++
-			w := s.word[:16]
+			w := s.word[:32]
 			err = l.Read(s.buf.ctl, 4*uint64(CtlCountWord(int(d%3))), w)
-			return binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[8:]), err
+			return binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4*CtlCounts:]),
+				binary.LittleEndian.Uint32(w[4*CtlHubs:]), err
 		}
-		count, mf, err := read(0)
+		count, mf, chunks, err := read(0)
 		for d := uint64(0); err == nil && count > 0; d++ {
 			if d >= maxLevels {
 				return fmt.Errorf("multi-source BFS ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", d)
@@ -254,7 +269,7 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 			lv[msLevelDepthArg], lv[msLevelPullArg] = d, b2u(pull)
 			fin[msFinishDepthArg], fin[msFinishPullArg] = d, b2u(pull)
 			blocks := grid
-			if !pull {
+			if !pull && chunks == 0 {
 				blocks = uint32(max(1, min(uint64(grid), (uint64(count)+32*wpb-1)/(32*wpb))))
 			}
 			run.Levels++
@@ -264,7 +279,7 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 			cfg := executor.Linear(blocks, uint32(s.cfg.LevelThreads))
 			if err = l.Launch(s.k.msLevel, cfg, lv); err == nil {
 				if err = l.Launch(s.k.msFinish, executor.Linear(grid, uint32(s.cfg.LevelThreads)), fin); err == nil {
-					count, mf, err = read(d + 1)
+					count, mf, chunks, err = read(d + 1)
 				}
 			}
 		}

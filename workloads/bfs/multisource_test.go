@@ -2,6 +2,7 @@ package bfs
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -86,7 +87,7 @@ func TestMultiSourceRefusals(t *testing.T) {
 	require.NoError(t, err)
 	probe, err := NewSession(x, g, Config{})
 	require.NoError(t, err)
-	req, err := probe.multiSourceRequest(64, 64)
+	req, err := probe.multiSourceRequest(64, 64, msHubs(g))
 	require.NoError(t, err)
 	need, err := planners.PlanMultiSourceBFS(req)
 	require.NoError(t, err)
@@ -115,4 +116,47 @@ func TestMultiSourceRefusals(t *testing.T) {
 	require.ErrorAs(t, err, &re)
 	assert.Contains(t, err.Error(), "roots[5]")
 	require.NoError(t, m.Close())
+}
+
+// TestMultiSourceHubsOnFake runs multi-source passes over graphs whose
+// frontiers hold hubs (degree msHubEdges or more) on levels that push, so
+// the hub lists the init and finish kernels build must cover every hub for
+// the levels to come out right: a Kronecker graph, and a grid with three
+// hubs wired to random cells.
+func TestMultiSourceHubsOnFake(t *testing.T) {
+	x, _ := newFakeExecutor(t, 8<<30, 23)
+	kron, err := frontier.Kronecker(16, 16, 9)
+	require.NoError(t, err)
+	for _, g := range []*frontier.CSR{kron, gridWithHubs(t, 150, 3, 2*msHubEdges)} {
+		require.Positive(t, msHubs(g), g.Name)
+		s, err := NewSession(x, g, Config{})
+		require.NoError(t, err)
+		checkMultiSource(t, s, []int{5, 64}, []int{0})
+		require.NoError(t, s.Close())
+	}
+}
+
+// gridWithHubs is a side x side grid plus hubs extra vertices, each joined
+// to deg random cells.
+func gridWithHubs(t *testing.T, side, hubs, deg int) *frontier.CSR {
+	grid, err := frontier.Grid(side)
+	require.NoError(t, err)
+	n := side * side
+	var src, dst []int32
+	for v := range n {
+		for _, u := range grid.Targets[grid.Offsets[v]:grid.Offsets[v+1]] {
+			if int32(v) < u {
+				src, dst = append(src, int32(v)), append(dst, u)
+			}
+		}
+	}
+	r := rand.New(rand.NewPCG(uint64(side), uint64(hubs)))
+	for h := range hubs {
+		for _, c := range r.Perm(n)[:deg] {
+			src, dst = append(src, int32(n+h)), append(dst, int32(c))
+		}
+	}
+	g, err := frontier.BuildUndirected("grid-hubs", n+hubs, src, dst)
+	require.NoError(t, err)
+	return g
 }

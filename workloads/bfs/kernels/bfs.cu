@@ -1491,13 +1491,63 @@ __device__ __forceinline__ void ms_record(const MS<W>& ms, u32 u, W fresh) {
     }
 }
 
-// ms_push pushes from the count vertices of list_in: warps take up to 32
-// of them a round, spread their edges over the lanes (one edge per lane per
-// round, as expand_items does) and clear each vertex's frontier word once
-// read (nothing else reads it during a push).
+// ms_note_hub appends vertex u, of degree deg, to the hub list of the
+// level whose count line is `line` when deg reaches MS_HUB_EDGES: one
+// 64-bit atomic on the line's hub count takes the hub's place and the
+// first of its MS_HUB_CHUNK-edge chunks, so places and first chunks rise
+// together. Each entry is two words: the vertex and its first chunk.
+__device__ __forceinline__ void ms_note_hub(u32* hubs, u32* line, u32 u, u32 deg) {
+    if (deg < MS_HUB_EDGES) return;
+    u32 chunks = (deg + MS_HUB_CHUNK - 1) / MS_HUB_CHUNK;
+    u64 old = atomicAdd((unsigned long long*)&line[CTL_HUBS], (1ull << 32) | (u64)chunks);
+    u32 j = (u32)(old >> 32);
+    hubs[2 * j] = u;
+    hubs[2 * j + 1] = (u32)old;
+}
+
+// ms_hub_of returns the entry of the hub whose chunks hold chunk c: the
+// last of the nh entries whose first chunk is at most c.
+__device__ __forceinline__ u32 ms_hub_of(const u32* hubs, u32 nh, u32 c) {
+    u32 lo = 0, hi = nh - 1;
+    while (lo < hi) {
+        u32 mid = (lo + hi + 1) / 2;
+        if (__ldg(&hubs[2 * mid + 1]) <= c) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return lo;
+}
+
+// ms_push_edges pushes frontier word f over the edges [b, e), 32 a round
+// (one per lane); the warp calls it with the same b, e and f in every lane.
 template <typename W>
-__device__ __forceinline__ void ms_push(const MS<W>& ms, const u32* list_in, u32 count, IdQueue* q, u32* list_out,
-                                        u32* out_count) {
+__device__ __forceinline__ void ms_push_edges(const MS<W>& ms, W f, u32 b, u32 e, IdQueue* q, u32* list_out,
+                                              u32* out_count, u32 lane) {
+    for (u32 i = b; i < e; i += 32) {
+        bool fresh_vertex = false;
+        u32 u = 0;
+        if (i + lane < e) {
+            u = (u32)__ldg(&ms.targets[i + lane]);
+            W fresh = f & ~__ldg(&ms.seen[u]);
+            if (fresh != 0) fresh_vertex = atomicOr(&ms.next[u], fresh) == 0;
+        }
+        push_ids(q, list_out, out_count, lane, fresh_vertex, u);
+    }
+}
+
+// ms_push pushes from the count vertices of list_in: warps take up to 32
+// of them a round and spread their edges over the lanes (one edge per lane
+// per round, as expand_items does). A hub (degree MS_HUB_EDGES or more) is
+// left to the whole grid instead: its MS_HUB_CHUNK-edge chunks, listed in
+// hubs (hubc: hubs above, chunks below), go to the warps in turn, so one
+// high-degree vertex no longer holds a single warp for the whole level.
+// The frontier words stay set (the finish clears them), since a hub's word
+// is read by many warps.
+template <typename W>
+__device__ __forceinline__ void ms_push(const MS<W>& ms, const u32* list_in, u32 count, const u32* hubs, u64 hubc,
+                                        IdQueue* q, u32* list_out, u32* out_count) {
     u32 lane = threadIdx.x & 31u;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
     u32 k = min((count + nwarps - 1) / nwarps, 32u);
@@ -1507,10 +1557,13 @@ __device__ __forceinline__ void ms_push(const MS<W>& ms, const u32* list_in, u32
         W f = 0;
         if (lane < k && idx < count) {
             u32 v = __ldcg(&list_in[idx]);
-            f = ms.cur[v];
-            ms.cur[v] = 0;
             b = __ldg(&ms.offsets[v]);
             e = __ldg(&ms.offsets[v + 1]);
+            if (e - b >= MS_HUB_EDGES) {
+                e = b;  // the grid takes a hub's edges below
+            } else {
+                f = ms.cur[v];
+            }
         }
         u32 len = e - b;
         u32 incl = warp_incl(len, lane);
@@ -1531,6 +1584,14 @@ __device__ __forceinline__ void ms_push(const MS<W>& ms, const u32* list_in, u32
             }
             push_ids(q, list_out, out_count, lane, fresh_vertex, u);
         }
+    }
+    u32 nh = (u32)(hubc >> 32), nch = (u32)hubc;
+    for (u32 c = gwarp; c < nch; c += nwarps) {
+        u32 j = ms_hub_of(hubs, nh, c);
+        u32 v = __ldg(&hubs[2 * j]);
+        u32 b = __ldg(&ms.offsets[v]) + (c - __ldg(&hubs[2 * j + 1])) * MS_HUB_CHUNK;
+        u32 e = min(__ldg(&ms.offsets[v + 1]), b + MS_HUB_CHUNK);
+        ms_push_edges(ms, ms.cur[v], b, e, q, list_out, out_count, lane);
     }
 }
 
@@ -1612,7 +1673,7 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
 // ms_level_body is one level (pull or push) at depth d over words W.
 template <typename W>
 __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots, u32 d, bool pull, const u32* list_in,
-                                              u32* list_out, u32* ctl) {
+                                              u32* list_out, const u32* hubs, u32* ctl) {
     __shared__ IdQueue q;
     __shared__ u32 sc[3];
     if (threadIdx.x == 0) {
@@ -1626,7 +1687,8 @@ __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots
         W full = nroots >= sizeof(W) * 8 ? ~(W)0 : (((W)1 << nroots) - 1);
         ms_pull(ms, n, full, &q, list_out, out, &tally);
     } else {
-        ms_push(ms, list_in, load_cg(&ctl[CTL_COUNT(d % 3)]), &q, list_out, out);
+        u64 hubc = __ldcg((const unsigned long long*)&ctl[CTL_COUNT(d % 3) + CTL_HUBS]);
+        ms_push(ms, list_in, load_cg(&ctl[CTL_COUNT(d % 3)]), hubs, hubc, &q, list_out, out);
     }
     __syncthreads();
     flush_ids(&q, list_out, out);
@@ -1636,7 +1698,8 @@ __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots
 // msbfs_init starts a pass. Phase 0 (any grid) clears the seen, frontier
 // and next words of every vertex and the control words; phase 1 (one
 // block, after phase 0) gives each root its bit, its level 0 and, once per
-// distinct root, a place in the first list, with the list's count.
+// distinct root, a place in the first list, with the list's count (and in
+// the hub list when its degree reaches MS_HUB_EDGES).
 extern "C" __global__ void msbfs_init(MSBFS_INIT_PARAMS) {
     u64 words = n * (width / 32);  // 32-bit words per array
     if (phase == 0) {
@@ -1665,8 +1728,10 @@ extern "C" __global__ void msbfs_init(MSBFS_INIT_PARAMS) {
         bool first = true;
         for (u32 j = 0; j < i; j++) first = first && roots[j] != v;
         if (first) {
+            u32 deg = offsets[v + 1] - offsets[v];
             list[atomicAdd(&ctl[CTL_COUNT(0)], 1u)] = v;
-            atomicAdd((unsigned long long*)&ctl[CTL_COUNT(0) + CTL_COUNTS], (1ull << 32) | (u64)(offsets[v + 1] - offsets[v]));
+            atomicAdd((unsigned long long*)&ctl[CTL_COUNT(0) + CTL_COUNTS], (1ull << 32) | (u64)deg);
+            ms_note_hub(hubs, &ctl[CTL_COUNT(0)], v, deg);
         }
     }
 }
@@ -1681,23 +1746,25 @@ extern "C" __global__ void msbfs_level(MSBFS_LEVEL_PARAMS) {
         u32* clr = &ctl[CTL_COUNT((d + 2) % 3)];
         clr[0] = 0;
         *(u64*)&clr[CTL_COUNTS] = 0;
+        *(u64*)&clr[CTL_HUBS] = 0;
     }
     if (width == 64) {
         MS<u64> ms = {offsets, targets, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
-        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, ctl);
+        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, ctl);
     } else {
         MS<u32> ms = {offsets, targets, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
-        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, ctl);
+        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, ctl);
     }
 }
 
-// ms_finish_body ends level d over words W: after a push, every vertex of
-// list_out adds its next word to its seen word, records its levels and is
-// counted into the frontier count; after a pull, the frontier words of
-// list_in's vertices are cleared (the pull read them all level long).
+// ms_finish_body ends level d over words W: the frontier words of
+// list_in's vertices are cleared (the level read them all level long);
+// after a push, every vertex of list_out adds its next word to its seen
+// word, records its levels and is counted into the frontier count; every
+// hub of list_out joins the next level's hub list.
 template <typename W>
 __device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull, const u32* list_in, const u32* list_out,
-                                               u32* ctl) {
+                                               u32* hubs, u32* ctl) {
     __shared__ u32 sc[3];
     if (threadIdx.x == 0) sc[0] = sc[1] = sc[2] = 0;
     __syncthreads();
@@ -1705,19 +1772,21 @@ __device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull
     u32 nin = load_cg(&ctl[CTL_COUNT(d % 3)]);
     u32 nout = load_cg(&ctl[CTL_COUNT((d + 1) % 3)]);
     Tally tally = {};
-    if (pull) {
-        for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nin; i += stride) ms.cur[__ldcg(&list_in[i])] = 0;
-    } else {
-        for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nout; i += stride) {
-            u32 u = __ldcg(&list_out[i]);
+    u32* line = &ctl[CTL_COUNT((d + 1) % 3)];
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nin; i += stride) ms.cur[__ldcg(&list_in[i])] = 0;
+    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nout; i += stride) {
+        u32 u = __ldcg(&list_out[i]);
+        u32 deg = __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
+        if (!pull) {
             W fresh = ms.next[u];
             ms.seen[u] |= fresh;
             ms_record(ms, u, fresh);
             tally.first++;
-            tally.fedges += __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
+            tally.fedges += deg;
         }
+        ms_note_hub(hubs, line, u, deg);
     }
-    add_counts(&tally, sc, (u64*)&ctl[CTL_COUNT((d + 1) % 3) + CTL_COUNTS], nullptr);
+    add_counts(&tally, sc, (u64*)&line[CTL_COUNTS], nullptr);
 }
 
 // msbfs_finish ends level `depth` of a pass (see ms_finish_body).
@@ -1725,9 +1794,9 @@ extern "C" __global__ void msbfs_finish(MSBFS_FINISH_PARAMS) {
     u32 d = (u32)depth;
     if (width == 64) {
         MS<u64> ms = {offsets, nullptr, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
-        ms_finish_body(ms, d, pull != 0, list_in, list_out, ctl);
+        ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, ctl);
     } else {
         MS<u32> ms = {offsets, nullptr, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
-        ms_finish_body(ms, d, pull != 0, list_in, list_out, ctl);
+        ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, ctl);
     }
 }

@@ -21,6 +21,10 @@
 #define CTL_COUNTS 2u
 #define CTL_STEP_RELABELS 4u
 
+// Offset in a count line of a multi-source level's 64-bit hub count (hubs
+// above, their edge chunks below).
+#define CTL_HUBS 6u
+
 // Result words, from CTL_RESULT: levels, changed flag, overflow, misuse,
 // barriers, direction mismatch, relabels (64 bits) and the scan wave's
 // changed flags.
@@ -112,6 +116,15 @@
 
 // Vertex ids a block stages in shared memory per multi-source level.
 #define MS_LIST_CAP 2048u
+
+// Degree from which a multi-source push spreads a vertex's edges over the
+// whole grid, in chunks of MS_HUB_CHUNK edges.
+#ifndef MS_HUB_EDGES
+#define MS_HUB_EDGES 1024u
+#endif
+#ifndef MS_HUB_CHUNK
+#define MS_HUB_CHUNK 256u
+#endif
 
 // Resets one BFS.
 #define BFS_INIT_PARAMS \
@@ -210,6 +223,7 @@
     void *cur, \
     void *next, \
     unsigned int *list, \
+    unsigned int *hubs, \
     int *levels, \
     unsigned int *ctl, \
     unsigned long long n, \
@@ -227,6 +241,7 @@
     void *next, \
     unsigned int *list_in, \
     unsigned int *list_out, \
+    const unsigned int *__restrict__ hubs, \
     int *levels, \
     unsigned int *ctl, \
     unsigned long long n, \
@@ -244,6 +259,7 @@
     void *next, \
     unsigned int *list_in, \
     unsigned int *list_out, \
+    unsigned int *hubs, \
     int *levels, \
     unsigned int *ctl, \
     unsigned long long width, \
