@@ -9,7 +9,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help run test bench fuzz lint vet-cuda cuda-toolkit build-cuda gpu-test-bins ptx ptx-check gate ci clean
+.PHONY: help run test bench fuzz lint vet-cuda cuda-toolkit build-cuda cudalib cudalib-check gpu-test-bins ptx ptx-check gate ci clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -48,6 +48,14 @@ build-cuda: cuda-toolkit ## build everything with -tags cuda (the GPU executor)
 	CGO_ENABLED=1 $(GO) build -tags cuda ./...
 	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 
+cudalib: cuda-toolkit ## regenerate internal/cudalib's driver trampolines from the symbols the CUDA build calls
+	bash scripts/gen-cudalib.sh
+
+cudalib-check: cuda-toolkit ## the CUDA build loads libcuda at run time: trampolines up to date, no libcuda dependency, GPU commands fail clearly without it
+	bash scripts/gen-cudalib.sh check
+	CGO_ENABLED=1 $(GO) test -count=1 -tags cuda ./internal/cudalib
+	CGO_ENABLED=1 $(GO) test -count=1 -tags cuda -run 'TestLazyLink|TestProbe|TestDevices' ./cmd/gpuplan
+
 gpu-test-bins: cuda-toolkit ## compile GPU test binaries (plain and -race) into bin/ to carry to a GPU machine (run scripts/gpu-check.sh there)
 	@mkdir -p $(BIN)
 	@for p in $(GPU_TEST_PKGS); do \
@@ -66,7 +74,7 @@ ptx-check: cuda-toolkit ## check every PTX file with ptxas (sm_80, sm_90) and th
 gate: ## check the release claims in evidence/gates.json against evidence/results/
 	CGO_ENABLED=0 $(GO) run ./cmd/gpuplan gate
 
-ci: test lint cuda-toolkit vet-cuda build-cuda ptx-check gate ## everything CI runs
+ci: test lint cuda-toolkit vet-cuda build-cuda cudalib-check ptx-check gate ## everything CI runs
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

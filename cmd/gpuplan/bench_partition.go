@@ -41,8 +41,12 @@ func (o *benchOptions) checkPartitioned(strategy string) error {
 	return nil
 }
 
-// openPartitioned opens the devices of the partitioned BFS.
+// openPartitioned opens the devices of the partitioned BFS, after checking
+// that the NVIDIA driver library was loaded (CUDA build).
 func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
+	if err := driverLibraryError(); err != nil {
+		return nil, err
+	}
 	var devs *partbfs.Devices
 	var err error
 	if o.simulate > 0 {

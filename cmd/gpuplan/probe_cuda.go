@@ -24,9 +24,12 @@ type probeReport struct {
 
 // probeLiveDevice opens CUDA device 0, probes its capabilities and prints
 // them next to the closest built-in profile, marking every field that
-// differs. Without a GPU or driver it returns the executor's one-sentence
-// error.
+// differs. Without the driver library it returns cudalib's one-sentence
+// error, and without a GPU the executor's.
 func probeLiveDevice(e *env, jsonOut bool) error {
+	if err := driverLibraryError(); err != nil {
+		return err
+	}
 	x, err := executor.Open(0, executor.Options{})
 	if err != nil {
 		return err
