@@ -77,7 +77,13 @@ With --device NAME or --device-file FILE, show every field of one profile
 profile). With --json, one profile is written as a versioned profile
 document ("schema": "gpuplan.device-profile/v1") that --device-file, and a
 workload's device_file, read back: save it, edit it, plan against it.
-With --probe, read the live GPU (needs a CUDA build).
+With --probe, read every live GPU (needs a CUDA build): the driver
+version, then each GPU's ordinal, name, UUID, PCI bus id, compute
+capability and memory, and the closest built-in profile with the fields
+that differ. --json writes the report as "schema":
+"gpuplan.device-probe/v1", each GPU's profile document under "profile".
+-o FILE writes the profile of GPU --ordinal (default 0) as a profile
+document that --device-file reads.
 
 Examples:
   gpuplan devices
@@ -85,24 +91,29 @@ Examples:
   gpuplan devices --device h200 --json > mygpu.json
   gpuplan devices --device h200 --json | gpuplan devices --device-file -
   gpuplan occupancy --device-file mygpu.json --regs 64 --block 256
+  gpuplan devices --probe -o live.json --ordinal 1
 `
 
 func runDevices(e *env, args []string) error {
-	f := e.newFlags("devices", "devices [--device NAME | --device-file FILE | --probe] [--json]", devicesAbout)
+	f := e.newFlags("devices", "devices [--device NAME | --device-file FILE | --probe [-o FILE [--ordinal N]]] [--json]", devicesAbout)
 	var df deviceFlags
 	df.add(f)
-	probe := f.Bool("probe", false, "read the live GPU's properties and compare them with the closest built-in profile (needs 'make build-cuda')")
+	probe := f.Bool("probe", false, "read every live GPU's properties and compare each with the closest built-in profile (needs 'make build-cuda')")
+	var po probeOptions
+	f.StringVar(&po.out, "o", "", "with --probe, write the profile of the GPU --ordinal names to `FILE`, for --device-file")
+	f.IntVar(&po.ordinal, "ordinal", 0, "with --probe -o, the ordinal `N` of the GPU whose profile is written, as --probe lists it")
 	if err := f.parse(args); err != nil {
 		return err
 	}
 	if err := f.noArgs(); err != nil {
 		return err
 	}
+	if err := checkProbeFlags(*probe, df, setFlags(f), po); err != nil {
+		return err
+	}
 	if *probe {
-		if df.name != "" || df.file != "" {
-			return usagef("gpuplan devices: --probe cannot be combined with --device or --device-file. Fix: drop --probe, or drop --device and --device-file")
-		}
-		return probeLiveDevice(e, f.json)
+		po.json = f.json
+		return probeDevices(e, po)
 	}
 	if df.name != "" || df.file != "" {
 		d, label, err := df.resolve(e, "devices")
@@ -145,6 +156,34 @@ func runDevices(e *env, args []string) error {
 		}
 	}
 	return nil
+}
+
+// checkProbeFlags refuses --probe with a profile selection, -o or
+// --ordinal without --probe, --ordinal without -o, and a negative ordinal.
+func checkProbeFlags(probe bool, df deviceFlags, set map[string]bool, po probeOptions) error {
+	switch {
+	case probe && (df.name != "" || df.file != ""):
+		return usagef("gpuplan devices: --probe cannot be combined with --device or --device-file. Fix: drop --probe, or drop --device and --device-file")
+	case !probe && (set["o"] || set["ordinal"]):
+		return usagef("gpuplan devices: -o and --ordinal write a probed GPU's profile and need --probe. Fix: add --probe, or save a built-in profile with --device NAME --json > FILE")
+	case set["ordinal"] && !set["o"]:
+		return usagef("gpuplan devices: --ordinal names the GPU whose profile -o writes (--probe lists every GPU). Fix: add -o FILE, or drop --ordinal")
+	case set["o"] && po.out == "":
+		return usagef("gpuplan devices: -o needs a file name. Fix: give -o FILE")
+	case po.ordinal < 0:
+		return usagef("gpuplan devices: --ordinal %d is negative. Fix: give a GPU ordinal from 'gpuplan devices --probe' (0 is the first)", po.ordinal)
+	}
+	return nil
+}
+
+// probeDevices reads every live GPU (CUDA build) and prints the report,
+// writing the profile -o asks for.
+func probeDevices(e *env, o probeOptions) error {
+	r, err := probeMachine()
+	if err != nil {
+		return err
+	}
+	return runProbe(e, o, r)
 }
 
 // showDevice prints one device: its fields as a table, or with --json its

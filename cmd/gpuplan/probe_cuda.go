@@ -4,70 +4,59 @@ package main
 
 import (
 	"fmt"
-	"reflect"
-	"strings"
-	"text/tabwriter"
 
 	"github.com/gpuplan/gpuplan/executor"
-	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/internal/cudalib"
 )
 
-// probeReport is the JSON form of `gpuplan devices --probe`.
-type probeReport struct {
-	Live            occupancy.Device      `json:"live"`
-	PTXTarget       int                   `json:"ptx_target"`
-	FreeMemoryBytes uint64                `json:"free_memory_bytes"`
-	Closest         string                `json:"closest"`
-	Profile         occupancy.Device      `json:"profile"`
-	Diff            []occupancy.FieldDiff `json:"diff"`
+// probeMachine reads every GPU the driver lists: the driver version once,
+// then for each ordinal its capabilities through the executor (which opens
+// a context on it) and its UUID and PCI bus id. Without the driver library
+// or a GPU it returns one sentence saying so.
+func probeMachine() (probeResult, error) {
+	if err := driverLibraryError(); err != nil {
+		return probeResult{}, err
+	}
+	n, err := executor.DeviceCount()
+	if err != nil {
+		return probeResult{}, err
+	}
+	version, err := cudalib.DriverVersion()
+	if err != nil {
+		return probeResult{}, err
+	}
+	r := probeResult{DriverVersion: version, GPUs: make([]probedGPU, 0, n)}
+	for i := range n {
+		g, err := probeGPUAt(i)
+		if err != nil {
+			return probeResult{}, fmt.Errorf("GPU %d: %w", i, err)
+		}
+		r.GPUs = append(r.GPUs, g)
+	}
+	return r, nil
 }
 
-// probeLiveDevice opens CUDA device 0, probes its capabilities and prints
-// them next to the closest built-in profile, marking every field that
-// differs. Without the driver library it returns cudalib's one-sentence
-// error, and without a GPU the executor's.
-func probeLiveDevice(e *env, jsonOut bool) error {
-	if err := driverLibraryError(); err != nil {
-		return err
-	}
-	x, err := executor.Open(0, executor.Options{})
+// probeGPUAt opens device ordinal, reads its capabilities, free memory and
+// PTX target, closes it, and adds the driver's UUID and PCI bus id.
+func probeGPUAt(ordinal int) (probedGPU, error) {
+	x, err := executor.Open(ordinal, executor.Options{})
 	if err != nil {
-		return err
+		return probedGPU{}, err
 	}
-	live := x.Device()
+	g := probedGPU{Ordinal: ordinal, Device: x.Device(), PTXTarget: x.PTXTarget()}
 	free, _, merr := x.MemInfo()
-	target := x.PTXTarget()
 	if err := x.Close(); err != nil {
-		return err
+		return probedGPU{}, err
 	}
 	if merr != nil {
-		return merr
+		return probedGPU{}, merr
 	}
-	p := occupancy.Closest(live)
-	rep := probeReport{Live: live, PTXTarget: target, FreeMemoryBytes: free, Closest: p.Short, Profile: p.Device,
-		Diff: occupancy.Diff(live, p.Device)}
-	if rep.Diff == nil {
-		rep.Diff = []occupancy.FieldDiff{}
+	g.FreeMemoryBytes = free
+	if g.UUID, err = cudalib.DeviceUUID(ordinal); err != nil {
+		return probedGPU{}, err
 	}
-	if jsonOut {
-		return writeJSON(e.stdout, rep)
+	if g.PCIBusID, err = cudalib.DevicePCIBusID(ordinal); err != nil {
+		return probedGPU{}, err
 	}
-	fmt.Fprintf(e.stdout, "live device %d: %s (PTX target sm_%d, %d bytes free)\n", live.Ordinal, live.Name, target, free)
-	fmt.Fprintf(e.stdout, "closest built-in profile: %s (%d fields differ)\n\n", p.Short, len(rep.Diff))
-	differs := map[string]bool{}
-	for _, d := range rep.Diff {
-		differs[d.Field] = true
-	}
-	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintf(tw, "FIELD\tLIVE\t%s\t\n", strings.ToUpper(p.Short))
-	lv, pv := reflect.ValueOf(live), reflect.ValueOf(p.Device)
-	for i := range lv.NumField() {
-		name, _, _ := strings.Cut(lv.Type().Field(i).Tag.Get("json"), ",")
-		mark := ""
-		if differs[name] {
-			mark = "<- differs"
-		}
-		fmt.Fprintf(tw, "%s\t%v\t%v\t%s\n", name, lv.Field(i).Interface(), pv.Field(i).Interface(), mark)
-	}
-	return tw.Flush()
+	return g, nil
 }

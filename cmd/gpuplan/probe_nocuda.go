@@ -4,8 +4,8 @@ package main
 
 import "errors"
 
-// probeLiveDevice reads the live GPU. This build has no CUDA support, so it
+// probeMachine reads the live GPUs. This build has no CUDA support, so it
 // always fails with instructions.
-func probeLiveDevice(e *env, jsonOut bool) error {
-	return errors.New("gpuplan was built without CUDA support. Fix: build with `make build-cuda` and run on a machine with an NVIDIA GPU")
+func probeMachine() (probeResult, error) {
+	return probeResult{}, errors.New("gpuplan was built without CUDA support. Fix: build with `make build-cuda` and run on a machine with an NVIDIA GPU")
 }
