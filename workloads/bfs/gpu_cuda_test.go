@@ -147,11 +147,5 @@ func TestGPUMultiSource(t *testing.T) {
 	}
 	kron, err := frontier.Kronecker(18, 16, 5)
 	require.NoError(t, err)
-	for _, g := range []*frontier.CSR{kron, gridWithHubs(t, 400, 5, 3*msHubEdges)} {
-		require.Positive(t, msHubs(g), g.Name)
-		s, err := NewSession(x, g, Config{})
-		require.NoError(t, err)
-		checkMultiSource(t, s, []int{7, 64}, []int{0, 32})
-		require.NoError(t, s.Close())
-	}
+	checkMultiSourceHubs(t, x, []*frontier.CSR{kron, gridWithHubs(t, 400, 5, 3*msHubEdges)}, []int{7, 64}, []int{0, 32})
 }

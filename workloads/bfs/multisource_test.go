@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/planners"
 	"github.com/stretchr/testify/assert"
@@ -127,11 +128,17 @@ func TestMultiSourceHubsOnFake(t *testing.T) {
 	x, _ := newFakeExecutor(t, 8<<30, 23)
 	kron, err := frontier.Kronecker(16, 16, 9)
 	require.NoError(t, err)
-	for _, g := range []*frontier.CSR{kron, gridWithHubs(t, 150, 3, 2*msHubEdges)} {
+	checkMultiSourceHubs(t, x, []*frontier.CSR{kron, gridWithHubs(t, 150, 3, 2*msHubEdges)}, []int{5, 64}, []int{0})
+}
+
+// checkMultiSourceHubs runs checkMultiSource on each graph, which must
+// have hubs, in a session of its own.
+func checkMultiSourceHubs(t *testing.T, x *executor.Executor, graphs []*frontier.CSR, counts, widths []int) {
+	for _, g := range graphs {
 		require.Positive(t, msHubs(g), g.Name)
 		s, err := NewSession(x, g, Config{})
 		require.NoError(t, err)
-		checkMultiSource(t, s, []int{5, 64}, []int{0})
+		checkMultiSource(t, s, counts, widths)
 		require.NoError(t, s.Close())
 	}
 }
