@@ -30,8 +30,11 @@ type probedGPU struct {
 
 // probeResult is the whole machine as the driver reports it.
 type probeResult struct {
-	// DriverVersion is cuDriverGetVersion's 1000*major + 10*minor.
+	// DriverVersion is cuDriverGetVersion's 1000*major + 10*minor;
+	// KernelModule the NVIDIA kernel module's version ("580.159.04"), ""
+	// when the machine does not say.
 	DriverVersion int
+	KernelModule  string
 	GPUs          []probedGPU
 }
 
@@ -40,9 +43,12 @@ type probeReport struct {
 	Schema string `json:"schema"`
 	// DriverVersion is the CUDA version the driver supports ("12.2"), and
 	// DriverVersionNumber cuDriverGetVersion's number for it (12020).
-	DriverVersion       string     `json:"driver_version"`
-	DriverVersionNumber int        `json:"driver_version_number"`
-	GPUs                []probeGPU `json:"gpus"`
+	DriverVersion       string `json:"driver_version"`
+	DriverVersionNumber int    `json:"driver_version_number"`
+	// KernelModule is the NVIDIA kernel module's version, as nvidia-smi
+	// and the evidence files' driver_version column give it.
+	KernelModule string     `json:"kernel_module,omitempty"`
+	GPUs         []probeGPU `json:"gpus"`
 	// ProfileFile is the file -o wrote, and ProfileOrdinal the GPU in it.
 	ProfileFile    string `json:"profile_file,omitempty"`
 	ProfileOrdinal *int   `json:"profile_ordinal,omitempty"`
@@ -97,7 +103,7 @@ func liveProfile(g probedGPU) occupancy.ProfileDocument {
 // the driver listed them.
 func buildProbeReport(r probeResult) probeReport {
 	rep := probeReport{Schema: probeSchema, DriverVersion: formatDriverVersion(r.DriverVersion),
-		DriverVersionNumber: r.DriverVersion, GPUs: make([]probeGPU, len(r.GPUs))}
+		DriverVersionNumber: r.DriverVersion, KernelModule: r.KernelModule, GPUs: make([]probeGPU, len(r.GPUs))}
 	for i, g := range r.GPUs {
 		rep.GPUs[i] = probeGPU{Ordinal: g.Ordinal, Name: g.Device.Name, UUID: formatGPUUUID(g.UUID), PCIBusID: g.PCIBusID,
 			ComputeCapability: g.Device.CC(), TotalMemoryBytes: g.Device.TotalMemoryBytes, FreeMemoryBytes: g.FreeMemoryBytes,
@@ -166,7 +172,11 @@ func runProbe(e *env, o probeOptions, r probeResult) error {
 // identity, memory and closest built-in profile with the fields that
 // differ from it.
 func writeProbeText(w io.Writer, rep probeReport) error {
-	fmt.Fprintf(w, "driver: CUDA %s (cuDriverGetVersion %d), %d GPU(s)\n", rep.DriverVersion, rep.DriverVersionNumber, len(rep.GPUs))
+	module := ""
+	if rep.KernelModule != "" {
+		module = "NVIDIA " + rep.KernelModule + ", "
+	}
+	fmt.Fprintf(w, "driver: %sCUDA %s (cuDriverGetVersion %d), %d GPU(s)\n", module, rep.DriverVersion, rep.DriverVersionNumber, len(rep.GPUs))
 	for _, g := range rep.GPUs {
 		if err := writeProbeGPU(w, g); err != nil {
 			return err

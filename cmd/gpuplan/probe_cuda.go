@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/cudalib"
@@ -26,6 +27,9 @@ func probeMachine() (probeResult, error) {
 		return probeResult{}, err
 	}
 	r := probeResult{DriverVersion: version, GPUs: make([]probedGPU, 0, n)}
+	if b, err := os.ReadFile("/proc/driver/nvidia/version"); err == nil {
+		r.KernelModule = driverVersionFromProc(string(b))
+	}
 	for i := range n {
 		g, err := probeGPUAt(i)
 		if err != nil {

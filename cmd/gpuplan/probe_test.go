@@ -57,7 +57,7 @@ func fakeProbe(t *testing.T) probeResult {
 	require.NoError(t, err)
 	h200.Ordinal = 1
 	h200.L2Bytes = 40 << 20
-	return probeResult{DriverVersion: 12020, GPUs: []probedGPU{
+	return probeResult{DriverVersion: 12020, KernelModule: "535.104.05", GPUs: []probedGPU{
 		{Ordinal: 0, UUID: [16]byte{0xde, 0xad, 0xbe, 0xef}, PCIBusID: "00000000:18:00.0", Device: h100, PTXTarget: 90, FreeMemoryBytes: 80 << 30},
 		{Ordinal: 1, UUID: [16]byte{15: 0x01}, PCIBusID: "00000000:2A:00.0", Device: h200, PTXTarget: 90, FreeMemoryBytes: 100 << 30},
 	}}
@@ -100,7 +100,7 @@ func TestProbeText(t *testing.T) {
 	require.NoError(t, runProbe(e, probeOptions{}, fakeProbe(t)))
 	text := out.String()
 	for _, want := range []string{
-		"driver: CUDA 12.2 (cuDriverGetVersion 12020), 2 GPU(s)",
+		"driver: NVIDIA 535.104.05, CUDA 12.2 (cuDriverGetVersion 12020), 2 GPU(s)",
 		"GPU 0: NVIDIA H100 80GB HBM3",
 		"  uuid                      GPU-deadbeef-0000-0000-0000-000000000000",
 		"  PCI bus id                00000000:18:00.0",
@@ -219,5 +219,21 @@ func TestProbeFlags(t *testing.T) {
 			assert.Contains(t, errs, tc.want)
 			assert.Equal(t, 1, strings.Count(errs, "Fix:"), errs)
 		})
+	}
+}
+
+// TestProbeDriverLine: the driver line names the NVIDIA kernel module when
+// the machine gives its version, and only the CUDA version otherwise.
+func TestProbeDriverLine(t *testing.T) {
+	for _, tc := range []struct{ module, want string }{
+		{"580.159.04", "driver: NVIDIA 580.159.04, CUDA 12.2 (cuDriverGetVersion 12020), 2 GPU(s)\n"},
+		{"", "driver: CUDA 12.2 (cuDriverGetVersion 12020), 2 GPU(s)\n"},
+	} {
+		r := fakeProbe(t)
+		r.KernelModule = tc.module
+		var out bytes.Buffer
+		require.NoError(t, writeProbeText(&out, buildProbeReport(r)))
+		first, _, _ := strings.Cut(out.String(), "GPU 0")
+		assert.Equal(t, tc.want+"\n", first, tc.module)
 	}
 }
