@@ -41,9 +41,11 @@ func (m *emuMS[W]) appendList(list []uint32, out int, id uint32) {
 	m.ctl[out]++
 }
 
-// push mirrors ms_push: the list's vertices in a random order, each OR-ing
-// its frontier bits that a neighbour has not seen into the neighbour's next
-// word, and clearing its frontier word.
+// push mirrors ms_push: the list's vertices below msHubEdges in a random
+// order, then the hub list's chunks (hubLine: chunks, then hubs) in a
+// random order, each OR-ing its vertex's frontier bits that a neighbour has
+// not seen into the neighbour's next word. The frontier words stay set;
+// finish clears them.
 func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount, hubLine int) {
 	for _, i := range m.rng.Perm(int(count)) {
 		v := in[i]
