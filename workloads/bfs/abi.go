@@ -127,42 +127,50 @@ type MSInitParams[P Ptr] struct {
 
 // MSLevelParams are the parameters of KernelMSLevel: level Depth of a
 // multi-source pass, pushed from ListIn's vertices (Pull 0) or pulled by
-// every vertex some root has not seen (Pull 1).
+// every vertex some root has not seen (Pull 1). GraphHubs lists every hub
+// of the graph (its vertex and first chunk, as a level's hub list) and
+// GraphHubc counts them (hubs above bit 32, their chunks below): a pulling
+// level spreads the hubs' edges over the grid in chunks.
 type MSLevelParams[P Ptr] struct {
-	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
-	Targets P      `c:"const int *__restrict__ targets"`
-	Seen    P      `c:"void *seen"`
-	Cur     P      `c:"void *cur"`
-	Next    P      `c:"void *next"`
-	ListIn  P      `c:"unsigned int *list_in"`
-	ListOut P      `c:"unsigned int *list_out"`
-	Hubs    P      `c:"const unsigned int *__restrict__ hubs"`
-	Levels  P      `c:"int *levels"`
-	Ctl     P      `c:"unsigned int *ctl"`
-	N       uint64 `c:"unsigned long long n"`
-	NRoots  uint64 `c:"unsigned long long nroots"`
-	Width   uint64 `c:"unsigned long long width"`
-	Stride  uint64 `c:"unsigned long long stride"`
-	Depth   uint64 `c:"unsigned long long depth"`
-	Pull    uint64 `c:"unsigned long long pull"`
+	Offsets   P      `c:"const unsigned int *__restrict__ offsets"`
+	Targets   P      `c:"const int *__restrict__ targets"`
+	Seen      P      `c:"void *seen"`
+	Cur       P      `c:"void *cur"`
+	Next      P      `c:"void *next"`
+	ListIn    P      `c:"unsigned int *list_in"`
+	ListOut   P      `c:"unsigned int *list_out"`
+	Hubs      P      `c:"const unsigned int *__restrict__ hubs"`
+	GraphHubs P      `c:"const unsigned int *__restrict__ graph_hubs"`
+	Levels    P      `c:"int *levels"`
+	Ctl       P      `c:"unsigned int *ctl"`
+	N         uint64 `c:"unsigned long long n"`
+	NRoots    uint64 `c:"unsigned long long nroots"`
+	Width     uint64 `c:"unsigned long long width"`
+	Stride    uint64 `c:"unsigned long long stride"`
+	Depth     uint64 `c:"unsigned long long depth"`
+	Pull      uint64 `c:"unsigned long long pull"`
+	GraphHubc uint64 `c:"unsigned long long graph_hubc"`
 }
 
 // MSFinishParams are the parameters of KernelMSFinish, which ends level
-// Depth of a multi-source pass.
+// Depth of a multi-source pass; after a pulling level it ends the graph's
+// hubs (GraphHubs and GraphHubc, as in MSLevelParams).
 type MSFinishParams[P Ptr] struct {
-	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
-	Seen    P      `c:"void *seen"`
-	Cur     P      `c:"void *cur"`
-	Next    P      `c:"void *next"`
-	ListIn  P      `c:"unsigned int *list_in"`
-	ListOut P      `c:"unsigned int *list_out"`
-	Hubs    P      `c:"unsigned int *hubs"`
-	Levels  P      `c:"int *levels"`
-	Ctl     P      `c:"unsigned int *ctl"`
-	Width   uint64 `c:"unsigned long long width"`
-	Stride  uint64 `c:"unsigned long long stride"`
-	Depth   uint64 `c:"unsigned long long depth"`
-	Pull    uint64 `c:"unsigned long long pull"`
+	Offsets   P      `c:"const unsigned int *__restrict__ offsets"`
+	Seen      P      `c:"void *seen"`
+	Cur       P      `c:"void *cur"`
+	Next      P      `c:"void *next"`
+	ListIn    P      `c:"unsigned int *list_in"`
+	ListOut   P      `c:"unsigned int *list_out"`
+	Hubs      P      `c:"unsigned int *hubs"`
+	GraphHubs P      `c:"const unsigned int *__restrict__ graph_hubs"`
+	Levels    P      `c:"int *levels"`
+	Ctl       P      `c:"unsigned int *ctl"`
+	Width     uint64 `c:"unsigned long long width"`
+	Stride    uint64 `c:"unsigned long long stride"`
+	Depth     uint64 `c:"unsigned long long depth"`
+	Pull      uint64 `c:"unsigned long long pull"`
+	GraphHubc uint64 `c:"unsigned long long graph_hubc"`
 }
 
 // BarrierParams are the parameters of KernelBarrierOnly.

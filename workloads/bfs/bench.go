@@ -188,7 +188,9 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	defer b.close()
 	b.res.Plans = b.s.Plans()
 	b.recordDirections()
-	for _, step := range []func() error{b.planArm, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.sessions} {
+	// The multi-source buffers are freed before the session batches, whose
+	// plans hold the session's own resident bytes.
+	for _, step := range []func() error{b.planArm, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.closeBatch, b.sessions} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -206,14 +208,20 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 
 // close frees the multi-source buffers and the session (again: no-op).
 func (b *bench) close() error {
-	var err error
-	if b.ms != nil {
-		err = b.ms.Close()
-		b.ms = nil
-	}
+	err := b.closeBatch()
 	if e := b.s.Close(); err == nil {
 		err = e
 	}
+	return err
+}
+
+// closeBatch frees the multi-source buffers, if any (again: no-op).
+func (b *bench) closeBatch() error {
+	if b.ms == nil {
+		return nil
+	}
+	err := b.ms.Close()
+	b.ms = nil
 	return err
 }
 

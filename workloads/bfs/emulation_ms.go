@@ -24,7 +24,11 @@ type emuMS[W msWord] struct {
 	lab             uint32
 	ctl             []uint32
 	hubs            []uint32
-	rng             *rand.Rand
+	// graphHubs and graphHubc are the graph's hub list and its count
+	// (hubs above bit 32, chunks below).
+	graphHubs []uint32
+	graphHubc uint64
+	rng       *rand.Rand
 }
 
 // record mirrors ms_record.
@@ -55,7 +59,7 @@ func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount, hubLine int) {
 	}
 	nh, chunks := m.ctl[hubLine+1], m.ctl[hubLine]
 	for _, c := range m.rng.Perm(int(chunks)) {
-		j := uint32(sort.Search(int(nh), func(j int) bool { return m.hubs[2*j+1] > uint32(c) })) - 1
+		j := hubOf(m.hubs, nh, uint32(c))
 		v := m.hubs[2*j]
 		b := m.offsets[v] + (uint32(c)-m.hubs[2*j+1])*msHubChunk
 		m.pushEdges(m.cur[v], b, min(m.offsets[v+1], b+msHubChunk), out, outCount)
@@ -75,17 +79,37 @@ func (m *emuMS[W]) pushEdges(f W, b, e uint32, out []uint32, outCount int) {
 	}
 }
 
-// noteHub mirrors ms_note_hub: a vertex of degree msHubEdges or more joins
-// the hub list whose count is at word line (chunks) and line+1 (hubs).
-func (m *emuMS[W]) noteHub(line int, u, deg uint32) {
-	noteHub(m.ctl, m.hubs, line, u, deg)
+// hubOf mirrors ms_hub_of: the entry of the nh entries of hubs whose
+// chunks hold chunk c.
+func hubOf(hubs []uint32, nh, c uint32) uint32 {
+	return uint32(sort.Search(int(nh), func(j int) bool { return hubs[2*j+1] > c })) - 1
 }
 
-// pull mirrors ms_pull: every vertex some root of full has not seen ORs
-// its neighbours' frontier words until every missing root is found (a warp
-// of 32 vertices at a time, pullWarp); a vertex that found any records its
-// levels and joins the list, and is counted into the frontier count.
+// pullHubs mirrors ms_pull_hubs: the graph's hub chunks in a random
+// order, each OR-ing the frontier words of its edges' targets that its
+// hub misses into the hub's next word.
+func (m *emuMS[W]) pullHubs(full W) {
+	nh, chunks := uint32(m.graphHubc>>32), uint32(m.graphHubc)
+	for _, c := range m.rng.Perm(int(chunks)) {
+		j := hubOf(m.graphHubs, nh, uint32(c))
+		v := m.graphHubs[2*j]
+		missing := full &^ m.seen[v]
+		b := m.offsets[v] + (uint32(c)-m.graphHubs[2*j+1])*msHubChunk
+		var acc W
+		for _, u := range m.targets[b:min(m.offsets[v+1], b+msHubChunk)] {
+			acc |= m.cur[u] & missing
+		}
+		m.next[v] |= acc
+	}
+}
+
+// pull mirrors ms_pull after pullHubs: every vertex below msHubEdges that
+// some root of full has not seen ORs its neighbours' frontier words until
+// every missing root is found (a warp of 32 vertices at a time, pullWarp);
+// a vertex that found any records its levels and joins the list, and is
+// counted into the frontier count.
 func (m *emuMS[W]) pull(n uint32, full W, out []uint32, outCount int) (nf, mf uint32) {
+	m.pullHubs(full)
 	for base := uint32(0); base < n; base += 32 {
 		var missing [32]W
 		var b, e [32]uint32
@@ -93,6 +117,9 @@ func (m *emuMS[W]) pull(n uint32, full W, out []uint32, outCount int) (nf, mf ui
 			if u := base + l; u < n {
 				missing[l] = full &^ m.seen[u]
 				b[l], e[l] = m.offsets[u], m.offsets[u+1]
+				if e[l]-b[l] >= msHubEdges {
+					missing[l] = 0
+				}
 			}
 		}
 		fresh := m.pullWarp(missing, b, e)
@@ -190,21 +217,36 @@ func (m *emuMS[W]) pullWarp(missing [32]W, b, e [32]uint32) (fresh [32]W) {
 	return fresh
 }
 
-// finish mirrors ms_finish_body.
-func (m *emuMS[W]) finish(pull bool, in, out []uint32, nin, nout uint32, hubLine int) (nf, mf uint32) {
+// finish mirrors ms_finish_body: list_out's count is at control word
+// outCount, its hub list's at hubLine.
+func (m *emuMS[W]) finish(pull bool, in, out []uint32, nin uint32, outCount, hubLine int) (nf, mf uint32) {
 	for _, v := range in[:nin] {
 		m.cur[v] = 0
 	}
-	for _, u := range out[:nout] {
-		deg := m.offsets[u+1] - m.offsets[u]
-		if !pull {
-			fresh := m.next[u]
-			m.seen[u] |= fresh
-			m.record(u, fresh)
+	if pull {
+		for j := range uint32(m.graphHubc >> 32) {
+			u := m.graphHubs[2*j]
+			if m.next[u] == 0 {
+				continue
+			}
+			deg := m.offsets[u+1] - m.offsets[u]
+			m.seen[u] |= m.next[u]
+			m.record(u, m.next[u])
 			nf++
 			mf += deg
+			m.appendList(out, outCount, u)
+			noteHub(m.ctl, m.hubs, hubLine, u, deg)
 		}
-		m.noteHub(hubLine, u, deg)
+		return nf, mf
+	}
+	for _, u := range out[:m.ctl[outCount]] {
+		deg := m.offsets[u+1] - m.offsets[u]
+		fresh := m.next[u]
+		m.seen[u] |= fresh
+		m.record(u, fresh)
+		nf++
+		mf += deg
+		noteHub(m.ctl, m.hubs, hubLine, u, deg)
 	}
 	return nf, mf
 }
@@ -372,6 +414,10 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 	if m.hubs, err = hubView(l, p.Hubs); err != nil {
 		return err
 	}
+	if m.graphHubs, err = hubView(l, p.GraphHubs); err != nil {
+		return err
+	}
+	m.graphHubc = p.GraphHubc
 	if p.Pull != 0 {
 		full := ^W(0)
 		if p.NRoots < uint64(bits.Len64(uint64(^W(0)))) {
@@ -418,8 +464,12 @@ func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr
 	if m.hubs, err = hubView(l, p.Hubs); err != nil {
 		return err
 	}
+	if m.graphHubs, err = hubView(l, p.GraphHubs); err != nil {
+		return err
+	}
+	m.graphHubc = p.GraphHubc
 	d := int(p.Depth)
-	nf, mf := m.finish(p.Pull != 0, in, out, m.ctl[CtlCountWord(d)], m.ctl[CtlCountWord(d+1)], CtlCountWord(d+1)+CtlHubs)
+	nf, mf := m.finish(p.Pull != 0, in, out, m.ctl[CtlCountWord(d)], CtlCountWord(d+1), CtlCountWord(d+1)+CtlHubs)
 	addCounts(m.ctl, CtlCountsWord(d+1), nf, mf)
 	return nil
 }

@@ -31,19 +31,23 @@ type MultiSource struct {
 	roots  int
 	stride uint64
 	buf    msBuffers
+	// graphHubc counts the graph's hub list: hubs above bit 32, chunks
+	// below.
+	graphHubc uint64
 }
 
-// msBuffers are a pass's device buffers.
+// msBuffers are a pass's device buffers: hubs is a level's hub list,
+// graphHubs the graph's.
 type msBuffers struct {
-	seen, cur, next, list0, list1, levels, roots, hubs executor.Buffer
+	seen, cur, next, list0, list1, levels, roots, hubs, graphHubs executor.Buffer
 }
 
 func (b *msBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.levels, &b.roots, &b.hubs}
+	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.levels, &b.roots, &b.hubs, &b.graphHubs}
 }
 
 // msHubs is the number of the graph's hubs: the vertices of degree
-// msHubEdges or more, whose edges a multi-source push spreads over the
+// msHubEdges or more, whose edges a multi-source level spreads over the
 // whole grid. A level's hub list holds at most all of them.
 func msHubs(g *frontier.CSR) uint64 {
 	var n uint64
@@ -53,6 +57,26 @@ func msHubs(g *frontier.CSR) uint64 {
 		}
 	}
 	return n
+}
+
+// msGraphHubs returns the graph's hub list as the kernels read it (each
+// hub's vertex and first chunk, 8 bytes a hub) and its count word: hubs
+// above bit 32, their msHubChunk-edge chunks below.
+func msGraphHubs(g *frontier.CSR) ([]byte, uint64) {
+	var raw []byte
+	var hubs, chunks uint64
+	for v := range g.NumVertices() {
+		deg := uint64(g.Degree(int32(v)))
+		if deg < msHubEdges {
+			continue
+		}
+		raw = binary.LittleEndian.AppendUint32(raw, uint32(v))
+		raw = binary.LittleEndian.AppendUint32(raw, uint32(chunks))
+		hubs++
+		// A graph's edge entries fit 32 bits, so its chunks do.
+		chunks += (deg + msHubChunk - 1) / msHubChunk
+	}
+	return raw, hubs<<32 | chunks
 }
 
 // MultiSourceRun is the measurement of one multi-source run: every pass
@@ -77,7 +101,8 @@ type MultiSourceRun struct {
 
 // multiSourceRequest is the request of roots roots at width over the
 // session: its graph bytes are what the session keeps resident plus the
-// pass's two vertex lists, its hub list (two words per hub) and its roots,
+// pass's two vertex lists, its two hub lists (a level's and the graph's,
+// two words per hub each) and its roots,
 // so that the plan's resident bytes are everything a pass holds.
 func (s *Session) multiSourceRequest(roots, width int, hubs uint64) (planners.MultiSourceBFSRequest, error) {
 	n := uint64(s.g.NumVertices())
@@ -86,7 +111,7 @@ func (s *Session) multiSourceRequest(roots, width int, hubs uint64) (planners.Mu
 		return planners.MultiSourceBFSRequest{}, err
 	}
 	graph, err := checked.Sum("multi-source graph bytes (the session's resident bytes, the lists, the hubs and the roots)",
-		s.plans.Memory.RequiredBytes, lists, 8*hubs, 4*frontier.MaxMultiSourceRoots)
+		s.plans.Memory.RequiredBytes, lists, 16*hubs, 4*frontier.MaxMultiSourceRoots)
 	if err != nil {
 		return planners.MultiSourceBFSRequest{}, err
 	}
@@ -111,9 +136,16 @@ func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
 	m := &MultiSource{s: s, plan: plan, roots: roots, stride: min(uint64(roots), plan.Width)}
 	n := uint64(s.g.NumVertices())
 	words := plan.MaskBytes / 3
-	sizes := []uint64{words, words, words, 4 * n, 4 * n, plan.OutputBytes, 4 * frontier.MaxMultiSourceRoots, 8 * hubs}
+	sizes := []uint64{words, words, words, 4 * n, 4 * n, plan.OutputBytes, 4 * frontier.MaxMultiSourceRoots, 8 * hubs, 8 * hubs}
 	for i, b := range m.buf.all() {
 		if *b, err = s.x.Alloc(max(sizes[i], 4)); err != nil {
+			_ = m.Close()
+			return nil, err
+		}
+	}
+	var raw []byte
+	if raw, m.graphHubc = msGraphHubs(s.g); len(raw) > 0 {
+		if err := s.x.UploadAt(m.buf.graphHubs, 0, raw); err != nil {
 			_ = m.Close()
 			return nil, err
 		}
@@ -211,10 +243,11 @@ func (m *MultiSource) args(p int, nroots int) msArgs {
 	n := uint64(s.g.NumVertices())
 	return msArgs{
 		level: kernelabi.MustArgs(MSLevelParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets, Seen: m.buf.seen,
-			Cur: cur, Next: next, ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, Levels: m.buf.levels, Ctl: s.buf.ctl, N: n, NRoots: uint64(nroots),
-			Width: m.plan.Width, Stride: m.stride}),
+			Cur: cur, Next: next, ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, GraphHubs: m.buf.graphHubs, Levels: m.buf.levels, Ctl: s.buf.ctl,
+			N: n, NRoots: uint64(nroots), Width: m.plan.Width, Stride: m.stride, GraphHubc: m.graphHubc}),
 		finish: kernelabi.MustArgs(MSFinishParams[executor.Buffer]{Offsets: s.buf.offsets, Seen: m.buf.seen, Cur: cur, Next: next,
-			ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, Levels: m.buf.levels, Ctl: s.buf.ctl, Width: m.plan.Width, Stride: m.stride}),
+			ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, GraphHubs: m.buf.graphHubs, Levels: m.buf.levels, Ctl: s.buf.ctl,
+			Width: m.plan.Width, Stride: m.stride, GraphHubc: m.graphHubc}),
 	}
 }
 
@@ -227,10 +260,10 @@ var (
 )
 
 // traverse runs a started pass of nroots roots as a host loop: per level,
-// the level kernel (push, sized from the list, or over the level grid when
-// it pulls or the frontier holds hubs), the finish kernel, and one 32-byte
-// readback of the next list's length, frontier count and hub count, from
-// which the host picks the next level's direction.
+// the level kernel (push, sized from the list and its edges, or over the
+// level grid when it pulls or the frontier holds hubs), the finish kernel,
+// and one 32-byte readback of the next list's length, frontier count and
+// hub count, from which the host picks the next level's direction.
 func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 	s := m.s
 	sets := [2]msArgs{m.args(0, nroots), m.args(1, nroots)}
@@ -270,7 +303,7 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 			fin[msFinishDepthArg], fin[msFinishPullArg] = d, b2u(pull)
 			blocks := grid
 			if !pull && chunks == 0 {
-				blocks = uint32(max(1, min(uint64(grid), (uint64(count)+32*wpb-1)/(32*wpb))))
+				blocks = msPushBlocks(count, mf, wpb, grid)
 			}
 			run.Levels++
 			if pull {
@@ -297,6 +330,19 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 	run.TimedHostSyncs += timed.SyncPoints - min(timed.SyncPoints, reads+1)
 	return err
 }
+
+// msPushBlocks is the grid of a pushing level without hubs: enough warps
+// for every vertex of the list (count of them, up to 32 a warp) and for
+// every edge of the frontier (mf of them, about msPushWarpEdges a warp), at
+// most grid blocks of wpb warps.
+func msPushBlocks(count, mf uint32, wpb uint64, grid uint32) uint32 {
+	warps := max((uint64(count)+31)/32, (uint64(mf)+msPushWarpEdges-1)/msPushWarpEdges)
+	return uint32(max(1, min(uint64(grid), (warps+wpb-1)/wpb)))
+}
+
+// msPushWarpEdges is about how many edges a warp of a pushing level
+// takes: four rounds of one edge per lane.
+const msPushWarpEdges = 4 * 32
 
 // passLevels reads a pass's levels back and splits them per root: a
 // vertex's level from root i where the pass's seen bit i is set, -1 where

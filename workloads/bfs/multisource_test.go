@@ -1,6 +1,7 @@
 package bfs
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -166,4 +167,43 @@ func gridWithHubs(t *testing.T, side, hubs, deg int) *frontier.CSR {
 	g, err := frontier.BuildUndirected("grid-hubs", n+hubs, src, dst)
 	require.NoError(t, err)
 	return g
+}
+
+// TestMSPushBlocks checks the grid of a pushing level: enough warps for
+// the list's vertices (32 a warp) and for its edges (msPushWarpEdges a
+// warp), between one block and the level grid.
+func TestMSPushBlocks(t *testing.T) {
+	for name, c := range map[string]struct {
+		count, mf uint32
+		want      uint32
+	}{
+		"empty":              {0, 0, 1},
+		"few light vertices": {64, 64, 1},
+		"many vertices":      {32 * 8 * 5, 0, 5},
+		"few heavy vertices": {64, 64 * 900, 57},
+		"capped by grid":     {1 << 30, 1 << 30, 660},
+		"edges past 32 bits": {1, ^uint32(0), 660},
+	} {
+		assert.Equal(t, c.want, msPushBlocks(c.count, c.mf, 8, 660), name)
+	}
+}
+
+// TestMSGraphHubs checks the graph's hub list: every vertex of degree
+// msHubEdges or more, in order, each with its first chunk, and the count
+// word.
+func TestMSGraphHubs(t *testing.T) {
+	g := gridWithHubs(t, 40, 3, msHubEdges+1)
+	raw, hubc := msGraphHubs(g)
+	require.Len(t, raw, 8*3)
+	per := (msHubEdges + msHubChunk) / msHubChunk // msHubEdges+1 edges
+	assert.Equal(t, uint64(3)<<32|uint64(3*per), hubc, "three hubs")
+	for j := range 3 {
+		assert.EqualValues(t, 40*40+j, binary.LittleEndian.Uint32(raw[8*j:]), "hub %d", j)
+		assert.EqualValues(t, j*per, binary.LittleEndian.Uint32(raw[8*j+4:]), "hub %d's first chunk", j)
+	}
+	grid, err := frontier.Grid(8)
+	require.NoError(t, err)
+	raw, hubc = msGraphHubs(grid)
+	assert.Empty(t, raw)
+	assert.Zero(t, hubc)
 }

@@ -213,6 +213,10 @@ func TestBenchBatchOnFake(t *testing.T) {
 	assert.Positive(t, res.Summary.MultiSourceSpeedup)
 	assert.Positive(t, res.Summary.BottomUpLevels, "Kronecker levels go bottom-up")
 	assert.Len(t, res.Directions, len(roots))
+	require.NotEmpty(t, res.Sessions)
+	for _, a := range res.Sessions {
+		assert.Empty(t, a.Check.Mismatches(), "the session plan of %s holds without the multi-source buffers", a.Arm)
+	}
 	_, err = Bench(x, g, roots, BenchConfig{Samples: 1, Batch: 39})
 	require.ErrorContains(t, err, "a batch of 39 roots but 40 roots")
 	probe, err := NewSession(x, g, Config{})

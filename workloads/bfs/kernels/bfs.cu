@@ -1418,8 +1418,10 @@ extern "C" __global__ void copy_u4(COPY_U4_PARAMS) {
 // word; a neighbour whose next word was 0 joins list_out) or pulls (every
 // vertex some root has not seen ORs its neighbours' frontier words,
 // stopping once every missing root is found, and joins list_out if it
-// found any); msbfs_finish then records the pushed vertices' new bits, or
-// clears the pulled level's frontier words. cur and next swap every level
+// found any; a hub's edges are spread over the grid instead, in chunks,
+// each OR-ing what it finds into the hub's next word); msbfs_finish then
+// records the pushed vertices' new bits, or after a pull the hubs' bits.
+// It clears the level's frontier words. cur and next swap every level
 // (the host passes them by depth parity). Ring slot d%3 of the count lines
 // holds level d's list length (word 0) and its frontier count (CTL_COUNTS:
 // vertices and degrees), which tells the host whether to push or pull.
@@ -1488,6 +1490,25 @@ __device__ __forceinline__ void ms_record(const MS<W>& ms, u32 u, W fresh) {
     for (W bits = fresh; bits != 0; bits &= bits - 1) {
         u32 i = (u32)__ffsll((long long)bits) - 1;
         ms.levels[(u64)u * ms.stride + i] = (int)ms.lab;
+    }
+}
+
+// ms_record_warp gives every lane's vertex u (where has) level ms.lab
+// from every root of its bits fresh, one vertex at a time across the warp:
+// lane k writes the levels of roots k, k + 32, ..., so that a vertex's
+// levels are written together instead of one scattered word per lane and
+// bit (a level's writes fill fewer sectors).
+template <typename W>
+__device__ __forceinline__ void ms_record_warp(const MS<W>& ms, u32 lane, bool has, u32 u, W fresh) {
+    for (u32 m = __ballot_sync(FULL_MASK, has && fresh != 0); m != 0; m &= m - 1) {
+        u32 j = __ffs(m) - 1;
+        u32 uj = __shfl_sync(FULL_MASK, u, j);
+        W fj = __shfl_sync(FULL_MASK, fresh, j);
+        int* row = ms.levels + (u64)uj * ms.stride;
+#pragma unroll
+        for (u32 k = lane; k < sizeof(W) * 8; k += 32) {
+            if ((fj >> k) & 1) row[k] = (int)ms.lab;
+        }
     }
 }
 
@@ -1595,6 +1616,43 @@ __device__ __forceinline__ void ms_push(const MS<W>& ms, const u32* list_in, u32
     }
 }
 
+// warp_or returns the OR of v over the warp.
+__device__ __forceinline__ u32 warp_or(u32 v) { return __reduce_or_sync(FULL_MASK, v); }
+__device__ __forceinline__ u64 warp_or(u64 v) {
+    return (u64)__reduce_or_sync(FULL_MASK, (u32)v) | (u64)__reduce_or_sync(FULL_MASK, (u32)(v >> 32)) << 32;
+}
+
+// ms_pull_hubs is a pulling level's share of the graph's hubs (the nh
+// entries of hubs, nch chunks in all, as a level's hub list): the warps
+// take their MS_HUB_CHUNK-edge chunks in turn, and each chunk of a hub that
+// some root of full has not seen ORs its neighbours' frontier words that
+// the hub misses into the hub's next word; the finish then records what
+// every hub found. A hub never holds one warp for a whole level.
+template <typename W>
+__device__ __forceinline__ void ms_pull_hubs(const MS<W>& ms, W full, const u32* hubs, u32 nh, u32 nch, u32 lane) {
+    u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
+    for (u32 c = gwarp; c < nch; c += nwarps) {
+        u32 j = ms_hub_of(hubs, nh, c);
+        u32 v = __ldg(&hubs[2 * j]);
+        W missing = full & ~ms.seen[v];
+        if (missing == 0) continue;
+        u32 b = __ldg(&ms.offsets[v]) + (c - __ldg(&hubs[2 * j + 1])) * MS_HUB_CHUNK;
+        u32 e = min(__ldg(&ms.offsets[v + 1]), b + MS_HUB_CHUNK);
+        // Every lane's targets first, then their words: two round trips.
+        u32 t[MS_HUB_CHUNK / 32];
+#pragma unroll
+        for (u32 i = 0; i < MS_HUB_CHUNK / 32; i++) {
+            u32 k = b + i * 32 + lane;
+            t[i] = k < e ? (u32)__ldg(&ms.targets[k]) : UNREACHED;
+        }
+        W acc = 0;
+#pragma unroll
+        for (u32 i = 0; i < MS_HUB_CHUNK / 32; i++) acc |= t[i] != UNREACHED ? ms.cur[t[i]] & missing : (W)0;
+        acc = warp_or(acc);
+        if (lane == 0 && acc != 0) atomicOr(&ms.next[v], acc);
+    }
+}
+
 // ms_pull has every vertex that some root has not seen (full: the pass's
 // roots) look for those roots in its neighbours' frontier words: each lane
 // first checks up to BU_SERIAL edges on its own, then the warp scans the
@@ -1616,6 +1674,8 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
             if (missing != 0) {
                 b = __ldg(&ms.offsets[u]);
                 e = __ldg(&ms.offsets[u + 1]);
+                // A hub's edges are the whole grid's (ms_pull_hubs).
+                if (e - b >= MS_HUB_EDGES) missing = 0;
             }
         }
         W fresh = 0;
@@ -1662,10 +1722,10 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
         if (fresh != 0) {
             ms.next[u] = fresh;
             ms.seen[u] |= fresh;
-            ms_record(ms, u, fresh);
             tally->first++;
             tally->fedges += e - b;
         }
+        ms_record_warp(ms, lane, true, u, fresh);
         push_ids(q, list_out, out_count, lane, fresh != 0, u);
     }
 }
@@ -1673,7 +1733,8 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
 // ms_level_body is one level (pull or push) at depth d over words W.
 template <typename W>
 __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots, u32 d, bool pull, const u32* list_in,
-                                              u32* list_out, const u32* hubs, u32* ctl) {
+                                              u32* list_out, const u32* hubs, const u32* graph_hubs, u64 graph_hubc,
+                                              u32* ctl) {
     __shared__ IdQueue q;
     __shared__ u32 sc[3];
     if (threadIdx.x == 0) {
@@ -1685,6 +1746,7 @@ __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots
     Tally tally = {};
     if (pull) {
         W full = nroots >= sizeof(W) * 8 ? ~(W)0 : (((W)1 << nroots) - 1);
+        ms_pull_hubs(ms, full, graph_hubs, (u32)(graph_hubc >> 32), (u32)graph_hubc, threadIdx.x & 31u);
         ms_pull(ms, n, full, &q, list_out, out, &tally);
     } else {
         u64 hubc = __ldcg((const unsigned long long*)&ctl[CTL_COUNT(d % 3) + CTL_HUBS]);
@@ -1750,41 +1812,63 @@ extern "C" __global__ void msbfs_level(MSBFS_LEVEL_PARAMS) {
     }
     if (width == 64) {
         MS<u64> ms = {offsets, targets, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
-        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, ctl);
+        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     } else {
         MS<u32> ms = {offsets, targets, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
-        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, ctl);
+        ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     }
 }
 
 // ms_finish_body ends level d over words W: the frontier words of
 // list_in's vertices are cleared (the level read them all level long);
 // after a push, every vertex of list_out adds its next word to its seen
-// word, records its levels and is counted into the frontier count; every
-// hub of list_out joins the next level's hub list.
+// word, records its levels and is counted into the frontier count, and
+// every hub of list_out joins the next level's hub list. After a pull
+// (whose list_out holds no hub) every hub of the graph whose chunks found
+// roots does the same and joins list_out.
 template <typename W>
-__device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull, const u32* list_in, const u32* list_out,
-                                               u32* hubs, u32* ctl) {
+__device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull, const u32* list_in, u32* list_out,
+                                               u32* hubs, const u32* graph_hubs, u64 graph_hubc, u32* ctl) {
     __shared__ u32 sc[3];
     if (threadIdx.x == 0) sc[0] = sc[1] = sc[2] = 0;
     __syncthreads();
     u32 stride = gridDim.x * blockDim.x;
+    u32 first = blockIdx.x * blockDim.x + threadIdx.x;
     u32 nin = load_cg(&ctl[CTL_COUNT(d % 3)]);
-    u32 nout = load_cg(&ctl[CTL_COUNT((d + 1) % 3)]);
     Tally tally = {};
     u32* line = &ctl[CTL_COUNT((d + 1) % 3)];
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nin; i += stride) ms.cur[__ldcg(&list_in[i])] = 0;
-    for (u32 i = blockIdx.x * blockDim.x + threadIdx.x; i < nout; i += stride) {
-        u32 u = __ldcg(&list_out[i]);
-        u32 deg = __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
-        if (!pull) {
+    for (u32 i = first; i < nin; i += stride) ms.cur[__ldcg(&list_in[i])] = 0;
+    if (pull) {
+        for (u32 i = first; i < (u32)(graph_hubc >> 32); i += stride) {
+            u32 u = __ldg(&graph_hubs[2 * i]);
             W fresh = ms.next[u];
+            if (fresh == 0) continue;
+            u32 deg = __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
             ms.seen[u] |= fresh;
             ms_record(ms, u, fresh);
             tally.first++;
             tally.fedges += deg;
+            list_out[atomicAdd(&line[0], 1u)] = u;
+            ms_note_hub(hubs, line, u, deg);
         }
-        ms_note_hub(hubs, line, u, deg);
+    } else {
+        // Whole warps step through the list, for ms_record_warp.
+        u32 nout = load_cg(&line[0]);
+        for (u32 base = first & ~31u; base < nout; base += stride) {
+            u32 i = base + (threadIdx.x & 31u);
+            u32 u = 0;
+            W fresh = 0;
+            if (i < nout) {
+                u = __ldcg(&list_out[i]);
+                u32 deg = __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
+                fresh = ms.next[u];
+                ms.seen[u] |= fresh;
+                tally.first++;
+                tally.fedges += deg;
+                ms_note_hub(hubs, line, u, deg);
+            }
+            ms_record_warp(ms, threadIdx.x & 31u, i < nout, u, fresh);
+        }
     }
     add_counts(&tally, sc, (u64*)&line[CTL_COUNTS], nullptr);
 }
@@ -1794,9 +1878,9 @@ extern "C" __global__ void msbfs_finish(MSBFS_FINISH_PARAMS) {
     u32 d = (u32)depth;
     if (width == 64) {
         MS<u64> ms = {offsets, nullptr, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
-        ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, ctl);
+        ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     } else {
         MS<u32> ms = {offsets, nullptr, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
-        ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, ctl);
+        ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     }
 }

@@ -242,6 +242,7 @@
     unsigned int *list_in, \
     unsigned int *list_out, \
     const unsigned int *__restrict__ hubs, \
+    const unsigned int *__restrict__ graph_hubs, \
     int *levels, \
     unsigned int *ctl, \
     unsigned long long n, \
@@ -249,7 +250,8 @@
     unsigned long long width, \
     unsigned long long stride, \
     unsigned long long depth, \
-    unsigned long long pull
+    unsigned long long pull, \
+    unsigned long long graph_hubc
 
 // Ends one level of a multi-source pass.
 #define MSBFS_FINISH_PARAMS \
@@ -260,11 +262,13 @@
     unsigned int *list_in, \
     unsigned int *list_out, \
     unsigned int *hubs, \
+    const unsigned int *__restrict__ graph_hubs, \
     int *levels, \
     unsigned int *ctl, \
     unsigned long long width, \
     unsigned long long stride, \
     unsigned long long depth, \
-    unsigned long long pull
+    unsigned long long pull, \
+    unsigned long long graph_hubc
 
 #endif  // GPUPLAN_BFS_ABI_H
