@@ -27,5 +27,5 @@ func ExamplePlanMultiSourceBFS() {
 	fmt.Println(err)
 	// Output:
 	// 64 [{0 64} {64 36}] 1704405120 <nil>
-	// multi-source BFS: a pass of 32 roots at width 32 needs 1117202560 bytes (graph 530000000 + masks 50331648 + levels 536870912), above budget_bytes 1073741824. Fix: raise budget_bytes to at least 1117202560, or return per-root checksums instead of levels (level_bytes 0)
+	// multi-source BFS: a pass of 32 roots at width 32 needs 1117202560 bytes (graph 530000000 + masks 50331648 + levels 536870912), above budget_bytes 1073741824. Fix: raise budget_bytes to at least 1117202560, or return per-root checksums instead of levels (level_bytes and level_bits 0)
 }

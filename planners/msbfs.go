@@ -19,10 +19,28 @@ type MultiSourceBFSRequest struct {
 	// LevelBytes is the output per root and vertex: 4 for int32 levels, 0
 	// when a pass returns only per-root checksums.
 	LevelBytes uint64 `json:"level_bytes"`
+	// LevelBits, when not 0, keeps a pass's levels as bit planes instead
+	// of LevelBytes per root: LevelBits planes (the bits of the deepest
+	// level a pass can reach, at most 32) of one word of the pass's width
+	// per vertex, where bit i of plane b is bit b of root i's level. A
+	// vertex's planes lie in groups of PlaneGroupBytes.
+	LevelBits uint64 `json:"level_bits"`
 	// Width is the roots per word, 32 or 64, or 0 to let the planner pick.
 	Width uint64 `json:"width"`
 	// BudgetBytes is the device memory the passes may use.
 	BudgetBytes uint64 `json:"budget_bytes"`
+}
+
+// PlaneGroupBytes is the bytes of one vertex's group of level planes:
+// one sector, so that the planes of a level's low bits are written
+// together.
+const PlaneGroupBytes = 32
+
+// PlaneGroups returns the groups of PlaneGroupBytes that bits planes of
+// width-bit words take per vertex.
+func PlaneGroups(bits, width uint64) uint64 {
+	per := max(1, PlaneGroupBytes*8/max(width, 1))
+	return (bits + per - 1) / per
 }
 
 // MultiSourceBFSBatch is one pass: roots FirstRoot..FirstRoot+Roots-1 in
@@ -43,7 +61,7 @@ type MultiSourceBFSPlan struct {
 	// width / 8.
 	MaskBytes uint64 `json:"mask_bytes"`
 	// OutputBytes is the largest pass's levels: roots x vertices x
-	// level_bytes.
+	// level_bytes, or with level_bits vertices x the plane groups' bytes.
 	OutputBytes uint64 `json:"output_bytes"`
 	// ResidentBytes = graph + masks + output of the largest pass.
 	ResidentBytes uint64 `json:"resident_bytes"`
@@ -91,15 +109,25 @@ func multiSourceBytes(req MultiSourceBFSRequest, w uint64) (MultiSourceBFSPlan, 
 	if p.MaskBytes, err = checked.Mul(req.Vertices, 3*w/8, "mask bytes (vertices x 3 words of width/8 bytes)"); err != nil {
 		return p, err
 	}
-	perRoot, err := checked.Mul(req.Vertices, req.LevelBytes, "output bytes per root (vertices x level_bytes)")
-	if err != nil {
-		return p, err
-	}
-	if p.OutputBytes, err = checked.Mul(perRoot, min(req.Roots, w), "output bytes (roots of a pass x vertices x level_bytes)"); err != nil {
+	if p.OutputBytes, err = multiSourceOutput(req, w); err != nil {
 		return p, err
 	}
 	p.ResidentBytes, err = checked.Sum("resident bytes (graph_bytes + masks + output)", req.GraphBytes, p.MaskBytes, p.OutputBytes)
 	return p, err
+}
+
+// multiSourceOutput sizes the levels of the largest pass at width w: the
+// plane groups of every vertex with level_bits, else level_bytes per root
+// of the pass and vertex.
+func multiSourceOutput(req MultiSourceBFSRequest, w uint64) (uint64, error) {
+	if req.LevelBits != 0 {
+		return checked.Mul(req.Vertices, PlaneGroups(req.LevelBits, w)*PlaneGroupBytes, "output bytes (vertices x level plane groups)")
+	}
+	perRoot, err := checked.Mul(req.Vertices, req.LevelBytes, "output bytes per root (vertices x level_bytes)")
+	if err != nil {
+		return 0, err
+	}
+	return checked.Mul(perRoot, min(req.Roots, w), "output bytes (roots of a pass x vertices x level_bytes)")
 }
 
 // multiSourceBatches cuts roots 0..roots-1 into batches of w.
@@ -124,6 +152,8 @@ const (
 	MultiSourceZeroGraphBytes
 	// MultiSourceBadWidth: width is not 0, 32 or 64.
 	MultiSourceBadWidth
+	// MultiSourceBadLevelBits: level_bits is above 32.
+	MultiSourceBadLevelBits
 	// MultiSourceZeroBudget: budget_bytes is 0.
 	MultiSourceZeroBudget
 	// MultiSourceOverBudget: no pass width fits budget_bytes.
@@ -134,7 +164,8 @@ const (
 // it carries the numbers of the pass that did not fit.
 type MultiSourceBFSError struct {
 	Kind MultiSourceBFSErrorKind
-	// Width is the bad width (BadWidth) or the width of the pass tried.
+	// Width is the bad width (BadWidth), the bad level bits
+	// (BadLevelBits) or the width of the pass tried.
 	Width      uint64
 	BatchRoots uint64
 	GraphBytes, MaskBytes, OutputBytes,
@@ -146,6 +177,7 @@ var multiSourceFields = [...]string{
 	MultiSourceZeroVertices:   "vertices",
 	MultiSourceZeroGraphBytes: "graph_bytes",
 	MultiSourceBadWidth:       "width",
+	MultiSourceBadLevelBits:   "level_bits",
 	MultiSourceZeroBudget:     "budget_bytes",
 	MultiSourceOverBudget:     "budget_bytes",
 }
@@ -170,10 +202,12 @@ func (e *MultiSourceBFSError) Error() string {
 		return fmt.Sprintf("multi-source BFS: %s is 0. Fix: pass the resident graph's size in bytes", f)
 	case MultiSourceBadWidth:
 		return fmt.Sprintf("multi-source BFS: %s is %d. Fix: use 32 or 64 roots per word, or 0 to let the planner pick", f, e.Width)
+	case MultiSourceBadLevelBits:
+		return fmt.Sprintf("multi-source BFS: %s is %d. Fix: levels are 32-bit; use at most 32 planes, or 0 for level_bytes per root", f, e.Width)
 	case MultiSourceZeroBudget:
 		return fmt.Sprintf("multi-source BFS: %s is 0. Fix: pass the device bytes the passes may use", f)
 	case MultiSourceOverBudget:
-		return fmt.Sprintf("multi-source BFS: a pass of %d roots at width %d needs %d bytes (graph %d + masks %d + levels %d), above %s %d. Fix: raise %s to at least %d, or return per-root checksums instead of levels (level_bytes 0)",
+		return fmt.Sprintf("multi-source BFS: a pass of %d roots at width %d needs %d bytes (graph %d + masks %d + levels %d), above %s %d. Fix: raise %s to at least %d, or return per-root checksums instead of levels (level_bytes and level_bits 0)",
 			e.BatchRoots, e.Width, e.RequiredBytes, e.GraphBytes, e.MaskBytes, e.OutputBytes, f, e.BudgetBytes, f, e.RequiredBytes)
 	}
 	return fmt.Sprintf("multi-source BFS error %d. Fix: check the request", uint8(e.Kind))
@@ -191,6 +225,8 @@ func checkMultiSourceRequest(req MultiSourceBFSRequest) error {
 		return &MultiSourceBFSError{Kind: MultiSourceZeroGraphBytes}
 	case req.Width != 0 && req.Width != 32 && req.Width != 64:
 		return &MultiSourceBFSError{Kind: MultiSourceBadWidth, Width: req.Width}
+	case req.LevelBits > 32:
+		return &MultiSourceBFSError{Kind: MultiSourceBadLevelBits, Width: req.LevelBits}
 	case req.BudgetBytes == 0:
 		return &MultiSourceBFSError{Kind: MultiSourceZeroBudget}
 	}

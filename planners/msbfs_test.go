@@ -77,6 +77,30 @@ func TestPlanMultiSourceBFSOverBudget(t *testing.T) {
 	assert.EqualValues(t, 64, plan.Width)
 }
 
+// TestPlanMultiSourceBFSLevelPlanes checks the output of a pass that keeps
+// its levels as bit planes: whole 32-byte groups per vertex, whatever the
+// roots, with LevelBytes ignored.
+func TestPlanMultiSourceBFSLevelPlanes(t *testing.T) {
+	for _, tc := range []struct {
+		bits, width, roots, groups uint64
+	}{
+		{1, 64, 64, 1}, {4, 64, 64, 1}, {5, 64, 64, 2}, {23, 64, 64, 6}, {32, 64, 40, 8},
+		{8, 32, 32, 1}, {9, 32, 3, 2}, {23, 32, 32, 3}, {32, 32, 1, 4},
+	} {
+		req := kron22Request()
+		req.Roots, req.Width, req.LevelBits = tc.roots, tc.width, tc.bits
+		plan, err := PlanMultiSourceBFS(req)
+		require.NoError(t, err, "%+v", tc)
+		assert.Equal(t, tc.groups, PlaneGroups(tc.bits, tc.width), "%+v", tc)
+		assert.Equal(t, tc.groups*PlaneGroupBytes<<22, plan.OutputBytes, "%+v", tc)
+		assert.Equal(t, req.GraphBytes+plan.MaskBytes+plan.OutputBytes, plan.ResidentBytes, "%+v", tc)
+	}
+	req := kron22Request()
+	req.LevelBits = 33
+	_, err := PlanMultiSourceBFS(req)
+	require.ErrorContains(t, err, "level_bits is 33. Fix: levels are 32-bit")
+}
+
 // TestPlanMultiSourceBFSProperties checks over random requests that the
 // batches cover the roots in order, that a plan fits its budget, and that
 // a refusal means the smallest pass does not fit.
@@ -85,12 +109,21 @@ func TestPlanMultiSourceBFSProperties(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		req := MultiSourceBFSRequest{Roots: 1 + r.Uint64N(300), Vertices: 1 + r.Uint64N(1<<24), GraphBytes: 1 + r.Uint64N(1<<32),
 			LevelBytes: r.Uint64N(5), Width: []uint64{0, 32, 64}[r.IntN(3)], BudgetBytes: 1 + r.Uint64N(1<<36)}
+		if r.IntN(2) == 0 {
+			req.LevelBits = 1 + r.Uint64N(32)
+		}
+		output := func(w uint64) uint64 {
+			if req.LevelBits != 0 {
+				return req.Vertices * 32 * ((req.LevelBits*w + 255) / 256)
+			}
+			return min(req.Roots, w) * req.Vertices * req.LevelBytes
+		}
 		plan, err := PlanMultiSourceBFS(req)
 		smallest := uint64(32)
 		if req.Width != 0 {
 			smallest = req.Width
 		}
-		need := req.GraphBytes + req.Vertices*3*smallest/8 + min(req.Roots, smallest)*req.Vertices*req.LevelBytes
+		need := req.GraphBytes + req.Vertices*3*smallest/8 + output(smallest)
 		if err != nil {
 			requireKindError(t, err, MultiSourceOverBudget, func(e *MultiSourceBFSError) MultiSourceBFSErrorKind { return e.Kind })
 			require.Greater(t, need, req.BudgetBytes, "%+v", req)
@@ -109,7 +142,7 @@ func TestPlanMultiSourceBFSProperties(t *testing.T) {
 		require.Equal(t, req.Roots, next)
 		require.Equal(t, req.Roots-uint64(len(plan.Batches)), plan.AvoidedPasses)
 		if req.Width == 0 && req.Roots > 32 && plan.Width == 32 {
-			wide := req.GraphBytes + req.Vertices*24 + min(req.Roots, 64)*req.Vertices*req.LevelBytes
+			wide := req.GraphBytes + req.Vertices*24 + output(64)
 			require.Greater(t, wide, req.BudgetBytes, "64 is taken whenever it fits")
 		}
 	}
@@ -125,6 +158,7 @@ func TestPlanMultiSourceBFSErrors(t *testing.T) {
 		{MultiSourceZeroVertices, func(r *MultiSourceBFSRequest) { r.Vertices = 0 }},
 		{MultiSourceZeroGraphBytes, func(r *MultiSourceBFSRequest) { r.GraphBytes = 0 }},
 		{MultiSourceBadWidth, func(r *MultiSourceBFSRequest) { r.Width = 16 }},
+		{MultiSourceBadLevelBits, func(r *MultiSourceBFSRequest) { r.LevelBits = 33 }},
 		{MultiSourceZeroBudget, func(r *MultiSourceBFSRequest) { r.BudgetBytes = 0 }},
 	} {
 		req := kron22Request()

@@ -106,23 +106,24 @@ type MegakernelParams[P Ptr] struct {
 }
 
 // MSInitParams are the parameters of KernelMSInit: a multi-source pass of
-// NRoots roots (Roots holds them), Width bits per vertex word, Stride
-// levels per vertex; Phase 0 clears, phase 1 places the roots.
+// NRoots roots (Roots holds them), Width bits per vertex word; Phase 0
+// clears (the words and the first PlaneWords 32-bit words of the level
+// planes), phase 1 places the roots.
 type MSInitParams[P Ptr] struct {
-	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
-	Roots   P      `c:"const unsigned int *__restrict__ roots"`
-	Seen    P      `c:"void *seen"`
-	Cur     P      `c:"void *cur"`
-	Next    P      `c:"void *next"`
-	List    P      `c:"unsigned int *list"`
-	Hubs    P      `c:"unsigned int *hubs"`
-	Levels  P      `c:"int *levels"`
-	Ctl     P      `c:"unsigned int *ctl"`
-	N       uint64 `c:"unsigned long long n"`
-	NRoots  uint64 `c:"unsigned long long nroots"`
-	Width   uint64 `c:"unsigned long long width"`
-	Stride  uint64 `c:"unsigned long long stride"`
-	Phase   uint64 `c:"unsigned long long phase"`
+	Offsets    P      `c:"const unsigned int *__restrict__ offsets"`
+	Roots      P      `c:"const unsigned int *__restrict__ roots"`
+	Seen       P      `c:"void *seen"`
+	Cur        P      `c:"void *cur"`
+	Next       P      `c:"void *next"`
+	List       P      `c:"unsigned int *list"`
+	Hubs       P      `c:"unsigned int *hubs"`
+	Planes     P      `c:"void *planes"`
+	Ctl        P      `c:"unsigned int *ctl"`
+	N          uint64 `c:"unsigned long long n"`
+	NRoots     uint64 `c:"unsigned long long nroots"`
+	Width      uint64 `c:"unsigned long long width"`
+	PlaneWords uint64 `c:"unsigned long long plane_words"`
+	Phase      uint64 `c:"unsigned long long phase"`
 }
 
 // MSLevelParams are the parameters of KernelMSLevel: level Depth of a
@@ -141,12 +142,11 @@ type MSLevelParams[P Ptr] struct {
 	ListOut   P      `c:"unsigned int *list_out"`
 	Hubs      P      `c:"const unsigned int *__restrict__ hubs"`
 	GraphHubs P      `c:"const unsigned int *__restrict__ graph_hubs"`
-	Levels    P      `c:"int *levels"`
+	Planes    P      `c:"void *planes"`
 	Ctl       P      `c:"unsigned int *ctl"`
 	N         uint64 `c:"unsigned long long n"`
 	NRoots    uint64 `c:"unsigned long long nroots"`
 	Width     uint64 `c:"unsigned long long width"`
-	Stride    uint64 `c:"unsigned long long stride"`
 	Depth     uint64 `c:"unsigned long long depth"`
 	Pull      uint64 `c:"unsigned long long pull"`
 	GraphHubc uint64 `c:"unsigned long long graph_hubc"`
@@ -164,10 +164,10 @@ type MSFinishParams[P Ptr] struct {
 	ListOut   P      `c:"unsigned int *list_out"`
 	Hubs      P      `c:"unsigned int *hubs"`
 	GraphHubs P      `c:"const unsigned int *__restrict__ graph_hubs"`
-	Levels    P      `c:"int *levels"`
+	Planes    P      `c:"void *planes"`
 	Ctl       P      `c:"unsigned int *ctl"`
+	N         uint64 `c:"unsigned long long n"`
 	Width     uint64 `c:"unsigned long long width"`
-	Stride    uint64 `c:"unsigned long long stride"`
 	Depth     uint64 `c:"unsigned long long depth"`
 	Pull      uint64 `c:"unsigned long long pull"`
 	GraphHubc uint64 `c:"unsigned long long graph_hubc"`
@@ -370,6 +370,10 @@ const (
 	// msHubChunk edges, instead of leaving them to one warp.
 	msHubEdges = 1024
 	msHubChunk = 256
+	// msGroupBytes is a multi-source pass's level-plane group: a vertex's
+	// planes lie together, msGroupBytes of them, so that a level whose
+	// label sets several low bits writes one sector per vertex.
+	msGroupBytes = planners.PlaneGroupBytes
 )
 
 // ABI is the kernel ABI of the BFS module, from which kernels/bfs_abi.h is
@@ -443,5 +447,6 @@ var ABI = kernelabi.Module{
 		{Name: "MS_LIST_CAP", Value: msListCap, Doc: "Vertex ids a block stages in shared memory per multi-source level."},
 		{Name: "MS_HUB_EDGES", Value: msHubEdges, Tunable: true, Doc: "Degree from which a multi-source push spreads a vertex's edges over the\nwhole grid, in chunks of MS_HUB_CHUNK edges."},
 		{Name: "MS_HUB_CHUNK", Value: msHubChunk, Tunable: true},
+		{Name: "MS_GROUP_BYTES", Value: msGroupBytes, Doc: "Bytes of one vertex's group of multi-source level planes."},
 	},
 }

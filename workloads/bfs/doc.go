@@ -24,7 +24,8 @@
 // (Run.Decisions). The megakernel is then level-synchronous; on other
 // graphs its blocks run ahead by a depth that adapts from each step's
 // lowered labels. Session.NewMultiSource runs many roots per pass (one bit
-// per root in each vertex's words), planned by
+// per root in each vertex's words, and the levels as bit planes: bit i of
+// a vertex's plane b is bit b of its level from root i), planned by
 // planners.PlanMultiSourceBFS within the session's budget.
 //
 // # Plans drive the launches

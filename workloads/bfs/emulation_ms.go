@@ -19,11 +19,13 @@ type emuMS[W msWord] struct {
 	offsets         []uint32
 	targets         []int32
 	seen, cur, next []W
-	levels          []int32
-	stride          uint32
-	lab             uint32
-	ctl             []uint32
-	hubs            []uint32
+	// planes are the level planes, in groups of per planes (see
+	// ms_plane), of n vertices.
+	planes []W
+	per, n uint64
+	lab    uint32
+	ctl    []uint32
+	hubs   []uint32
 	// graphHubs and graphHubc are the graph's hub list and its count
 	// (hubs above bit 32, chunks below).
 	graphHubs []uint32
@@ -31,11 +33,24 @@ type emuMS[W msWord] struct {
 	rng       *rand.Rand
 }
 
-// record mirrors ms_record.
+// record mirrors ms_record: fresh joins the planes of the label's set
+// bits.
 func (m *emuMS[W]) record(u uint32, fresh W) {
-	for b := uint64(fresh); b != 0; b &= b - 1 {
-		m.levels[uint64(u)*uint64(m.stride)+uint64(bits.TrailingZeros64(b))] = int32(m.lab)
+	for l, b := m.lab, uint64(0); l != 0; l, b = l>>1, b+1 {
+		if l&1 != 0 {
+			m.planes[(b/m.per*m.n+uint64(u))*m.per+b%m.per] |= fresh
+		}
 	}
+}
+
+// hubChunk returns hub chunk c of a hub list of nh entries: its vertex and
+// its edge range, as ms_hub_of and the kernels' offset arithmetic find
+// them.
+func (m *emuMS[W]) hubChunk(hubs []uint32, nh, c uint32) (v, b, e uint32) {
+	j := hubOf(hubs, nh, c)
+	v = hubs[2*j]
+	b = m.offsets[v] + (c-hubs[2*j+1])*msHubChunk
+	return v, b, min(m.offsets[v+1], b+msHubChunk)
 }
 
 // appendList mirrors push_ids and flush_ids: the list's count at control
@@ -59,10 +74,8 @@ func (m *emuMS[W]) push(in, out []uint32, count uint32, outCount, hubLine int) {
 	}
 	nh, chunks := m.ctl[hubLine+1], m.ctl[hubLine]
 	for _, c := range m.rng.Perm(int(chunks)) {
-		j := hubOf(m.hubs, nh, uint32(c))
-		v := m.hubs[2*j]
-		b := m.offsets[v] + (uint32(c)-m.hubs[2*j+1])*msHubChunk
-		m.pushEdges(m.cur[v], b, min(m.offsets[v+1], b+msHubChunk), out, outCount)
+		v, b, e := m.hubChunk(m.hubs, nh, uint32(c))
+		m.pushEdges(m.cur[v], b, e, out, outCount)
 	}
 }
 
@@ -91,12 +104,10 @@ func hubOf(hubs []uint32, nh, c uint32) uint32 {
 func (m *emuMS[W]) pullHubs(full W) {
 	nh, chunks := uint32(m.graphHubc>>32), uint32(m.graphHubc)
 	for _, c := range m.rng.Perm(int(chunks)) {
-		j := hubOf(m.graphHubs, nh, uint32(c))
-		v := m.graphHubs[2*j]
+		v, b, e := m.hubChunk(m.graphHubs, nh, uint32(c))
 		missing := full &^ m.seen[v]
-		b := m.offsets[v] + (uint32(c)-m.graphHubs[2*j+1])*msHubChunk
 		var acc W
-		for _, u := range m.targets[b:min(m.offsets[v+1], b+msHubChunk)] {
+		for _, u := range m.targets[b:e] {
 			acc |= m.cur[u] & missing
 		}
 		m.next[v] |= acc
@@ -288,8 +299,8 @@ func (e *Emulation) runMSInit(l *executor.FakeLaunch) error {
 	if err := kernelabi.Decode(l.Args, &p); err != nil {
 		return err
 	}
-	if p.Width != 32 && p.Width != 64 || p.NRoots > p.Width || p.Stride < p.NRoots {
-		return fmt.Errorf("%s: width %d, %d roots, stride %d", KernelMSInit, p.Width, p.NRoots, p.Stride)
+	if p.Width != 32 && p.Width != 64 || p.NRoots > p.Width {
+		return fmt.Errorf("%s: width %d, %d roots", KernelMSInit, p.Width, p.NRoots)
 	}
 	ctl, err := view[uint32](l, p.Ctl, CtlWords)
 	if err != nil {
@@ -304,6 +315,11 @@ func (e *Emulation) runMSInit(l *executor.FakeLaunch) error {
 			}
 			clear(w)
 		}
+		planes, err := view[uint32](l, p.Planes, p.PlaneWords)
+		if err != nil {
+			return err
+		}
+		clear(planes)
 		clear(ctl)
 		return nil
 	}
@@ -327,10 +343,6 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 	if err != nil {
 		return err
 	}
-	levels, err := view[int32](l, p.Levels, p.N*p.Stride)
-	if err != nil {
-		return err
-	}
 	list, err := view[uint32](l, p.List, p.N)
 	if err != nil {
 		return err
@@ -345,7 +357,6 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 		}
 		seen[v] |= W(1) << i
 		cur[v] |= W(1) << i
-		levels[uint64(v)*p.Stride+uint64(i)] = 0
 		first := true
 		for _, r := range roots[:i] {
 			first = first && r != v
@@ -360,9 +371,11 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 	return nil
 }
 
-// msLevelMemory maps the arrays a multi-source level or its finish sees.
-func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur, next, levels, ctl executor.DevPtr, n, stride, lab uint64, seed uint64) (*emuMS[W], error) {
-	m := &emuMS[W]{stride: uint32(stride), lab: uint32(lab), rng: rand.New(rand.NewPCG(seed, 3))}
+// msLevelMemory maps the arrays a multi-source level or its finish sees:
+// the planes up to the group of label lab's highest bit.
+func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur, next, planes, ctl executor.DevPtr, n, lab uint64, seed uint64) (*emuMS[W], error) {
+	per := uint64(msGroupBytes * 8 / bits.Len64(uint64(^W(0))))
+	m := &emuMS[W]{per: per, n: n, lab: uint32(lab), rng: rand.New(rand.NewPCG(seed, 3))}
 	var err error
 	if m.offsets, err = view[uint32](l, offsets, n+1); err != nil {
 		return nil, err
@@ -375,7 +388,8 @@ func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur
 	if m.seen, m.cur, m.next, err = msArrays[W](l, seen, cur, next, n); err != nil {
 		return nil, err
 	}
-	if m.levels, err = view[int32](l, levels, n*stride); err != nil {
+	groups := (uint64(bits.Len64(lab)) + per - 1) / per
+	if m.planes, err = view[W](l, planes, groups*n*per); err != nil {
 		return nil, err
 	}
 	m.ctl, err = view[uint32](l, ctl, CtlWords)
@@ -395,7 +409,7 @@ func (e *Emulation) runMSLevel(l *executor.FakeLaunch) error {
 
 // msLevel mirrors msbfs_level.
 func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr], seed uint64) error {
-	m, err := msLevelMemory[W](l, p.Offsets, p.Targets, p.Seen, p.Cur, p.Next, p.Levels, p.Ctl, p.N, p.Stride, p.Depth+1, seed)
+	m, err := msLevelMemory[W](l, p.Offsets, p.Targets, p.Seen, p.Cur, p.Next, p.Planes, p.Ctl, p.N, p.Depth+1, seed)
 	if err != nil {
 		return err
 	}
@@ -436,20 +450,16 @@ func (e *Emulation) runMSFinish(l *executor.FakeLaunch) error {
 	if err := kernelabi.Decode(l.Args, &p); err != nil {
 		return err
 	}
-	n, err := l.Len(p.ListIn)
-	if err != nil {
-		return err
-	}
-	n /= 4
 	if p.Width == 64 {
-		return msFinish[uint64](l, p, n)
+		return msFinish[uint64](l, p)
 	}
-	return msFinish[uint32](l, p, n)
+	return msFinish[uint32](l, p)
 }
 
-// msFinish mirrors msbfs_finish over n vertices.
-func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr], n uint64) error {
-	m, err := msLevelMemory[W](l, p.Offsets, 0, p.Seen, p.Cur, p.Next, p.Levels, p.Ctl, n, p.Stride, p.Depth+1, 0)
+// msFinish mirrors msbfs_finish.
+func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
+	n := p.N
+	m, err := msLevelMemory[W](l, p.Offsets, 0, p.Seen, p.Cur, p.Next, p.Planes, p.Ctl, n, p.Depth+1, 0)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package bfs
 import (
 	"encoding/binary"
 	"fmt"
+	"math/bits"
 	"runtime"
 	"time"
 
@@ -22,46 +23,39 @@ const msPullDivisor = 16
 // passes of up to 32 or 64 roots, one bit per root in each vertex's seen,
 // frontier and next words, planned by planners.PlanMultiSourceBFS within
 // the session's memory budget, with the pass's buffers allocated once and
-// reused by every pass.
+// reused by every pass. A pass keeps its levels as bit planes (see
+// planners.MultiSourceBFSRequest.LevelBits), decoded when they are read.
 type MultiSource struct {
 	s    *Session
 	plan planners.MultiSourceBFSPlan
-	// roots is the roots a run takes; stride the levels per vertex (the
-	// largest pass's roots).
-	roots  int
-	stride uint64
-	buf    msBuffers
+	// roots is the roots a run takes; bits the level planes (the bits of
+	// the deepest level a pass may reach); dirty the plane groups that may
+	// hold an earlier pass's bits, which the next pass's start clears.
+	roots int
+	bits  uint64
+	dirty uint64
+	buf   msBuffers
 	// graphHubc counts the graph's hub list: hubs above bit 32, chunks
 	// below.
 	graphHubc uint64
 }
 
 // msBuffers are a pass's device buffers: hubs is a level's hub list,
-// graphHubs the graph's.
+// graphHubs the graph's, planes the levels.
 type msBuffers struct {
-	seen, cur, next, list0, list1, levels, roots, hubs, graphHubs executor.Buffer
+	seen, cur, next, list0, list1, planes, roots, hubs, graphHubs executor.Buffer
 }
 
 func (b *msBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.levels, &b.roots, &b.hubs, &b.graphHubs}
-}
-
-// msHubs is the number of the graph's hubs: the vertices of degree
-// msHubEdges or more, whose edges a multi-source level spreads over the
-// whole grid. A level's hub list holds at most all of them.
-func msHubs(g *frontier.CSR) uint64 {
-	var n uint64
-	for v := range g.NumVertices() {
-		if g.Degree(int32(v)) >= msHubEdges {
-			n++
-		}
-	}
-	return n
+	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.planes, &b.roots, &b.hubs, &b.graphHubs}
 }
 
 // msGraphHubs returns the graph's hub list as the kernels read it (each
 // hub's vertex and first chunk, 8 bytes a hub) and its count word: hubs
-// above bit 32, their msHubChunk-edge chunks below.
+// above bit 32, their msHubChunk-edge chunks below. The hubs are the
+// vertices of degree msHubEdges or more, whose edges a multi-source level
+// spreads over the whole grid; a level's hub list holds at most all of
+// them.
 func msGraphHubs(g *frontier.CSR) ([]byte, uint64) {
 	var raw []byte
 	var hubs, chunks uint64
@@ -103,7 +97,9 @@ type MultiSourceRun struct {
 // session: its graph bytes are what the session keeps resident plus the
 // pass's two vertex lists, its two hub lists (a level's and the graph's,
 // two words per hub each) and its roots,
-// so that the plan's resident bytes are everything a pass holds.
+// so that the plan's resident bytes are everything a pass holds; its
+// levels are planes of the bits of the deepest level the convergence plan
+// allows.
 func (s *Session) multiSourceRequest(roots, width int, hubs uint64) (planners.MultiSourceBFSRequest, error) {
 	n := uint64(s.g.NumVertices())
 	lists, err := checked.Mul(n, 8, "multi-source vertex lists (2 x 4 bytes per vertex)")
@@ -115,8 +111,15 @@ func (s *Session) multiSourceRequest(roots, width int, hubs uint64) (planners.Mu
 	if err != nil {
 		return planners.MultiSourceBFSRequest{}, err
 	}
-	return planners.MultiSourceBFSRequest{Roots: uint64(max(roots, 0)), Vertices: n, GraphBytes: graph, LevelBytes: 4,
+	return planners.MultiSourceBFSRequest{Roots: uint64(max(roots, 0)), Vertices: n, GraphBytes: graph, LevelBits: s.msLevelBits(),
 		Width: uint64(max(width, 0)), BudgetBytes: s.plans.Memory.BudgetBytes}, nil
+}
+
+// msLevelBits is the level planes of a multi-source pass: the bits of its
+// deepest label, at most the convergence plan's device iterations (a pass
+// that would go deeper is stopped with an error).
+func (s *Session) msLevelBits() uint64 {
+	return uint64(bits.Len32(max(s.plans.Convergence.MaxDeviceIterations, 1)))
 }
 
 // NewMultiSource plans a multi-source BFS of roots roots over the session
@@ -124,7 +127,8 @@ func (s *Session) multiSourceRequest(roots, width int, hubs uint64) (planners.Mu
 // allocates its buffers. A pass that does not fit the session's budget
 // is refused before anything is allocated, with the plan's numbers.
 func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
-	hubs := msHubs(s.g)
+	raw, graphHubc := msGraphHubs(s.g)
+	hubs := graphHubc >> 32
 	req, err := s.multiSourceRequest(roots, width, hubs)
 	if err != nil {
 		return nil, err
@@ -133,7 +137,9 @@ func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
 	if err != nil {
 		return nil, fmt.Errorf("multi-source BFS over %s: %w", s.g.Name, err)
 	}
-	m := &MultiSource{s: s, plan: plan, roots: roots, stride: min(uint64(roots), plan.Width)}
+	// A new buffer may hold anything: the first start clears every group.
+	m := &MultiSource{s: s, plan: plan, roots: roots, bits: req.LevelBits, graphHubc: graphHubc}
+	m.dirty = m.groups(m.bits)
 	n := uint64(s.g.NumVertices())
 	words := plan.MaskBytes / 3
 	sizes := []uint64{words, words, words, 4 * n, 4 * n, plan.OutputBytes, 4 * frontier.MaxMultiSourceRoots, 8 * hubs, 8 * hubs}
@@ -143,8 +149,7 @@ func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
 			return nil, err
 		}
 	}
-	var raw []byte
-	if raw, m.graphHubc = msGraphHubs(s.g); len(raw) > 0 {
+	if len(raw) > 0 {
 		if err := s.x.UploadAt(m.buf.graphHubs, 0, raw); err != nil {
 			_ = m.Close()
 			return nil, err
@@ -190,11 +195,12 @@ func (m *MultiSource) Run(roots []int32, keep bool) (MultiSourceRun, [][]int32, 
 		if err := m.start(pass); err != nil {
 			return run, nil, err
 		}
-		if err := m.traverse(len(pass), &run); err != nil {
+		depth, err := m.traverse(len(pass), &run)
+		if err != nil {
 			return run, nil, err
 		}
 		if keep {
-			lv, err := m.passLevels(len(pass))
+			lv, err := m.passLevels(len(pass), depth)
 			if err != nil {
 				return run, nil, err
 			}
@@ -204,8 +210,14 @@ func (m *MultiSource) Run(roots []int32, keep bool) (MultiSourceRun, [][]int32, 
 	return run, levels, nil
 }
 
+// groups returns the plane groups per vertex that the planes of labels
+// of up to b bits take.
+func (m *MultiSource) groups(b uint64) uint64 { return planners.PlaneGroups(b, m.plan.Width) }
+
 // start places a pass's roots: their upload, and the init kernel's two
-// phases (clear, then the roots' bits, levels and first list).
+// phases (clear, with the plane groups an earlier pass may have written,
+// then the roots' bits and first list). Until the pass ends, every group
+// counts as dirty.
 func (m *MultiSource) start(pass []int32) error {
 	s := m.s
 	raw := make([]byte, 4*len(pass))
@@ -217,11 +229,14 @@ func (m *MultiSource) start(pass []int32) error {
 	}
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(max(1, min((n+255)/256, uint64(s.x.Device().SMCount)*8)))
+	// The groups' bytes are within the planes buffer, so this fits.
 	p := MSInitParams[executor.Buffer]{Offsets: s.buf.offsets, Roots: m.buf.roots, Seen: m.buf.seen, Cur: m.buf.cur, Next: m.buf.next,
-		List: m.buf.list0, Hubs: m.buf.hubs, Levels: m.buf.levels, Ctl: s.buf.ctl, N: n, NRoots: uint64(len(pass)), Width: m.plan.Width, Stride: m.stride}
+		List: m.buf.list0, Hubs: m.buf.hubs, Planes: m.buf.planes, Ctl: s.buf.ctl, N: n, NRoots: uint64(len(pass)), Width: m.plan.Width,
+		PlaneWords: m.dirty * n * msGroupBytes / 4}
 	if _, err := s.x.Launch(s.k.msInit, executor.Linear(blocks, 256), kernelabi.MustArgs(p)...); err != nil {
 		return err
 	}
+	m.dirty = m.groups(m.bits)
 	p.Phase = 1
 	_, err := s.x.Launch(s.k.msInit, executor.Linear(1, 64), kernelabi.MustArgs(p)...)
 	return err
@@ -243,11 +258,11 @@ func (m *MultiSource) args(p int, nroots int) msArgs {
 	n := uint64(s.g.NumVertices())
 	return msArgs{
 		level: kernelabi.MustArgs(MSLevelParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets, Seen: m.buf.seen,
-			Cur: cur, Next: next, ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, GraphHubs: m.buf.graphHubs, Levels: m.buf.levels, Ctl: s.buf.ctl,
-			N: n, NRoots: uint64(nroots), Width: m.plan.Width, Stride: m.stride, GraphHubc: m.graphHubc}),
+			Cur: cur, Next: next, ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, GraphHubs: m.buf.graphHubs, Planes: m.buf.planes, Ctl: s.buf.ctl,
+			N: n, NRoots: uint64(nroots), Width: m.plan.Width, GraphHubc: m.graphHubc}),
 		finish: kernelabi.MustArgs(MSFinishParams[executor.Buffer]{Offsets: s.buf.offsets, Seen: m.buf.seen, Cur: cur, Next: next,
-			ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, GraphHubs: m.buf.graphHubs, Levels: m.buf.levels, Ctl: s.buf.ctl,
-			Width: m.plan.Width, Stride: m.stride, GraphHubc: m.graphHubc}),
+			ListIn: lin, ListOut: lout, Hubs: m.buf.hubs, GraphHubs: m.buf.graphHubs, Planes: m.buf.planes, Ctl: s.buf.ctl,
+			N: n, Width: m.plan.Width, GraphHubc: m.graphHubc}),
 	}
 }
 
@@ -263,8 +278,10 @@ var (
 // the level kernel (push, sized from the list and its edges, or over the
 // level grid when it pulls or the frontier holds hubs), the finish kernel,
 // and one 32-byte readback of the next list's length, frontier count and
-// hub count, from which the host picks the next level's direction.
-func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
+// hub count, from which the host picks the next level's direction. It
+// returns the pass's levels run, the deepest label it wrote, and marks the
+// plane groups that label's bits reach as the ones to clear.
+func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) (uint64, error) {
 	s := m.s
 	sets := [2]msArgs{m.args(0, nroots), m.args(1, nroots)}
 	entries := uint64(s.g.NumEdgeEntries())
@@ -272,7 +289,7 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 	grid := s.plans.LevelGrid.GridBlocks
 	maxLevels := uint64(s.plans.Convergence.MaxDeviceIterations)
 	before := s.x.Telemetry()
-	var reads uint64
+	var reads, depth uint64
 	t0 := time.Now()
 	tm, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
 		var vals [2][2][]uint64
@@ -294,6 +311,7 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 		}
 		count, mf, chunks, err := read(0)
 		for d := uint64(0); err == nil && count > 0; d++ {
+			depth = d + 1
 			if d >= maxLevels {
 				return fmt.Errorf("multi-source BFS ran %d levels without converging. Fix: the graph or the kernels are inconsistent; validate the graph", d)
 			}
@@ -328,7 +346,10 @@ func (m *MultiSource) traverse(nroots int, run *MultiSourceRun) error {
 		run.TimedAllocations++
 	}
 	run.TimedHostSyncs += timed.SyncPoints - min(timed.SyncPoints, reads+1)
-	return err
+	if err == nil {
+		m.dirty = m.groups(uint64(bits.Len64(depth)))
+	}
+	return depth, err
 }
 
 // msPushBlocks is the grid of a pushing level without hubs: enough warps
@@ -344,12 +365,15 @@ func msPushBlocks(count, mf uint32, wpb uint64, grid uint32) uint32 {
 // takes: four rounds of one edge per lane.
 const msPushWarpEdges = 4 * 32
 
-// passLevels reads a pass's levels back and splits them per root: a
-// vertex's level from root i where the pass's seen bit i is set, -1 where
-// it is not.
-func (m *MultiSource) passLevels(nroots int) ([][]int32, error) {
+// passLevels reads a pass's levels back and splits them per root: where
+// the pass's seen bit i of a vertex is set, its level from root i is the
+// number whose bit b is bit i of its plane b (the planes of labels up to
+// depth); -1 where it is not.
+func (m *MultiSource) passLevels(nroots int, depth uint64) ([][]int32, error) {
 	s := m.s
-	raw, err := s.x.Download(m.buf.levels)
+	n := uint64(s.g.NumVertices())
+	nb := bits.Len64(depth)
+	planes, err := s.x.DownloadRange(m.buf.planes, 0, m.groups(uint64(nb))*n*msGroupBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -357,23 +381,35 @@ func (m *MultiSource) passLevels(nroots int) ([][]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := s.g.NumVertices()
-	wb := int(m.plan.Width / 8)
+	wb := m.plan.Width / 8
+	per := msGroupBytes / wb // planes per group
+	word := func(raw []byte, i uint64) uint64 {
+		if wb == 8 {
+			return binary.LittleEndian.Uint64(raw[8*i:])
+		}
+		return uint64(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
 	out := make([][]int32, nroots)
 	for i := range out {
 		out[i] = make([]int32, n)
 	}
-	splitRun(n, func(lo, hi int) {
-		for v := lo; v < hi; v++ {
-			var word uint64
-			for k := range wb {
-				word |= uint64(seen[v*wb+k]) << (8 * k)
+	splitRun(int(n), func(lo, hi int) {
+		var p [32]uint64
+		for v := uint64(lo); v < uint64(hi); v++ {
+			for b := range uint64(nb) {
+				p[b] = word(planes, (b/per*n+v)*per+b%per)
 			}
+			sv := word(seen, v)
 			for i := range out {
 				out[i][v] = -1
-				if word>>i&1 != 0 {
-					out[i][v] = int32(binary.LittleEndian.Uint32(raw[4*(v*int(m.stride)+i):]))
+				if sv>>i&1 == 0 {
+					continue
 				}
+				var l int32
+				for b := range nb {
+					l |= int32(p[b]>>i&1) << b
+				}
+				out[i][v] = l
 			}
 		}
 	})

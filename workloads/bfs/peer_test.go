@@ -221,7 +221,7 @@ func TestBenchBatchOnFake(t *testing.T) {
 	require.ErrorContains(t, err, "a batch of 39 roots but 40 roots")
 	probe, err := NewSession(x, g, Config{})
 	require.NoError(t, err)
-	req, err := probe.multiSourceRequest(40, 32, msHubs(g))
+	req, err := probe.multiSourceRequest(40, 32, msHubCount(g))
 	require.NoError(t, err)
 	need, err := planners.PlanMultiSourceBFS(req)
 	require.NoError(t, err)

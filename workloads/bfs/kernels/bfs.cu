@@ -1409,11 +1409,16 @@ extern "C" __global__ void copy_u4(COPY_U4_PARAMS) {
 // Multi-source BFS. A pass traverses from up to `width` roots at once (32
 // or 64): every vertex has a seen word, a frontier word (cur) and a next
 // word of that width, one bit per root of the pass, so one scan of an edge
-// serves every root whose frontier holds its source. The levels of a pass
-// are `stride` int32 per vertex (vertex v's level from the pass's root i
-// at levels[v * stride + i]), written when the root first sees the vertex
-// and not otherwise: the host reads a level only where the seen bit is
-// set. A level pushes (every vertex of the list_in, the frontier, ORs its
+// serves every root whose frontier holds its source. A pass keeps its
+// levels as bit planes: plane b of vertex v is a word of the pass's width
+// whose bit i is bit b of v's level from root i, so a root that first sees
+// v at level L ORs its bit into the planes of L's set bits (a root's own
+// level 0 sets none), one word for most levels instead of a 4-byte level
+// per root. The planes lie in groups of MS_GROUP_BYTES, one per vertex and
+// group (MS_GROUP_BYTES / sizeof(W) planes), group after group (all the
+// vertices' first groups, then their second ones, ...); the host clears
+// the groups a pass can reach before it and reads a level only where the
+// seen bit is set. A level pushes (every vertex of the list_in, the frontier, ORs its
 // frontier bits that a neighbour has not seen into the neighbour's next
 // word; a neighbour whose next word was 0 joins list_out) or pulls (every
 // vertex some root has not seen ORs its neighbours' frontier words,
@@ -1479,36 +1484,28 @@ struct MS {
     W* seen;
     W* cur;
     W* next;
-    int* levels;
-    u32 stride;
+    W* planes;
+    u64 n;
     u32 lab;
 };
 
-// ms_record gives vertex u level ms.lab from every root of the bits fresh.
+// ms_plane returns plane b of vertex u: its group holds planes b - b % G
+// to b - b % G + G - 1, for G planes of words W.
 template <typename W>
-__device__ __forceinline__ void ms_record(const MS<W>& ms, u32 u, W fresh) {
-    for (W bits = fresh; bits != 0; bits &= bits - 1) {
-        u32 i = (u32)__ffsll((long long)bits) - 1;
-        ms.levels[(u64)u * ms.stride + i] = (int)ms.lab;
-    }
+__device__ __forceinline__ W* ms_plane(const MS<W>& ms, u32 b, u32 u) {
+    constexpr u32 G = MS_GROUP_BYTES / sizeof(W);
+    return &ms.planes[((u64)(b / G) * ms.n + u) * G + b % G];
 }
 
-// ms_record_warp gives every lane's vertex u (where has) level ms.lab
-// from every root of its bits fresh, one vertex at a time across the warp:
-// lane k writes the levels of roots k, k + 32, ..., so that a vertex's
-// levels are written together instead of one scattered word per lane and
-// bit (a level's writes fill fewer sectors).
+// ms_record gives vertex u level ms.lab from every root of the bits fresh:
+// it ORs them into the planes of the label's set bits, with reductions
+// (no reply awaited). Every (vertex, level) has one recording thread, and
+// distinct levels' bits are disjoint.
 template <typename W>
-__device__ __forceinline__ void ms_record_warp(const MS<W>& ms, u32 lane, bool has, u32 u, W fresh) {
-    for (u32 m = __ballot_sync(FULL_MASK, has && fresh != 0); m != 0; m &= m - 1) {
-        u32 j = __ffs(m) - 1;
-        u32 uj = __shfl_sync(FULL_MASK, u, j);
-        W fj = __shfl_sync(FULL_MASK, fresh, j);
-        int* row = ms.levels + (u64)uj * ms.stride;
-#pragma unroll
-        for (u32 k = lane; k < sizeof(W) * 8; k += 32) {
-            if ((fj >> k) & 1) row[k] = (int)ms.lab;
-        }
+__device__ __forceinline__ void ms_record(const MS<W>& ms, u32 u, W fresh) {
+    if (fresh == 0) return;
+    for (u32 l = ms.lab, b = 0; l != 0; l >>= 1, b++) {
+        if (l & 1) atomicOr(ms_plane(ms, b, u), fresh);
     }
 }
 
@@ -1629,7 +1626,8 @@ __device__ __forceinline__ u64 warp_or(u64 v) {
 // the hub misses into the hub's next word; the finish then records what
 // every hub found. A hub never holds one warp for a whole level.
 template <typename W>
-__device__ __forceinline__ void ms_pull_hubs(const MS<W>& ms, W full, const u32* hubs, u32 nh, u32 nch, u32 lane) {
+__device__ __forceinline__ void ms_pull_hubs(const MS<W>& ms, W full, const u32* hubs, u32 nh, u32 nch) {
+    u32 lane = threadIdx.x & 31u;
     u32 gwarp = (blockIdx.x * blockDim.x + threadIdx.x) >> 5, nwarps = (gridDim.x * blockDim.x) >> 5;
     for (u32 c = gwarp; c < nch; c += nwarps) {
         u32 j = ms_hub_of(hubs, nh, c);
@@ -1724,8 +1722,8 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
             ms.seen[u] |= fresh;
             tally->first++;
             tally->fedges += e - b;
+            ms_record(ms, u, fresh);
         }
-        ms_record_warp(ms, lane, true, u, fresh);
         push_ids(q, list_out, out_count, lane, fresh != 0, u);
     }
 }
@@ -1746,7 +1744,7 @@ __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots
     Tally tally = {};
     if (pull) {
         W full = nroots >= sizeof(W) * 8 ? ~(W)0 : (((W)1 << nroots) - 1);
-        ms_pull_hubs(ms, full, graph_hubs, (u32)(graph_hubc >> 32), (u32)graph_hubc, threadIdx.x & 31u);
+        ms_pull_hubs(ms, full, graph_hubs, (u32)(graph_hubc >> 32), (u32)graph_hubc);
         ms_pull(ms, n, full, &q, list_out, out, &tally);
     } else {
         u64 hubc = __ldcg((const unsigned long long*)&ctl[CTL_COUNT(d % 3) + CTL_HUBS]);
@@ -1758,10 +1756,11 @@ __device__ __forceinline__ void ms_level_body(const MS<W>& ms, u32 n, u32 nroots
 }
 
 // msbfs_init starts a pass. Phase 0 (any grid) clears the seen, frontier
-// and next words of every vertex and the control words; phase 1 (one
-// block, after phase 0) gives each root its bit, its level 0 and, once per
-// distinct root, a place in the first list, with the list's count (and in
-// the hub list when its degree reaches MS_HUB_EDGES).
+// and next words of every vertex, the first plane_words 32-bit words of the
+// planes and the control words; phase 1 (one block, after phase 0) gives
+// each root its bit (its level 0 sets no plane) and, once per distinct
+// root, a place in the first list, with the list's count (and in the hub
+// list when its degree reaches MS_HUB_EDGES).
 extern "C" __global__ void msbfs_init(MSBFS_INIT_PARAMS) {
     u64 words = n * (width / 32);  // 32-bit words per array
     if (phase == 0) {
@@ -1771,6 +1770,7 @@ extern "C" __global__ void msbfs_init(MSBFS_INIT_PARAMS) {
             ((u32*)cur)[i] = 0;
             ((u32*)next)[i] = 0;
         }
+        for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < plane_words; i += stride) ((u32*)planes)[i] = 0;
         if (blockIdx.x == 0) {
             for (u32 i = threadIdx.x; i < CTL_WORDS; i += blockDim.x) ctl[i] = 0;
         }
@@ -1786,7 +1786,6 @@ extern "C" __global__ void msbfs_init(MSBFS_INIT_PARAMS) {
             atomicOr((u32*)seen + v, 1u << i);
             atomicOr((u32*)cur + v, 1u << i);
         }
-        levels[(u64)v * stride + i] = 0;
         bool first = true;
         for (u32 j = 0; j < i; j++) first = first && roots[j] != v;
         if (first) {
@@ -1811,10 +1810,10 @@ extern "C" __global__ void msbfs_level(MSBFS_LEVEL_PARAMS) {
         *(u64*)&clr[CTL_HUBS] = 0;
     }
     if (width == 64) {
-        MS<u64> ms = {offsets, targets, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
+        MS<u64> ms = {offsets, targets, (u64*)seen, (u64*)cur, (u64*)next, (u64*)planes, n, d + 1};
         ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     } else {
-        MS<u32> ms = {offsets, targets, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
+        MS<u32> ms = {offsets, targets, (u32*)seen, (u32*)cur, (u32*)next, (u32*)planes, n, d + 1};
         ms_level_body(ms, (u32)n, (u32)nroots, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     }
 }
@@ -1852,22 +1851,16 @@ __device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull
             ms_note_hub(hubs, line, u, deg);
         }
     } else {
-        // Whole warps step through the list, for ms_record_warp.
         u32 nout = load_cg(&line[0]);
-        for (u32 base = first & ~31u; base < nout; base += stride) {
-            u32 i = base + (threadIdx.x & 31u);
-            u32 u = 0;
-            W fresh = 0;
-            if (i < nout) {
-                u = __ldcg(&list_out[i]);
-                u32 deg = __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
-                fresh = ms.next[u];
-                ms.seen[u] |= fresh;
-                tally.first++;
-                tally.fedges += deg;
-                ms_note_hub(hubs, line, u, deg);
-            }
-            ms_record_warp(ms, threadIdx.x & 31u, i < nout, u, fresh);
+        for (u32 i = first; i < nout; i += stride) {
+            u32 u = __ldcg(&list_out[i]);
+            u32 deg = __ldg(&ms.offsets[u + 1]) - __ldg(&ms.offsets[u]);
+            W fresh = ms.next[u];
+            ms.seen[u] |= fresh;
+            ms_record(ms, u, fresh);
+            tally.first++;
+            tally.fedges += deg;
+            ms_note_hub(hubs, line, u, deg);
         }
     }
     add_counts(&tally, sc, (u64*)&line[CTL_COUNTS], nullptr);
@@ -1877,10 +1870,10 @@ __device__ __forceinline__ void ms_finish_body(const MS<W>& ms, u32 d, bool pull
 extern "C" __global__ void msbfs_finish(MSBFS_FINISH_PARAMS) {
     u32 d = (u32)depth;
     if (width == 64) {
-        MS<u64> ms = {offsets, nullptr, (u64*)seen, (u64*)cur, (u64*)next, levels, (u32)stride, d + 1};
+        MS<u64> ms = {offsets, nullptr, (u64*)seen, (u64*)cur, (u64*)next, (u64*)planes, n, d + 1};
         ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     } else {
-        MS<u32> ms = {offsets, nullptr, (u32*)seen, (u32*)cur, (u32*)next, levels, (u32)stride, d + 1};
+        MS<u32> ms = {offsets, nullptr, (u32*)seen, (u32*)cur, (u32*)next, (u32*)planes, n, d + 1};
         ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     }
 }

@@ -126,6 +126,9 @@
 #define MS_HUB_CHUNK 256u
 #endif
 
+// Bytes of one vertex's group of multi-source level planes.
+#define MS_GROUP_BYTES 32u
+
 // Resets one BFS.
 #define BFS_INIT_PARAMS \
     const unsigned int *__restrict__ offsets, \
@@ -224,12 +227,12 @@
     void *next, \
     unsigned int *list, \
     unsigned int *hubs, \
-    int *levels, \
+    void *planes, \
     unsigned int *ctl, \
     unsigned long long n, \
     unsigned long long nroots, \
     unsigned long long width, \
-    unsigned long long stride, \
+    unsigned long long plane_words, \
     unsigned long long phase
 
 // One level of a multi-source pass.
@@ -243,12 +246,11 @@
     unsigned int *list_out, \
     const unsigned int *__restrict__ hubs, \
     const unsigned int *__restrict__ graph_hubs, \
-    int *levels, \
+    void *planes, \
     unsigned int *ctl, \
     unsigned long long n, \
     unsigned long long nroots, \
     unsigned long long width, \
-    unsigned long long stride, \
     unsigned long long depth, \
     unsigned long long pull, \
     unsigned long long graph_hubc
@@ -263,10 +265,10 @@
     unsigned int *list_out, \
     unsigned int *hubs, \
     const unsigned int *__restrict__ graph_hubs, \
-    int *levels, \
+    void *planes, \
     unsigned int *ctl, \
+    unsigned long long n, \
     unsigned long long width, \
-    unsigned long long stride, \
     unsigned long long depth, \
     unsigned long long pull, \
     unsigned long long graph_hubc
