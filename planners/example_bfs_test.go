@@ -29,3 +29,13 @@ func ExamplePlanMultiSourceBFS() {
 	// 64 [{0 64} {64 36}] 1704405120 <nil>
 	// multi-source BFS: a pass of 32 roots at width 32 needs 1117202560 bytes (graph 530000000 + masks 50331648 + levels 536870912), above budget_bytes 1073741824. Fix: raise budget_bytes to at least 1117202560, or return per-root checksums instead of levels (level_bytes and level_bits 0)
 }
+
+// A pass that keeps its levels as bit planes needs the bits of its deepest
+// level per vertex and root bit, in 32-byte groups, whatever its roots.
+func ExamplePlanMultiSourceBFS_levelPlanes() {
+	req := planners.MultiSourceBFSRequest{Roots: 64, Vertices: 1 << 22, GraphBytes: 530_000_000, LevelBits: 23, BudgetBytes: 4 << 30}
+	plan, err := planners.PlanMultiSourceBFS(req)
+	fmt.Println(plan.Width, planners.PlaneGroups(req.LevelBits, plan.Width), plan.OutputBytes/req.Vertices, err)
+	// Output:
+	// 64 6 192 <nil>
+}
