@@ -105,12 +105,7 @@ func TestPlanFrontierTypedIRErrors(t *testing.T) {
 }
 
 func TestFrontierIRErrorPaths(t *testing.T) {
-	tests := []struct {
-		name  string
-		err   interface{ Field() string }
-		field string
-		msg   string
-	}{
+	checkFieldErrors(t, []fieldErrorCase{
 		{"duplicate", &DuplicateNodeError{NodeID: 4, Index: 3}, "nodes[3].id",
 			"DuplicateNode: nodes[3].id: node id 4 appears more than once. Fix: give every frontier IR node a unique id"},
 		{"unknown before", &UnknownDependencyNodeError{Dependency: 2, Before: 8, After: 9, NodeID: 8}, "dependencies[2].before",
@@ -119,13 +114,7 @@ func TestFrontierIRErrorPaths(t *testing.T) {
 			"UnknownDependencyNode: dependencies[0].after: dependency 1 -> 9 names node id 9, which is not in the node list. Fix: add node 9 or remove the dependency"},
 		{"self dependency on a missing node", &UnknownDependencyNodeError{Dependency: 1, Before: 7, After: 7, NodeID: 7}, "dependencies[1].before",
 			"UnknownDependencyNode: dependencies[1].before: dependency 7 -> 7 names node id 7, which is not in the node list. Fix: add node 7 or remove the dependency"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.field, tc.err.Field())
-			assert.EqualError(t, tc.err.(error), tc.msg)
-		})
-	}
+	})
 	// errors.As still finds the types through a wrapper.
 	_, err := PlanFrontierTypedIR([]IRNode{{ID: 1}}, []IRDependency{{Before: 1, After: 1}, {Before: 3, After: 1}})
 	var ue *UnknownDependencyNodeError
@@ -421,4 +410,23 @@ func TestAdaptFrontierTypedIRToCUDAIntoReusesCapacity(t *testing.T) {
 	err = AdaptFrontierTypedIRToCUDAInto(&dst, IRPlan{Waves: []FrontierWave{{ActiveItems: math.MaxUint64}}}, 2, 0, 0)
 	require.Error(t, err)
 	assert.Equal(t, before, dst, "dst is unchanged on error")
+}
+
+// fieldErrorCase is an error value with the input field it must name and
+// the message it must print.
+type fieldErrorCase struct {
+	name  string
+	err   interface{ Field() string }
+	field string
+	msg   string
+}
+
+// checkFieldErrors checks each case's field and message.
+func checkFieldErrors(t *testing.T, cases []fieldErrorCase) {
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.field, tc.err.Field())
+			assert.EqualError(t, tc.err.(error), tc.msg)
+		})
+	}
 }

@@ -134,25 +134,14 @@ func TestBuildTokenFactGraphErrors(t *testing.T) {
 }
 
 func TestTokenFactErrorPaths(t *testing.T) {
-	tests := []struct {
-		name  string
-		err   interface{ Field() string }
-		field string
-		msg   string
-	}{
+	checkFieldErrors(t, []fieldErrorCase{
 		{"duplicate", &DuplicateTokenFactNodeError{NodeID: 1, Index: 3}, "nodes[3].id",
 			"DuplicateNode: nodes[3].id: token/fact node id 1 appears more than once. Fix: give every node a unique id"},
 		{"unknown from", &UnknownEdgeNodeError{Edge: 1, From: 7, To: 8, NodeID: 7}, "edges[1].from",
 			"UnknownEdgeNode: edges[1].from: edge 7 -> 8 names node id 7, which is not in the node list. Fix: add node 7 or remove the edge"},
 		{"unknown to", &UnknownEdgeNodeError{Edge: 0, From: 1, To: 8, NodeID: 8}, "edges[0].to",
 			"UnknownEdgeNode: edges[0].to: edge 1 -> 8 names node id 8, which is not in the node list. Fix: add node 8 or remove the edge"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.field, tc.err.Field())
-			assert.EqualError(t, tc.err.(error), tc.msg)
-		})
-	}
+	})
 	// errors.As still finds the type through a wrapper.
 	_, err := BuildTokenFactGraph([]TokenFactNode{{ID: 4}, {ID: 4}}, nil, 0)
 	var de *DuplicateTokenFactNodeError
