@@ -229,7 +229,8 @@ func (m *MultiSource) start(pass []int32) error {
 	}
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(max(1, min((n+255)/256, uint64(s.x.Device().SMCount)*8)))
-	// The groups' bytes are within the planes buffer, so this fits.
+	// The dirty groups lie within the planes buffer, whose size the
+	// planner computed with checked arithmetic: the word count cannot wrap.
 	p := MSInitParams[executor.Buffer]{Offsets: s.buf.offsets, Roots: m.buf.roots, Seen: m.buf.seen, Cur: m.buf.cur, Next: m.buf.next,
 		List: m.buf.list0, Hubs: m.buf.hubs, Planes: m.buf.planes, Ctl: s.buf.ctl, N: n, NRoots: uint64(len(pass)), Width: m.plan.Width,
 		PlaneWords: m.dirty * n * msGroupBytes / 4}
