@@ -175,3 +175,28 @@ func TestSessionPlanOnFake(t *testing.T) {
 	checkSessionPlans(t, x, g)
 	checkOversizeRefused(t, x)
 }
+
+// TestLowDegree checks which graphs take the kernels' low-degree path:
+// grids, road networks and random geometric graphs of degree 8 do,
+// Kronecker graphs and denser geometric ones do not, nor does a graph
+// without vertices.
+func TestLowDegree(t *testing.T) {
+	gen := func(g *frontier.CSR, err error) *frontier.CSR {
+		require.NoError(t, err)
+		return g
+	}
+	for _, tc := range []struct {
+		name string
+		g    *frontier.CSR
+		want bool
+	}{
+		{"grid", gen(frontier.Grid(30)), true},
+		{"road", gen(frontier.Road(30, 1)), true},
+		{"rgg degree 8", gen(frontier.RandomGeometric(20000, 8, 1)), true},
+		{"rgg degree 16", gen(frontier.RandomGeometric(20000, 16, 1)), false},
+		{"kronecker", gen(frontier.Kronecker(10, 16, 7)), false},
+		{"empty", &frontier.CSR{Offsets: []uint32{0}}, false},
+	} {
+		assert.Equal(t, tc.want, LowDegree(tc.g), tc.name)
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/planners"
 )
 
 // msWord is a multi-source pass's vertex word: 32 or 64 roots.
@@ -19,13 +20,13 @@ type emuMS[W msWord] struct {
 	offsets         []uint32
 	targets         []int32
 	seen, cur, next []W
-	// planes are the level planes, in groups of per planes (see
-	// ms_plane), of n vertices.
-	planes []W
-	per, n uint64
-	lab    uint32
-	ctl    []uint32
-	hubs   []uint32
+	// planes are the level planes of n vertices, laid out as
+	// planners.PlaneWord says for words of width bits (see ms_plane).
+	planes   []W
+	width, n uint64
+	lab      uint32
+	ctl      []uint32
+	hubs     []uint32
 	// graphHubs and graphHubc are the graph's hub list and its count
 	// (hubs above bit 32, chunks below).
 	graphHubs []uint32
@@ -38,7 +39,7 @@ type emuMS[W msWord] struct {
 func (m *emuMS[W]) record(u uint32, fresh W) {
 	for l, b := m.lab, uint64(0); l != 0; l, b = l>>1, b+1 {
 		if l&1 != 0 {
-			m.planes[(b/m.per*m.n+uint64(u))*m.per+b%m.per] |= fresh
+			m.planes[msPlaneWord(b, uint64(u), m.n, m.width)] |= fresh
 		}
 	}
 }
@@ -374,8 +375,8 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 // msLevelMemory maps the arrays a multi-source level or its finish sees:
 // the planes up to the group of label lab's highest bit.
 func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur, next, planes, ctl executor.DevPtr, n, lab uint64, seed uint64) (*emuMS[W], error) {
-	per := uint64(msGroupBytes * 8 / bits.Len64(uint64(^W(0))))
-	m := &emuMS[W]{per: per, n: n, lab: uint32(lab), rng: rand.New(rand.NewPCG(seed, 3))}
+	width := uint64(bits.Len64(uint64(^W(0))))
+	m := &emuMS[W]{width: width, n: n, lab: uint32(lab), rng: rand.New(rand.NewPCG(seed, 3))}
 	var err error
 	if m.offsets, err = view[uint32](l, offsets, n+1); err != nil {
 		return nil, err
@@ -388,8 +389,8 @@ func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur
 	if m.seen, m.cur, m.next, err = msArrays[W](l, seen, cur, next, n); err != nil {
 		return nil, err
 	}
-	groups := (uint64(bits.Len64(lab)) + per - 1) / per
-	if m.planes, err = view[W](l, planes, groups*n*per); err != nil {
+	groups := planners.PlaneGroups(uint64(bits.Len64(lab)), width)
+	if m.planes, err = view[W](l, planes, groups*n*msPlanesPerGroup(width)); err != nil {
 		return nil, err
 	}
 	m.ctl, err = view[uint32](l, ctl, CtlWords)
@@ -458,16 +459,15 @@ func (e *Emulation) runMSFinish(l *executor.FakeLaunch) error {
 
 // msFinish mirrors msbfs_finish.
 func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
-	n := p.N
-	m, err := msLevelMemory[W](l, p.Offsets, 0, p.Seen, p.Cur, p.Next, p.Planes, p.Ctl, n, p.Depth+1, 0)
+	m, err := msLevelMemory[W](l, p.Offsets, 0, p.Seen, p.Cur, p.Next, p.Planes, p.Ctl, p.N, p.Depth+1, 0)
 	if err != nil {
 		return err
 	}
-	in, err := view[uint32](l, p.ListIn, n)
+	in, err := view[uint32](l, p.ListIn, p.N)
 	if err != nil {
 		return err
 	}
-	out, err := view[uint32](l, p.ListOut, n)
+	out, err := view[uint32](l, p.ListOut, p.N)
 	if err != nil {
 		return err
 	}

@@ -68,9 +68,16 @@ func QueueBound(g *frontier.CSR, chunk int) (uint64, error) {
 	return c, nil
 }
 
+// lowDegreeEntries is the most adjacency entries per vertex, on average,
+// of a graph the kernels take their low-degree path for.
+const lowDegreeEntries = 12
+
 // LowDegree reports whether the kernels should take their low-degree path
-// for g (average degree at most 8: grids, road networks), which claims
-// every target with a compare-and-swap instead of testing it first.
+// for g (at most lowDegreeEntries adjacency entries per vertex on average:
+// grids, road networks, random geometric graphs of degree 8), which claims
+// every target with an atomic minimum straight away, its offsets read
+// alongside, instead of testing its level first. Denser graphs test first,
+// so that most of their edges cost a cached load instead of an atomic.
 func LowDegree(g *frontier.CSR) bool {
-	return g.NumVertices() > 0 && g.NumEdgeEntries() <= 8*g.NumVertices()
+	return g.NumVertices() > 0 && g.NumEdgeEntries() <= lowDegreeEntries*g.NumVertices()
 }

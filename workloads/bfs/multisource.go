@@ -366,6 +366,19 @@ func msPushBlocks(count, mf uint32, wpb uint64, grid uint32) uint32 {
 // takes: four rounds of one edge per lane.
 const msPushWarpEdges = 4 * 32
 
+// msPlanesPerGroup is how many level planes of width-bit words one
+// group of planners.PlaneGroupBytes holds.
+func msPlanesPerGroup(width uint64) uint64 { return max(1, planners.PlaneGroupBytes*8/max(width, 1)) }
+
+// msPlaneWord is the index, in words of width bits, of vertex v's level
+// plane b among n vertices' planes, as the kernels lay them out (ms_plane):
+// every vertex's first group of planes, then every vertex's second, a group
+// holding msPlanesPerGroup consecutive planes.
+func msPlaneWord(b, v, n, width uint64) uint64 {
+	per := msPlanesPerGroup(width)
+	return (b/per*n+v)*per + b%per
+}
+
 // passLevels reads a pass's levels back and splits them per root: where
 // the pass's seen bit i of a vertex is set, its level from root i is the
 // number whose bit b is bit i of its plane b (the planes of labels up to
@@ -383,7 +396,6 @@ func (m *MultiSource) passLevels(nroots int, depth uint64) ([][]int32, error) {
 		return nil, err
 	}
 	wb := m.plan.Width / 8
-	per := msGroupBytes / wb // planes per group
 	word := func(raw []byte, i uint64) uint64 {
 		if wb == 8 {
 			return binary.LittleEndian.Uint64(raw[8*i:])
@@ -398,7 +410,7 @@ func (m *MultiSource) passLevels(nroots int, depth uint64) ([][]int32, error) {
 		var p [32]uint64
 		for v := uint64(lo); v < uint64(hi); v++ {
 			for b := range uint64(nb) {
-				p[b] = word(planes, (b/per*n+v)*per+b%per)
+				p[b] = word(planes, msPlaneWord(b, v, n, m.plan.Width))
 			}
 			sv := word(seen, v)
 			for i := range out {

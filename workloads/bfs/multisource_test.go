@@ -213,3 +213,33 @@ func msHubCount(g *frontier.CSR) uint64 {
 	_, c := msGraphHubs(g)
 	return c >> 32
 }
+
+// TestMSPlaneWord checks the plane layout the host decodes and the
+// emulation writes: a vertex's planes lie in its groups, group after group
+// over all vertices, and every (plane, vertex) pair of a pass has its own
+// word inside the output the planner sizes.
+func TestMSPlaneWord(t *testing.T) {
+	for _, tc := range []struct{ b, v, n, width, want uint64 }{
+		{0, 0, 10, 64, 0}, {3, 0, 10, 64, 3}, {4, 0, 10, 64, 40}, {1, 2, 10, 64, 9},
+		{5, 9, 10, 64, 77}, {7, 1, 3, 32, 15}, {8, 1, 3, 32, 32},
+	} {
+		assert.Equal(t, tc.want, msPlaneWord(tc.b, tc.v, tc.n, tc.width), "%+v", tc)
+	}
+	for _, width := range []uint64{32, 64} {
+		per := msPlanesPerGroup(width)
+		require.Equal(t, planners.PlaneGroupBytes*8/width, per)
+		for _, nb := range []uint64{1, 5, 17, 32} {
+			const n = 37
+			words := planners.PlaneGroups(nb, width) * per * n
+			seen := map[uint64]bool{}
+			for b := range nb {
+				for v := range uint64(n) {
+					w := msPlaneWord(b, v, n, width)
+					require.Less(t, w, words, "width %d bits %d b %d v %d", width, nb, b, v)
+					require.False(t, seen[w], "width %d bits %d: word %d twice", width, nb, w)
+					seen[w] = true
+				}
+			}
+		}
+	}
+}
