@@ -21,7 +21,7 @@ type emuMS[W msWord] struct {
 	targets         []int32
 	seen, cur, next []W
 	// planes are the level planes of n vertices, laid out as
-	// planners.PlaneWord says for words of width bits (see ms_plane).
+	// msPlaneWord says for words of width bits (see ms_plane).
 	planes   []W
 	width, n uint64
 	lab      uint32
