@@ -15,6 +15,8 @@ import (
 type benchExtra struct {
 	direction   string
 	fixedAhead  bool
+	keep        int
+	tune        bool
 	batch       int
 	batchWidth  int
 	peerGunrock string
@@ -27,6 +29,8 @@ type benchExtra struct {
 func (x *benchExtra) define(f *flags, o *benchOptions) {
 	f.StringVar(&x.direction, "direction", string(bfs.DirectionAuto), "level directions: auto (planners.PlanBFSDirection decides every level; graphs of average degree under 5 stay top-down) or top-down")
 	f.BoolVar(&x.fixedAhead, "mega-fixed-ahead", false, "megakernel: keep the run-ahead depth at --mega-ahead instead of adapting it")
+	f.IntVar(&x.keep, "mega-keep", 0, fmt.Sprintf("megakernel: a block's keep budget, the most `EDGES` of its own discoveries it keeps for its next level: %d or %d (0: %d)", bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep, bfs.DefaultMegakernelKeep))
+	f.BoolVar(&x.tune, "mega-tune", true, "megakernel: before timing, measure candidate run-ahead depths and keep budgets from the first root and run the fastest (off when --mega-ahead, --mega-fixed-ahead or --mega-keep is given, unless --mega-tune is too)")
 	f.IntVar(&x.batch, "batch", 0, "also measure multi-source BFS from `K` roots (the roots: --roots defaults to K), against the K single-root traversals (0: no)")
 	f.IntVar(&x.batchWidth, "batch-width", 0, "multi-source roots per pass: 32 or 64 (0: the planner picks)")
 	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "run Gunrock's BFS binary at `PATH` on the same graph and roots as the external arm gunrock")
@@ -43,8 +47,11 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		return usagef("gpuplan bench frontier: --direction: %v", err)
 	}
 	sc := &o.bench.Session
-	sc.Direction, sc.MegakernelFixedAhead = dir, x.fixedAhead
+	sc.Direction, sc.MegakernelFixedAhead, sc.MegakernelKeep = dir, x.fixedAhead, x.keep
+	o.bench.Tune = x.tune && (set["mega-tune"] || !(set["mega-ahead"] || set["mega-fixed-ahead"] || set["mega-keep"]))
 	switch {
+	case x.keep != 0 && x.keep != bfs.DefaultMegakernelKeep && x.keep != bfs.MaxMegakernelKeep:
+		return usagef("gpuplan bench frontier: --mega-keep %d is not 0, %d or %d", x.keep, bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep)
 	case x.batch < 0 || x.batch > 4096:
 		return usagef("gpuplan bench frontier: --batch %d is outside 0..4096. Fix: use for example 64 (0 measures no batch)", x.batch)
 	case x.batchWidth != 0 && x.batchWidth != 32 && x.batchWidth != 64:
@@ -79,6 +86,11 @@ func writeBenchExtras(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
 	if m := s.Megakernel; m != nil {
 		fmt.Fprintf(w, "megakernel: %.2f levels per grid barrier (%d levels, %d barriers), %.3f labels lowered per vertex per root, deepest run-ahead %d, %d reruns\n",
 			m.LevelsPerBarrier, m.Levels, m.Barriers, m.RelabelsPerVertex, m.MaxAhead, m.Reruns)
+		how := "as configured"
+		if t := res.Tuning; t != nil {
+			how = fmt.Sprintf("tuned from root %d over %d candidates", t.Root, len(t.Trials))
+		}
+		fmt.Fprintf(w, "megakernel setting: %s (%s)\n", res.Megakernel, how)
 	}
 	if s.DirectionLevels > 0 {
 		fmt.Fprintf(w, "directions: %d of %d levels bottom-up (planners.PlanBFSDirection); every arm's decisions equal the CPU reference's\n",

@@ -219,7 +219,8 @@ func evidenceRows(res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CS
 func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
 	writeTableComments(w, table)
 	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"sessions", res.Sessions},
-		jsonComment{"megakernel", res.Summary.Megakernel}, jsonComment{"directions", res.Directions},
+		jsonComment{"megakernel", res.Summary.Megakernel}, jsonComment{"megakernel-setting", res.Megakernel},
+		jsonComment{"megakernel-tuning", res.Tuning}, jsonComment{"directions", res.Directions},
 		jsonComment{"multi-source", res.MultiSource}, jsonComment{"peer", res.Peer})
 }
 

@@ -33,6 +33,27 @@ func TestBenchArgs(t *testing.T) {
 	assert.Equal(t, bfs.DirectionAuto, o.bench.Session.Direction)
 	assert.Zero(t, o.bench.Batch)
 	assert.Nil(t, o.bench.Peer)
+	assert.True(t, o.bench.Tune, "the megakernel is tuned unless its setting is given")
+	assert.Zero(t, o.bench.Session.MegakernelKeep)
+
+	tuning := map[string]struct {
+		args []string
+		tune bool
+	}{
+		"keep given":         {[]string{"--mega-keep", "512"}, false},
+		"ahead given":        {[]string{"--mega-ahead", "4"}, false},
+		"fixed given":        {[]string{"--mega-fixed-ahead"}, false},
+		"tune asked as well": {[]string{"--mega-keep", "256", "--mega-tune"}, true},
+		"tune off":           {[]string{"--mega-tune=false"}, false},
+	}
+	for name, c := range tuning {
+		o, err := parseBenchArgs(e, append([]string{"frontier", "--graph", "road:64"}, c.args...))
+		require.NoError(t, err, name)
+		assert.Equal(t, c.tune, o.bench.Tune, name)
+	}
+	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "road:64", "--mega-keep", "512"})
+	require.NoError(t, err)
+	assert.Equal(t, bfs.MaxMegakernelKeep, o.bench.Session.MegakernelKeep)
 
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:22", "--batch", "64", "--batch-width", "32", "--direction", "top-down",
 		"--mega-fixed-ahead", "--peer-gunrock", "/opt/bfs", "--peer-dir", "/tmp/peer"})
@@ -70,6 +91,8 @@ func TestBenchArgs(t *testing.T) {
 		"mega threads":   {"frontier", "--graph", "grid:4", "--mega-threads", "100"},
 		"mega ahead":     {"frontier", "--graph", "grid:4", "--mega-ahead", "-1"},
 		"mega ahead big": {"frontier", "--graph", "grid:4", "--mega-ahead", "65537"},
+		"mega keep":      {"frontier", "--graph", "grid:4", "--mega-keep", "300"},
+		"mega keep low":  {"frontier", "--graph", "grid:4", "--mega-keep", "-256"},
 		"copy":           {"frontier", "--graph", "grid:4", "--copy-mib", "-1"},
 		"device":         {"frontier", "--graph", "grid:4", "--device", "-1"},
 		"extra argument": {"frontier", "--graph", "grid:4", "more"},

@@ -83,7 +83,9 @@ type DoLevelParams[P Ptr] struct {
 // MegakernelParams are the parameters of KernelMegakernel. Ahead is the
 // deepest run-ahead; Adapt (1) lets the depth adapt from each step's
 // lowered labels, 0 keeps it at Ahead. Direction is MegaTopDown (every
-// level top-down) or MegaAuto (the device rule decides every level).
+// level top-down) or MegaAuto (the device rule decides every level). Keep
+// is a block's keep budget in edges: MaxMegakernelKeep when at least that,
+// else DefaultMegakernelKeep.
 type MegakernelParams[P Ptr] struct {
 	Offsets   P      `c:"const unsigned int *__restrict__ offsets"`
 	Targets   P      `c:"const int *__restrict__ targets"`
@@ -103,6 +105,7 @@ type MegakernelParams[P Ptr] struct {
 	Adapt     uint64 `c:"unsigned long long adapt"`
 	Direction uint64 `c:"unsigned long long direction"`
 	LogCap    uint64 `c:"unsigned long long log_cap"`
+	Keep      uint64 `c:"unsigned long long keep"`
 }
 
 // MSInitParams are the parameters of KernelMSInit: a multi-source pass of
@@ -328,15 +331,18 @@ const (
 	// stages in shared memory per level (per step in the megakernel).
 	levelBlockQueueItems = 1024
 	megaBlockQueueItems  = 1024
-	// keepItems, keepEdges, keepItemEdges and keepLow are a megakernel
-	// block's keep budget: at most keepItems vertices and keepEdges edges of
-	// its own discoveries for its next level, a kept vertex having at most
-	// keepItemEdges edges; a block that turned a candidate away keeps its
-	// first keepLow vertices.
-	keepItems     = 64
-	keepEdges     = 256
-	keepItemEdges = 64
-	keepLow       = 16
+	// keepItems and keepEdges are the capacity of a megakernel block's keep
+	// queue; a launch's budget (MegakernelParams.Keep) is keepEdgesSmall
+	// or keepEdges edges and a keepEdgesPerItem-th as many vertices of the
+	// block's own discoveries for its next level, a kept vertex having at
+	// most keepItemEdges edges; a block that turned a candidate away keeps
+	// its first keepLow vertices.
+	keepItems        = 128
+	keepEdges        = 512
+	keepEdgesSmall   = 256
+	keepEdgesPerItem = keepEdges / keepItems
+	keepItemEdges    = 64
+	keepLow          = 16
 	// keepShift splits a keep queue's reservation word: vertices above,
 	// edges below.
 	keepShift = 20
@@ -432,8 +438,10 @@ var ABI = kernelabi.Module{
 		{Name: "QUEUE_ITEM_BYTES", Value: QueueItemBytes, Doc: "Device bytes of one frontier-queue item: its edge range and its label."},
 		{Name: "LEVEL_BLOCK_QCAP", Value: levelBlockQueueItems, Doc: "Items a block stages in shared memory per level (per megakernel step)."},
 		{Name: "MEGA_BLOCK_QCAP", Value: megaBlockQueueItems},
-		{Name: "KEEP_ITEMS", Value: keepItems, Tunable: true, Doc: "A megakernel block's keep budget: vertices, edges, edges of one kept\nvertex, and the vertices it keeps after turning a candidate away."},
-		{Name: "KEEP_EDGES", Value: keepEdges, Tunable: true},
+		{Name: "KEEP_ITEMS", Value: keepItems, Doc: "A megakernel block's keep queue: its capacity in vertices and edges (the\nlarge budget), the small budget's edges, the budget's edges per vertex,\nthe edges of one kept vertex, and the vertices it keeps after turning a\ncandidate away."},
+		{Name: "KEEP_EDGES", Value: keepEdges},
+		{Name: "KEEP_EDGES_SMALL", Value: keepEdgesSmall},
+		{Name: "KEEP_EDGES_PER_ITEM", Value: keepEdgesPerItem},
 		{Name: "KEEP_ITEM_EDGES", Value: keepItemEdges},
 		{Name: "KEEP_LOW", Value: keepLow, Tunable: true},
 		{Name: "KEEP_SHIFT", Value: keepShift, Doc: "A keep queue's reservation word: vertices above this bit, edges below."},

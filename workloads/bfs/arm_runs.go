@@ -188,7 +188,7 @@ func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt bool) (control, u
 		Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
 		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
 		MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations), Ahead: ahead, Adapt: b2u(adapt), Direction: dir,
-		LogCap: s.logEntries()})...)
+		LogCap: s.logEntries(), Keep: uint64(s.cfg.MegakernelKeep)})...)
 	if err != nil {
 		return control{}, 0, err
 	}

@@ -92,6 +92,8 @@ func checkOverflowAndRefusals(t *testing.T, x *executor.Executor, bigGrid *front
 	require.NoError(t, s.Close())
 	_, err = NewSession(x, bigGrid, Config{MegakernelAhead: -1})
 	require.ErrorContains(t, err, "MegakernelAhead")
+	_, err = NewSession(x, bigGrid, Config{MegakernelKeep: 300})
+	require.ErrorContains(t, err, "MegakernelKeep = 300")
 	// A malformed graph is refused before anything is allocated.
 	_, err = NewSession(x, &frontier.CSR{Name: "bad", Offsets: []uint32{0, 1}, Targets: []int32{5}}, Config{})
 	var se *frontier.StructureError
@@ -114,7 +116,8 @@ func TestArmsOnFake(t *testing.T) {
 	bigGrid, err := frontier.Grid(120)
 	require.NoError(t, err)
 	configs := []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3, MegakernelAhead: 1},
-		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64}}
+		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64},
+		{CheckEvery: 3, MegakernelAhead: 4, MegakernelFixedAhead: true, MegakernelKeep: MaxMegakernelKeep}}
 	checkArms(t, x, []*frontier.CSR{kron, grid, road, star(t, 2000), bigGrid}, configs)
 	checkOverflowAndRefusals(t, x, bigGrid)
 }

@@ -3,6 +3,7 @@ package bfs
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -56,6 +57,10 @@ type BenchConfig struct {
 	// Peer, when set, also runs Gunrock's BFS on the same graph and roots
 	// as the external arm "gunrock".
 	Peer *PeerConfig
+	// Tune, when set and the megakernel is measured, tunes its setting
+	// from the first root (Session.TuneMegakernel, DefaultTuneRuns
+	// traversals per candidate) before anything is timed.
+	Tune bool
 	// Progress, when set, is called after every timed sample.
 	Progress func(done, total int, label string)
 	// Log, when set, receives one line per step of the protocol.
@@ -103,6 +108,10 @@ type BenchResult struct {
 	MultiSource *MultiSourceBench `json:"multi_source,omitempty"`
 	// Peer is the Gunrock run (with Peer).
 	Peer *PeerResult `json:"peer,omitempty"`
+	// Tuning is the megakernel's tuning (with Tune).
+	Tuning *MegakernelTuning `json:"tuning,omitempty"`
+	// Megakernel is the setting the megakernel was measured with.
+	Megakernel MegakernelSetting `json:"megakernel_setting"`
 }
 
 // RootDirections are one root's per-level directions: its levels, how
@@ -190,7 +199,7 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	b.recordDirections()
 	// The multi-source buffers are freed before the session batches, whose
 	// plans hold the session's own resident bytes.
-	for _, step := range []func() error{b.planArm, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.closeBatch, b.sessions} {
+	for _, step := range []func() error{b.planArm, b.tune, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.closeBatch, b.sessions} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -277,6 +286,21 @@ func (b *bench) planArm() error {
 	b.cfg.Log("arm plan: %s (topology %s, %s; level %s, launch overhead %s, frontier density %.2g, fusion pressure %.2f)",
 		p.Arm, p.Decision.Topology, p.Decision.Reason(), stats.FormatNs(p.Profile.LevelNs), stats.FormatNs(p.LaunchOverheadNs),
 		p.Sample.FrontierDensity, p.FusionPressure)
+	return nil
+}
+
+// tune tunes the megakernel's setting from the first root (with
+// cfg.Tune), and records the setting it is measured with.
+func (b *bench) tune() error {
+	if b.cfg.Tune && slices.Contains(b.cfg.Arms, ArmMegakernel) {
+		t, err := b.s.TuneMegakernel(b.roots[0], b.stats[0].Reached, DefaultTuneRuns)
+		if err != nil {
+			return err
+		}
+		b.res.Tuning = &t
+		b.cfg.Log("megakernel tuning from root %d (median of %d traversals each; * chosen):\n%s", t.Root, DefaultTuneRuns, strings.TrimRight(t.Table(), "\n"))
+	}
+	b.res.Megakernel = b.s.MegakernelSetting()
 	return nil
 }
 

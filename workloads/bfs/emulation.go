@@ -34,8 +34,9 @@ type emuDevice struct {
 	blocks        []emuBlockQueue
 	rng           *rand.Rand
 	maxCount      uint32
-	// The megakernel's keep budget (KEEP_ITEMS, KEEP_EDGES, KEEP_LOW and
-	// KEEP_ITEM_EDGES in bfs.cu), each block's ring of three keep queues,
+	// The megakernel's keep budget (the launch's: KEEP_EDGES_SMALL or
+	// KEEP_EDGES and a KEEP_EDGES_PER_ITEM-th as many vertices; KEEP_LOW
+	// and KEEP_ITEM_EDGES in bfs.cu), each block's ring of three keep queues,
 	// its level counter and what it kept for the next step.
 	keepItems, keepEdges, keepLow, keepItemEdges uint32
 	keep                                         [][3]emuKeepQueue
@@ -108,6 +109,16 @@ func newEmuDevice(m emuMemory, chunk, qcap, nwarps, warpsPerBlock, blockCap uint
 		warpsPerBlock: warpsPerBlock, blockCap: blockCap, blocks: make([]emuBlockQueue, nblocks),
 		keepItems: keepItems, keepEdges: keepEdges, keepLow: keepLow, keepItemEdges: keepItemEdges}
 	return d
+}
+
+// keepBudget is the keep budget in edges that a megakernel launch asked
+// for keep takes, as bfs_megakernel chooses it: MaxMegakernelKeep when
+// keep is at least that, else DefaultMegakernelKeep.
+func keepBudget(keep uint64) uint32 {
+	if keep >= MaxMegakernelKeep {
+		return MaxMegakernelKeep
+	}
+	return DefaultMegakernelKeep
 }
 
 // setKeep sets the megakernel's keep budget and empties the keep queues.

@@ -208,6 +208,8 @@ func (e *Emulation) runMegakernel(l *executor.FakeLaunch) error {
 	}
 	nwarps, perBlock := grid(l)
 	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, megaBlockQueueItems, e.nextSeed())
+	edges := keepBudget(p.Keep)
+	d.keepItems, d.keepEdges = edges/keepEdgesPerItem, edges
 	d.mega(megaRun{maxSteps: uint32(min(p.MaxSteps, 1<<32-1)), ahead: uint32(min(max(p.Ahead, 1), arriveMask)),
 		adapt: p.Adapt != 0, auto: p.Direction == MegaAuto})
 	*(*uint64)(unsafe.Pointer(&m.ctl[CtlResult+ResultRelabels])) += uint64(d.relabels)

@@ -41,7 +41,8 @@ func TestGPUArms(t *testing.T) {
 	}
 	graphs = append(graphs, star(t, 5000))
 	configs := []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3, MegakernelAhead: 1},
-		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64}, {MegakernelAhead: 1}}
+		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64}, {MegakernelAhead: 1},
+		{MegakernelAhead: 4, MegakernelFixedAhead: true, MegakernelKeep: MaxMegakernelKeep}}
 	checkArms(t, x, graphs, configs)
 	checkOverflowAndRefusals(t, x, graphs[3])
 }
@@ -138,6 +139,40 @@ func TestGPUAdaptiveRunAhead(t *testing.T) {
 		mean := sum / float64(len(roots))
 		t.Logf("%s: %.3f labels lowered per vertex on average", spec, mean)
 		assert.Less(t, mean, 1.0, spec)
+		require.NoError(t, s.Close())
+	}
+}
+
+// TestGPUTuneMegakernel tunes the megakernel on the GPU and checks that
+// the chosen setting is one of the candidates, bounds its lowered labels
+// and gives the reference levels from every root.
+func TestGPUTuneMegakernel(t *testing.T) {
+	x := openGPU(t)
+	for _, spec := range []string{"grid:300", "road:300"} {
+		sp, err := frontier.ParseSpec(spec)
+		require.NoError(t, err)
+		g, err := sp.Build(1, frontier.DefaultLimits())
+		require.NoError(t, err)
+		s, err := NewSession(x, g, Config{})
+		require.NoError(t, err)
+		roots, err := frontier.Roots(g, 4, 2)
+		require.NoError(t, err)
+		want, err := frontier.BFS(g, roots[0])
+		require.NoError(t, err)
+		tu, err := s.TuneMegakernel(roots[0], frontier.Stats(g, want).Reached, DefaultTuneRuns)
+		require.NoError(t, err, spec)
+		t.Logf("%s tuning:\n%s", spec, tu.Table())
+		require.Len(t, tu.Trials, len(TuneCandidates(MegakernelSetting{Ahead: DefaultMaxRunAhead, Keep: DefaultMegakernelKeep}, false)))
+		assert.Equal(t, tu.Chosen, s.MegakernelSetting())
+		for _, root := range roots {
+			want, err := frontier.BFS(g, root)
+			require.NoError(t, err)
+			_, err = s.Run(ArmMegakernel, root)
+			require.NoError(t, err, spec)
+			got, err := s.Levels()
+			require.NoError(t, err)
+			require.Equal(t, want, got, spec)
+		}
 		require.NoError(t, s.Close())
 	}
 }

@@ -139,9 +139,13 @@ func TestBenchPeerOnFake(t *testing.T) {
 	roots, err := frontier.Roots(g, 3, 2)
 	require.NoError(t, err)
 	dir := t.TempDir()
-	cfg := BenchConfig{Samples: 2, Arms: []Arm{ArmMegakernel}, Peer: &PeerConfig{Binary: executable(t), Dir: dir, exec: fakeGunrock(t, g, nil)}}
+	cfg := BenchConfig{Samples: 2, Arms: []Arm{ArmMegakernel}, Peer: &PeerConfig{Binary: executable(t), Dir: dir, exec: fakeGunrock(t, g, nil)}, Tune: true}
 	res, err := Bench(x, g, roots, cfg)
 	require.NoError(t, err)
+	require.NotNil(t, res.Tuning, "the megakernel was tuned")
+	assert.Len(t, res.Tuning.Trials, 2, "a direction-optimizing megakernel is level-synchronous: the keep budgets alone")
+	assert.Equal(t, res.Tuning.Chosen, res.Megakernel)
+	cfg.Tune = false
 	var rows int
 	for _, s := range res.Samples {
 		if s.Arm == PeerArm {

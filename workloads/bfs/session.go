@@ -24,6 +24,13 @@ const (
 	// the adaptive depth never passes it (32 measured best on a 2048 x
 	// 2048 grid, where blocks running ahead lower few labels).
 	DefaultMaxRunAhead = 32
+	// DefaultMegakernelKeep is a megakernel block's default keep budget in
+	// edges, the small one: about a fair share per SM of a 2048 x 2048
+	// grid's frontier, which spreads a straight wave over every SM.
+	DefaultMegakernelKeep = keepEdgesSmall
+	// MaxMegakernelKeep is the large keep budget, the keep queue's
+	// capacity: a winding frontier stays with the blocks that found it.
+	MaxMegakernelKeep = keepEdges
 	// maxLogEntries caps the decision log: a traversal of more levels
 	// keeps the last maxLogEntries decisions.
 	maxLogEntries = 1 << 14
@@ -88,6 +95,12 @@ type Config struct {
 	// MegakernelFixedAhead keeps the run-ahead depth at MegakernelAhead
 	// instead of adapting it.
 	MegakernelFixedAhead bool `json:"megakernel_fixed_ahead,omitempty"`
+	// MegakernelKeep is a megakernel block's keep budget: the most edges of
+	// its own discoveries it keeps in shared memory for its next level,
+	// DefaultMegakernelKeep or MaxMegakernelKeep (0: the default); the
+	// kernel compiles the keep test for each. Session.TuneMegakernel
+	// measures which pays.
+	MegakernelKeep int `json:"megakernel_keep,omitempty"`
 	// Direction chooses each level's direction ("": DirectionAuto).
 	Direction Direction `json:"direction"`
 	// MaxResidentBytes caps the memory budget the plans use (0: the
@@ -115,6 +128,7 @@ func (c Config) withDefaults(g *frontier.CSR) Config {
 	fill(&c.MegakernelThreads, DefaultMegakernelThreads(low))
 	fill(&c.MegakernelBlocksPerSM, DefaultMegakernelBlocksPerSM)
 	fill(&c.MegakernelAhead, DefaultMaxRunAhead)
+	fill(&c.MegakernelKeep, DefaultMegakernelKeep)
 	return c
 }
 
@@ -136,6 +150,8 @@ func (c Config) validate() error {
 		return bad("MegakernelBlocksPerSM", c.MegakernelBlocksPerSM, "Fix: use a positive cap, or 0 for the default")
 	case c.MegakernelAhead < 1 || c.MegakernelAhead > MaxRunAhead:
 		return bad("MegakernelAhead", c.MegakernelAhead, fmt.Sprintf("Fix: use 1 (one grid barrier per level) up to %d levels, or 0 for the default", MaxRunAhead))
+	case c.MegakernelKeep != DefaultMegakernelKeep && c.MegakernelKeep != MaxMegakernelKeep:
+		return bad("MegakernelKeep", c.MegakernelKeep, fmt.Sprintf("Fix: use %d or %d edges, or 0 for the default", DefaultMegakernelKeep, MaxMegakernelKeep))
 	}
 	if _, err := ParseDirection(string(c.Direction)); err != nil {
 		return fmt.Errorf("BFS config Direction: %w", err)

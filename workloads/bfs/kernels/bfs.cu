@@ -64,8 +64,8 @@
 // then every find was pushed, so a top-down level always has its queue.
 //
 // The megakernel works in steps between grid barriers. A block keeps the
-// single-item vertices it discovers in shared memory (up to KEEP_ITEMS
-// vertices and KEEP_EDGES edges: one edge per thread), already resolved to
+// single-item vertices it discovers in shared memory (up to the launch's
+// keep budget, 256 or 512 edges: one edge per thread), already resolved to
 // their edges' targets: the claiming thread reads the targets alongside its
 // claim and starts moving the targets' offsets into L1, so expanding a kept
 // vertex costs one memory round trip (the claim). Everything else (hubs,
@@ -102,17 +102,21 @@
 #define UNREACHED 0xffffffffu
 #define CTL_COUNT(slot) ((slot) * CTL_LINE)
 #define CTL_MEGA(slot) ((CTL_MEGA_LINE + (slot)) * CTL_LINE)
-// A megakernel block keeps at most KEEP_ITEMS vertices and KEEP_EDGES edges
-// of its own discoveries for its next level; a kept vertex has at most
+// A megakernel block keeps at most KEEP_EDGES_SMALL or KEEP_EDGES edges
+// (the launch's parameter `keep` chooses) and a KEEP_EDGES_PER_ITEM-th as
+// many vertices of its own discoveries for its next level; a kept vertex has at most
 // KEEP_ITEM_EDGES edges. A block that turned a candidate away keeps only
 // its first KEEP_LOW vertices. The keep queue's reservation word packs
 // vertices (bits KEEP_SHIFT..31) and edges (below); reservations stop once
 // the queue is full, so neither field can overflow (past the limits come at
 // most 32 warps' reservations of 32 vertices and 32 x KEEP_ITEM_EDGES edges
-// each). The budget is near a fair share of a large high-diameter frontier
-// per SM (a 2048 x 2048 grid's is about 16,000 edges): concentrating a
-// level's claims on few SMs makes their issue rate the bottleneck. The
-// tunable ones can be overridden with -D to experiment.
+// each). The right budget depends on the graph: a small one (about a fair
+// share of a 2048 x 2048 grid's frontier of 16,000 edges per SM) spreads a
+// straight wave over every SM, whose issue rate is then the bottleneck; a
+// large one keeps a winding frontier (road networks) with the blocks that
+// found it, where shedding it to the global queue scatters it over blocks
+// that then run ahead into each other. The host measures which pays. The
+// tunable constants can be overridden with -D to experiment.
 #define KEEP_EMASK ((1u << KEEP_SHIFT) - 1u)
 // A claiming thread of the megakernel reads up to SPEC targets of the
 // vertex alongside its claim (they are only used if the claim succeeds).
@@ -281,9 +285,11 @@ struct Found {
 struct KeepQueue;
 
 // Where a level's discoveries go: the megakernel's keep queue (null in the
-// per-level kernels), the block queue and its labels (null outside the
-// megakernel), its count, and the global queue with its labels and count.
-template <u32 CAP, typename C>
+// per-level kernels) with its budget KE in edges (a constant, so the keep
+// test costs no load on the claim path), the block queue and its labels
+// (null outside the megakernel), its count, and the global queue with its
+// labels and count.
+template <u32 CAP, typename C, u32 KE = KEEP_EDGES>
 struct Sink {
     KeepQueue* kq;
     BlockQueue<CAP>* bq;
@@ -303,8 +309,8 @@ struct Sink {
 // straight to the global queue with one global atomic for the warp's
 // spilled items. The sink's blab and qlab, when not null, take the items'
 // labels (in the block queue and in the global queue).
-template <u32 CAP, typename C>
-__device__ __forceinline__ void push_items(const Sink<CAP, C>& s, u32 lane, const Found& f, u32 chunk) {
+template <u32 CAP, typename C, u32 KE>
+__device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, const Found& f, u32 chunk) {
     u32 nitems = f.nitems;
     if (__ballot_sync(FULL_MASK, nitems != 0) == 0) return;
     u32 incl = warp_incl(nitems, lane);
@@ -438,7 +444,8 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
 // resolved to their edges: kept edge i goes to tgt[i] and its source has
 // label elab[i]. Warps reserve vertex slots and edges together with one
 // shared atomic on resv; a candidate is kept only if its slot and its edge
-// range fit the budget. Reservations only grow, so once one candidate is
+// range fit the budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM
+// vertices, within the queue's capacity). Reservations only grow, so once one candidate is
 // turned away every later one is too: the kept vertices are exactly slots
 // [0, done >> KEEP_SHIFT), and vertex i's edges are [pos[i], pos[i] + len)
 // of the (done & KEEP_EMASK) kept edges, in slot order. full is set when a
@@ -501,8 +508,8 @@ __device__ __forceinline__ void keep_vertex(KeepQueue* kq, u32 slot, u32 epos, c
 // and label into the queue and starts moving each target's offsets into L1
 // and its level into L2 for the next level's claim. Everything else goes to
 // push_items.
-template <u32 CAP, typename C>
-__device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Found f, const Graph& g) {
+template <u32 CAP, typename C, u32 KE>
+__device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane, Found f, const Graph& g) {
     if (KeepQueue* kq = s.kq) {
         u32 len = f.e - f.b;
         bool cand = f.nitems == 1 && len <= KEEP_ITEM_EDGES;
@@ -518,7 +525,7 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Fo
             old = __shfl_sync(FULL_MASK, old, 31);
             u32 slot = (old >> KEEP_SHIFT) + (incl >> 16) - 1;
             u32 epos = (old & KEEP_EMASK) + (incl & 0xffffu) - len;
-            bool kept = cand && slot < KEEP_ITEMS && epos + len <= KEEP_EDGES;
+            bool kept = cand && slot < KE / KEEP_EDGES_PER_ITEM && epos + len <= KE;
             if (kept) keep_vertex(kq, slot, epos, f, g);
             if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) set_full_hint(kq);
             u32 kmask = __ballot_sync(FULL_MASK, kept);
@@ -533,8 +540,8 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C>& s, u32 lane, Fo
 // range, and its vertex's label lab): the lanes' edges are spread over the
 // lanes, one edge per lane per round, so a warp is busy whether its items
 // hold 2 edges or 200. Each target is offered its source's label + 1.
-template <u32 CAP, typename C, typename T>
-__device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C>& s, uint2 it, u32 lab, u32 lane,
+template <u32 CAP, typename C, u32 KE, typename T>
+__device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C, KE>& s, uint2 it, u32 lab, u32 lane,
                                              T* tally) {
     u32 len = it.y - it.x;
     u32 incl = warp_incl(len, lane);
@@ -565,8 +572,8 @@ __device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C>&
 // expand_kept expands a block's kept edges (`edges` of them in cur): thread
 // t takes kept edges t, t + blockDim.x, ... The round count is block-
 // uniform, so every warp takes part in every push.
-template <u32 CAP, typename C, typename T>
-__device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C>& s, const KeepQueue* cur, u32 edges,
+template <u32 CAP, typename C, u32 KE, typename T>
+__device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C, KE>& s, const KeepQueue* cur, u32 edges,
                                             u32 lane, T* tally) {
     for (u32 e0 = 0; e0 < edges; e0 += blockDim.x) {
         u32 e = e0 + threadIdx.x;
@@ -582,8 +589,8 @@ __device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C>& 
 // expand_level processes the items of `in` with pos.nwarps warps; this warp
 // is pos.gwarp and takes up to 32 items a round. In the megakernel
 // (pos.rotate) the warps rotate with the step.
-template <u32 CAP, typename C, typename T>
-__device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C>& s, Frontier in, WarpPos pos,
+template <u32 CAP, typename C, u32 KE, typename T>
+__device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C, KE>& s, Frontier in, WarpPos pos,
                                              T* tally) {
     if (in.count == 0) return;
     // A count past the capacity means pushes overflowed (the overflow flag
@@ -856,9 +863,9 @@ struct BuTile {
 // through the sink only while the level's running count of finds is
 // within n / DIR_BETA: past that the rule stays bottom-up and no queue is
 // needed. Every thread of the block calls it (it synchronises the block).
-template <bool NC, u32 CAP, typename C, typename T>
+template <bool NC, u32 CAP, typename C, u32 KE, typename T>
 __device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vout, u32 n, u32 d,
-                                         const Sink<CAP, C>& s, u64* counts, BuTile* tile, T* tally) {
+                                         const Sink<CAP, C, KE>& s, u64* counts, BuTile* tile, T* tally) {
     u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
     u32 nwords = (n + 31) / 32;
     u32 per_tile = wpb * BU_TILE_WORDS;
@@ -1073,7 +1080,8 @@ __device__ __forceinline__ void mega_next_level(MegaShared& sh, MegaBlock& b) {
 
 // mega_level expands one level of the block's own kept frontier and, on a
 // step's first level, its share of the global queue.
-__device__ __forceinline__ void mega_level(const Graph& g, MegaShared& sh, MegaBlock& b, Sink<MEGA_BLOCK_QCAP, u64>& s,
+template <u32 KE>
+__device__ __forceinline__ void mega_level(const Graph& g, MegaShared& sh, MegaBlock& b, Sink<MEGA_BLOCK_QCAP, u64, KE>& s,
                                            const Frontier* global, const WarpPos& pos, MegaTally* tally) {
     s.kq = &sh.keep[(b.t + 1) % 3];
     if (threadIdx.x == 0) keep_reset(&sh.keep[(b.t + 2) % 3]);
@@ -1270,8 +1278,9 @@ struct MegaArgs {
 // mega_steps runs the megakernel's steps (see bfs_megakernel) and returns
 // how many ran; DO is whether it is level-synchronous and direction-
 // optimizing (its top-down steps then mark the visited bitmap and never
-// run ahead), so each kind compiles without the other's code.
-template <bool DO>
+// run ahead), so each kind compiles without the other's code, and KE is
+// the keep budget in edges.
+template <bool DO, u32 KE>
 __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, MegaTally* tally) {
     Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
     // Warps are numbered across blocks first, so a small step spreads over
@@ -1296,7 +1305,7 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
         const uint2* qin = (d & 1) ? a.q1 : a.q0;
         uint2* qout = (d & 1) ? a.q0 : a.q1;
         u64* out = &words[((d + 1) % 3) * (CTL_LINE / 2)];
-        Sink<MEGA_BLOCK_QCAP, u64> s = {nullptr, &sh.bq, sh.blab, &sh.n[d & 1], qout, queue_labels(qout, a.qcap), a.qcap, out, overflow};
+        Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, &sh.n[d & 1], qout, queue_labels(qout, a.qcap), a.qcap, out, overflow};
         pos.step = d;
         if (DO && dir == DIR_BOTTOM_UP) {
             // The kept vertices are visited; the bitmap stands for them.
@@ -1347,7 +1356,8 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // as the block kept every candidate and at most the step's run-ahead depth
 // in all, its own next levels from its keep queue. The depth is `ahead`,
 // or with adapt it starts at RUN_AHEAD_START and adapts from each step's
-// counts (adapt_depth). Then the block publishes to the global queue and
+// counts (adapt_depth); `keep` chooses the keep budget (the host measures
+// which depth and budget pay on the graph). Then the block publishes to the global queue and
 // crosses the grid barrier, which hands every block the next step's global
 // count, whether any block kept work, and the step's counts. The launch
 // ends when no work is left or max_steps steps ran; the host reads the
@@ -1375,7 +1385,11 @@ extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL
     MegaArgs a = {offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, (u32)chunk, (u32)qcap, low_degree != 0,
                   (u32)min(max_steps, 0xffffffffull), (u32)max(log_cap, 1ull)};
     MegaTally tally = {0, 0};
-    u32 d = c.sync_do ? mega_steps<true>(sh, a, &tally) : mega_steps<false>(sh, a, &tally);
+    // The keep budget: KEEP_EDGES when keep asks for as many, else
+    // KEEP_EDGES_SMALL.
+    bool large = keep >= KEEP_EDGES;
+    u32 d = c.sync_do ? (large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally))
+                      : (large ? mega_steps<false, KEEP_EDGES>(sh, a, &tally) : mega_steps<false, KEEP_EDGES_SMALL>(sh, a, &tally));
     u64* words = (u64*)&ctl[CTL_MEGA(0)];
     u32 levels = mega_levels(sh, tally, ctl, words, d, level, n);
     if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], levels);

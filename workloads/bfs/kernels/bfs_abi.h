@@ -74,14 +74,14 @@
 #define LEVEL_BLOCK_QCAP 1024u
 #define MEGA_BLOCK_QCAP 1024u
 
-// A megakernel block's keep budget: vertices, edges, edges of one kept
-// vertex, and the vertices it keeps after turning a candidate away.
-#ifndef KEEP_ITEMS
-#define KEEP_ITEMS 64u
-#endif
-#ifndef KEEP_EDGES
-#define KEEP_EDGES 256u
-#endif
+// A megakernel block's keep queue: its capacity in vertices and edges (the
+// large budget), the small budget's edges, the budget's edges per vertex,
+// the edges of one kept vertex, and the vertices it keeps after turning a
+// candidate away.
+#define KEEP_ITEMS 128u
+#define KEEP_EDGES 512u
+#define KEEP_EDGES_SMALL 256u
+#define KEEP_EDGES_PER_ITEM 4u
 #define KEEP_ITEM_EDGES 64u
 #ifndef KEEP_LOW
 #define KEEP_LOW 16u
@@ -205,7 +205,8 @@
     unsigned long long ahead, \
     unsigned long long adapt, \
     unsigned long long direction, \
-    unsigned long long log_cap
+    unsigned long long log_cap, \
+    unsigned long long keep
 
 // Megakernel barriers alone.
 #define BFS_BARRIER_ONLY_PARAMS \

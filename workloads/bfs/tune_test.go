@@ -1,0 +1,185 @@
+package bfs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTuneCandidates checks the candidate settings: the configured one
+// first, both keep budgets, and the fixed depths below the configured
+// depth unless the megakernel is level-synchronous.
+func TestTuneCandidates(t *testing.T) {
+	adaptive := MegakernelSetting{Ahead: 32, Keep: 256}
+	cases := []struct {
+		name      string
+		base      MegakernelSetting
+		levelSync bool
+		want      []MegakernelSetting
+	}{
+		{"level-synchronous: the budgets alone", adaptive, true,
+			[]MegakernelSetting{adaptive, {Ahead: 32, Keep: 512}}},
+		{"fixed 4 with the large budget", MegakernelSetting{Ahead: 4, Fixed: true, Keep: 512}, false,
+			[]MegakernelSetting{{Ahead: 4, Fixed: true, Keep: 512}, {Ahead: 2, Fixed: true, Keep: 512}, {Ahead: 3, Fixed: true, Keep: 512},
+				{Ahead: 4, Fixed: true, Keep: 256}, {Ahead: 2, Fixed: true, Keep: 256}, {Ahead: 3, Fixed: true, Keep: 256}}},
+		{"one barrier per level", MegakernelSetting{Ahead: 1, Keep: 256}, false,
+			[]MegakernelSetting{{Ahead: 1, Keep: 256}, {Ahead: 1, Keep: 512}}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, TuneCandidates(c.base, c.levelSync), c.name)
+	}
+	all := TuneCandidates(adaptive, false)
+	require.Len(t, all, 16, "the adaptive depth and 7 fixed ones, for each budget")
+	assert.Equal(t, adaptive, all[0])
+	for _, m := range all {
+		assert.Contains(t, []int{DefaultMegakernelKeep, MaxMegakernelKeep}, m.Keep)
+		assert.True(t, m == adaptive || m.Ahead == 32 || (m.Fixed && m.Ahead < 32), m.String())
+	}
+}
+
+// TestPickSetting checks the choice: the fastest trial within the
+// lowered-label bound, the configured setting unless beaten by the
+// margin, and the fewest lowered labels when no trial is within it.
+func TestPickSetting(t *testing.T) {
+	base := MegakernelSetting{Ahead: 32, Keep: 256}
+	fixed := func(d, keep int) MegakernelSetting { return MegakernelSetting{Ahead: d, Fixed: true, Keep: keep} }
+	trial := func(m MegakernelSetting, ns uint64, rel float64) TuneTrial {
+		return TuneTrial{Setting: m, WallNs: ns, RelabelsPerVertex: rel}
+	}
+	cases := []struct {
+		name   string
+		trials []TuneTrial
+		want   MegakernelSetting
+	}{
+		{"the fastest", []TuneTrial{trial(base, 100, 0.1), trial(fixed(4, 512), 60, 0.2), trial(fixed(2, 512), 80, 0)}, fixed(4, 512)},
+		{"too many lowered labels", []TuneTrial{trial(base, 100, 0.1), trial(fixed(4, 512), 60, 0.6), trial(fixed(2, 512), 80, 0)}, fixed(2, 512)},
+		{"within the margin the configured stays", []TuneTrial{trial(base, 100, 0.1), trial(fixed(16, 256), 98, 0)}, base},
+		{"just past the margin", []TuneTrial{trial(base, 100, 0.1), trial(fixed(16, 256), 96, 0)}, fixed(16, 256)},
+		{"the configured over the bound", []TuneTrial{trial(base, 50, 0.9), trial(fixed(3, 256), 99, 0.4)}, fixed(3, 256)},
+		{"none within the bound", []TuneTrial{trial(base, 50, 0.9), trial(fixed(3, 256), 99, 0.7), trial(fixed(2, 256), 120, 0.6)}, fixed(2, 256)},
+		{"equal times: the earliest", []TuneTrial{trial(fixed(2, 256), 70, 0), trial(fixed(3, 256), 70, 0), trial(base, 100, 0)}, fixed(2, 256)},
+	}
+	for _, c := range cases {
+		got, err := PickSetting(base, c.trials)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.want, got, c.name)
+	}
+	_, err := PickSetting(base, nil)
+	require.ErrorContains(t, err, "no trials")
+}
+
+// TestPickSettingProperties checks on random trials that the choice is
+// always a trial's setting, within the lowered-label bound when any trial
+// is, and never slower than the configured setting when that one is.
+func TestPickSettingProperties(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 9))
+	base := MegakernelSetting{Ahead: 32, Keep: 256}
+	cands := TuneCandidates(base, false)
+	for i := range 500 {
+		trials := make([]TuneTrial, len(cands))
+		for j, m := range cands {
+			trials[j] = TuneTrial{Setting: m, WallNs: 1 + rng.Uint64N(1000), RelabelsPerVertex: rng.Float64()}
+		}
+		got, err := PickSetting(base, trials)
+		require.NoError(t, err)
+		at := slices.IndexFunc(trials, func(tr TuneTrial) bool { return tr.Setting == got })
+		require.GreaterOrEqual(t, at, 0, "case %d", i)
+		within := slices.ContainsFunc(trials, func(tr TuneTrial) bool { return tr.RelabelsPerVertex <= TuneMaxRelabels })
+		if within {
+			assert.LessOrEqual(t, trials[at].RelabelsPerVertex, TuneMaxRelabels, "case %d", i)
+		}
+		if trials[0].RelabelsPerVertex <= TuneMaxRelabels {
+			assert.LessOrEqual(t, trials[at].WallNs, trials[0].WallNs, "case %d", i)
+		}
+	}
+}
+
+// TestTuneMegakernelOnFake tunes the emulated megakernel on a road-like
+// graph: every candidate is measured, the session then runs the chosen
+// setting, and the levels stay the reference's from every root. Bad
+// arguments are refused with the fix, the session's setting untouched.
+func TestTuneMegakernelOnFake(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 3)
+	g, err := frontier.Road(40, 2)
+	require.NoError(t, err)
+	s, err := NewSession(x, g, Config{Direction: DirectionTopDown})
+	require.NoError(t, err)
+	defer s.Close()
+	base := s.MegakernelSetting()
+	assert.Equal(t, MegakernelSetting{Ahead: DefaultMaxRunAhead, Keep: DefaultMegakernelKeep}, base)
+	roots, err := frontier.Roots(g, 3, 1)
+	require.NoError(t, err)
+	want, err := frontier.BFS(g, roots[0])
+	require.NoError(t, err)
+	reached := frontier.Stats(g, want).Reached
+
+	_, err = s.TuneMegakernel(roots[0], reached, 0)
+	require.ErrorContains(t, err, "Fix: run each candidate at least once")
+	_, err = s.TuneMegakernel(roots[0], 0, 1)
+	require.ErrorContains(t, err, "reached vertices")
+	assert.Equal(t, base, s.MegakernelSetting())
+
+	tu, err := s.TuneMegakernel(roots[0], reached, 2)
+	require.NoError(t, err)
+	assert.Equal(t, roots[0], tu.Root)
+	require.Len(t, tu.Trials, len(TuneCandidates(base, false)))
+	for i, tr := range tu.Trials {
+		assert.Equal(t, TuneCandidates(base, false)[i], tr.Setting)
+		assert.Positive(t, tr.WallNs)
+		assert.Equal(t, frontier.Stats(g, want).Levels, tr.Levels, tr.Setting.String())
+		assert.Positive(t, tr.Barriers)
+	}
+	assert.Equal(t, tu.Chosen, s.MegakernelSetting())
+	assert.Contains(t, tu.Table(), "* "+tu.Chosen.String())
+	for _, root := range roots {
+		r, err := s.Run(ArmMegakernel, root)
+		require.NoError(t, err)
+		got, err := s.Levels()
+		require.NoError(t, err)
+		require.Equal(t, frontierBFS(t, g, root), got, fmt.Sprint(root))
+		if tu.Chosen.Fixed {
+			assert.LessOrEqual(t, r.MaxAhead, tu.Chosen.Ahead)
+		}
+	}
+}
+
+// TestSetMegakernelSetting checks that a setting is validated as the
+// Config fields are, and that a refused one leaves the session's as it was.
+func TestSetMegakernelSetting(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 3)
+	g, err := frontier.Grid(20)
+	require.NoError(t, err)
+	s, err := NewSession(x, g, Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	base := s.MegakernelSetting()
+	for _, bad := range []MegakernelSetting{{Ahead: 0, Keep: 256}, {Ahead: 4, Keep: 384}, {Ahead: MaxRunAhead + 1, Keep: 512}} {
+		require.Error(t, s.SetMegakernelSetting(bad), bad.String())
+		assert.Equal(t, base, s.MegakernelSetting())
+	}
+	m := MegakernelSetting{Ahead: 3, Fixed: true, Keep: MaxMegakernelKeep}
+	require.NoError(t, s.SetMegakernelSetting(m))
+	assert.Equal(t, m, s.MegakernelSetting())
+	assert.Equal(t, "fixed 3, keep 512", m.String())
+	assert.Equal(t, "adaptive up to 32, keep 256", base.String())
+}
+
+// TestKeepBudget checks the budget a launch's keep parameter selects.
+func TestKeepBudget(t *testing.T) {
+	for keep, want := range map[uint64]uint32{0: 256, 255: 256, 256: 256, 511: 256, 512: 512, 1 << 40: 512} {
+		assert.Equal(t, want, keepBudget(keep), keep)
+	}
+}
+
+// frontierBFS is the CPU reference levels of g from root.
+func frontierBFS(t *testing.T, g *frontier.CSR, root int32) []int32 {
+	t.Helper()
+	lv, err := frontier.BFS(g, root)
+	require.NoError(t, err)
+	return lv
+}
