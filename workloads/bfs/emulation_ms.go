@@ -21,12 +21,12 @@ type emuMS[W msWord] struct {
 	targets         []int32
 	seen, cur, next []W
 	// planes are the level planes of n vertices, laid out as
-	// msPlaneWord says for words of width bits (see ms_plane).
-	planes   []W
-	width, n uint64
-	lab      uint32
-	ctl      []uint32
-	hubs     []uint32
+	// msPlaneWord says for per planes to a group (see ms_plane).
+	planes        []W
+	width, n, per uint64
+	lab           uint32
+	ctl           []uint32
+	hubs          []uint32
 	// graphHubs and graphHubc are the graph's hub list and its count
 	// (hubs above bit 32, chunks below).
 	graphHubs []uint32
@@ -39,7 +39,7 @@ type emuMS[W msWord] struct {
 func (m *emuMS[W]) record(u uint32, fresh W) {
 	for l, b := m.lab, uint64(0); l != 0; l, b = l>>1, b+1 {
 		if l&1 != 0 {
-			m.planes[msPlaneWord(b, uint64(u), m.n, m.width)] |= fresh
+			m.planes[msPlaneWord(b, uint64(u), m.n, m.per)] |= fresh
 		}
 	}
 }
@@ -390,7 +390,8 @@ func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur
 		return nil, err
 	}
 	groups := planners.PlaneGroups(uint64(bits.Len64(lab)), width)
-	if m.planes, err = view[W](l, planes, groups*n*msPlanesPerGroup(width)); err != nil {
+	m.per = msPlanesPerGroup(width)
+	if m.planes, err = view[W](l, planes, groups*n*m.per); err != nil {
 		return nil, err
 	}
 	m.ctl, err = view[uint32](l, ctl, CtlWords)

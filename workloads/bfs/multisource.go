@@ -370,12 +370,11 @@ const msPushWarpEdges = 4 * 32
 // group of planners.PlaneGroupBytes holds.
 func msPlanesPerGroup(width uint64) uint64 { return max(1, planners.PlaneGroupBytes*8/max(width, 1)) }
 
-// msPlaneWord is the index, in words of width bits, of vertex v's level
-// plane b among n vertices' planes, as the kernels lay them out (ms_plane):
-// every vertex's first group of planes, then every vertex's second, a group
-// holding msPlanesPerGroup consecutive planes.
-func msPlaneWord(b, v, n, width uint64) uint64 {
-	per := msPlanesPerGroup(width)
+// msPlaneWord is the index, in words, of vertex v's level plane b among n
+// vertices' planes, as the kernels lay them out (ms_plane): every vertex's
+// first group of planes, then every vertex's second, a group holding per
+// consecutive planes (msPlanesPerGroup of the words' width).
+func msPlaneWord(b, v, n, per uint64) uint64 {
 	return (b/per*n+v)*per + b%per
 }
 
@@ -395,7 +394,7 @@ func (m *MultiSource) passLevels(nroots int, depth uint64) ([][]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	wb := m.plan.Width / 8
+	wb, per := m.plan.Width/8, msPlanesPerGroup(m.plan.Width)
 	word := func(raw []byte, i uint64) uint64 {
 		if wb == 8 {
 			return binary.LittleEndian.Uint64(raw[8*i:])
@@ -410,7 +409,7 @@ func (m *MultiSource) passLevels(nroots int, depth uint64) ([][]int32, error) {
 		var p [32]uint64
 		for v := uint64(lo); v < uint64(hi); v++ {
 			for b := range uint64(nb) {
-				p[b] = word(planes, msPlaneWord(b, v, n, m.plan.Width))
+				p[b] = word(planes, msPlaneWord(b, v, n, per))
 			}
 			sv := word(seen, v)
 			for i := range out {

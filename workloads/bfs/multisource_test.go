@@ -223,7 +223,7 @@ func TestMSPlaneWord(t *testing.T) {
 		{0, 0, 10, 64, 0}, {3, 0, 10, 64, 3}, {4, 0, 10, 64, 40}, {1, 2, 10, 64, 9},
 		{5, 9, 10, 64, 77}, {7, 1, 3, 32, 15}, {8, 1, 3, 32, 32},
 	} {
-		assert.Equal(t, tc.want, msPlaneWord(tc.b, tc.v, tc.n, tc.width), "%+v", tc)
+		assert.Equal(t, tc.want, msPlaneWord(tc.b, tc.v, tc.n, msPlanesPerGroup(tc.width)), "%+v", tc)
 	}
 	for _, width := range []uint64{32, 64} {
 		per := msPlanesPerGroup(width)
@@ -234,7 +234,7 @@ func TestMSPlaneWord(t *testing.T) {
 			seen := map[uint64]bool{}
 			for b := range nb {
 				for v := range uint64(n) {
-					w := msPlaneWord(b, v, n, width)
+					w := msPlaneWord(b, v, n, per)
 					require.Less(t, w, words, "width %d bits %d b %d v %d", width, nb, b, v)
 					require.False(t, seen[w], "width %d bits %d: word %d twice", width, nb, w)
 					seen[w] = true
