@@ -3,9 +3,10 @@
 # with NVIDIA GPUs, from the repository root with bin/gpuplan built by
 # `make build-cuda` (or `make gpu-test-bins`) from the commit being measured:
 #
-#   record-all.sh OUTDIR GUNROCK_BFS
+#   record-all.sh OUTDIR GUNROCK_BFS [NAME...]
 #
-# GUNROCK_BFS is the peer bundle's built bin/bfs. With two or more GPUs the
+# GUNROCK_BFS is the peer bundle's built bin/bfs. With NAMEs (for example
+# grid-2048 road-2048) only those files are recorded. With two or more GPUs the
 # single-GPU files are recorded in two streams side by side, one on GPU 0
 # and one on GPU 1, each process (Gunrock's too) seeing only its own GPU;
 # then kron-26-p2.csv is recorded over both GPUs with NCCL (libnccl.so.2 from
@@ -14,9 +15,11 @@
 # left out. Copy the files to evidence/results/ and run `gpuplan gate`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-out=${1:?usage: record-all.sh OUTDIR GUNROCK_BFS}
-peer=${2:?usage: record-all.sh OUTDIR GUNROCK_BFS}
+out=${1:?usage: record-all.sh OUTDIR GUNROCK_BFS [NAME...]}
+peer=${2:?usage: record-all.sh OUTDIR GUNROCK_BFS [NAME...]}
 peer=$(realpath "$peer")
+shift 2
+only=" $* "
 mkdir -p "$out"
 export NCCL_NVLS_ENABLE=0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
@@ -26,6 +29,9 @@ fail=0
 bench() {
   local name=$1 t=$SECONDS
   shift
+  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then
+    return 0
+  fi
   if ./bin/gpuplan bench frontier --copy-mib 1024 "$@" -o "$out/$name.csv" >"$out/$name.log" 2>&1; then
     echo "$name: recorded ($((SECONDS - t)) s)"
   else
@@ -38,12 +44,12 @@ bench() {
 stream0() {
   bench grid-2048 --graph grid:2048 --roots 16 --samples 30 --peer-gunrock "$peer" --peer-samples 10 || return 1
   bench grid-2048-corners --graph grid:2048 --root-ids 0,4194303 --samples 20 || return 1
-  bench road-2048 --graph road:2048 --roots 16 --samples 10 --peer-gunrock "$peer" --peer-samples 10 || return 1
-  bench kron-22-batch-64 --graph kron:22 --batch 64 --samples 10
+  bench road-2048 --graph road:2048 --roots 16 --samples 10 --peer-gunrock "$peer" --peer-samples 10
 }
 
 stream1() {
   bench kron-22 --graph kron:22 --roots 16 --samples 10 --peer-gunrock "$peer" --peer-samples 10 || return 1
+  bench kron-22-batch-64 --graph kron:22 --batch 64 --samples 10 || return 1
   bench rgg-2000000-8 --graph rgg:2000000:8 --roots 16 --samples 10 --peer-gunrock "$peer" --peer-samples 10 || return 1
   bench rgg-2000000-8-top-down --graph rgg:2000000:8 --roots 16 --samples 10 --direction top-down --arms host-loop,megakernel || return 1
   bench kron-25-h200 --graph kron:25 --roots 16 --samples 10 || return 1
