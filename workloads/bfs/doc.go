@@ -23,6 +23,10 @@
 // ABI) and log their decisions, which the host checks against the planner
 // (Run.Decisions). The megakernel is then level-synchronous; on other
 // graphs its blocks run ahead by a depth that adapts from each step's
+// lowered labels, or a fixed one. Which depth and which keep budget (the
+// frontier a block keeps in shared memory) pay depends on the graph's
+// shape, so Session.TuneMegakernel measures candidate settings on the
+// resident graph from one root and keeps the fastest that bounds the
 // lowered labels. Session.NewMultiSource runs many roots per pass (one bit
 // per root in each vertex's words, and the levels as bit planes: bit i of
 // a vertex's plane b is bit b of its level from root i), planned by
@@ -55,7 +59,8 @@
 // # Benchmark protocol
 //
 // Bench is the protocol of `gpuplan bench frontier`: the CPU reference of
-// every root, a session, the arm plan, an untimed correctness pass, timed
+// every root, a session, the arm plan, the megakernel's tuning
+// (BenchConfig.Tune), an untimed correctness pass, timed
 // samples with the arms interleaved and every traversal checked (its
 // levels and its directions), the copy-bandwidth ceiling, the megakernel's
 // barrier floor, one session batch per arm and, when configured,

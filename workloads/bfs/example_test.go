@@ -54,3 +54,22 @@ GUNROCK_BFS run=0 src=0 time_ms=0.050000 reached=4 depth=2 csr_edges=6 self_loop
 	fmt.Println(out.Graph.Vertices, len(out.Runs), out.Runs[0].Reached, out.Runs[0].InputEdges, err)
 	// Output: 4 1 4 3 <nil>
 }
+
+// ExamplePickSetting chooses a megakernel setting from measured trials: the
+// fastest trial that lowers at most TuneMaxRelabels labels per vertex,
+// unless the configured setting is within TuneMargin of it.
+func ExamplePickSetting() {
+	base := bfs.MegakernelSetting{Ahead: bfs.DefaultMaxRunAhead, Keep: bfs.DefaultMegakernelKeep}
+	trials := []bfs.TuneTrial{
+		{Setting: base, WallNs: 8_262_000, RelabelsPerVertex: 0.82},
+		{Setting: bfs.MegakernelSetting{Ahead: 16, Fixed: true, Keep: bfs.MaxMegakernelKeep}, WallNs: 3_291_000, RelabelsPerVertex: 0.39},
+		{Setting: bfs.MegakernelSetting{Ahead: 8, Fixed: true, Keep: bfs.DefaultMegakernelKeep}, WallNs: 3_000_000, RelabelsPerVertex: 2.4},
+	}
+	m, err := bfs.PickSetting(base, trials)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(m)
+	// Output: fixed 16, keep 512
+}
