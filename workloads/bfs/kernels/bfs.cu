@@ -104,9 +104,9 @@
 #define CTL_MEGA(slot) ((CTL_MEGA_LINE + (slot)) * CTL_LINE)
 // A megakernel block keeps at most KEEP_EDGES_SMALL or KEEP_EDGES edges
 // (the launch's parameter `keep` chooses) and a KEEP_EDGES_PER_ITEM-th as
-// many vertices of its own discoveries for its next level; a kept vertex has at most
-// KEEP_ITEM_EDGES edges. A block that turned a candidate away keeps only
-// its first KEEP_LOW vertices. The keep queue's reservation word packs
+// many vertices of its own discoveries for its next level; a kept vertex
+// has at most KEEP_ITEM_EDGES edges. A block that turned a candidate away
+// keeps only its first KEEP_LOW vertices. The keep queue's reservation word packs
 // vertices (bits KEEP_SHIFT..31) and edges (below); reservations stop once
 // the queue is full, so neither field can overflow (past the limits come at
 // most 32 warps' reservations of 32 vertices and 32 x KEEP_ITEM_EDGES edges
@@ -445,8 +445,8 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
 // label elab[i]. Warps reserve vertex slots and edges together with one
 // shared atomic on resv; a candidate is kept only if its slot and its edge
 // range fit the budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM
-// vertices, within the queue's capacity). Reservations only grow, so once one candidate is
-// turned away every later one is too: the kept vertices are exactly slots
+// vertices, within the queue's capacity). Reservations only grow, so once
+// one candidate is turned away every later one is too: the kept vertices are exactly slots
 // [0, done >> KEEP_SHIFT), and vertex i's edges are [pos[i], pos[i] + len)
 // of the (done & KEEP_EMASK) kept edges, in slot order. full is set when a
 // candidate was turned away. items and ilab (each vertex's edge range and
@@ -1357,8 +1357,8 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // in all, its own next levels from its keep queue. The depth is `ahead`,
 // or with adapt it starts at RUN_AHEAD_START and adapts from each step's
 // counts (adapt_depth); `keep` chooses the keep budget (the host measures
-// which depth and budget pay on the graph). Then the block publishes to the global queue and
-// crosses the grid barrier, which hands every block the next step's global
+// which depth and budget pay on the graph). Then the block publishes to
+// the global queue and crosses the grid barrier, which hands every block the next step's global
 // count, whether any block kept work, and the step's counts. The launch
 // ends when no work is left or max_steps steps ran; the host reads the
 // final changed flag once, after the launch (the final-flag-only
