@@ -114,24 +114,23 @@ func TestTuneMegakernelOnFake(t *testing.T) {
 	assert.Equal(t, MegakernelSetting{Ahead: DefaultMaxRunAhead, Keep: DefaultMegakernelKeep}, base)
 	roots, err := frontier.Roots(g, 3, 1)
 	require.NoError(t, err)
-	want, err := frontier.BFS(g, roots[0])
-	require.NoError(t, err)
-	reached := frontier.Stats(g, want).Reached
+	st := frontier.Stats(g, frontierBFS(t, g, roots[0]))
 
-	_, err = s.TuneMegakernel(roots[0], reached, 0)
+	_, err = s.TuneMegakernel(roots[0], st.Reached, 0)
 	require.ErrorContains(t, err, "Fix: run each candidate at least once")
 	_, err = s.TuneMegakernel(roots[0], 0, 1)
 	require.ErrorContains(t, err, "reached vertices")
 	assert.Equal(t, base, s.MegakernelSetting())
 
-	tu, err := s.TuneMegakernel(roots[0], reached, 2)
+	tu, err := s.TuneMegakernel(roots[0], st.Reached, 2)
 	require.NoError(t, err)
 	assert.Equal(t, roots[0], tu.Root)
-	require.Len(t, tu.Trials, len(TuneCandidates(base, false)))
+	cands := TuneCandidates(base, false)
+	require.Len(t, tu.Trials, len(cands))
 	for i, tr := range tu.Trials {
-		assert.Equal(t, TuneCandidates(base, false)[i], tr.Setting)
+		assert.Equal(t, cands[i], tr.Setting)
 		assert.Positive(t, tr.WallNs)
-		assert.Equal(t, frontier.Stats(g, want).Levels, tr.Levels, tr.Setting.String())
+		assert.Equal(t, st.Levels, tr.Levels, tr.Setting.String())
 		assert.Positive(t, tr.Barriers)
 	}
 	assert.Equal(t, tu.Chosen, s.MegakernelSetting())
