@@ -41,14 +41,17 @@ and the unexplored edges (the host loop asks the planner; the device loop
 and the megakernel evaluate the same rule on the device, and their logged
 decisions are checked against the planner). Every arm's decisions must
 equal the CPU reference's; the evidence records them (--direction top-down
-turns it off). The megakernel is then level-synchronous; on the other
-graphs its blocks run ahead up to --mega-ahead levels, the depth adapting
-from each step's lowered labels. Before anything is timed, the megakernel
-is tuned from the first root (--mega-tune): it runs each candidate setting
-(its adaptive depth and fixed depths from 2 to 16, each with a block keep
-budget of 256 and of 512 edges; the budgets alone when level-synchronous)
-three times and keeps the fastest that lowers at most 0.5 labels per
-vertex, the configured setting unless another is 3% faster. The table of
+turns it off). The megakernel is then level-synchronous (unless
+--mega-top-down); on the other graphs its blocks run ahead up to
+--mega-ahead levels, the depth adapting from each step's lowered labels.
+Before anything is timed, the megakernel is tuned from the first root
+(--mega-tune): it runs each candidate setting (its adaptive depth and
+fixed depths from 2 to 16, each with a block keep budget of 256 and of 512
+edges; where direction-optimizing, also the two budgets level-
+synchronous) three times and keeps the fastest that lowers at most 0.5
+labels per vertex, the configured setting unless another is 3% faster. A
+graph of long diameter whose levels are almost all top-down (a random
+geometric graph) runs faster ahead than level-synchronous. The table of
 trials is printed and recorded in the evidence.
 
 --batch K also measures multi-source BFS from the K roots, in passes of

@@ -16,6 +16,7 @@ type benchExtra struct {
 	direction   string
 	fixedAhead  bool
 	keep        int
+	topDown     bool
 	tune        bool
 	batch       int
 	batchWidth  int
@@ -30,7 +31,8 @@ func (x *benchExtra) define(f *flags, o *benchOptions) {
 	f.StringVar(&x.direction, "direction", string(bfs.DirectionAuto), "level directions: auto (planners.PlanBFSDirection decides every level; graphs of average degree under 5 stay top-down) or top-down")
 	f.BoolVar(&x.fixedAhead, "mega-fixed-ahead", false, "megakernel: keep the run-ahead depth at --mega-ahead instead of adapting it")
 	f.IntVar(&x.keep, "mega-keep", 0, fmt.Sprintf("megakernel: a block's keep budget, the most `EDGES` of its own discoveries it keeps for its next level: %d or %d (0: %d)", bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep, bfs.DefaultMegakernelKeep))
-	f.BoolVar(&x.tune, "mega-tune", true, "megakernel: before timing, measure candidate run-ahead depths and keep budgets from the first root and run the fastest (off when --mega-ahead, --mega-fixed-ahead or --mega-keep is given, unless --mega-tune is too)")
+	f.BoolVar(&x.topDown, "mega-top-down", false, "megakernel: run every level top-down, running ahead, even where the other arms are direction-optimizing")
+	f.BoolVar(&x.tune, "mega-tune", true, "megakernel: before timing, measure candidate settings (run-ahead depths, keep budgets and, where direction-optimizing, level-synchronous against top-down) from the first root and run the fastest (off when --mega-ahead, --mega-fixed-ahead, --mega-keep or --mega-top-down is given, unless --mega-tune is too)")
 	f.IntVar(&x.batch, "batch", 0, "also measure multi-source BFS from `K` roots (the roots: --roots defaults to K), against the K single-root traversals (0: no)")
 	f.IntVar(&x.batchWidth, "batch-width", 0, "multi-source roots per pass: 32 or 64 (0: the planner picks)")
 	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "run Gunrock's BFS binary at `PATH` on the same graph and roots as the external arm gunrock")
@@ -47,8 +49,8 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		return usagef("gpuplan bench frontier: --direction: %v", err)
 	}
 	sc := &o.bench.Session
-	sc.Direction, sc.MegakernelFixedAhead, sc.MegakernelKeep = dir, x.fixedAhead, x.keep
-	o.bench.Tune = x.tune && (set["mega-tune"] || !(set["mega-ahead"] || set["mega-fixed-ahead"] || set["mega-keep"]))
+	sc.Direction, sc.MegakernelFixedAhead, sc.MegakernelKeep, sc.MegakernelTopDown = dir, x.fixedAhead, x.keep, x.topDown
+	o.bench.Tune = x.tune && (set["mega-tune"] || !(set["mega-ahead"] || set["mega-fixed-ahead"] || set["mega-keep"] || set["mega-top-down"]))
 	switch {
 	case x.keep != 0 && x.keep != bfs.DefaultMegakernelKeep && x.keep != bfs.MaxMegakernelKeep:
 		return usagef("gpuplan bench frontier: --mega-keep %d is not 0, %d or %d", x.keep, bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep)
@@ -93,8 +95,12 @@ func writeBenchExtras(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
 		fmt.Fprintf(w, "megakernel setting: %s (%s)\n", res.Megakernel, how)
 	}
 	if s.DirectionLevels > 0 {
-		fmt.Fprintf(w, "directions: %d of %d levels bottom-up (planners.PlanBFSDirection); every arm's decisions equal the CPU reference's\n",
-			s.BottomUpLevels, s.DirectionLevels)
+		which := "every arm's"
+		if res.Megakernel.TopDown {
+			which = "every arm's but the top-down megakernel's"
+		}
+		fmt.Fprintf(w, "directions: %d of %d levels bottom-up (planners.PlanBFSDirection); %s decisions equal the CPU reference's\n",
+			s.BottomUpLevels, s.DirectionLevels, which)
 	} else {
 		fmt.Fprintln(w, "directions: every level top-down")
 	}

@@ -43,6 +43,7 @@ func TestBenchArgs(t *testing.T) {
 		"keep given":         {[]string{"--mega-keep", "512"}, false},
 		"ahead given":        {[]string{"--mega-ahead", "4"}, false},
 		"fixed given":        {[]string{"--mega-fixed-ahead"}, false},
+		"top-down given":     {[]string{"--mega-top-down"}, false},
 		"tune asked as well": {[]string{"--mega-keep", "256", "--mega-tune"}, true},
 		"tune off":           {[]string{"--mega-tune=false"}, false},
 	}
@@ -54,6 +55,10 @@ func TestBenchArgs(t *testing.T) {
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "road:64", "--mega-keep", "512"})
 	require.NoError(t, err)
 	assert.Equal(t, bfs.MaxMegakernelKeep, o.bench.Session.MegakernelKeep)
+	assert.False(t, o.bench.Session.MegakernelTopDown)
+	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "rgg:1000", "--mega-top-down"})
+	require.NoError(t, err)
+	assert.True(t, o.bench.Session.MegakernelTopDown)
 
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:22", "--batch", "64", "--batch-width", "32", "--direction", "top-down",
 		"--mega-fixed-ahead", "--peer-gunrock", "/opt/bfs", "--peer-dir", "/tmp/peer"})
@@ -242,7 +247,7 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 	var out, errb bytes.Buffer
 	e := &env{stdout: &out, stderr: &errb}
 	csv := filepath.Join(t.TempDir(), "kron.csv")
-	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1",
+	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1", "--mega-tune=false",
 		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv})
 	require.NoError(t, err)
 	o.open = openFake(t, bfs.NewFake)
@@ -270,4 +275,22 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 	for _, line := range []string{"# directions [", "# multi-source {", "# peer {", "# megakernel {"} {
 		assert.Contains(t, string(data), line)
 	}
+}
+
+// TestBenchMegakernelTopDownOnFake runs the benchmark command with the
+// megakernel set top-down on a direction-optimizing graph: it runs ahead,
+// the setting line says top-down, and the directions line says whose
+// decisions were held to the reference's.
+func TestBenchMegakernelTopDownOnFake(t *testing.T) {
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--roots", "3", "--samples", "1", "--copy-mib", "1",
+		"--arms", "device-loop,megakernel", "--mega-top-down", "--mega-ahead", "4", "--mega-fixed-ahead"})
+	require.NoError(t, err)
+	o.open = openFake(t, bfs.NewFake)
+	require.NoError(t, benchFrontier(e, o), errb.String())
+	table := out.String()
+	assert.Contains(t, table, "megakernel setting: top-down, fixed 4, keep 256 (as configured)")
+	assert.Contains(t, table, "every arm's but the top-down megakernel's decisions equal the CPU reference's")
+	assert.NotContains(t, table, "megakernel: 1.00 levels per grid barrier", "a top-down megakernel runs ahead")
 }

@@ -180,7 +180,7 @@ func (s *Session) runMegakernel(r *Run) (control, error) {
 // (the deepest, when adapt) and returns the overflow flag.
 func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt bool) (control, uint32, error) {
 	dir := uint64(MegaTopDown)
-	if s.cfg.Direction == DirectionAuto {
+	if s.cfg.Direction == DirectionAuto && !s.cfg.MegakernelTopDown {
 		dir = MegaAuto
 	}
 	t, err := s.x.Launch(s.k.mega, s.plans.MegakernelGrid.Config(), kernelabi.MustArgs(MegakernelParams[executor.Buffer]{

@@ -179,7 +179,7 @@ func (s *Session) readSteps(r *Run) error {
 			r.MaxAhead = max(r.MaxAhead, int(e.depth))
 		}
 	}
-	if !s.optimizing {
+	if !s.ArmOptimizing(r.Arm) {
 		return nil
 	}
 	if steps != r.Levels {

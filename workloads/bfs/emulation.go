@@ -32,8 +32,11 @@ type emuDevice struct {
 	warpsPerBlock uint32
 	blockCap      uint32
 	blocks        []emuBlockQueue
-	rng           *rand.Rand
-	maxCount      uint32
+	// byBlock mirrors a level-synchronous megakernel's warp numbering:
+	// the step's hash rotates only the blocks.
+	byBlock  bool
+	rng      *rand.Rand
+	maxCount uint32
 	// The megakernel's keep budget (the launch's: KEEP_EDGES_SMALL or
 	// KEEP_EDGES and a KEEP_EDGES_PER_ITEM-th as many vertices; KEEP_LOW
 	// and KEEP_ITEM_EDGES in bfs.cu), each block's ring of three keep queues,
@@ -365,8 +368,8 @@ func (d *emuDevice) expandKept(cur *emuKeepQueue, edges uint32, s *emuSink) {
 // items of qin with labels qinlab (nil: every item has label baseLab). In
 // the per-level kernel (sink nil) warps are numbered block-major and their
 // blocks' queues are flushed after the level; in the megakernel warps are
-// numbered across blocks first and rotated by a hash of the step, and
-// sink gives each block's sink.
+// numbered across blocks first and rotated by a hash of the step (only the
+// blocks, with byBlock), and sink gives each block's sink.
 func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, qout []item, outCount *uint32,
 	sink func(block uint32) *emuSink, step uint32) {
 	if count == 0 {
@@ -382,9 +385,9 @@ func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, q
 	nblocks := uint32(len(d.blocks))
 	k := min((count+d.nwarps-1)/d.nwarps, 32)
 	stride := d.nwarps * k
-	rot := uint32(0)
+	rot, rotBlock := uint32(0), uint32(0)
 	if mega {
-		rot = step * rotateMul % d.nwarps
+		rot, rotBlock = step*rotateMul%d.nwarps, step*rotateMul%nblocks
 	}
 	// Only the warps numbered below ceil(count/k) find items; they run in
 	// a random order.
@@ -395,7 +398,11 @@ func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, q
 		// megakernel's across blocks first, then rotated.
 		block := gwarp / d.warpsPerBlock
 		s := &emuSink{bq: d.blockQueue(block), qout: qout, out: outCount}
-		if mega {
+		switch {
+		case mega && d.byBlock:
+			block = (gwarp%nblocks + nblocks - rotBlock) % nblocks
+			s = sink(block)
+		case mega:
 			block = (gwarp + d.nwarps - rot) % d.nwarps % nblocks
 			s = sink(block)
 		}

@@ -114,6 +114,7 @@ func (d *emuDevice) megaStart(p megaRun) *emuMega {
 		ds: emuDirState{mu: total}}
 	m.run.ahead = min(max(p.ahead, 1), arriveMask)
 	m.syncDO = p.auto && !(planners.DefaultBottomUpMinDegree*uint64(n) > uint64(total))
+	d.byBlock = m.syncDO
 	switch {
 	case m.syncDO:
 		m.depth = 1

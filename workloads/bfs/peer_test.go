@@ -143,7 +143,13 @@ func TestBenchPeerOnFake(t *testing.T) {
 	res, err := Bench(x, g, roots, cfg)
 	require.NoError(t, err)
 	require.NotNil(t, res.Tuning, "the megakernel was tuned")
-	assert.Len(t, res.Tuning.Trials, 2, "a direction-optimizing megakernel is level-synchronous: the keep budgets alone")
+	require.Len(t, res.Tuning.Trials, 18, "a direction-optimizing session: both keep budgets level-synchronous, then 16 top-down settings")
+	for i, tr := range res.Tuning.Trials {
+		assert.Equal(t, i >= 2, tr.Setting.TopDown, tr.Setting.String())
+		if !tr.Setting.TopDown {
+			assert.Equal(t, tr.Levels, tr.Barriers, "level-synchronous: one barrier per level")
+		}
+	}
 	assert.Equal(t, res.Tuning.Chosen, res.Megakernel)
 	cfg.Tune = false
 	var rows int

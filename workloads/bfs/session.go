@@ -101,6 +101,13 @@ type Config struct {
 	// kernel compiles the keep test for each. Session.TuneMegakernel
 	// measures which pays.
 	MegakernelKeep int `json:"megakernel_keep,omitempty"`
+	// MegakernelTopDown runs the megakernel's levels top-down, running
+	// ahead, even where the session is direction-optimizing (whose
+	// megakernel is otherwise level-synchronous): on a graph of long
+	// diameter whose levels the direction rule almost never takes
+	// bottom-up, running ahead pays more than the rule saves.
+	// Session.TuneMegakernel measures which pays.
+	MegakernelTopDown bool `json:"megakernel_top_down,omitempty"`
 	// Direction chooses each level's direction ("": DirectionAuto).
 	Direction Direction `json:"direction"`
 	// MaxResidentBytes caps the memory budget the plans use (0: the
@@ -361,6 +368,13 @@ func (s *Session) logEntries() uint64 { return LogEntries(s.g) }
 
 // logBytes is the decision log's size.
 func (s *Session) logBytes() uint64 { return LogEntryBytes * s.logEntries() }
+
+// ArmOptimizing reports whether the arm's levels are direction-optimizing:
+// the session's (Optimizing), except a megakernel set to run top-down
+// (Config.MegakernelTopDown).
+func (s *Session) ArmOptimizing(arm Arm) bool {
+	return s.optimizing && !(arm == ArmMegakernel && s.cfg.MegakernelTopDown)
+}
 
 // Optimizing reports whether the session's levels are direction-optimizing:
 // Config.Direction is DirectionAuto and the graph passes the planner's

@@ -9,9 +9,13 @@ import (
 	"github.com/gpuplan/gpuplan/internal/stats"
 )
 
-// MegakernelSetting is how megakernel launches run: how deep a block runs
-// ahead of the grid and how much of its own frontier it keeps.
+// MegakernelSetting is how megakernel launches run: whether a direction-
+// optimizing session's megakernel runs top-down instead, how deep a block
+// runs ahead of the grid and how much of its own frontier it keeps.
 type MegakernelSetting struct {
+	// TopDown runs every level top-down, running ahead, in a direction-
+	// optimizing session (Config.MegakernelTopDown).
+	TopDown bool `json:"top_down,omitempty"`
 	// Ahead is the deepest run-ahead (1: one grid barrier per level).
 	Ahead int `json:"ahead"`
 	// Fixed keeps the depth at Ahead instead of adapting it below Ahead
@@ -21,11 +25,15 @@ type MegakernelSetting struct {
 	Keep int `json:"keep"`
 }
 
-// String describes the setting, for example "adaptive up to 32, keep 256".
+// String describes the setting, for example "adaptive up to 32, keep 256"
+// or "top-down, fixed 2, keep 512".
 func (m MegakernelSetting) String() string {
 	depth := fmt.Sprintf("adaptive up to %d", m.Ahead)
 	if m.Fixed || m.Ahead == 1 {
 		depth = fmt.Sprintf("fixed %d", m.Ahead)
+	}
+	if m.TopDown {
+		depth = "top-down, " + depth
 	}
 	return fmt.Sprintf("%s, keep %d", depth, m.Keep)
 }
@@ -46,28 +54,36 @@ const (
 
 // TuneCandidates returns the settings a tuning measures, base first: the
 // keep budgets DefaultMegakernelKeep and MaxMegakernelKeep (and base's),
-// each with base's depth and, unless the megakernel is level-synchronous
-// (levelSync: the depth is then always 1), the fixed depths 2, 3, 4, 6, 8,
-// 12 and 16 below base's.
-func TuneCandidates(base MegakernelSetting, levelSync bool) []MegakernelSetting {
+// each with base's depth and, where the megakernel runs ahead, the fixed
+// depths 2, 3, 4, 6, 8, 12 and 16 below base's. In a direction-optimizing
+// session (optimizing) the megakernel is level-synchronous unless
+// TopDown, so the candidates are both: the keep budgets level-
+// synchronous (the depth is then always 1), and every top-down one.
+func TuneCandidates(base MegakernelSetting, optimizing bool) []MegakernelSetting {
 	keeps := []int{base.Keep}
 	for _, k := range []int{DefaultMegakernelKeep, MaxMegakernelKeep} {
 		if !slices.Contains(keeps, k) {
 			keeps = append(keeps, k)
 		}
 	}
-	depths := []MegakernelSetting{{Ahead: base.Ahead, Fixed: base.Fixed}}
-	if !levelSync {
-		for _, d := range []int{2, 3, 4, 6, 8, 12, 16} {
-			if d < base.Ahead {
-				depths = append(depths, MegakernelSetting{Ahead: d, Fixed: true})
-			}
-		}
+	modes := []bool{base.TopDown}
+	if optimizing {
+		modes = append(modes, !base.TopDown)
 	}
 	var out []MegakernelSetting
-	for _, k := range keeps {
-		for _, d := range depths {
-			out = append(out, MegakernelSetting{Ahead: d.Ahead, Fixed: d.Fixed, Keep: k})
+	for _, td := range modes {
+		depths := []MegakernelSetting{{Ahead: base.Ahead, Fixed: base.Fixed}}
+		if td || !optimizing {
+			for _, d := range []int{2, 3, 4, 6, 8, 12, 16} {
+				if d < base.Ahead {
+					depths = append(depths, MegakernelSetting{Ahead: d, Fixed: true})
+				}
+			}
+		}
+		for _, k := range keeps {
+			for _, d := range depths {
+				out = append(out, MegakernelSetting{TopDown: td, Ahead: d.Ahead, Fixed: d.Fixed, Keep: k})
+			}
 		}
 	}
 	return out
@@ -147,14 +163,15 @@ func (t MegakernelTuning) Table() string {
 
 // MegakernelSetting returns the setting the session's megakernel runs with.
 func (s *Session) MegakernelSetting() MegakernelSetting {
-	return MegakernelSetting{Ahead: s.cfg.MegakernelAhead, Fixed: s.cfg.MegakernelFixedAhead, Keep: s.cfg.MegakernelKeep}
+	return MegakernelSetting{TopDown: s.cfg.MegakernelTopDown, Ahead: s.cfg.MegakernelAhead,
+		Fixed: s.cfg.MegakernelFixedAhead, Keep: s.cfg.MegakernelKeep}
 }
 
 // SetMegakernelSetting makes the session's megakernel run with m, checked
 // as Config checks its fields.
 func (s *Session) SetMegakernelSetting(m MegakernelSetting) error {
 	c := s.cfg
-	c.MegakernelAhead, c.MegakernelFixedAhead, c.MegakernelKeep = m.Ahead, m.Fixed, m.Keep
+	c.MegakernelTopDown, c.MegakernelAhead, c.MegakernelFixedAhead, c.MegakernelKeep = m.TopDown, m.Ahead, m.Fixed, m.Keep
 	if err := c.validate(); err != nil {
 		return err
 	}
@@ -168,8 +185,11 @@ func (s *Session) SetMegakernelSetting(m MegakernelSetting) error {
 // vertex), and makes the session run with the one PickSetting chooses. The
 // best run-ahead depth and keep budget depend on the graph's shape (a
 // grid's straight wave wants deep run-ahead over small budgets spread on
-// every SM; a road network's winding one a few levels kept whole), so they
-// are measured on the resident graph itself rather than set per graph.
+// every SM; a road network's winding one a few levels kept whole), and so
+// does whether a direction-optimizing session's megakernel should stay
+// level-synchronous (a Kronecker graph's few wide levels) or run ahead top-
+// down (a random geometric graph's thousands of narrow ones), so they are
+// measured on the resident graph itself rather than set per graph.
 func (s *Session) TuneMegakernel(root int32, reached, runs int) (MegakernelTuning, error) {
 	if runs < 1 {
 		return MegakernelTuning{}, fmt.Errorf("megakernel tuning with %d runs per candidate. Fix: run each candidate at least once (%d is the default)", runs, DefaultTuneRuns)

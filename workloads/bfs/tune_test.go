@@ -12,33 +12,49 @@ import (
 )
 
 // TestTuneCandidates checks the candidate settings: the configured one
-// first, both keep budgets, and the fixed depths below the configured
-// depth unless the megakernel is level-synchronous.
+// first, both keep budgets, the fixed depths below the configured depth
+// where the megakernel runs ahead and, in a direction-optimizing session,
+// the level-synchronous budgets and every top-down setting.
 func TestTuneCandidates(t *testing.T) {
 	adaptive := MegakernelSetting{Ahead: 32, Keep: 256}
+	fixed := func(td bool, d, keep int) MegakernelSetting {
+		return MegakernelSetting{TopDown: td, Ahead: d, Fixed: true, Keep: keep}
+	}
 	cases := []struct {
-		name      string
-		base      MegakernelSetting
-		levelSync bool
-		want      []MegakernelSetting
+		name       string
+		base       MegakernelSetting
+		optimizing bool
+		want       []MegakernelSetting
 	}{
-		{"level-synchronous: the budgets alone", adaptive, true,
-			[]MegakernelSetting{adaptive, {Ahead: 32, Keep: 512}}},
-		{"fixed 4 with the large budget", MegakernelSetting{Ahead: 4, Fixed: true, Keep: 512}, false,
-			[]MegakernelSetting{{Ahead: 4, Fixed: true, Keep: 512}, {Ahead: 2, Fixed: true, Keep: 512}, {Ahead: 3, Fixed: true, Keep: 512},
-				{Ahead: 4, Fixed: true, Keep: 256}, {Ahead: 2, Fixed: true, Keep: 256}, {Ahead: 3, Fixed: true, Keep: 256}}},
+		{"fixed 4 with the large budget", fixed(false, 4, 512), false,
+			[]MegakernelSetting{fixed(false, 4, 512), fixed(false, 2, 512), fixed(false, 3, 512),
+				fixed(false, 4, 256), fixed(false, 2, 256), fixed(false, 3, 256)}},
 		{"one barrier per level", MegakernelSetting{Ahead: 1, Keep: 256}, false,
 			[]MegakernelSetting{{Ahead: 1, Keep: 256}, {Ahead: 1, Keep: 512}}},
+		{"optimizing: level-synchronous budgets, then top-down", fixed(false, 3, 512), true,
+			[]MegakernelSetting{fixed(false, 3, 512), fixed(false, 3, 256),
+				fixed(true, 3, 512), fixed(true, 2, 512), fixed(true, 3, 256), fixed(true, 2, 256)}},
+		{"optimizing, configured top-down: top-down first", fixed(true, 3, 256), true,
+			[]MegakernelSetting{fixed(true, 3, 256), fixed(true, 2, 256), fixed(true, 3, 512), fixed(true, 2, 512),
+				fixed(false, 3, 256), fixed(false, 3, 512)}},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, TuneCandidates(c.base, c.levelSync), c.name)
+		assert.Equal(t, c.want, TuneCandidates(c.base, c.optimizing), c.name)
 	}
-	all := TuneCandidates(adaptive, false)
-	require.Len(t, all, 16, "the adaptive depth and 7 fixed ones, for each budget")
-	assert.Equal(t, adaptive, all[0])
-	for _, m := range all {
-		assert.Contains(t, []int{DefaultMegakernelKeep, MaxMegakernelKeep}, m.Keep)
-		assert.True(t, m == adaptive || m.Ahead == 32 || (m.Fixed && m.Ahead < 32), m.String())
+	for _, optimizing := range []bool{false, true} {
+		all := TuneCandidates(adaptive, optimizing)
+		want := 16
+		if optimizing {
+			want = 18
+		}
+		require.Len(t, all, want, "the adaptive depth and 7 fixed ones for each budget, and the level-synchronous budgets when optimizing")
+		assert.Equal(t, adaptive, all[0])
+		for _, m := range all {
+			assert.Contains(t, []int{DefaultMegakernelKeep, MaxMegakernelKeep}, m.Keep)
+			assert.True(t, m.Ahead == 32 || (m.Fixed && m.Ahead < 32), m.String())
+			assert.True(t, optimizing || !m.TopDown, m.String())
+			assert.True(t, m.TopDown || !optimizing || m.Ahead == 32, "level-synchronous candidates keep the configured depth: %s", m)
+		}
 	}
 }
 
@@ -166,6 +182,47 @@ func TestSetMegakernelSetting(t *testing.T) {
 	assert.Equal(t, m, s.MegakernelSetting())
 	assert.Equal(t, "fixed 3, keep 512", m.String())
 	assert.Equal(t, "adaptive up to 32, keep 256", base.String())
+	m.TopDown = true
+	require.NoError(t, s.SetMegakernelSetting(m))
+	assert.Equal(t, m, s.MegakernelSetting())
+	assert.Equal(t, "top-down, fixed 3, keep 512", m.String())
+}
+
+// TestMegakernelTopDownOnFake runs the emulated megakernel of a direction-
+// optimizing session (a Kronecker graph) both ways: level-synchronous, it
+// logs the planner's decisions, one barrier per level; set top-down, it
+// runs ahead, logs no decisions, and still gives the reference's levels
+// from every root while the other arms stay direction-optimizing.
+func TestMegakernelTopDownOnFake(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 5)
+	g, err := frontier.Kronecker(10, 16, 3)
+	require.NoError(t, err)
+	s, err := NewSession(x, g, Config{})
+	require.NoError(t, err)
+	defer s.Close()
+	require.True(t, s.Optimizing())
+	roots, err := frontier.Roots(g, 3, 4)
+	require.NoError(t, err)
+	for _, td := range []bool{false, true} {
+		m := s.MegakernelSetting()
+		m.TopDown = td
+		require.NoError(t, s.SetMegakernelSetting(m))
+		assert.Equal(t, !td, s.ArmOptimizing(ArmMegakernel))
+		assert.True(t, s.ArmOptimizing(ArmDeviceLoop))
+		for _, root := range roots {
+			r, err := s.Run(ArmMegakernel, root)
+			require.NoError(t, err)
+			got, err := s.Levels()
+			require.NoError(t, err)
+			require.Equal(t, frontierBFS(t, g, root), got, "top-down %v, root %d", td, root)
+			if td {
+				assert.Empty(t, r.Decisions, "root %d", root)
+			} else {
+				assert.Len(t, r.Decisions, r.Levels, "root %d", root)
+				assert.Equal(t, r.Levels, r.Barriers, "root %d", root)
+			}
+		}
+	}
 }
 
 // TestKeepBudget checks the budget a launch's keep parameter selects.

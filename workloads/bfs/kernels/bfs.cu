@@ -375,12 +375,15 @@ struct Graph {
 };
 
 // WarpPos places a warp: its lane, its number among nwarps warps and, in
-// the megakernel (rotate), the step whose hash rotates the warps.
+// the megakernel (rotate), the step whose hash rotates the warps; with
+// by_block the hash rotates only the blocks, so a warp keeps its rank
+// among the warps that take items.
 struct WarpPos {
     u32 lane;
     u32 gwarp;
     u32 nwarps;
     bool rotate;
+    bool by_block;
     u32 step;
 };
 
@@ -600,7 +603,12 @@ __device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C, 
     if (k > 32) k = 32;
     u32 stride = pos.nwarps * k;
     u32 gwarp = pos.gwarp;
-    if (pos.rotate) gwarp = (gwarp + pos.step * ROTATE_MUL % pos.nwarps) % pos.nwarps;
+    if (pos.rotate && pos.by_block) {
+        u32 nb = gridDim.x;
+        gwarp = gwarp - gwarp % nb + (gwarp % nb + pos.step * ROTATE_MUL % nb) % nb;
+    } else if (pos.rotate) {
+        gwarp = (gwarp + pos.step * ROTATE_MUL % pos.nwarps) % pos.nwarps;
+    }
     for (u32 base = gwarp * k; base < count; base += stride) {
         u32 idx = base + pos.lane;
         uint2 it = make_uint2(0, 0);
@@ -697,7 +705,7 @@ extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
     u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
     u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
     Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0, nullptr};
-    WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, d};
+    WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, false, d};
     Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
     Tally tally = {};
     expand_level(g, s, Frontier{qin, nullptr, d, count}, pos, &tally);
@@ -996,7 +1004,7 @@ extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
     Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
     Tally tally = {};
     if (dir == DIR_TOP_DOWN) {
-        WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, d};
+        WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, false, d};
         expand_level(g, s, Frontier{qin, nullptr, d, load_cg(&slot[0])}, pos, &tally);
     } else {
         bu_level<true>(g, vcur, vnxt, (u32)n, d, s, counts, &tile, &tally);
@@ -1284,8 +1292,14 @@ template <bool DO, u32 KE>
 __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, MegaTally* tally) {
     Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
     // Warps are numbered across blocks first, so a small step spreads over
-    // every SM instead of filling the first blocks.
-    WarpPos pos = {threadIdx.x & 31u, (threadIdx.x >> 5) * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, 0};
+    // every SM instead of filling the first blocks. A level-synchronous
+    // step expands its kept edges on each block's first warps and the
+    // global queue at the same time, from each block's last warps on
+    // (numbered in reverse, rotated by block), so that a block's share of
+    // the queue does not wait behind its kept edges: one round of memory
+    // latency a level instead of two wherever both are due.
+    u32 rank = DO ? (blockDim.x >> 5) - 1u - (threadIdx.x >> 5) : threadIdx.x >> 5;
+    WarpPos pos = {threadIdx.x & 31u, rank * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, DO, 0};
     u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
     u64* words = (u64*)&a.ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
     bool counting = DO || sh.cfg.adapt != 0;
