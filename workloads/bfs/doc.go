@@ -21,13 +21,15 @@
 // kernels produce. The host loop asks the planner; the device loop and the
 // megakernel evaluate the same rule on the device (its constants from the
 // ABI) and log their decisions, which the host checks against the planner
-// (Run.Decisions). The megakernel is then level-synchronous; on other
-// graphs its blocks run ahead by a depth that adapts from each step's
-// lowered labels, or a fixed one. Which depth and which keep budget (the
-// frontier a block keeps in shared memory) pay depends on the graph's
-// shape, so Session.TuneMegakernel measures candidate settings on the
-// resident graph from one root and keeps the fastest that bounds the
-// lowered labels. Session.NewMultiSource runs many roots per pass (one bit
+// (Run.Decisions). The megakernel is then level-synchronous, unless it is
+// set to run top-down (Config.MegakernelTopDown) while the other arms stay
+// direction-optimizing; on other graphs its blocks run ahead by a depth
+// that adapts from each step's lowered labels, or a fixed one. Which depth
+// and which keep budget (the frontier a block keeps in shared memory) pay,
+// and whether a direction-optimizing session's megakernel should run
+// top-down, depends on the graph's shape, so Session.TuneMegakernel
+// measures candidate settings on the resident graph from one root and
+// keeps the fastest that bounds the lowered labels. Session.NewMultiSource runs many roots per pass (one bit
 // per root in each vertex's words, and the levels as bit planes: bit i of
 // a vertex's plane b is bit b of its level from root i), planned by
 // planners.PlanMultiSourceBFS within the session's budget.
