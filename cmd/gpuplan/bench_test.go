@@ -172,18 +172,13 @@ func TestBenchHelpers(t *testing.T) {
 // the reference's, the plans and the session checks are in it, and the
 // session plan's predictions equal the telemetry.
 func TestBenchOnFake(t *testing.T) {
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb}
 	csv := filepath.Join(t.TempDir(), "grid.csv")
 	metrics := filepath.Join(t.TempDir(), "bench.prom")
-	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "grid:24", "--roots", "3", "--samples", "2", "--copy-mib", "1", "-o", csv, "--metrics", metrics})
-	require.NoError(t, err)
-	o.open = openFake(t, bfs.NewFake)
-	require.NoError(t, benchFrontier(e, o), errb.String())
-	assert.Contains(t, out.String(), "| megakernel |")
-	assert.Contains(t, out.String(), "arm plan: megakernel (topology WarpSparseFrontier)")
-	assert.NotContains(t, out.String(), "does not match", "the session plans hold on the fake")
-	assert.Contains(t, errb.String(), "session megakernel, predicted/measured")
+	out, log := runFakeBench(t, "frontier", "--graph", "grid:24", "--roots", "3", "--samples", "2", "--copy-mib", "1", "-o", csv, "--metrics", metrics)
+	assert.Contains(t, out, "| megakernel |")
+	assert.Contains(t, out, "arm plan: megakernel (topology WarpSparseFrontier)")
+	assert.NotContains(t, out, "does not match", "the session plans hold on the fake")
+	assert.Contains(t, log, "session megakernel, predicted/measured")
 	data, err := os.ReadFile(csv)
 	require.NoError(t, err)
 	rows, err := evidence.ReadSamples(csv, bytes.NewReader(data))
@@ -191,15 +186,28 @@ func TestBenchOnFake(t *testing.T) {
 	assert.Len(t, rows, 3*2+10, "two samples per arm and ten copies")
 	assert.Contains(t, string(data), "# plans {")
 	assert.Contains(t, string(data), "# sessions [")
-	assert.Contains(t, errb.String(), "megakernel tuning from root", "the megakernel is tuned by default")
-	assert.Contains(t, out.String(), "megakernel setting: ")
-	assert.Contains(t, out.String(), "tuned from root")
+	assert.Contains(t, log, "megakernel tuning from root", "the megakernel is tuned by default")
+	assert.Contains(t, out, "megakernel setting: ")
+	assert.Contains(t, out, "tuned from root")
 	assert.Contains(t, string(data), "# megakernel-tuning {\"root\":")
 	assert.Contains(t, string(data), "# megakernel-setting {\"ahead\":")
 	prom, err := os.ReadFile(metrics)
 	require.NoError(t, err)
 	assert.Contains(t, string(prom), "gpuplan_kernel_launches_total")
 	requirePromtoolAccepts(t, prom)
+}
+
+// runFakeBench runs "gpuplan bench" with args over the BFS workload's
+// emulated kernels and returns what it printed and logged.
+func runFakeBench(t *testing.T, args ...string) (stdout, stderr string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	e := &env{stdout: &out, stderr: &errb}
+	o, err := parseBenchArgs(e, args)
+	require.NoError(t, err)
+	o.open = openFake(t, bfs.NewFake)
+	require.NoError(t, benchFrontier(e, o), errb.String())
+	return out.String(), errb.String()
 }
 
 // openFake returns an opener of executors over a workload's emulated
@@ -244,15 +252,9 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 	require.NoError(t, err)
 	roots, err := frontier.Roots(g, 5, 1)
 	require.NoError(t, err)
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb}
 	csv := filepath.Join(t.TempDir(), "kron.csv")
-	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1", "--mega-tune=false",
-		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv})
-	require.NoError(t, err)
-	o.open = openFake(t, bfs.NewFake)
-	require.NoError(t, benchFrontier(e, o), errb.String())
-	table := out.String()
+	table, _ := runFakeBench(t, "frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1", "--mega-tune=false",
+		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv)
 	assert.Contains(t, table, "| multi-source |")
 	assert.Contains(t, table, "| gunrock |")
 	assert.Contains(t, table, "bottom-up (planners.PlanBFSDirection)")
@@ -282,14 +284,8 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 // the setting line says top-down, and the directions line says whose
 // decisions were held to the reference's.
 func TestBenchMegakernelTopDownOnFake(t *testing.T) {
-	var out, errb bytes.Buffer
-	e := &env{stdout: &out, stderr: &errb}
-	o, err := parseBenchArgs(e, []string{"frontier", "--graph", "kron:8", "--roots", "3", "--samples", "1", "--copy-mib", "1",
-		"--arms", "device-loop,megakernel", "--mega-top-down", "--mega-ahead", "4", "--mega-fixed-ahead"})
-	require.NoError(t, err)
-	o.open = openFake(t, bfs.NewFake)
-	require.NoError(t, benchFrontier(e, o), errb.String())
-	table := out.String()
+	table, _ := runFakeBench(t, "frontier", "--graph", "kron:8", "--roots", "3", "--samples", "1", "--copy-mib", "1",
+		"--arms", "device-loop,megakernel", "--mega-top-down", "--mega-ahead", "4", "--mega-fixed-ahead")
 	assert.Contains(t, table, "megakernel setting: top-down, fixed 4, keep 256 (as configured)")
 	assert.Contains(t, table, "every arm's but the top-down megakernel's decisions equal the CPU reference's")
 	assert.NotContains(t, table, "megakernel: 1.00 levels per grid barrier", "a top-down megakernel runs ahead")
