@@ -29,9 +29,10 @@
 // and whether a direction-optimizing session's megakernel should run
 // top-down, depends on the graph's shape, so Session.TuneMegakernel
 // measures candidate settings on the resident graph from one root and
-// keeps the fastest that bounds the lowered labels. Session.NewMultiSource runs many roots per pass (one bit
-// per root in each vertex's words, and the levels as bit planes: bit i of
-// a vertex's plane b is bit b of its level from root i), planned by
+// keeps the fastest that bounds the lowered labels.
+// Session.NewMultiSource runs many roots per pass (one bit per root in
+// each vertex's words, and the levels as bit planes: bit i of a vertex's
+// plane b is bit b of its level from root i), planned by
 // planners.PlanMultiSourceBFS within the session's budget.
 //
 // # Plans drive the launches
