@@ -1382,12 +1382,13 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // MISUSE_GRID and does nothing. bfs_megakernel_narrow is the same kernel
 // compiled for blocks of at most 512 threads, one block per SM: it may
 // then keep 96 registers a thread instead of spilling at 64.
-__device__ __forceinline__ void mega_main(BFS_MEGAKERNEL_PARAMS) {
+// Each entry point declares its own shared memory (sh): a shared variable
+// of the inlined body would be one module-level variable of both.
+__device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS) {
     if (gridDim.x > ARRIVE_MASK) {
         if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
         return;
     }
-    __shared__ MegaShared sh;
     MegaConfig c;
     c.n = (u32)n;
     c.total = __ldg(&offsets[n]);
@@ -1419,10 +1420,14 @@ __device__ __forceinline__ void mega_main(BFS_MEGAKERNEL_PARAMS) {
     offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, n, chunk, qcap, low_degree, max_steps, ahead, adapt, \
         direction, log_cap, keep
 
-extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) { mega_main(MEGA_ARGS); }
+extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) {
+    __shared__ MegaShared sh;
+    mega_main(sh, MEGA_ARGS);
+}
 
 extern "C" __global__ void __launch_bounds__(MEGA_NARROW_THREADS, 1) bfs_megakernel_narrow(BFS_MEGAKERNEL_NARROW_PARAMS) {
-    mega_main(MEGA_ARGS);
+    __shared__ MegaShared sh;
+    mega_main(sh, MEGA_ARGS);
 }
 
 // bfs_barrier_only crosses `levels` megakernel grid barriers and does
