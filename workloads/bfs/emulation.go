@@ -9,7 +9,7 @@ import (
 type item struct{ b, e uint32 }
 
 // found mirrors Found: one lane's claim.
-type found struct{ nitems, b, e, lab uint32 }
+type found struct{ v, nitems, b, e, lab uint32 }
 
 // emuDevice emulates the BFS kernels' queue logic on the CPU, step for step:
 // the ring of counts, items of at most chunk edges with their labels, the
@@ -63,8 +63,9 @@ const keepEMask = 1<<keepShift - 1
 type emuKeepQueue struct {
 	resv, done, full uint32
 	items            []item
-	ilab, pos        []uint32
-	tgt, elab        []uint32
+	ilab, pos, vid   []uint32
+	tgt              []uint32
+	eslot            []uint8
 }
 
 // emuBlockQueue mirrors BlockQueue with the megakernel's staged labels:
@@ -128,7 +129,7 @@ func (d *emuDevice) setKeep(items, edges, low, itemEdges uint32) {
 	for b := range d.keep {
 		for i := range d.keep[b] {
 			d.keep[b][i] = emuKeepQueue{items: make([]item, items), ilab: make([]uint32, items), pos: make([]uint32, items),
-				tgt: make([]uint32, edges), elab: make([]uint32, edges)}
+				vid: make([]uint32, items), tgt: make([]uint32, edges), eslot: make([]uint8, edges)}
 		}
 	}
 	d.blockLevel = make([]uint32, len(d.blocks))
@@ -182,7 +183,7 @@ func (d *emuDevice) takeCounts(i int) {
 // it is a first claim.
 func (d *emuDevice) claim(w, nl uint32) found {
 	if uint32(d.level[w]) <= nl {
-		return found{lab: nl}
+		return found{v: w, lab: nl}
 	}
 	b, e := d.offsets[w], d.offsets[w+1]
 	if d.level[w] != -1 {
@@ -197,7 +198,7 @@ func (d *emuDevice) claim(w, nl uint32) found {
 	}
 	d.level[w] = int32(nl)
 	d.maxlab = max(d.maxlab, nl)
-	return found{nitems: (e - b + d.chunk - 1) / d.chunk, b: b, e: e, lab: nl}
+	return found{v: w, nitems: (e - b + d.chunk - 1) / d.chunk, b: b, e: e, lab: nl}
 }
 
 // push mirrors push_items for one warp: lanes' item counts are scanned,
@@ -300,9 +301,9 @@ func (d *emuDevice) keepOrPush(s *emuSink, f *[32]found) {
 					kq.full = 1
 					continue
 				}
-				kq.items[slot], kq.ilab[slot], kq.pos[slot] = item{f[l].b, f[l].e}, f[l].lab, epos
+				kq.items[slot], kq.ilab[slot], kq.pos[slot], kq.vid[slot] = item{f[l].b, f[l].e}, f[l].lab, epos, f[l].v
 				for i := uint32(0); i < n; i++ {
-					kq.tgt[epos+i], kq.elab[epos+i] = uint32(d.targets[f[l].b+i]), f[l].lab
+					kq.tgt[epos+i], kq.eslot[epos+i] = uint32(d.targets[f[l].b+i]), uint8(slot)
 				}
 				kq.done = max(kq.done, (slot+1)<<keepShift|(epos+n))
 				f[l].nitems = 0
@@ -345,15 +346,23 @@ func (d *emuDevice) expandItems(it [32]item, lab [32]uint32, s *emuSink) {
 }
 
 // expandKept mirrors expand_kept for one block: its threads take the kept
-// edges one each, in rounds of the block's size.
-func (d *emuDevice) expandKept(cur *emuKeepQueue, edges uint32, s *emuSink) {
+// edges one each, in rounds of the block's size. With fresh (blocks running
+// ahead) each thread reads its source's level before the claim and, where
+// another block lowered it since it was kept, claims the target again with
+// that level + 1 and hands on what that claim found instead.
+func (d *emuDevice) expandKept(cur *emuKeepQueue, edges uint32, s *emuSink, fresh bool) {
 	threads := 32 * d.warpsPerBlock
 	for e0 := uint32(0); e0 < edges; e0 += threads {
 		for _, w := range d.rng.Perm(int(d.warpsPerBlock)) {
 			var f [32]found
 			for l := uint32(0); l < 32; l++ {
 				if e := e0 + uint32(w)*32 + l; e < edges {
-					f[l] = d.claim(cur.tgt[e], cur.elab[e]+1)
+					slot := cur.eslot[e]
+					lab, now := cur.ilab[slot], uint32(d.level[cur.vid[slot]])
+					f[l] = d.claim(cur.tgt[e], lab+1)
+					if fresh && now < lab {
+						f[l] = d.claim(cur.tgt[e], now+1)
+					}
 				}
 			}
 			d.keepOrPush(s, &f)

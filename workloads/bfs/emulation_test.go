@@ -292,3 +292,40 @@ func TestAdaptDepth(t *testing.T) {
 	cf, cr = 100, 120
 	assert.EqualValues(t, 2, adaptDepth(4, 32, 100, 0, &cf, &cr), "the traversal's lowered labels past a quarter of its vertices halve")
 }
+
+// TestExpandKeptFreshLabels checks how a kept vertex that another block
+// lowered since it was kept is expanded: running ahead (fresh), its
+// target is claimed with the vertex's current level + 1 and kept with that
+// label; level-synchronous, with the label it was kept with.
+func TestExpandKeptFreshLabels(t *testing.T) {
+	// A path 0 - 1 - 2 - 3: vertex 2 was kept with label 5 and has level
+	// 1 now; vertex 3 is unreached.
+	g, err := frontier.BuildUndirected("path", 4, []int32{0, 1, 2}, []int32{1, 2, 3})
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name      string
+		fresh     bool
+		wantLevel int32
+		relabels  uint32
+	}{
+		{"running ahead", true, 2, 1},
+		{"level-synchronous", false, 6, 0},
+	} {
+		d := newEmu(g, DefaultChunk, 1, 1, 16, 1)
+		d.setKeep(keepItems, keepEdges, keepLow, keepItemEdges)
+		copy(d.level, []int32{0, 0, 1, -1})
+		cur, next := &d.keep[0][0], &d.keep[0][1]
+		// Vertex 2's edges as keep_vertex writes them: to 1 and to 3.
+		cur.items[0], cur.ilab[0], cur.pos[0], cur.vid[0] = item{g.Offsets[2], g.Offsets[3]}, 5, 0, 2
+		for i, w := range g.Targets[g.Offsets[2]:g.Offsets[3]] {
+			cur.tgt[i], cur.eslot[i] = uint32(w), 0
+		}
+		s := &emuSink{kq: next, bq: d.blockQueue(0)}
+		d.expandKept(cur, g.Offsets[3]-g.Offsets[2], s, tc.fresh)
+		assert.Equal(t, tc.wantLevel, d.level[3], tc.name)
+		assert.Equal(t, tc.relabels, d.relabels, tc.name+": the stale claim, lowered by the fresh one")
+		require.EqualValues(t, 1, next.done>>keepShift, tc.name+": vertex 3 kept once")
+		assert.EqualValues(t, 3, next.vid[0], tc.name)
+		assert.EqualValues(t, tc.wantLevel, next.ilab[0], tc.name)
+	}
+}

@@ -273,12 +273,12 @@ struct MegaTally {
 // result is not waited for).
 __device__ __forceinline__ void mark_visited(u32* vis, u32 w) { atomicOr(&vis[w >> 5], 1u << (w & 31u)); }
 
-// Found is what one lane's claim found: the claimed vertex's items (none if
-// the claim failed), its edge range, its new label and, in the megakernel,
-// its first SPEC targets (read alongside the claim).
+// Found is what one lane's claim found: the claimed vertex (v) and its
+// items (none if the claim failed), its edge range, its new label and, in
+// the megakernel, its first SPEC targets (read alongside the claim).
 struct Found {
     bool spec;  // t holds the first SPEC targets
-    u32 nitems, b, e, lab;
+    u32 v, nitems, b, e, lab;
     u32 t[SPEC];
 };
 
@@ -406,6 +406,7 @@ struct Frontier {
 template <typename T>
 __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl, bool spec, Found* f, T* tally) {
     f->spec = false;
+    f->v = w;
     f->nitems = 0;
     f->b = 0;
     f->e = 0;
@@ -444,16 +445,16 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
 }
 
 // KeepQueue holds the vertices a megakernel block keeps for its next level,
-// resolved to their edges: kept edge i goes to tgt[i] and its source has
-// label elab[i]. Warps reserve vertex slots and edges together with one
+// resolved to their edges: kept edge i goes to tgt[i] from the vertex in
+// slot eslot[i], vertex vid[slot] kept with label ilab[slot]. Warps reserve vertex slots and edges together with one
 // shared atomic on resv; a candidate is kept only if its slot and its edge
 // range fit the budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM
 // vertices, within the queue's capacity). Reservations only grow, so once
 // one candidate is turned away every later one is too: the kept vertices are exactly slots
 // [0, done >> KEEP_SHIFT), and vertex i's edges are [pos[i], pos[i] + len)
 // of the (done & KEEP_EMASK) kept edges, in slot order. full is set when a
-// candidate was turned away. items and ilab (each vertex's edge range and
-// label) are for shedding.
+// candidate was turned away. items (each vertex's edge range) are for
+// shedding.
 struct KeepQueue {
     u32 resv;
     u32 done;
@@ -461,9 +462,11 @@ struct KeepQueue {
     uint2 items[KEEP_ITEMS];
     u32 ilab[KEEP_ITEMS];
     u32 pos[KEEP_ITEMS];
+    u32 vid[KEEP_ITEMS];
     u32 tgt[KEEP_EDGES];
-    u32 elab[KEEP_EDGES];
+    unsigned char eslot[KEEP_EDGES];
 };
+static_assert(KEEP_ITEMS <= 256, "a kept edge's slot is one byte");
 
 __device__ __forceinline__ void keep_reset(KeepQueue* kq) { kq->resv = kq->done = kq->full = 0; }
 
@@ -477,11 +480,11 @@ __device__ __forceinline__ void keep_reset(KeepQueue* kq) { kq->resv = kq->done 
 __device__ __forceinline__ u32 full_hint(KeepQueue* kq) { return atomicOr(&kq->full, 0u); }
 __device__ __forceinline__ void set_full_hint(KeepQueue* kq) { atomicOr(&kq->full, 1u); }
 
-// keep_edge writes kept edge i (to target t, from a vertex of label lab)
-// and starts moving t's offsets into L1 and its level into L2.
-__device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 lab, const Graph& g) {
+// keep_edge writes kept edge i (to target t, from the vertex in slot) and
+// starts moving t's offsets into L1 and its level into L2.
+__device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 slot, const Graph& g) {
     kq->tgt[i] = t;
-    kq->elab[i] = lab;
+    kq->eslot[i] = (unsigned char)slot;
     prefetch_l1(g.offsets + t);
     prefetch_l2(g.level + t);
 }
@@ -494,15 +497,16 @@ __device__ __forceinline__ void keep_vertex(KeepQueue* kq, u32 slot, u32 epos, c
     kq->items[slot] = make_uint2(f.b, f.e);
     kq->ilab[slot] = f.lab;
     kq->pos[slot] = epos;
+    kq->vid[slot] = f.v;
     u32 first = 0;
     if (f.spec) {
 #pragma unroll
         for (u32 i = 0; i < SPEC; i++) {
-            if (i < len) keep_edge(kq, epos + i, f.t[i], f.lab, g);
+            if (i < len) keep_edge(kq, epos + i, f.t[i], slot, g);
         }
         first = SPEC;
     }
-    for (u32 i = first; i < len; i++) keep_edge(kq, epos + i, __ldg(&g.targets[f.b + i]), f.lab, g);
+    for (u32 i = first; i < len; i++) keep_edge(kq, epos + i, __ldg(&g.targets[f.b + i]), slot, g);
 }
 
 // keep_or_push hands the lanes' claimed vertices on. With a KeepQueue, a
@@ -574,17 +578,35 @@ __device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C, 
 
 // expand_kept expands a block's kept edges (`edges` of them in cur): thread
 // t takes kept edges t, t + blockDim.x, ... The round count is block-
-// uniform, so every warp takes part in every push.
-template <u32 CAP, typename C, u32 KE, typename T>
+// uniform, so every warp takes part in every push. A kept vertex's label
+// is the one it was kept with, and while blocks run ahead (FRESH) another
+// block may have lowered it: the thread reads the source's level alongside the
+// claim (no longer path), and where the level is now lower it offers the
+// target that level + 1 too, and hands on what that claim found instead.
+// The stale claim is never kept or pushed, so what running ahead got wrong
+// does not run on ahead with the block; the block that lowered the source
+// expands it again anyway.
+template <bool FRESH, u32 CAP, typename C, u32 KE, typename T>
 __device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C, KE>& s, const KeepQueue* cur, u32 edges,
                                             u32 lane, T* tally) {
     for (u32 e0 = 0; e0 < edges; e0 += blockDim.x) {
         u32 e = e0 + threadIdx.x;
         bool valid = e < edges;
-        u32 w = valid ? cur->tgt[e] : 0u;
-        u32 nl = valid ? cur->elab[e] + 1 : 0u;
+        u32 w = 0, lab = 0, now = UNREACHED;
+        if (valid) {
+            w = cur->tgt[e];
+            u32 slot = cur->eslot[e];
+            lab = cur->ilab[slot];
+            if (FRESH) now = __ldcg((const u32*)g.level + cur->vid[slot]);
+        }
         Found f;
-        claim(g, valid, w, nl, true, &f, tally);
+        claim(g, valid, w, lab + 1, true, &f, tally);
+        bool stale = FRESH && valid && now < lab;
+        if (FRESH && __ballot_sync(FULL_MASK, stale) != 0) {
+            Found fresh;
+            claim(g, stale, w, now + 1, true, &fresh, tally);
+            if (stale) f = fresh;
+        }
         keep_or_push(s, lane, f, g);
     }
 }
@@ -1087,13 +1109,14 @@ __device__ __forceinline__ void mega_next_level(MegaShared& sh, MegaBlock& b) {
 }
 
 // mega_level expands one level of the block's own kept frontier and, on a
-// step's first level, its share of the global queue.
-template <u32 KE>
+// step's first level, its share of the global queue; FRESH (blocks running
+// ahead) checks each kept vertex's label against its level (expand_kept).
+template <bool FRESH, u32 KE>
 __device__ __forceinline__ void mega_level(const Graph& g, MegaShared& sh, MegaBlock& b, Sink<MEGA_BLOCK_QCAP, u64, KE>& s,
                                            const Frontier* global, const WarpPos& pos, MegaTally* tally) {
     s.kq = &sh.keep[(b.t + 1) % 3];
     if (threadIdx.x == 0) keep_reset(&sh.keep[(b.t + 2) % 3]);
-    expand_kept(g, s, &sh.keep[b.t % 3], b.kedges, pos.lane, tally);
+    expand_kept<FRESH>(g, s, &sh.keep[b.t % 3], b.kedges, pos.lane, tally);
     if (global != nullptr) expand_level(g, s, *global, pos, tally);
     __syncthreads();
     mega_next_level(sh, b);
@@ -1332,10 +1355,10 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
             if (DO) g.vis = parity ? a.vis1 : a.vis0;
             Frontier global = {qin, queue_labels((uint2*)qin, a.qcap), 0u, sh.st.count};
             u32 depth = DO ? 1u : sh.st.depth;
-            mega_level(g, sh, b, s, &global, pos, tally);
+            mega_level<!DO>(g, sh, b, s, &global, pos, tally);
             // Run ahead on the block's own frontier (block-uniform: every
             // thread read the same counters after the __syncthreads).
-            for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level(g, sh, b, s, nullptr, pos, tally);
+            for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level<!DO>(g, sh, b, s, nullptr, pos, tally);
         }
         mega_publish(sh, b, d, out, qout, a.qcap, overflow);
         if (counting) add_counts(tally, sh.sc, &out[CTL_COUNTS / 2], (u32*)out + CTL_STEP_RELABELS);
