@@ -1722,13 +1722,18 @@ __device__ __forceinline__ void ms_pull_hubs(const MS<W>& ms, W full, const u32*
 // ms_pull has every vertex that some root has not seen (full: the pass's
 // roots) look for those roots in its neighbours' frontier words: each lane
 // first checks up to BU_SERIAL edges on its own, then the warp scans the
-// remaining edges of its lanes still searching, 32 edges a round packed
-// across vertices, with a segmented OR over each vertex's slots; a vertex
-// stops once every missing root is found. A vertex that found any records
-// its levels and joins list_out; its frontier count goes to counts.
+// remaining edges of its lanes still searching, MS_PULL_ROUNDS rounds of 32
+// edges at a time packed across vertices (every round's targets loaded,
+// then every round's frontier words, so that they are in flight together),
+// with a segmented OR over each vertex's slots in each round; a vertex
+// stops once every missing root is found. The targets are read once, as
+// streaming loads, so that they do not push the frontier words out of L2.
+// A vertex that found any records its levels and joins list_out; its
+// frontier count goes to counts.
 template <typename W>
 __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue* q, u32* list_out, u32* out_count,
                                         Tally* tally) {
+    constexpr u32 R = MS_PULL_ROUNDS;
     u32 lane = threadIdx.x & 31u;
     u32 stride = gridDim.x * blockDim.x;
     for (u32 base = blockIdx.x * blockDim.x + (threadIdx.x & ~31u); base < n; base += stride) {
@@ -1750,7 +1755,7 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
             u32 m = min(e - b, (u32)BU_SERIAL);
             u32 t[BU_SERIAL];
 #pragma unroll
-            for (u32 i = 0; i < BU_SERIAL; i++) t[i] = i < m ? (u32)__ldg(&ms.targets[b + i]) : 0u;
+            for (u32 i = 0; i < BU_SERIAL; i++) t[i] = i < m ? (u32)__ldcs(&ms.targets[b + i]) : 0u;
 #pragma unroll
             for (u32 i = 0; i < BU_SERIAL; i++) fresh |= i < m ? ms.cur[t[i]] & missing : (W)0;
             cur = b + m;
@@ -1760,22 +1765,39 @@ __device__ __forceinline__ void ms_pull(const MS<W>& ms, u32 n, W full, IdQueue*
             u32 incl = warp_incl(rem, lane);
             u32 total = __shfl_sync(FULL_MASK, incl, 31);
             u32 excl = incl - rem;
-            u32 j = warp_owner(excl, lane);
-            u32 ocur = __shfl_sync(FULL_MASK, cur, j);
-            u32 oex = __shfl_sync(FULL_MASK, excl, j);
-            W omiss = __shfl_sync(FULL_MASK, missing, j);
-            W val = 0;
-            if (lane < total) val = ms.cur[(u32)__ldg(&ms.targets[ocur + (lane - oex)])] & omiss;
-            // Inclusive OR within each owner's run of slots.
+            u32 t[R], seg[R];
+            W om[R];
 #pragma unroll
-            for (u32 o = 1; o < 32; o <<= 1) {
-                W t = __shfl_up_sync(FULL_MASK, val, o);
-                if (lane >= o && lane - o >= oex) val |= t;
+            for (u32 r = 0; r < R; r++) {
+                u32 slot = r * 32 + lane;
+                u32 j = warp_owner(excl, slot);
+                u32 ocur = __shfl_sync(FULL_MASK, cur, j);
+                u32 oex = __shfl_sync(FULL_MASK, excl, j);
+                om[r] = __shfl_sync(FULL_MASK, missing, j);
+                // The owner's slots in this round start at this lane.
+                seg[r] = oex > r * 32 ? oex - r * 32 : 0u;
+                t[r] = slot < total ? (u32)__ldcs(&ms.targets[ocur + (slot - oex)]) : UNREACHED;
             }
-            u32 last = (rem > 0 && excl < 32) ? min(incl, 32u) - 1 : lane;
-            W acc = __shfl_sync(FULL_MASK, val, last);
-            if (rem > 0 && excl < 32) {
-                u32 len = min(incl, 32u) - excl;
+            W val[R];
+#pragma unroll
+            for (u32 r = 0; r < R; r++) val[r] = t[r] != UNREACHED ? ms.cur[t[r]] & om[r] : (W)0;
+            W acc = 0;
+#pragma unroll
+            for (u32 r = 0; r < R; r++) {
+                // Inclusive OR within each owner's run of slots.
+#pragma unroll
+                for (u32 o = 1; o < 32; o <<= 1) {
+                    W v = __shfl_up_sync(FULL_MASK, val[r], o);
+                    if (lane >= o && lane - o >= seg[r]) val[r] |= v;
+                }
+                // This lane's vertex takes the OR at its last slot of the round.
+                bool has = rem > 0 && excl < (r + 1) * 32 && incl > r * 32;
+                u32 last = has ? min(incl, (r + 1) * 32) - 1 - r * 32 : lane;
+                W a = __shfl_sync(FULL_MASK, val[r], last);
+                if (has) acc |= a;
+            }
+            if (rem > 0 && excl < R * 32) {
+                u32 len = min(incl, R * 32) - excl;
                 fresh |= acc;
                 if (fresh == missing) {
                     rem = 0;

@@ -129,6 +129,12 @@
 #define MS_HUB_CHUNK 256u
 #endif
 
+// Rounds of 32 edges a warp of a pulling multi-source level loads before
+// it ORs any.
+#ifndef MS_PULL_ROUNDS
+#define MS_PULL_ROUNDS 2u
+#endif
+
 // Bytes of one vertex's group of multi-source level planes.
 #define MS_GROUP_BYTES 32u
 
