@@ -388,6 +388,9 @@ const (
 	// multi-source level loads before it ORs any: its loads of targets,
 	// then of frontier words, are in flight together.
 	msPullRounds = 2
+	// megaFresh is 1 when a megakernel block running ahead checks each kept
+	// vertex's label against its level (0 leaves the check out).
+	megaFresh = 1
 	// msGroupBytes is a multi-source pass's level-plane group: a vertex's
 	// planes lie together, msGroupBytes of them, so that a level whose
 	// label sets several low bits writes one sector per vertex.
@@ -469,6 +472,7 @@ var ABI = kernelabi.Module{
 		{Name: "MS_LIST_CAP", Value: msListCap, Doc: "Vertex ids a block stages in shared memory per multi-source level."},
 		{Name: "MS_HUB_EDGES", Value: msHubEdges, Tunable: true, Doc: "Degree from which a multi-source push spreads a vertex's edges over the\nwhole grid, in chunks of MS_HUB_CHUNK edges."},
 		{Name: "MS_HUB_CHUNK", Value: msHubChunk, Tunable: true},
+		{Name: "MEGA_FRESH", Value: megaFresh, Tunable: true, Doc: "1: a megakernel block running ahead checks each kept vertex's label\nagainst its level (expand_kept); 0: it does not."},
 		{Name: "MS_PULL_ROUNDS", Value: msPullRounds, Tunable: true, Doc: "Rounds of 32 edges a warp of a pulling multi-source level loads before\nit ORs any."},
 		{Name: "MS_GROUP_BYTES", Value: msGroupBytes, Doc: "Bytes of one vertex's group of multi-source level planes."},
 	},

@@ -1314,6 +1314,9 @@ struct MegaArgs {
 template <bool DO, u32 KE>
 __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, MegaTally* tally) {
     Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
+    // Only blocks running ahead can hold a kept vertex that another block
+    // lowered since.
+    constexpr bool FRESH = !DO && MEGA_FRESH != 0;
     // Warps are numbered across blocks first, so a small step spreads over
     // every SM instead of filling the first blocks. A level-synchronous
     // step expands its kept edges on each block's first warps and the
@@ -1355,10 +1358,10 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
             if (DO) g.vis = parity ? a.vis1 : a.vis0;
             Frontier global = {qin, queue_labels((uint2*)qin, a.qcap), 0u, sh.st.count};
             u32 depth = DO ? 1u : sh.st.depth;
-            mega_level<!DO>(g, sh, b, s, &global, pos, tally);
+            mega_level<FRESH>(g, sh, b, s, &global, pos, tally);
             // Run ahead on the block's own frontier (block-uniform: every
             // thread read the same counters after the __syncthreads).
-            for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level<!DO>(g, sh, b, s, nullptr, pos, tally);
+            for (u32 j = 1; j < depth && b.kn > 0 && !b.full; j++) mega_level<FRESH>(g, sh, b, s, nullptr, pos, tally);
         }
         mega_publish(sh, b, d, out, qout, a.qcap, overflow);
         if (counting) add_counts(tally, sh.sc, &out[CTL_COUNTS / 2], (u32*)out + CTL_STEP_RELABELS);

@@ -129,6 +129,12 @@
 #define MS_HUB_CHUNK 256u
 #endif
 
+// 1: a megakernel block running ahead checks each kept vertex's label
+// against its level (expand_kept); 0: it does not.
+#ifndef MEGA_FRESH
+#define MEGA_FRESH 1u
+#endif
+
 // Rounds of 32 edges a warp of a pulling multi-source level loads before
 // it ORs any.
 #ifndef MS_PULL_ROUNDS
