@@ -446,11 +446,12 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
 
 // KeepQueue holds the vertices a megakernel block keeps for its next level,
 // resolved to their edges: kept edge i goes to tgt[i] from the vertex in
-// slot eslot[i], vertex vid[slot] kept with label ilab[slot]. Warps reserve vertex slots and edges together with one
-// shared atomic on resv; a candidate is kept only if its slot and its edge
-// range fit the budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM
-// vertices, within the queue's capacity). Reservations only grow, so once
-// one candidate is turned away every later one is too: the kept vertices are exactly slots
+// slot eslot[i], which is vertex vid[slot], kept with label ilab[slot].
+// Warps reserve vertex slots and edges together with one shared atomic on
+// resv; a candidate is kept only if its slot and its edge range fit the
+// budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM vertices, within
+// the queue's capacity). Reservations only grow, so once one candidate is
+// turned away every later one is too: the kept vertices are exactly slots
 // [0, done >> KEEP_SHIFT), and vertex i's edges are [pos[i], pos[i] + len)
 // of the (done & KEEP_EMASK) kept edges, in slot order. full is set when a
 // candidate was turned away. items (each vertex's edge range) are for
@@ -580,9 +581,9 @@ __device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C, 
 // t takes kept edges t, t + blockDim.x, ... The round count is block-
 // uniform, so every warp takes part in every push. A kept vertex's label
 // is the one it was kept with, and while blocks run ahead (FRESH) another
-// block may have lowered it: the thread reads the source's level alongside the
-// claim (no longer path), and where the level is now lower it offers the
-// target that level + 1 too, and hands on what that claim found instead.
+// block may have lowered it: the thread reads the source's level alongside
+// the claim (no longer path), and where the level is now lower it offers
+// the target that level + 1 too, and hands on what that claim found instead.
 // The stale claim is never kept or pushed, so what running ahead got wrong
 // does not run on ahead with the block; the block that lowered the source
 // expands it again anyway.
