@@ -108,14 +108,17 @@ func TestDriverThreadNestedRun(t *testing.T) {
 }
 
 func TestDriverThreadParksAfterBlockedCaller(t *testing.T) {
-	d := startDriverThread(time.Hour, time.Millisecond)
+	d := startDriverThread(time.Hour, time.Hour)
 	defer d.shutdown()
-	// A quick call: the caller spins, and the thread keeps polling.
+	// A call whose caller spins until it ends: the thread keeps polling.
 	require.NoError(t, d.do(func() error { return nil }))
 	time.Sleep(20 * time.Millisecond)
 	assert.False(t, d.parked.Load(), "the thread polls for an hour after a call whose caller spun")
-	// A slow call: the caller blocks, and the thread parks at once after it,
-	// handing its processor to the caller it woke.
+	// A slow call whose caller stops spinning after a millisecond (the
+	// caller's own setting, read only by the calling goroutine): the caller
+	// blocks, and the thread parks at once after the call, handing its
+	// processor to the caller it woke.
+	d.callerSpin = time.Millisecond
 	require.NoError(t, d.do(func() error { time.Sleep(10 * time.Millisecond); return nil }))
 	assert.Eventually(t, d.parked.Load, time.Second, time.Millisecond)
 	// A parked thread still takes the next call.
