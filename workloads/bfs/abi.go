@@ -387,10 +387,10 @@ const (
 	// msPullRounds is how many rounds of 32 edges a warp of a pulling
 	// multi-source level loads before it ORs any: its loads of targets,
 	// then of frontier words, are in flight together.
-	msPullRounds = 2
+	msPullRounds = 4
 	// megaFresh is 1 when a megakernel block running ahead checks each kept
 	// vertex's label against its level (0 leaves the check out).
-	megaFresh = 1
+	megaFresh = 0
 	// msGroupBytes is a multi-source pass's level-plane group: a vertex's
 	// planes lie together, msGroupBytes of them, so that a level whose
 	// label sets several low bits writes one sector per vertex.

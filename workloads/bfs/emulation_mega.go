@@ -225,7 +225,7 @@ func (d *emuDevice) megaTopDown(m *emuMega, step uint32, full []bool, pushed *ui
 			return false
 		}
 		d.keep[b][(d.blockLevel[b]+2)%3].reset()
-		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(b), !m.syncDO)
+		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(b), !m.syncDO && megaFresh != 0)
 		level(b)
 		return true
 	}
@@ -236,7 +236,7 @@ func (d *emuDevice) megaTopDown(m *emuMega, step uint32, full []bool, pushed *ui
 		d.keep[b][(d.blockLevel[b]+2)%3].reset()
 	}
 	for _, b := range d.rng.Perm(len(d.blocks)) {
-		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(uint32(b)), !m.syncDO)
+		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(uint32(b)), !m.syncDO && megaFresh != 0)
 	}
 	d.expand(qin, qinlab, 0, m.count, nil, nil, func(gwarp uint32) *emuSink { return sink(d.megaBlock(gwarp, step, m.syncDO)) })
 	for b := range d.blocks {

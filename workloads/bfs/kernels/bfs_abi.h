@@ -132,13 +132,13 @@
 // 1: a megakernel block running ahead checks each kept vertex's label
 // against its level (expand_kept); 0: it does not.
 #ifndef MEGA_FRESH
-#define MEGA_FRESH 1u
+#define MEGA_FRESH 0u
 #endif
 
 // Rounds of 32 edges a warp of a pulling multi-source level loads before
 // it ORs any.
 #ifndef MS_PULL_ROUNDS
-#define MS_PULL_ROUNDS 2u
+#define MS_PULL_ROUNDS 4u
 #endif
 
 // Bytes of one vertex's group of multi-source level planes.
