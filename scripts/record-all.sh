@@ -61,7 +61,8 @@ run_bench() {
 stream0() {
   bench grid-2048 --graph grid:2048 --roots 8 --samples 30 --peer-gunrock "$peer" --peer-samples 10 || return 1
   bench grid-2048-corners --graph grid:2048 --root-ids 0,4194303 --samples 20 || return 1
-  bench road-2048 --graph road:2048 --roots 8 --samples 10 --peer-gunrock "$peer" --peer-samples 10
+  bench road-2048 --graph road:2048 --roots 8 --samples 10 --peer-gunrock "$peer" --peer-samples 10 || return 1
+  bench kron-26-h200 --graph kron:26 --roots 8 --samples 5 --arms host-loop,device-loop
 }
 
 stream1() {
@@ -70,7 +71,6 @@ stream1() {
   bench rgg-2000000-8 --graph rgg:2000000:8 --roots 8 --samples 10 --peer-gunrock "$peer" --peer-samples 10 || return 1
   bench rgg-2000000-8-top-down --graph rgg:2000000:8 --roots 8 --samples 10 --direction top-down --arms host-loop,megakernel || return 1
   bench kron-25-h200 --graph kron:25 --roots 16 --samples 10 || return 1
-  bench kron-26-h200 --graph kron:26 --roots 8 --samples 5 --arms host-loop,device-loop || return 1
   bench kron-22-sim2 --graph kron:22 --simulate-devices 2 --roots 8 --samples 5
 }
 
