@@ -92,13 +92,12 @@ func cuErr(call string, err error, detail string) error {
 }
 
 // openCUDABackend checks cuInit, starts the driver thread and creates a
-// context on device ordinal; poll and spin are Options.DriverPoll and
-// Options.CallerSpin.
-func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error) {
+// context on device ordinal.
+func openCUDABackend(ordinal int, poll time.Duration) (*cudaBackend, error) {
 	if err := unavailableFromInit(initStatus()); err != nil {
 		return nil, err
 	}
-	b := &cudaBackend{ordinal: ordinal, driverThread: startDriverThread(poll, spin),
+	b := &cudaBackend{ordinal: ordinal, driverThread: startDriverThread(poll),
 		mods: map[ModuleRef]cu.Module{}, funcs: map[FuncRef]cu.Function{}, streams: map[StreamRef]cu.Stream{},
 		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}, registered: map[uintptr]*hostReg{}}
 	err := b.do(func() error {

@@ -17,56 +17,41 @@ type driverThread struct {
 	done   chan struct{}
 	inRun  bool
 	// poll is how long the thread polls for the next request before it
-	// parks; callerSpin how long a caller spins for completion before it
-	// blocks. Zero disables either.
-	poll, callerSpin time.Duration
+	// parks; callerPoll how long a caller polls for completion before it
+	// blocks. Zero disables polling.
+	poll, callerPoll time.Duration
 }
 
 // DefaultDriverPoll is the default Options.DriverPoll.
 const DefaultDriverPoll = 200 * time.Microsecond
 
-// DefaultCallerSpin is the default Options.CallerSpin: longer than a
-// typical kernel wait, so that waiting for a traversal costs no wake-up.
-const DefaultCallerSpin = 20 * time.Millisecond
-
-// startDriverThread starts the thread. poll is Options.DriverPoll and spin
-// Options.CallerSpin: 0 means the default, negative disables it.
-func startDriverThread(poll, spin time.Duration) *driverThread {
-	t := &driverThread{kick: make(chan struct{}, 1), done: make(chan struct{}),
-		poll: orDefault(poll, DefaultDriverPoll), callerSpin: orDefault(spin, DefaultCallerSpin)}
+// startDriverThread starts the thread. poll is Options.DriverPoll: 0 means
+// DefaultDriverPoll, negative disables polling.
+func startDriverThread(poll time.Duration) *driverThread {
+	switch {
+	case poll == 0:
+		poll = DefaultDriverPoll
+	case poll < 0:
+		poll = 0
+	}
+	t := &driverThread{kick: make(chan struct{}, 1), done: make(chan struct{}), poll: poll, callerPoll: min(poll, 50*time.Microsecond)}
 	go t.loop()
 	return t
 }
 
-// orDefault returns d for 0, 0 for a negative v, else v.
-func orDefault(v, d time.Duration) time.Duration {
-	switch {
-	case v == 0:
-		return d
-	case v < 0:
-		return 0
-	}
-	return v
-}
-
 // driverReq is one request to the driver thread.
 type driverReq struct {
-	f       func() error
-	err     error
-	done    atomic.Bool
-	blocked atomic.Bool   // the caller stopped spinning and waits on wake
-	wake    chan struct{} // closed when done
+	f    func() error
+	err  error
+	done atomic.Bool
+	wake chan struct{} // closed when done
 }
 
 // Hand-off: after a request the driver thread polls for the next one for
-// poll before it parks; a caller spins (yielding its processor) for
-// completion for callerSpin before it blocks. Waking a parked, locked OS
-// thread costs microseconds per direction; polling keeps back-to-back calls
-// (launch, wait, readback) cheap, at the price of one busy core for poll
-// after each call. A blocked caller is made runnable by the driver thread,
-// on the driver thread's processor, where it would wait out the whole poll:
-// after such a call the thread parks at once, handing the processor over.
-
+// poll before it parks; a caller polls for completion for callerPoll before
+// it blocks. Waking a parked, locked OS thread costs microseconds per
+// direction; polling keeps back-to-back calls (launch, wait, readback)
+// cheap, at the price of one busy core for poll after each call.
 // loop is the driver thread: one goroutine locked to one OS thread, on
 // which the context was created and stays current.
 func (b *driverThread) loop() {
@@ -74,21 +59,18 @@ func (b *driverThread) loop() {
 	defer close(b.done)
 	last := time.Now()
 	for i := 0; ; i++ {
-		parkNow := false
 		if r := b.slot.Swap(nil); r != nil {
 			r.err = r.f()
 			r.done.Store(true)
 			close(r.wake)
 			last = time.Now()
 			i = 0
-			if parkNow = r.blocked.Load(); !parkNow {
-				continue
-			}
+			continue
 		}
 		if b.stop.Load() {
 			return
 		}
-		if !parkNow && (i%64 != 63 || time.Since(last) < b.poll) {
+		if i%64 != 63 || time.Since(last) < b.poll {
 			continue
 		}
 		// Park. The re-check after announcing it closes the race with a
@@ -122,15 +104,10 @@ func (b *driverThread) do(f func() error) error {
 	}
 	start := time.Now()
 	for i := 0; !r.done.Load(); i++ {
-		if i%64 != 63 {
-			continue
-		}
-		if time.Since(start) >= b.callerSpin {
-			r.blocked.Store(true)
+		if i%64 == 63 && time.Since(start) >= b.callerPoll {
 			<-r.wake
 			break
 		}
-		runtime.Gosched()
 	}
 	return r.err
 }

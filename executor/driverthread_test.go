@@ -11,7 +11,7 @@ import (
 )
 
 func TestDriverThreadAfterShutdown(t *testing.T) {
-	d := startDriverThread(0, 0)
+	d := startDriverThread(0)
 	require.NoError(t, d.do(func() error { return nil }))
 	d.shutdown()
 	ran := false
@@ -27,7 +27,7 @@ func TestDriverThreadAfterShutdown(t *testing.T) {
 }
 
 func TestDriverThreadRunsOnOneThreadInOrder(t *testing.T) {
-	d := startDriverThread(0, 0)
+	d := startDriverThread(0)
 	defer d.shutdown()
 	var n atomic.Int64
 	for i := 0; i < 2000; i++ {
@@ -50,15 +50,14 @@ func TestDriverThreadRunsOnOneThreadInOrder(t *testing.T) {
 	})
 	require.NoError(t, err)
 	assert.Equal(t, int64(2010), n.Load())
-	// A slow call: the caller stops spinning and blocks.
-	require.NoError(t, d.do(func() error { time.Sleep(3 * d.callerSpin); return nil }))
+	// A slow call: the caller stops polling and blocks.
+	require.NoError(t, d.do(func() error { time.Sleep(3 * d.callerPoll); return nil }))
 }
 
 func TestDriverThreadWithoutPolling(t *testing.T) {
-	d := startDriverThread(-1, -1)
+	d := startDriverThread(-1)
 	defer d.shutdown()
 	assert.Zero(t, d.poll)
-	assert.Zero(t, d.callerSpin)
 	var n int
 	for i := 0; i < 100; i++ {
 		require.NoError(t, d.do(func() error { n++; return nil }))
@@ -69,7 +68,7 @@ func TestDriverThreadWithoutPolling(t *testing.T) {
 func BenchmarkDriverThreadRoundTrip(b *testing.B) {
 	for _, poll := range []time.Duration{-1, 0} {
 		b.Run(map[time.Duration]string{-1: "park", 0: "poll"}[poll], func(b *testing.B) {
-			d := startDriverThread(poll, poll)
+			d := startDriverThread(poll)
 			defer d.shutdown()
 			b.ReportAllocs()
 			for b.Loop() {
@@ -85,7 +84,7 @@ func BenchmarkDriverThreadRoundTrip(b *testing.B) {
 // the call after the inner run handed off to the thread it was running on
 // and never returned.
 func TestDriverThreadNestedRun(t *testing.T) {
-	d := startDriverThread(0, 0)
+	d := startDriverThread(0)
 	defer d.shutdown()
 	done := make(chan error, 1)
 	calls := 0
@@ -104,30 +103,5 @@ func TestDriverThreadNestedRun(t *testing.T) {
 		assert.False(t, d.inRun, "the outer run restores the state it found")
 	case <-time.After(5 * time.Second):
 		t.Fatal("a call after a nested run deadlocked")
-	}
-}
-
-func TestDriverThreadParksAfterBlockedCaller(t *testing.T) {
-	d := startDriverThread(time.Hour, time.Millisecond)
-	defer d.shutdown()
-	// A quick call: the caller spins, and the thread keeps polling.
-	require.NoError(t, d.do(func() error { return nil }))
-	time.Sleep(20 * time.Millisecond)
-	assert.False(t, d.parked.Load(), "the thread polls for an hour after a call whose caller spun")
-	// A slow call: the caller blocks, and the thread parks at once after it,
-	// handing its processor to the caller it woke.
-	require.NoError(t, d.do(func() error { time.Sleep(10 * time.Millisecond); return nil }))
-	assert.Eventually(t, d.parked.Load, time.Second, time.Millisecond)
-	// A parked thread still takes the next call.
-	require.NoError(t, d.do(func() error { return nil }))
-}
-
-func TestOrDefault(t *testing.T) {
-	for _, c := range []struct{ v, d, want time.Duration }{
-		{0, time.Second, time.Second},
-		{-1, time.Second, 0},
-		{5 * time.Millisecond, time.Second, 5 * time.Millisecond},
-	} {
-		assert.Equal(t, c.want, orDefault(c.v, c.d), "orDefault(%v, %v)", c.v, c.d)
 	}
 }

@@ -28,12 +28,6 @@ type Options struct {
 	// next call before it parks, trading one busy core for lower per-call
 	// latency: 0 means DefaultDriverPoll, negative never polls.
 	DriverPoll time.Duration
-	// CallerSpin (CUDA backend) is how long a call spins, yielding its
-	// processor, for the driver thread to finish it before it blocks: a
-	// blocked caller costs a wake-up of tens to hundreds of microseconds
-	// when its call ends, so waiting for a kernel spins one more core
-	// meanwhile. 0 means DefaultCallerSpin, negative blocks at once.
-	CallerSpin time.Duration
 	// SkipPTXProbe skips the PTX target probe; PTXTarget then reports the
 	// native sm.
 	SkipPTXProbe bool

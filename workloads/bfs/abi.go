@@ -211,11 +211,6 @@ const (
 	// when the device rule may go bottom-up, otherwise top-down with each
 	// block running up to `ahead` levels ahead on its own kept frontier.
 	KernelMegakernel = "bfs_megakernel"
-	// KernelMegakernelNarrow is KernelMegakernel compiled for blocks of at
-	// most MegakernelNarrowThreads threads, one block per SM, so that it
-	// keeps more registers a thread; a session launches it whenever its
-	// megakernel blocks are that small.
-	KernelMegakernelNarrow = "bfs_megakernel_narrow"
 	// KernelBarrierOnly crosses `levels` megakernel barriers and does
 	// nothing else, after KernelInit reset ctl.
 	KernelBarrierOnly = "bfs_barrier_only"
@@ -361,9 +356,6 @@ const (
 	// the bit of the blocks that kept work.
 	arriveMask      = 0xffff
 	arriveKeptShift = 16
-	// MegakernelNarrowThreads is the largest block of
-	// KernelMegakernelNarrow.
-	MegakernelNarrowThreads = 512
 	// MaxMegakernelBlocks is the largest megakernel grid: a barrier word
 	// counts block arrivals in 16 bits.
 	MaxMegakernelBlocks = arriveMask
@@ -401,7 +393,6 @@ var ABI = kernelabi.Module{
 		{Name: KernelQueueLevel, Doc: "One level from the frontier queue; the last two parameters are the split-dispatch phase range.", Params: QueueLevelParams[executor.DevPtr]{}},
 		{Name: KernelDoLevel, Doc: "One direction-optimizing level; the last two parameters are the split-dispatch phase range.", Params: DoLevelParams[executor.DevPtr]{}},
 		{Name: KernelMegakernel, Doc: "Every level in one cooperative launch.", Params: MegakernelParams[executor.DevPtr]{}},
-		{Name: KernelMegakernelNarrow, Doc: "The megakernel for blocks of at most MEGA_NARROW_THREADS threads.", Params: MegakernelParams[executor.DevPtr]{}},
 		{Name: KernelBarrierOnly, Doc: "Megakernel barriers alone.", Params: BarrierParams[executor.DevPtr]{}},
 		{Name: KernelCopy, Doc: "A 16-byte-word copy, for the copy-bandwidth ceiling.", Params: CopyParams[executor.DevPtr]{}},
 		{Name: KernelMSInit, Doc: "Starts a multi-source pass.", Params: MSInitParams[executor.DevPtr]{}},
@@ -447,7 +438,6 @@ var ABI = kernelabi.Module{
 		{Name: "QUEUE_ITEM_BYTES", Value: QueueItemBytes, Doc: "Device bytes of one frontier-queue item: its edge range and its label."},
 		{Name: "LEVEL_BLOCK_QCAP", Value: levelBlockQueueItems, Doc: "Items a block stages in shared memory per level (per megakernel step)."},
 		{Name: "MEGA_BLOCK_QCAP", Value: megaBlockQueueItems},
-		{Name: "MEGA_NARROW_THREADS", Value: MegakernelNarrowThreads, Doc: "The largest block of the narrow megakernel."},
 		{Name: "KEEP_ITEMS", Value: keepItems, Doc: "A megakernel block's keep queue: its capacity in vertices and edges (the\nlarge budget), the small budget's edges, the budget's edges per vertex,\nthe edges of one kept vertex, and the vertices it keeps after turning a\ncandidate away."},
 		{Name: "KEEP_EDGES", Value: keepEdges},
 		{Name: "KEEP_EDGES_SMALL", Value: keepEdgesSmall},

@@ -203,37 +203,3 @@ func TestLowDegree(t *testing.T) {
 		assert.Equal(t, tc.want, LowDegree(tc.g), tc.name)
 	}
 }
-
-// TestMegakernelEntryPoint checks which megakernel a session launches: the
-// narrow one for blocks of up to MegakernelNarrowThreads threads (the
-// default on graphs of low degree), the other for larger blocks; the
-// narrow one's registers leave room for one 512-thread block per SM.
-func TestMegakernelEntryPoint(t *testing.T) {
-	x, _ := newFakeExecutor(t, 8<<30, 2)
-	grid, err := frontier.Grid(40)
-	require.NoError(t, err)
-	kron, err := frontier.Kronecker(10, 16, 7)
-	require.NoError(t, err)
-	for _, tc := range []struct {
-		name    string
-		g       *frontier.CSR
-		cfg     Config
-		want    string
-		perSM   int
-		threads uint32
-	}{
-		{"low degree default", grid, Config{MegakernelBlocksPerSM: 2}, KernelMegakernelNarrow, 1, 512},
-		{"256 threads", grid, Config{MegakernelThreads: 256, MegakernelBlocksPerSM: 2}, KernelMegakernelNarrow, 2, 256},
-		{"544 threads", grid, Config{MegakernelThreads: 544}, KernelMegakernel, 1, 544},
-		{"kronecker default", kron, Config{}, KernelMegakernel, 1, 1024},
-	} {
-		s, err := NewSession(x, tc.g, tc.cfg)
-		require.NoError(t, err, tc.name)
-		assert.Equal(t, tc.want, s.k.mega.Name(), tc.name)
-		assert.Equal(t, tc.perSM, s.plans.MegakernelGrid.BlocksPerSM, tc.name)
-		assert.Equal(t, tc.threads, s.plans.MegakernelGrid.Config().Block[0], tc.name)
-		require.NoError(t, s.Close())
-	}
-	assert.Equal(t, KernelMegakernelNarrow, megakernelFor(MegakernelNarrowThreads))
-	assert.Equal(t, KernelMegakernel, megakernelFor(MegakernelNarrowThreads+32))
-}

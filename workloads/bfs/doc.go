@@ -9,8 +9,7 @@
 //     read once per batch;
 //   - megakernel: one cooperative launch for every level, in steps between
 //     grid barriers, blocks running ahead on their own kept frontiers, the
-//     changed flag read once at the end (KernelMegakernelNarrow for blocks
-//     of up to MegakernelNarrowThreads threads, KernelMegakernel above);
+//     changed flag read once at the end;
 //   - host-loop-scan: the plain scan wave, one thread per vertex.
 //
 // # Directions, run-ahead, multi-source passes

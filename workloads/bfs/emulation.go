@@ -32,8 +32,11 @@ type emuDevice struct {
 	warpsPerBlock uint32
 	blockCap      uint32
 	blocks        []emuBlockQueue
-	rng           *rand.Rand
-	maxCount      uint32
+	// byBlock mirrors a level-synchronous megakernel's warp numbering:
+	// the step's hash rotates only the blocks.
+	byBlock  bool
+	rng      *rand.Rand
+	maxCount uint32
 	// The megakernel's keep budget (the launch's: KEEP_EDGES_SMALL or
 	// KEEP_EDGES and a KEEP_EDGES_PER_ITEM-th as many vertices; KEEP_LOW
 	// and KEEP_ITEM_EDGES in bfs.cu), each block's ring of three keep queues,
@@ -363,35 +366,45 @@ func (d *emuDevice) expandKept(cur *emuKeepQueue, edges uint32, s *emuSink) {
 
 // expand mirrors expand_level over every warp, in a random warp order:
 // items of qin with labels qinlab (nil: every item has label baseLab). In
-// the per-level kernel (place nil) warps are numbered block-major and their
-// blocks' queues are flushed after the level; in the megakernel place gives
-// each warp its block's sink.
+// the per-level kernel (sink nil) warps are numbered block-major and their
+// blocks' queues are flushed after the level; in the megakernel warps are
+// numbered across blocks first and rotated by a hash of the step (only the
+// blocks, with byBlock), and sink gives each block's sink.
 func (d *emuDevice) expand(qin []item, qinlab []uint32, baseLab, count uint32, qout []item, outCount *uint32,
-	place func(gwarp uint32) *emuSink) {
+	sink func(block uint32) *emuSink, step uint32) {
 	if count == 0 {
 		return
 	}
-	mega := place != nil
+	mega := sink != nil
 	if !mega {
 		defer d.flush(qout, outCount)
 	}
 	d.maxCount = max(d.maxCount, count)
 	// An overflowed count is clamped to what the queue holds.
 	count = min(count, d.qcap)
+	nblocks := uint32(len(d.blocks))
 	k := min((count+d.nwarps-1)/d.nwarps, 32)
 	stride := d.nwarps * k
+	rot, rotBlock := uint32(0), uint32(0)
+	if mega {
+		rot, rotBlock = step*rotateMul%d.nwarps, step*rotateMul%nblocks
+	}
 	// Only the warps numbered below ceil(count/k) find items; they run in
 	// a random order.
 	active := min((count+k-1)/k, d.nwarps)
 	for _, a := range d.rng.Perm(int(active)) {
 		gwarp := uint32(a)
-		// Per-level warps are numbered block-major; the megakernel places
-		// its own.
-		var s *emuSink
-		if mega {
-			s = place(gwarp)
-		} else {
-			s = &emuSink{bq: d.blockQueue(gwarp / d.warpsPerBlock), qout: qout, out: outCount}
+		// The warp's block: per-level warps are numbered block-major; the
+		// megakernel's across blocks first, then rotated.
+		block := gwarp / d.warpsPerBlock
+		s := &emuSink{bq: d.blockQueue(block), qout: qout, out: outCount}
+		switch {
+		case mega && d.byBlock:
+			block = (gwarp%nblocks + nblocks - rotBlock) % nblocks
+			s = sink(block)
+		case mega:
+			block = (gwarp + d.nwarps - rot) % d.nwarps % nblocks
+			s = sink(block)
 		}
 		for base := gwarp * k; base < count; base += stride {
 			var it [32]item
@@ -431,6 +444,6 @@ func (d *emuDevice) queueLevel(depth uint32) uint32 {
 	if count > 0 {
 		d.ctl[CtlResult+ResultLevels] = depth + 1
 	}
-	d.expand(d.q[depth&1], nil, depth, count, d.q[(depth+1)&1], &d.ctl[CtlCountWord(int(depth+1))], nil)
+	d.expand(d.q[depth&1], nil, depth, count, d.q[(depth+1)&1], &d.ctl[CtlCountWord(int(depth+1))], nil, depth)
 	return d.ctl[CtlCountWord(int(depth+1))]
 }

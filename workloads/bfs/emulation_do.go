@@ -209,7 +209,7 @@ func (d *emuDevice) doLevel(dep, dir uint32) uint32 {
 	qout := d.q[(dep+1)&1]
 	if dir == uint32(DirTopDown) {
 		d.mark = vcur
-		d.expand(d.q[dep&1], nil, dep, d.ctl[CtlCountWord(int(dep))], qout, out, nil)
+		d.expand(d.q[dep&1], nil, dep, d.ctl[CtlCountWord(int(dep))], qout, out, nil, dep)
 		d.mark = nil
 		d.takeCounts(CtlCountsWord(int(dep + 1)))
 	} else {

@@ -114,6 +114,7 @@ func (d *emuDevice) megaStart(p megaRun) *emuMega {
 		ds: emuDirState{mu: total}}
 	m.run.ahead = min(max(p.ahead, 1), arriveMask)
 	m.syncDO = p.auto && !(planners.DefaultBottomUpMinDegree*uint64(n) > uint64(total))
+	d.byBlock = m.syncDO
 	switch {
 	case m.syncDO:
 		m.depth = 1
@@ -238,7 +239,7 @@ func (d *emuDevice) megaTopDown(m *emuMega, step uint32, full []bool, pushed *ui
 	for _, b := range d.rng.Perm(len(d.blocks)) {
 		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(uint32(b)))
 	}
-	d.expand(qin, qinlab, 0, m.count, nil, nil, func(gwarp uint32) *emuSink { return sink(d.megaBlock(gwarp, step, m.syncDO)) })
+	d.expand(qin, qinlab, 0, m.count, nil, nil, sink, step)
 	for b := range d.blocks {
 		level(uint32(b))
 	}
@@ -299,16 +300,4 @@ func (d *emuDevice) megaPublish(full []bool, qout []item, qlab []uint32, pushed 
 		d.shedSteps++
 	}
 	return keptBlocks
-}
-
-// megaBlock mirrors the megakernel's placement of global warp gwarp on the
-// global queue at step: warps are numbered across blocks first and rotated
-// by a hash of the step; a level-synchronous step (byBlock) rotates only
-// the blocks, so that a warp keeps its rank within its block.
-func (d *emuDevice) megaBlock(gwarp, step uint32, byBlock bool) uint32 {
-	nblocks := uint32(len(d.blocks))
-	if byBlock {
-		return (gwarp%nblocks + nblocks - step*rotateMul%nblocks) % nblocks
-	}
-	return (gwarp + d.nwarps - step*rotateMul%d.nwarps) % d.nwarps % nblocks
 }

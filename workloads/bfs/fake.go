@@ -30,20 +30,17 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 	k := func(run func(*executor.FakeLaunch) error, regs, smem int) executor.FakeKernel {
 		return executor.FakeKernel{Run: run, Attrs: executor.FuncAttributes{NumRegs: regs, StaticSharedBytes: smem, MaxThreadsPerBlock: 1024}}
 	}
-	narrow := k(e.runMegakernel, 96, 34000)
-	narrow.Attrs.MaxThreadsPerBlock = MegakernelNarrowThreads
 	return map[string]executor.FakeKernel{
-		KernelMegakernelNarrow: narrow,
-		KernelInit:             k(e.runInit, 16, 0),
-		KernelWaveScan:         k(e.runScan, 20, 0),
-		KernelQueueLevel:       k(e.runQueueLevel, 40, 8*levelBlockQueueItems+8),
-		KernelDoLevel:          k(e.runDoLevel, 48, 8*levelBlockQueueItems+32),
-		KernelMegakernel:       k(e.runMegakernel, 64, 34000),
-		KernelBarrierOnly:      k(func(*executor.FakeLaunch) error { return nil }, 16, 8),
-		KernelCopy:             k(e.runCopy, 16, 0),
-		KernelMSInit:           k(e.runMSInit, 25, 0),
-		KernelMSLevel:          k(e.runMSLevel, 40, 4*msListCap+24),
-		KernelMSFinish:         k(e.runMSFinish, 25, 24),
+		KernelInit:        k(e.runInit, 16, 0),
+		KernelWaveScan:    k(e.runScan, 20, 0),
+		KernelQueueLevel:  k(e.runQueueLevel, 40, 8*levelBlockQueueItems+8),
+		KernelDoLevel:     k(e.runDoLevel, 48, 8*levelBlockQueueItems+32),
+		KernelMegakernel:  k(e.runMegakernel, 64, 34000),
+		KernelBarrierOnly: k(func(*executor.FakeLaunch) error { return nil }, 16, 8),
+		KernelCopy:        k(e.runCopy, 16, 0),
+		KernelMSInit:      k(e.runMSInit, 25, 0),
+		KernelMSLevel:     k(e.runMSLevel, 40, 4*msListCap+24),
+		KernelMSFinish:    k(e.runMSFinish, 25, 24),
 	}
 }
 
@@ -212,7 +209,7 @@ func (e *Emulation) runMegakernel(l *executor.FakeLaunch) error {
 	nwarps, perBlock := grid(l)
 	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, megaBlockQueueItems, e.nextSeed())
 	edges := keepBudget(p.Keep)
-	d.setKeep(edges/keepEdgesPerItem, edges, keepLow, keepItemEdges)
+	d.keepItems, d.keepEdges = edges/keepEdgesPerItem, edges
 	d.mega(megaRun{maxSteps: uint32(min(p.MaxSteps, 1<<32-1)), ahead: uint32(min(max(p.Ahead, 1), arriveMask)),
 		adapt: p.Adapt != 0, auto: p.Direction == MegaAuto})
 	*(*uint64)(unsafe.Pointer(&m.ctl[CtlResult+ResultRelabels])) += uint64(d.relabels)

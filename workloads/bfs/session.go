@@ -296,22 +296,13 @@ func (s *Session) loadKernels() error {
 		dst  **executor.Kernel
 		name string
 	}{{&s.k.init, KernelInit}, {&s.k.scan, KernelWaveScan}, {&s.k.level, KernelQueueLevel}, {&s.k.doLevel, KernelDoLevel},
-		{&s.k.mega, megakernelFor(s.cfg.MegakernelThreads)}, {&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy},
+		{&s.k.mega, KernelMegakernel}, {&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy},
 		{&s.k.msInit, KernelMSInit}, {&s.k.msLevel, KernelMSLevel}, {&s.k.msFinish, KernelMSFinish}} {
 		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-// megakernelFor returns the megakernel entry point for blocks of threads:
-// the narrow one when they are small enough for it.
-func megakernelFor(threads int) string {
-	if threads <= MegakernelNarrowThreads {
-		return KernelMegakernelNarrow
-	}
-	return KernelMegakernel
 }
 
 // planLaunches sizes the level and megakernel grids from the occupancy

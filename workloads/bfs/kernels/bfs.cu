@@ -1379,10 +1379,8 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // convergence plan), with the levels, the steps run and the claims that
 // lowered a label. The barrier word's arrival field is 16 bits wide: a
 // grid of more than ARRIVE_MASK blocks sets the misuse result to
-// MISUSE_GRID and does nothing. bfs_megakernel_narrow is the same kernel
-// compiled for blocks of at most 512 threads, one block per SM: it may
-// then keep 96 registers a thread instead of spilling at 64.
-__device__ __forceinline__ void mega_main(BFS_MEGAKERNEL_PARAMS) {
+// MISUSE_GRID and does nothing.
+extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) {
     if (gridDim.x > ARRIVE_MASK) {
         if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
         return;
@@ -1413,16 +1411,6 @@ __device__ __forceinline__ void mega_main(BFS_MEGAKERNEL_PARAMS) {
         ctl[CTL_RESULT + RESULT_CHANGED] = mega_more(sh.st, c.sync_do != 0) ? 1u : 0u;
         ctl[CTL_RESULT + RESULT_BARRIERS] = d;
     }
-}
-
-#define MEGA_ARGS \
-    offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, n, chunk, qcap, low_degree, max_steps, ahead, adapt, \
-        direction, log_cap, keep
-
-extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) { mega_main(MEGA_ARGS); }
-
-extern "C" __global__ void __launch_bounds__(MEGA_NARROW_THREADS, 1) bfs_megakernel_narrow(BFS_MEGAKERNEL_NARROW_PARAMS) {
-    mega_main(MEGA_ARGS);
 }
 
 // bfs_barrier_only crosses `levels` megakernel grid barriers and does

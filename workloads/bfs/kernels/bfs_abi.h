@@ -74,9 +74,6 @@
 #define LEVEL_BLOCK_QCAP 1024u
 #define MEGA_BLOCK_QCAP 1024u
 
-// The largest block of the narrow megakernel.
-#define MEGA_NARROW_THREADS 512u
-
 // A megakernel block's keep queue: its capacity in vertices and edges (the
 // large budget), the small budget's edges, the budget's edges per vertex,
 // the edges of one kept vertex, and the vertices it keeps after turning a
@@ -191,28 +188,6 @@
 
 // Every level in one cooperative launch.
 #define BFS_MEGAKERNEL_PARAMS \
-    const unsigned int *__restrict__ offsets, \
-    const int *__restrict__ targets, \
-    int *level, \
-    uint2 *q0, \
-    uint2 *q1, \
-    unsigned int *vis0, \
-    unsigned int *vis1, \
-    unsigned int *ctl, \
-    uint4 *dlog, \
-    unsigned long long n, \
-    unsigned long long chunk, \
-    unsigned long long qcap, \
-    unsigned long long low_degree, \
-    unsigned long long max_steps, \
-    unsigned long long ahead, \
-    unsigned long long adapt, \
-    unsigned long long direction, \
-    unsigned long long log_cap, \
-    unsigned long long keep
-
-// The megakernel for blocks of at most MEGA_NARROW_THREADS threads.
-#define BFS_MEGAKERNEL_NARROW_PARAMS \
     const unsigned int *__restrict__ offsets, \
     const int *__restrict__ targets, \
     int *level, \
