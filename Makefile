@@ -44,7 +44,7 @@ cuda-toolkit: ## install nvcc, ptxas and cuda.h (CUDA 11.8) from Debian non-free
 vet-cuda: cuda-toolkit ## go vet with -tags cuda
 	CGO_ENABLED=1 $(GO) vet -tags cuda ./...
 
-build-cuda: cuda-toolkit ## build everything with -tags cuda (the GPU executor)
+build-cuda: cuda-toolkit ptx-check ## build everything with -tags cuda (the GPU executor); the PTX must pass ptxas first
 	CGO_ENABLED=1 $(GO) build -tags cuda ./...
 	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
 
@@ -56,7 +56,7 @@ cudalib-check: cuda-toolkit ## the CUDA build loads libcuda at run time: trampol
 	CGO_ENABLED=1 $(GO) test -count=1 -tags cuda ./internal/cudalib
 	CGO_ENABLED=1 $(GO) test -count=1 -tags cuda -run 'TestLazyLink|TestProbe|TestDevices' ./cmd/gpuplan
 
-gpu-test-bins: cuda-toolkit ## compile GPU test binaries (plain and -race) into bin/ to carry to a GPU machine (run scripts/gpu-check.sh there)
+gpu-test-bins: cuda-toolkit ptx-check ## compile GPU test binaries (plain and -race) into bin/ to carry to a GPU machine (run scripts/gpu-check.sh there); the PTX must pass ptxas first
 	@mkdir -p $(BIN)
 	@for p in $(GPU_TEST_PKGS); do \
 		n=$$(basename $$p); echo "go test -c -tags cuda $$p -> $(BIN)/$$n.test, $(BIN)/$$n.race.test"; \
