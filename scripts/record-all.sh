@@ -14,6 +14,10 @@
 # then kron-26-p2.csv is recorded over both GPUs with NCCL (libnccl.so.2 from
 # GPUPLAN_NCCL_LIBRARY, else the first one found under /usr and /opt). With
 # one GPU both streams run one after the other and the partitioned file is
+# left out. With EGG_BENCH set to the egg-bench baseline's binary, the
+# e-graph files (math-1e6, egraph-gen-1e6, egraph-gen-1e7) are recorded
+# too, after the BFS streams: egg-bench first writes egg's 1e6 dump under
+# OUTDIR/egg, then runs beside the GPU rebuild on it. Without it they are
 # left out. Copy the files to evidence/results/ and run `gpuplan gate`.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -27,14 +31,27 @@ export NCCL_NVLS_ENABLE=0
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU ')
 fail=0
 
+# wanted NAME: whether NAME is to be recorded (every file without NAMEs).
+wanted() { [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]]; }
+
 # bench NAME FLAGS...: records OUTDIR/NAME.csv, its output in OUTDIR/NAME.log.
 bench() {
-  local name=$1 t=$SECONDS
-  shift
-  if [ "$only" != "  " ] && [[ "$only" != *" $name "* ]]; then
-    return 0
-  fi
-  if ./bin/gpuplan bench frontier --copy-mib 1024 "$@" -o "$out/$name.csv" >"$out/$name.log" 2>&1; then
+  run_bench frontier "$@"
+}
+
+# egraph NAME FLAGS...: records the e-graph file OUTDIR/NAME.csv.
+egraph() {
+  run_bench egraph "$@"
+}
+
+# run_bench KIND NAME FLAGS...: `gpuplan bench KIND` into OUTDIR/NAME.csv.
+run_bench() {
+  local kind=$1 name=$2 t=$SECONDS
+  shift 2
+  wanted "$name" || return 0
+  local extra=()
+  [ "$kind" = frontier ] && extra=(--copy-mib 1024)
+  if ./bin/gpuplan bench "$kind" "${extra[@]}" "$@" -o "$out/$name.csv" >"$out/$name.log" 2>&1; then
     echo "$name: recorded ($((SECONDS - t)) s)"
   else
     echo "$name: FAILED ($((SECONDS - t)) s); the end of $out/$name.log:"
@@ -75,5 +92,26 @@ elif [ "$gpus" -eq 1 ]; then
 else
   echo "record-all: no NVIDIA GPU found (nvidia-smi -L lists none)"
   exit 1
+fi
+
+# The e-graph files: egg's 1e6 dump (written by egg-bench) with egg-bench
+# beside the GPU rebuild, and two generated e-graphs.
+egraphs() {
+  if wanted math-1e6; then
+    "$EGG_BENCH" --preset 1e6 --reps 1 --out "$out/egg" >"$out/egg-dump.log" 2>&1 || {
+      echo "math-1e6: FAILED: egg-bench could not write egg's 1e6 dump; the end of $out/egg-dump.log:"
+      tail -n 8 "$out/egg-dump.log"
+      return 1
+    }
+    egraph math-1e6 --egraph "file:$out/egg/math-1e6.pre.txt" --peer-egg "$EGG_BENCH" || return 1
+  fi
+  egraph egraph-gen-1e6 --egraph gen:1e6 --samples 20 || return 1
+  egraph egraph-gen-1e7 --egraph gen:1e7 --samples 10 --structural=false
+}
+if [ -n "${EGG_BENCH:-}" ]; then
+  EGG_BENCH=$(realpath "$EGG_BENCH")
+  egraphs || fail=1
+elif wanted math-1e6 || wanted egraph-gen-1e6 || wanted egraph-gen-1e7; then
+  echo "math-1e6, egraph-gen-1e6, egraph-gen-1e7: left out (EGG_BENCH is not set)"
 fi
 exit $fail
