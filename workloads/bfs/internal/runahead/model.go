@@ -8,6 +8,12 @@
 // With -fresh a kept vertex is expanded with its current level instead of
 // the label it was kept with, as the kernel's freshness check does.
 //
+// It also estimates the time a traversal takes: a block's level costs a
+// fixed latency (-first for the step's first level, which also takes the
+// global queue, -level for the others) plus -round for every further round
+// of -threads edges, a step costs its slowest block plus -barrier, and the
+// estimate is printed per level.
+//
 //	go run ./workloads/bfs/internal/runahead -graph rgg:2000000:8 -d 4 -fresh
 package main
 
@@ -33,13 +39,44 @@ type model struct {
 	depth         int
 	budget, items int
 	fresh, seq    bool
+	cost          cost
 	label         []int32
 	relabels      int
 	rng           *rand.Rand
 }
 
+// cost is the time model, in microseconds: what a block's level costs
+// (first for a step's first level, level for later ones, round for every
+// round of threads edges past the first) and what a step adds to its
+// slowest block (barrier).
+type cost struct {
+	first, level, round, barrier, tail float64
+	threads                            int
+}
+
+// levelTime is the time of a block's level over edges edges: tail is the
+// mean of an exponential part of first and level, drawn with rng for
+// every block and level (a block's level waits for its slowest warp's
+// chain of memory round trips).
+func (c cost) levelTime(first bool, edges int, rng *rand.Rand) float64 {
+	t := c.level
+	if first {
+		t = c.first
+	}
+	if c.tail > 0 {
+		t += (rng.ExpFloat64() - 1) * c.tail
+	}
+	if rounds := (edges + c.threads - 1) / max(c.threads, 1); rounds > 1 {
+		t += float64(rounds-1) * c.round
+	}
+	return t
+}
+
 // result is what a traversal cost.
-type result struct{ levels, steps, relabels, reached int }
+type result struct {
+	levels, steps, relabels, reached int
+	time                             float64
+}
 
 // expand runs one level of a block over cur and returns what it kept and
 // whether it turned a candidate away; the rest goes to global.
@@ -72,8 +109,8 @@ func (m *model) expand(cur []entry, global *[]entry) (kept []entry, full bool) {
 }
 
 // step runs one step between grid barriers and returns the next step's
-// kept vertices per block and global queue.
-func (m *model) step(kept [][]entry, global []entry) ([][]entry, []entry) {
+// kept vertices per block and global queue, and the step's modelled time.
+func (m *model) step(kept [][]entry, global []entry) ([][]entry, []entry, float64) {
 	cur := make([][]entry, m.blocks)
 	for b := range cur {
 		cur[b] = kept[b]
@@ -83,8 +120,10 @@ func (m *model) step(kept [][]entry, global []entry) ([][]entry, []entry) {
 	}
 	var next []entry
 	full := make([]bool, m.blocks)
+	busy := make([]float64, m.blocks)
 	run := func(b int) {
 		if len(cur[b]) > 0 && !full[b] {
+			busy[b] += m.cost.levelTime(busy[b] == 0, m.edges(cur[b]), m.rng)
 			cur[b], full[b] = m.expand(cur[b], &next)
 		}
 	}
@@ -101,13 +140,24 @@ func (m *model) step(kept [][]entry, global []entry) ([][]entry, []entry) {
 			}
 		}
 	}
+	slowest := 0.0
 	for b := range cur {
 		if full[b] && len(cur[b]) > 16 { // a full block sheds all but KEEP_LOW
 			next = append(next, cur[b][16:]...)
 			cur[b] = cur[b][:16]
 		}
+		slowest = max(slowest, busy[b])
 	}
-	return cur, next
+	return cur, next, slowest + m.cost.barrier
+}
+
+// edges is how many adjacency entries the vertices of q have.
+func (m *model) edges(q []entry) int {
+	n := 0
+	for _, e := range q {
+		n += int(m.g.Offsets[e.v+1] - m.g.Offsets[e.v])
+	}
+	return n
 }
 
 // traverse runs a traversal from root to convergence.
@@ -118,12 +168,14 @@ func (m *model) traverse(root int32) result {
 	}
 	m.label[root], m.relabels = 0, 0
 	kept, global := make([][]entry, m.blocks), []entry{{root, 0}}
-	steps := 0
+	r := result{}
 	for pending(kept, global) {
-		kept, global = m.step(kept, global)
-		steps++
+		var t float64
+		kept, global, t = m.step(kept, global)
+		r.steps++
+		r.time += t
 	}
-	r := result{steps: steps, relabels: m.relabels}
+	r.relabels = m.relabels
 	for _, l := range m.label {
 		if l != unreached {
 			r.reached++
@@ -151,6 +203,12 @@ func main() {
 	flag.IntVar(&m.budget, "budget", 512, "keep budget in edges (a quarter as many vertices)")
 	flag.BoolVar(&m.fresh, "fresh", false, "expand kept vertices with their current level")
 	flag.BoolVar(&m.seq, "seq", false, "blocks run one after another instead of level by level")
+	flag.Float64Var(&m.cost.first, "first", 1.6, "us: a block's first level of a step (kept edges and global queue)")
+	flag.Float64Var(&m.cost.level, "level", 1.2, "us: a block's later level of a step")
+	flag.Float64Var(&m.cost.round, "round", 0.3, "us: each further round of -threads edges in a level")
+	flag.Float64Var(&m.cost.barrier, "barrier", 1.6, "us: a step's publishing, barrier and counts, past its slowest block")
+	flag.IntVar(&m.cost.threads, "threads", 512, "threads of a block: edges expanded per round")
+	flag.Float64Var(&m.cost.tail, "tail", 0, "us: the exponential part's mean within -first and -level")
 	roots := flag.Int("roots", 2, "traversals from random roots")
 	seed := flag.Uint64("seed", 1, "seed of the graph generator")
 	flag.Parse()
@@ -183,9 +241,10 @@ func run(m *model, spec string, seed uint64, roots int) error {
 		}
 		r := m.traverse(root)
 		sum.levels, sum.steps, sum.relabels, sum.reached = sum.levels+r.levels, sum.steps+r.steps, sum.relabels+r.relabels, sum.reached+r.reached
+		sum.time += r.time
 	}
-	fmt.Printf("%s depth %d fresh %v seq %v: %d levels in %d steps (%.2f per barrier), %.3f labels lowered per vertex\n",
+	fmt.Printf("%s depth %d fresh %v seq %v: %d levels in %d steps (%.2f per barrier), %.3f labels lowered per vertex, %.2f us per level modelled\n",
 		m.g.Name, m.depth, m.fresh, m.seq, sum.levels, sum.steps, float64(sum.levels)/float64(max(sum.steps, 1)),
-		float64(sum.relabels)/float64(max(sum.reached, 1)))
+		float64(sum.relabels)/float64(max(sum.reached, 1)), sum.time/float64(max(sum.levels, 1)))
 	return nil
 }

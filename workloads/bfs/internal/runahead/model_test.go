@@ -44,3 +44,26 @@ func TestModelLevels(t *testing.T) {
 		}
 	}
 }
+
+// TestModelTime checks the time estimate: a level-synchronous step costs
+// its first level and the barrier, a deeper step at most one level more
+// per level it runs ahead, and each further round of edges adds round.
+func TestModelTime(t *testing.T) {
+	g, err := frontier.RandomGeometric(20000, 8, 5)
+	require.NoError(t, err)
+	c := cost{first: 1.5, level: 1.0, round: 0.25, barrier: 2, threads: 1 << 20}
+	for _, depth := range []int{1, 2, 4} {
+		m := &model{g: g, blocks: 16, depth: depth, budget: 64, items: 16, cost: c, rng: rand.New(rand.NewPCG(3, 4))}
+		r := m.traverse(0)
+		lo := float64(r.steps) * (c.first + c.barrier)
+		hi := lo + float64(r.steps*(depth-1))*c.level
+		assert.GreaterOrEqual(t, r.time, lo-1e-9, "depth %d", depth)
+		assert.LessOrEqual(t, r.time, hi+1e-9, "depth %d", depth)
+		if depth == 1 {
+			assert.InDelta(t, lo, r.time, 1e-9)
+		}
+	}
+	c.threads = 4
+	assert.InDelta(t, 1.5+2*0.25, c.levelTime(true, 12, nil), 1e-12)
+	assert.InDelta(t, 1.0, c.levelTime(false, 4, nil), 1e-12)
+}
