@@ -48,23 +48,25 @@ type model struct {
 // cost is the time model, in microseconds: what a block's level costs
 // (first for a step's first level, level for later ones, round for every
 // round of threads edges past the first) and what a step adds to its
-// slowest block (barrier).
+// slowest block (barrier). rng draws the tail, apart from the model's own
+// order of blocks, so that estimating time leaves the traversal as it is.
 type cost struct {
 	first, level, round, barrier, tail float64
 	threads                            int
+	rng                                *rand.Rand
 }
 
 // levelTime is the time of a block's level over edges edges: tail is the
-// mean of an exponential part of first and level, drawn with rng for
-// every block and level (a block's level waits for its slowest warp's
-// chain of memory round trips).
-func (c cost) levelTime(first bool, edges int, rng *rand.Rand) float64 {
+// mean of an exponential part of first and level, drawn for every block
+// and level (a block's level waits for its slowest warp's chain of memory
+// round trips).
+func (c cost) levelTime(first bool, edges int) float64 {
 	t := c.level
 	if first {
 		t = c.first
 	}
 	if c.tail > 0 {
-		t += (rng.ExpFloat64() - 1) * c.tail
+		t += (c.rng.ExpFloat64() - 1) * c.tail
 	}
 	if rounds := (edges + c.threads - 1) / max(c.threads, 1); rounds > 1 {
 		t += float64(rounds-1) * c.round
@@ -123,7 +125,7 @@ func (m *model) step(kept [][]entry, global []entry) ([][]entry, []entry, float6
 	busy := make([]float64, m.blocks)
 	run := func(b int) {
 		if len(cur[b]) > 0 && !full[b] {
-			busy[b] += m.cost.levelTime(busy[b] == 0, m.edges(cur[b]), m.rng)
+			busy[b] += m.cost.levelTime(busy[b] == 0, m.edges(cur[b]))
 			cur[b], full[b] = m.expand(cur[b], &next)
 		}
 	}
@@ -232,6 +234,7 @@ func run(m *model, spec string, seed uint64, roots int) error {
 	}
 	m.items = m.budget / 4
 	m.rng = rand.New(rand.NewPCG(7, 9))
+	m.cost.rng = rand.New(rand.NewPCG(5, 3))
 	picks := rand.New(rand.NewPCG(11, 13))
 	var sum result
 	for range roots {

@@ -64,6 +64,22 @@ func TestModelTime(t *testing.T) {
 		}
 	}
 	c.threads = 4
-	assert.InDelta(t, 1.5+2*0.25, c.levelTime(true, 12, nil), 1e-12)
-	assert.InDelta(t, 1.0, c.levelTime(false, 4, nil), 1e-12)
+	assert.InDelta(t, 1.5+2*0.25, c.levelTime(true, 12), 1e-12)
+	assert.InDelta(t, 1.0, c.levelTime(false, 4), 1e-12)
+}
+
+// TestModelTailLeavesTraversal checks that drawing the time's tail does not
+// change the traversal the time is estimated for.
+func TestModelTailLeavesTraversal(t *testing.T) {
+	g, err := frontier.RandomGeometric(20000, 8, 6)
+	require.NoError(t, err)
+	run := func(tail float64) result {
+		c := cost{first: 2, level: 1.7, round: 0.3, barrier: 1.2, tail: tail, threads: 64, rng: rand.New(rand.NewPCG(8, 9))}
+		m := &model{g: g, blocks: 16, depth: 3, budget: 64, items: 16, cost: c, rng: rand.New(rand.NewPCG(3, 4))}
+		return m.traverse(0)
+	}
+	plain, tailed := run(0), run(0.5)
+	assert.Equal(t, plain.steps, tailed.steps)
+	assert.Equal(t, plain.relabels, tailed.relabels)
+	assert.NotEqual(t, plain.time, tailed.time)
 }
