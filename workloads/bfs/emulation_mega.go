@@ -238,7 +238,7 @@ func (d *emuDevice) megaTopDown(m *emuMega, step uint32, full []bool, pushed *ui
 	for _, b := range d.rng.Perm(len(d.blocks)) {
 		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(uint32(b)), !m.syncDO && megaFresh != 0)
 	}
-	d.expand(qin, qinlab, 0, m.count, nil, nil, func(gwarp uint32) *emuSink { return sink(d.megaBlock(gwarp, step, m.syncDO)) })
+	d.expand(qin, qinlab, 0, m.count, nil, nil, func(gwarp uint32) *emuSink { return sink(d.megaBlock(gwarp, step, m.syncDO || d.keepEdges == keepEdges)) })
 	for b := range d.blocks {
 		level(uint32(b))
 	}
@@ -303,8 +303,9 @@ func (d *emuDevice) megaPublish(full []bool, qout []item, qlab []uint32, pushed 
 
 // megaBlock mirrors the megakernel's placement of global warp gwarp on the
 // global queue at step: warps are numbered across blocks first and rotated
-// by a hash of the step; a level-synchronous step (byBlock) rotates only
-// the blocks, so that a warp keeps its rank within its block.
+// by a hash of the step; a level-synchronous step, or one with the large
+// keep budget (byBlock), rotates only the blocks, so that a warp keeps its
+// rank within its block.
 func (d *emuDevice) megaBlock(gwarp, step uint32, byBlock bool) uint32 {
 	nblocks := uint32(len(d.blocks))
 	if byBlock {

@@ -446,7 +446,8 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
 
 // KeepQueue holds the vertices a megakernel block keeps for its next level,
 // resolved to their edges: kept edge i goes to tgt[i] from the vertex in
-// slot eslot[i], which is vertex vid[slot], kept with label ilab[slot].
+// slot eslot[i], kept with label ilab[slot], which is vertex vid[slot]
+// (written only where the freshness check, MEGA_FRESH, reads it).
 // Warps reserve vertex slots and edges together with one shared atomic on
 // resv; a candidate is kept only if its slot and its edge range fit the
 // budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM vertices, within
@@ -498,7 +499,7 @@ __device__ __forceinline__ void keep_vertex(KeepQueue* kq, u32 slot, u32 epos, c
     kq->items[slot] = make_uint2(f.b, f.e);
     kq->ilab[slot] = f.lab;
     kq->pos[slot] = epos;
-    kq->vid[slot] = f.v;
+    if (MEGA_FRESH != 0) kq->vid[slot] = f.v;
     u32 first = 0;
     if (f.spec) {
 #pragma unroll
@@ -1320,13 +1321,17 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
     constexpr bool FRESH = !DO && MEGA_FRESH != 0;
     // Warps are numbered across blocks first, so a small step spreads over
     // every SM instead of filling the first blocks. A level-synchronous
-    // step expands its kept edges on each block's first warps and the
-    // global queue at the same time, from each block's last warps on
-    // (numbered in reverse, rotated by block), so that a block's share of
-    // the queue does not wait behind its kept edges: one round of memory
-    // latency a level instead of two wherever both are due.
-    u32 rank = DO ? (blockDim.x >> 5) - 1u - (threadIdx.x >> 5) : threadIdx.x >> 5;
-    WarpPos pos = {threadIdx.x & 31u, rank * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, DO, 0};
+    // step, and a step with the large keep budget, expands its kept edges
+    // on each block's first warps and the global queue at the same time,
+    // from each block's last warps on (numbered in reverse, rotated by
+    // block), so that a block's share of the queue does not wait behind
+    // its kept edges: one round of memory latency a level instead of two
+    // wherever both are due. With the small budget (a grid's straight
+    // wave) the warps keep their order and rotate across the grid, which
+    // measured faster there.
+    constexpr bool REVERSE = DO || KE == KEEP_EDGES;
+    u32 rank = REVERSE ? (blockDim.x >> 5) - 1u - (threadIdx.x >> 5) : threadIdx.x >> 5;
+    WarpPos pos = {threadIdx.x & 31u, rank * gridDim.x + blockIdx.x, (gridDim.x * blockDim.x) >> 5, true, REVERSE, 0};
     u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
     u64* words = (u64*)&a.ctl[CTL_MEGA(0)];  // word i at words[i * CTL_LINE / 2]
     bool counting = DO || sh.cfg.adapt != 0;
