@@ -238,7 +238,9 @@ func (d *emuDevice) megaTopDown(m *emuMega, step uint32, full []bool, pushed *ui
 	for _, b := range d.rng.Perm(len(d.blocks)) {
 		d.expandKept(&d.keep[b][d.blockLevel[b]%3], d.keptEdges[b], sink(uint32(b)), !m.syncDO && megaFresh != 0)
 	}
-	d.expand(qin, qinlab, 0, m.count, nil, nil, func(gwarp uint32) *emuSink { return sink(d.megaBlock(gwarp, step, m.syncDO || d.keepEdges == keepEdges)) })
+	d.expand(qin, qinlab, 0, m.count, nil, nil, func(gwarp uint32) *emuSink {
+		return sink(d.megaBlock(gwarp, step, m.syncDO || d.keepEdges == keepEdges))
+	})
 	for b := range d.blocks {
 		level(uint32(b))
 	}
