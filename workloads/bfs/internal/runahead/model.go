@@ -14,7 +14,13 @@
 // of -threads edges, a step costs its slowest block plus -barrier, and the
 // estimate is printed per level.
 //
+// With -async it models a traversal without grid barriers instead
+// (traverseAsync): blocks take work as it appears, within -window labels
+// of the lowest label pending anywhere, and what one block pushes reaches
+// the others -publish microseconds after its level ends.
+//
 //	go run ./workloads/bfs/internal/runahead -graph rgg:2000000:8 -d 4 -fresh
+//	go run ./workloads/bfs/internal/runahead -graph rgg:2000000:8 -async -window 2 -take 32
 package main
 
 import (
@@ -40,6 +46,9 @@ type model struct {
 	budget, items int
 	fresh, seq    bool
 	cost          cost
+	async         bool    // no grid barriers (traverseAsync)
+	window, take  int     // async: labels past the lowest pending; global entries per level
+	publish       float64 // async: us from a level's end until its pushes are visible
 	label         []int32
 	relabels      int
 	rng           *rand.Rand
@@ -211,6 +220,10 @@ func main() {
 	flag.Float64Var(&m.cost.barrier, "barrier", 1.16, "us: a step's publishing, barrier and counts, past its slowest block")
 	flag.IntVar(&m.cost.threads, "threads", 512, "threads of a block: edges expanded per round")
 	flag.Float64Var(&m.cost.tail, "tail", 0.3, "us: the exponential part's mean within -first and -level")
+	flag.BoolVar(&m.async, "async", false, "no grid barriers: blocks take work as it appears (-window, -take, -publish)")
+	flag.IntVar(&m.window, "window", 1, "async: how many labels past the lowest pending label a block may expand")
+	flag.IntVar(&m.take, "take", 128, "async: most global entries a block takes into one level")
+	flag.Float64Var(&m.publish, "publish", 1.0, "async: us from a level's end until what it pushed is visible to other blocks")
 	roots := flag.Int("roots", 2, "traversals from random roots")
 	seed := flag.Uint64("seed", 1, "seed of the graph generator")
 	flag.Parse()
@@ -242,12 +255,21 @@ func run(m *model, spec string, seed uint64, roots int) error {
 		for m.g.Offsets[root+1] == m.g.Offsets[root] {
 			root = int32(picks.IntN(m.g.NumVertices()))
 		}
-		r := m.traverse(root)
+		traverse := m.traverse
+		if m.async {
+			traverse = m.traverseAsync
+		}
+		r := traverse(root)
 		sum.levels, sum.steps, sum.relabels, sum.reached = sum.levels+r.levels, sum.steps+r.steps, sum.relabels+r.relabels, sum.reached+r.reached
 		sum.time += r.time
 	}
+	lowered, perLevel := float64(sum.relabels)/float64(max(sum.reached, 1)), sum.time/float64(max(sum.levels, 1))
+	if m.async {
+		fmt.Printf("%s async window %d take %d publish %.2f us: %d levels, %d block levels, %.3f labels lowered per vertex, %.2f us per level modelled\n",
+			m.g.Name, m.window, m.take, m.publish, sum.levels, sum.steps, lowered, perLevel)
+		return nil
+	}
 	fmt.Printf("%s depth %d fresh %v seq %v: %d levels in %d steps (%.2f per barrier), %.3f labels lowered per vertex, %.2f us per level modelled\n",
-		m.g.Name, m.depth, m.fresh, m.seq, sum.levels, sum.steps, float64(sum.levels)/float64(max(sum.steps, 1)),
-		float64(sum.relabels)/float64(max(sum.reached, 1)), sum.time/float64(max(sum.levels, 1)))
+		m.g.Name, m.depth, m.fresh, m.seq, sum.levels, sum.steps, float64(sum.levels)/float64(max(sum.steps, 1)), lowered, perLevel)
 	return nil
 }

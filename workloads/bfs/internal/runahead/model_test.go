@@ -83,3 +83,48 @@ func TestModelTailLeavesTraversal(t *testing.T) {
 	assert.Equal(t, plain.relabels, tailed.relabels)
 	assert.NotEqual(t, plain.time, tailed.time)
 }
+
+// TestModelAsync checks the traversal without grid barriers: every window
+// converges to the BFS levels, and the levels still run one after another,
+// so the time is at least a level's cost per level past the first, and a
+// later visibility of pushed entries never makes it faster.
+func TestModelAsync(t *testing.T) {
+	g, err := frontier.RandomGeometric(20000, 8, 4)
+	require.NoError(t, err)
+	root := int32(0)
+	for g.Offsets[root+1] == g.Offsets[root] {
+		root++
+	}
+	want, err := frontier.BFS(g, root)
+	require.NoError(t, err)
+	c := cost{first: 1.5, level: 1.0, round: 0.25, threads: 64}
+	for _, tc := range []struct {
+		name          string
+		blocks        int
+		budget, items int
+		window, take  int
+	}{
+		{"lockstep", 16, 64, 16, 0, 16},
+		{"window 1", 16, 64, 16, 1, 16},
+		{"window 3 large keep", 32, 512, 128, 3, 128},
+		{"one block", 1, 64, 16, 2, 8},
+	} {
+		var times []float64
+		for _, publish := range []float64{0.5, 2} {
+			m := &model{g: g, blocks: tc.blocks, budget: tc.budget, items: tc.items, window: tc.window, take: tc.take,
+				publish: publish, cost: c, rng: rand.New(rand.NewPCG(1, 2))}
+			r := m.traverseAsync(root)
+			for v, l := range m.label {
+				if want[v] < 0 {
+					require.Equal(t, unreached, l, "%s vertex %d", tc.name, v)
+				} else {
+					require.Equal(t, want[v], l, "%s vertex %d", tc.name, v)
+				}
+			}
+			assert.GreaterOrEqual(t, r.time, float64(r.levels-1)*c.level, tc.name)
+			assert.GreaterOrEqual(t, r.steps, r.levels, tc.name)
+			times = append(times, r.time)
+		}
+		assert.LessOrEqual(t, times[0], times[1], tc.name)
+	}
+}
