@@ -1389,6 +1389,229 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
     return d;
 }
 
+#ifdef MEGA_ASYNC
+// An experimental traversal without grid barriers (top-down only), built
+// with -DMEGA_ASYNC in place of the top-down megakernel steps; `ahead` is
+// its window plus one. Status: its first version passed memcheck and the
+// level check on rgg:4000:8, and stalled on rgg:2000000:8 and the 2048
+// grid (the stall guard reported an overflow): a block expanded kept
+// vertices past the window whenever it took ring items, and took ring
+// items past the window behind an eligible head, so items above the window
+// could sit at the ring's head with the lowest pending label behind them.
+// This version takes only the ring's leading items within the window and
+// keeps kept vertices past it untouched (the block then expands ring items
+// alone, keeping nothing); it has not run on a GPU yet. The
+// global queue q0 is a ring of qcap items whose label slots double as ready
+// flags (UNREACHED: empty); q1 holds the ring's counters, each on its own
+// 128-byte line: head (items taken), tail (items reserved), work (units
+// pending: kept vertices and ring items not yet expanded), the lowest
+// pending label wm, and cnt[ASYNC_R], the pending units by label modulo
+// ASYNC_R. A block expands its kept vertices and up to ASYNC_TAKE ring items
+// as one level while their labels are within `ahead` - 1 of wm; its
+// discoveries are counted before they are published and what it expanded
+// is uncounted after, so wm only rises once nothing at it is pending.
+#define ASYNC_R 64u
+#define ASYNC_TAKE 32u
+#define A_HEAD 0u
+#define A_TAIL 32u
+#define A_WORK 64u
+#define A_WM 96u
+#define A_CNT 128u
+
+struct AsyncShared {
+    u64 spill;  // a spill's reservation word: spills land in dq and are refused (overflow)
+    uint2 dq[ASYNC_TAKE];
+    u32 dql[ASYNC_TAKE];
+    u32 h, n, wm, work, go, klab, nstage, kok;
+    u32 hist_new[ASYNC_R];
+    u32 hist_done[ASYNC_R];
+};
+
+__device__ __forceinline__ u32 ld_acq32(const u32* p) {
+    u32 v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_rel32(u32* p, u32 v) {
+    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+}
+
+// async_advance raises wm past labels with nothing pending (thread 0).
+__device__ __forceinline__ void async_advance(u32* c) {
+    u32 w = ld_acq32(&c[A_WM]);
+    for (u32 i = 0; i < ASYNC_R - 1; i++) {
+        if (ld_acq32(&c[A_WORK]) == 0) return;
+        if (ld_acq32(&c[A_CNT + (w % ASYNC_R)]) != 0) return;
+        u32 old = atomicCAS(&c[A_WM], w, w + 1);
+        w = old == w ? w + 1 : old;
+    }
+}
+
+template <u32 KE>
+__device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const MegaArgs& a, MegaTally* tally, u32 window) {
+    Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
+    u32* c = (u32*)a.q1;
+    uint2* ring = a.q0;
+    u32* rlab = queue_labels(a.q0, a.qcap);
+    u32 qc = a.qcap;
+    u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
+    u64* words = (u64*)&a.ctl[CTL_MEGA(0)];
+    u32 root_items = load_cg(&a.ctl[CTL_COUNT(0)]);
+    // Empty every ring slot past the root's items, then set the counters.
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x + root_items; i < qc; i += (u64)gridDim.x * blockDim.x) rlab[i] = UNREACHED;
+    if (blockIdx.x == 0) {
+        for (u32 i = threadIdx.x; i < A_CNT + ASYNC_R; i += blockDim.x) c[i] = 0;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            c[A_TAIL] = root_items;
+            c[A_WORK] = root_items;
+            c[A_CNT] = root_items;
+        }
+    }
+    for (u32 i = threadIdx.x; i < ASYNC_R; i += blockDim.x) as.hist_new[i] = as.hist_done[i] = 0;
+    __syncthreads();
+    barrier_arrive(&words[1 * (CTL_LINE / 2)], 1ull);
+    barrier_wait(&words[1 * (CTL_LINE / 2)], &sh.word);
+    WarpPos pos = {threadIdx.x & 31u, threadIdx.x >> 5, blockDim.x >> 5, false, false, 0};
+    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, &sh.n[0], as.dq, as.dql, ASYNC_TAKE, &as.spill, overflow};
+    MegaBlock b = {0, 0, 0, false};
+    u32 spins = 0;
+    while (true) {
+        if (threadIdx.x < 32) {
+            // Warp 0 takes the ring's leading items that are written and
+            // within the window (never one past it, so nothing outruns it).
+            u32 lane = threadIdx.x;
+            u32 wm = 0, work = 0, h = 0, t = 0;
+            if (lane == 0) {
+                wm = ld_acq32(&c[A_WM]);
+                work = ld_acq32(&c[A_WORK]);
+                h = ld_acq32(&c[A_HEAD]);
+                t = ld_acq32(&c[A_TAIL]);
+            }
+            wm = __shfl_sync(FULL_MASK, wm, 0);
+            h = __shfl_sync(FULL_MASK, h, 0);
+            t = __shfl_sync(FULL_MASK, t, 0);
+            u32 limit = wm + window - 1;
+            u32 avail = h < t ? min(min(t - h, ASYNC_TAKE), qc - h % qc) : 0u;
+            bool ok = false;
+            if (lane < avail) {
+                u32 l = ld_acq32(&rlab[(h + lane) % qc]);
+                ok = l != UNREACHED && l <= limit;
+            }
+            u32 bad = __ballot_sync(FULL_MASK, !ok);
+            u32 n = bad == 0 ? 32u : (u32)(__ffs(bad) - 1);
+            if (lane == 0) {
+                as.wm = wm;
+                as.work = work;
+                as.n = 0;
+                if (n > 0 && atomicCAS(&c[A_HEAD], h, h + n) == h) {
+                    as.h = h;
+                    as.n = n;
+                }
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) {
+            u32 limit = as.wm + window - 1;
+            bool kept_ok = b.kn > 0 && as.klab <= limit;
+            as.kok = kept_ok ? 1u : 0u;
+            as.go = (kept_ok || as.n > 0) ? 1u : 0u;
+            if (as.go == 0 && b.kn == 0 && as.work == 0) as.go = 2u;  // done
+            if (as.go == 0) {
+                async_advance(c);
+                __nanosleep(100);
+            }
+        }
+        __syncthreads();
+        if (as.go == 2) break;
+        if (as.go == 0) {
+            if (++spins > (1u << 22)) {
+                if (threadIdx.x == 0) atomicExch(overflow, 1u);
+                break;
+            }
+            continue;
+        }
+        // Wait for the taken slots to be written.
+        u32 n = as.n, h = as.h % qc;
+        if (threadIdx.x < n) {
+            while (ld_acq32(&rlab[h + threadIdx.x]) == UNREACHED) {
+            }
+            atomicAdd(&as.hist_done[__ldcg(&rlab[h + threadIdx.x]) % ASYNC_R], 1u);
+        }
+        // The kept vertices about to be expanded are done after this level.
+        // (Kept vertices past the window stay kept: the block then expands
+        // only ring items, and keeps none of what they find.)
+        bool kok = as.kok != 0;
+        if (kok) {
+            const KeepQueue* cur = &sh.keep[b.t % 3];
+            for (u32 i = threadIdx.x; i < b.kn; i += blockDim.x) atomicAdd(&as.hist_done[cur->ilab[i] % ASYNC_R], 1u);
+        }
+        if (threadIdx.x == 0) sh.n[0] = 0;
+        __syncthreads();
+        Frontier taken = {ring + h, rlab + h, 0u, n};
+        if (kok) {
+            mega_level<false>(g, sh, b, s, &taken, pos, tally);
+        } else {
+            Sink<MEGA_BLOCK_QCAP, u64, KE> s2 = s;
+            s2.kq = nullptr;
+            expand_level(g, s2, taken, pos, tally);
+            __syncthreads();
+        }
+        // mega_level ended with a __syncthreads; the slots are read.
+        if (threadIdx.x < n) rlab[h + threadIdx.x] = UNREACHED;
+        const KeepQueue* nxt = &sh.keep[b.t % 3];
+        u32 ns = min(sh.n[0], MEGA_BLOCK_QCAP);
+        if (sh.n[0] > MEGA_BLOCK_QCAP && threadIdx.x == 0) atomicExch(overflow, 1u);
+        if (threadIdx.x == 0 && kok) as.klab = UNREACHED;
+        __syncthreads();
+        for (u32 i = threadIdx.x; kok && i < b.kn; i += blockDim.x) {
+            atomicAdd(&as.hist_new[nxt->ilab[i] % ASYNC_R], 1u);
+            atomicMin(&as.klab, nxt->ilab[i]);
+        }
+        for (u32 i = threadIdx.x; i < ns; i += blockDim.x) atomicAdd(&as.hist_new[sh.blab[i] % ASYNC_R], 1u);
+        __syncthreads();
+        // Count what was found, then publish it, then uncount what was done.
+        if (threadIdx.x < ASYNC_R) {
+            u32 v = as.hist_new[threadIdx.x];
+            if (v != 0) {
+                atomicAdd(&c[A_CNT + threadIdx.x], v);
+                atomicAdd(&c[A_WORK], v);
+            }
+            as.hist_new[threadIdx.x] = 0;
+        }
+        __threadfence();
+        if (threadIdx.x == 0 && ns > 0) {
+            u32 base = atomicAdd(&c[A_TAIL], ns);
+            if (base + ns - ld_acq32(&c[A_HEAD]) > qc) atomicExch(overflow, 1u);
+            as.nstage = base;
+        }
+        __syncthreads();
+        for (u32 i = threadIdx.x; i < ns; i += blockDim.x) {
+            u32 slot = (as.nstage + i) % qc;
+            ring[slot] = sh.bq.items[i];
+            st_rel32(&rlab[slot], sh.blab[i]);
+        }
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x < ASYNC_R) {
+            u32 v = as.hist_done[threadIdx.x];
+            if (v != 0) {
+                atomicSub(&c[A_CNT + threadIdx.x], v);
+                atomicSub(&c[A_WORK], v);
+            }
+            as.hist_done[threadIdx.x] = 0;
+        }
+        __threadfence();
+        __syncthreads();
+        if (threadIdx.x == 0) async_advance(c);
+    }
+    // Nothing is left: the launch has converged.
+    if (threadIdx.x == 0) sh.st.count = sh.st.kept = 0;
+    return 1;
+}
+#endif
+
 // bfs_megakernel runs every level in one cooperative launch, in steps
 // between grid barriers. With direction MEGA_AUTO on a graph that passes
 // the rule's degree gate it is level-synchronous and direction-optimizing:
@@ -1437,8 +1660,15 @@ __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS)
     // The keep budget: KEEP_EDGES when keep asks for as many, else
     // KEEP_EDGES_SMALL.
     bool large = keep >= KEEP_EDGES;
+#ifdef MEGA_ASYNC
+    __shared__ AsyncShared as;
+    if (threadIdx.x == 0) as.klab = UNREACHED;
+    u32 d = c.sync_do ? (large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally))
+                      : (large ? mega_async<KEEP_EDGES>(sh, as, a, &tally, c.cap) : mega_async<KEEP_EDGES_SMALL>(sh, as, a, &tally, c.cap));
+#else
     u32 d = c.sync_do ? (large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally))
                       : (large ? mega_steps<false, KEEP_EDGES>(sh, a, &tally) : mega_steps<false, KEEP_EDGES_SMALL>(sh, a, &tally));
+#endif
     u64* words = (u64*)&ctl[CTL_MEGA(0)];
     u32 levels = mega_levels(sh, tally, ctl, words, d, level, n);
     if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], levels);
