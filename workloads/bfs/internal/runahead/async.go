@@ -6,6 +6,10 @@ import "math"
 // work again: one read of shared state.
 const pollCost = 0.3
 
+// stallPolls is how many polls in a row each block may find nothing to do
+// while work is pending before the traversal counts as stalled.
+const stallPolls = 1 << 12
+
 // queued is a global queue entry and when it becomes visible to the grid.
 type queued struct {
 	entry
@@ -30,7 +34,8 @@ type asyncRun struct {
 // keep becomes visible to the other blocks -publish microseconds after its
 // level ends. An idle block looks again after pollCost. Blocks act in the
 // order of their clocks, and a level's claims take effect when it starts.
-// The result's time is the last block's clock; steps counts block levels.
+// The result's time is the last block's clock; steps counts block levels;
+// stalled is set if pending work could no longer be taken by anyone.
 func (m *model) traverseAsync(root int32) result {
 	m.label = make([]int32, m.g.NumVertices())
 	for i := range m.label {
@@ -40,12 +45,18 @@ func (m *model) traverseAsync(root int32) result {
 	a := &asyncRun{m: m, t: make([]float64, m.blocks), kept: make([][]entry, m.blocks)}
 	a.global = []queued{{entry{root, 0}, 0}}
 	r := result{}
+	idle := 0
 	for a.pending() {
 		b := a.next()
 		if !a.act(b) {
 			a.idle(b)
+			if idle++; idle > stallPolls*m.blocks {
+				r.stalled = true
+				break
+			}
 			continue
 		}
+		idle = 0
 		r.steps++
 	}
 	for _, t := range a.t {
@@ -96,37 +107,57 @@ func (a *asyncRun) low() int32 {
 }
 
 // act runs block b's next level if it has work within the window, and
-// reports whether it did.
+// reports whether it did. It takes the queue's leading entries that are
+// visible and within the window (never one behind an entry that is not),
+// and expands the kept vertices within the window, publishing the rest of
+// its kept vertices with what it pushes; when none of its kept vertices is
+// within the window it expands the taken entries alone and keeps none of
+// what they find. So nothing past the window is ever expanded, every label
+// pending is at most the window plus one past the lowest, and the queue's
+// head can never hold back an entry of the lowest label: the traversal
+// cannot stall.
 func (a *asyncRun) act(b int) bool {
 	m, now := a.m, a.t[b]
 	limit := a.low() + int32(m.window)
-	var cur []entry
-	if len(a.kept[b]) > 0 && minLabel(a.kept[b]) <= limit {
-		cur, a.kept[b] = a.kept[b], nil
-	}
+	mayKeep := len(a.kept[b]) == 0 || minLabel(a.kept[b]) <= limit
+	keptOK := len(a.kept[b]) > 0 && mayKeep
 	took := 0
-	rest := a.global[:0]
-	for _, q := range a.global {
-		if took < m.take && q.at <= now && q.lab <= limit {
-			cur = append(cur, q.entry)
-			took++
-			continue
-		}
-		rest = append(rest, q)
+	for took < min(m.take, len(a.global)) && a.global[took].at <= now && a.global[took].lab <= limit {
+		took++
 	}
-	a.global = rest
-	if len(cur) == 0 {
+	if !keptOK && took == 0 {
 		return false
 	}
+	cur := make([]entry, 0, len(a.kept[b])+took)
+	var deferred []entry // kept vertices past the window, published instead
+	if keptOK {
+		for _, e := range a.kept[b] {
+			if e.lab <= limit {
+				cur = append(cur, e)
+			} else {
+				deferred = append(deferred, e)
+			}
+		}
+		a.kept[b] = nil
+	}
+	for _, q := range a.global[:took] {
+		cur = append(cur, q.entry)
+	}
+	a.global = a.global[took:]
 	a.fresh = false
 	cost := m.cost.levelTime(took > 0, m.edges(cur))
-	var pushed []entry
+	pushed := deferred
+	budget, items := m.budget, m.items
+	if !mayKeep {
+		m.budget, m.items = 0, 0 // a level beside kept work past the window keeps nothing
+	}
 	kept, full := m.expand(cur, &pushed)
+	m.budget, m.items = budget, items
 	if full && len(kept) > 16 { // a full block sheds all but KEEP_LOW
 		pushed = append(pushed, kept[16:]...)
 		kept = kept[:16]
 	}
-	a.kept[b] = append(a.kept[b], kept...) // kept vertices past the window wait on
+	a.kept[b] = append(a.kept[b], kept...)
 	a.t[b] = now + cost
 	for _, e := range pushed {
 		a.global = append(a.global, queued{e, a.t[b] + m.publish})

@@ -87,6 +87,7 @@ func (c cost) levelTime(first bool, edges int) float64 {
 type result struct {
 	levels, steps, relabels, reached int
 	time                             float64
+	stalled                          bool // async: pending work no block could take
 }
 
 // expand runs one level of a block over cur and returns what it kept and
@@ -260,6 +261,9 @@ func run(m *model, spec string, seed uint64, roots int) error {
 			traverse = m.traverseAsync
 		}
 		r := traverse(root)
+		if r.stalled {
+			return fmt.Errorf("root %d: the traversal stalled with work pending (a window of %d)", root, m.window)
+		}
 		sum.levels, sum.steps, sum.relabels, sum.reached = sum.levels+r.levels, sum.steps+r.steps, sum.relabels+r.relabels, sum.reached+r.reached
 		sum.time += r.time
 	}

@@ -114,6 +114,7 @@ func TestModelAsync(t *testing.T) {
 			m := &model{g: g, blocks: tc.blocks, budget: tc.budget, items: tc.items, window: tc.window, take: tc.take,
 				publish: publish, cost: c, rng: rand.New(rand.NewPCG(1, 2))}
 			r := m.traverseAsync(root)
+			require.False(t, r.stalled, tc.name)
 			for v, l := range m.label {
 				if want[v] < 0 {
 					require.Equal(t, unreached, l, "%s vertex %d", tc.name, v)
