@@ -1394,14 +1394,15 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // with -DMEGA_ASYNC in place of the top-down megakernel steps; `ahead` is
 // its window plus one. Status: its first version passed memcheck and the
 // level check on rgg:4000:8, and stalled on rgg:2000000:8 and the 2048
-// grid (the stall guard reported an overflow): a block expanded kept
-// vertices past the window whenever it took ring items, and took ring
-// items past the window behind an eligible head, so items above the window
-// could sit at the ring's head with the lowest pending label behind them.
-// This version takes only the ring's leading items within the window and
-// keeps kept vertices past it untouched (the block then expands ring items
-// alone, keeping nothing); it has not run on a GPU yet. The
-// global queue q0 is a ring of qcap items whose label slots double as ready
+// grid (the stall guard reported an overflow): a block expanded its whole
+// kept set once its lowest label was within the window, so entries past
+// the window reached the ring's head with the lowest pending label behind
+// them (the run-ahead model's -async mode reproduces the stall and shows
+// that these rules avoid it). This version takes only the ring's leading
+// items within the window, stages kept vertices past it instead of
+// expanding them, and when none of its kept vertices is within the window
+// expands ring items alone, keeping nothing; it has not run on a GPU yet.
+// The global queue q0 is a ring of qcap items whose label slots double as ready
 // flags (UNREACHED: empty); q1 holds the ring's counters, each on its own
 // 128-byte line: head (items taken), tail (items reserved), work (units
 // pending: kept vertices and ring items not yet expanded), the lowest
@@ -1411,7 +1412,7 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // discoveries are counted before they are published and what it expanded
 // is uncounted after, so wm only rises once nothing at it is pending.
 #define ASYNC_R 64u
-#define ASYNC_TAKE 32u
+#define ASYNC_TAKE 16u
 #define A_HEAD 0u
 #define A_TAIL 32u
 #define A_WORK 64u
@@ -1422,7 +1423,7 @@ struct AsyncShared {
     u64 spill;  // a spill's reservation word: spills land in dq and are refused (overflow)
     uint2 dq[ASYNC_TAKE];
     u32 dql[ASYNC_TAKE];
-    u32 h, n, wm, work, go, klab, nstage, kok;
+    u32 h, n, wm, work, go, klab, nstage, kok, limit, nd;
     u32 hist_new[ASYNC_R];
     u32 hist_done[ASYNC_R];
 };
@@ -1514,9 +1515,14 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
         __syncthreads();
         if (threadIdx.x == 0) {
             u32 limit = as.wm + window - 1;
-            bool kept_ok = b.kn > 0 && as.klab <= limit;
-            as.kok = kept_ok ? 1u : 0u;
-            as.go = (kept_ok || as.n > 0) ? 1u : 0u;
+            // Expand the kept vertices within the window (staging the rest)
+            // and keep what the level finds, unless every kept vertex is
+            // past the window: then expand the taken items alone and keep
+            // nothing, so that nothing past the window is ever expanded.
+            bool kexp = b.kn > 0 && as.klab <= limit;
+            as.kok = (b.kn == 0 || kexp) ? 1u : 0u;
+            as.limit = limit;
+            as.go = (kexp || as.n > 0) ? 1u : 0u;
             if (as.go == 0 && b.kn == 0 && as.work == 0) as.go = 2u;  // done
             if (as.go == 0) {
                 async_advance(c);
@@ -1539,15 +1545,28 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
             }
             atomicAdd(&as.hist_done[__ldcg(&rlab[h + threadIdx.x]) % ASYNC_R], 1u);
         }
-        // The kept vertices about to be expanded are done after this level.
-        // (Kept vertices past the window stay kept: the block then expands
-        // only ring items, and keeps none of what they find.)
+        // The kept vertices within the window are done after this level;
+        // those past it are staged first, as they are (their count moves
+        // with them), and their label becomes one whose claims find nothing.
         bool kok = as.kok != 0;
-        if (kok) {
-            const KeepQueue* cur = &sh.keep[b.t % 3];
-            for (u32 i = threadIdx.x; i < b.kn; i += blockDim.x) atomicAdd(&as.hist_done[cur->ilab[i] % ASYNC_R], 1u);
-        }
         if (threadIdx.x == 0) sh.n[0] = 0;
+        __syncthreads();
+        if (kok) {
+            KeepQueue* cur = &sh.keep[b.t % 3];
+            for (u32 i = threadIdx.x; i < b.kn; i += blockDim.x) {
+                u32 l = cur->ilab[i];
+                if (l <= as.limit) {
+                    atomicAdd(&as.hist_done[l % ASYNC_R], 1u);
+                } else {
+                    u32 slot = atomicAdd(&sh.n[0], 1u);
+                    sh.bq.items[slot] = cur->items[i];
+                    sh.blab[slot] = l;
+                    cur->ilab[i] = UNREACHED - 1u;
+                }
+            }
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) as.nd = sh.n[0];
         __syncthreads();
         Frontier taken = {ring + h, rlab + h, 0u, n};
         if (kok) {
@@ -1569,7 +1588,7 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
             atomicAdd(&as.hist_new[nxt->ilab[i] % ASYNC_R], 1u);
             atomicMin(&as.klab, nxt->ilab[i]);
         }
-        for (u32 i = threadIdx.x; i < ns; i += blockDim.x) atomicAdd(&as.hist_new[sh.blab[i] % ASYNC_R], 1u);
+        for (u32 i = as.nd + threadIdx.x; i < ns; i += blockDim.x) atomicAdd(&as.hist_new[sh.blab[i] % ASYNC_R], 1u);
         __syncthreads();
         // Count what was found, then publish it, then uncount what was done.
         if (threadIdx.x < ASYNC_R) {
