@@ -1402,6 +1402,13 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 // items within the window, stages kept vertices past it instead of
 // expanding them, and when none of its kept vertices is within the window
 // expands ring items alone, keeping nothing; it has not run on a GPU yet.
+// Its bookkeeping puts round trips to L2 on every level's critical path
+// (warp 0's loads and compare-and-swap before a level; the counts' atomics,
+// fences and the tail reservation after it; raising wm), which the model
+// says must overlap the expansion for it to beat the barrier steps: next,
+// fold work into the tail's word (one 64-bit add reserves the slots and
+// counts the units), make the uncounting a fire-and-forget reduction, and
+// let the last warp take the next level's ring items during this level.
 // The global queue q0 is a ring of qcap items whose label slots double as ready
 // flags (UNREACHED: empty); q1 holds the ring's counters, each on its own
 // 128-byte line: head (items taken), tail (items reserved), work (units
