@@ -37,11 +37,7 @@ type asyncRun struct {
 // The result's time is the last block's clock; steps counts block levels;
 // stalled is set if pending work could no longer be taken by anyone.
 func (m *model) traverseAsync(root int32) result {
-	m.label = make([]int32, m.g.NumVertices())
-	for i := range m.label {
-		m.label[i] = unreached
-	}
-	m.label[root], m.relabels = 0, 0
+	m.start(root)
 	a := &asyncRun{m: m, t: make([]float64, m.blocks), kept: make([][]entry, m.blocks)}
 	a.global = []queued{{entry{root, 0}, 0}}
 	r := result{}
@@ -62,13 +58,7 @@ func (m *model) traverseAsync(root int32) result {
 	for _, t := range a.t {
 		r.time = max(r.time, t)
 	}
-	r.relabels = m.relabels
-	for _, l := range m.label {
-		if l != unreached {
-			r.reached++
-			r.levels = max(r.levels, int(l)+1)
-		}
-	}
+	m.finish(&r)
 	return r
 }
 

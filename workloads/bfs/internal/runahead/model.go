@@ -174,11 +174,7 @@ func (m *model) edges(q []entry) int {
 
 // traverse runs a traversal from root to convergence.
 func (m *model) traverse(root int32) result {
-	m.label = make([]int32, m.g.NumVertices())
-	for i := range m.label {
-		m.label[i] = unreached
-	}
-	m.label[root], m.relabels = 0, 0
+	m.start(root)
 	kept, global := make([][]entry, m.blocks), []entry{{root, 0}}
 	r := result{}
 	for pending(kept, global) {
@@ -187,6 +183,22 @@ func (m *model) traverse(root int32) result {
 		r.steps++
 		r.time += t
 	}
+	m.finish(&r)
+	return r
+}
+
+// start labels every vertex unreached but root, at 0, and clears the
+// lowered-label count.
+func (m *model) start(root int32) {
+	m.label = make([]int32, m.g.NumVertices())
+	for i := range m.label {
+		m.label[i] = unreached
+	}
+	m.label[root], m.relabels = 0, 0
+}
+
+// finish fills in r's lowered labels, reached vertices and levels.
+func (m *model) finish(r *result) {
 	r.relabels = m.relabels
 	for _, l := range m.label {
 		if l != unreached {
@@ -194,7 +206,6 @@ func (m *model) traverse(root int32) result {
 			r.levels = max(r.levels, int(l)+1)
 		}
 	}
-	return r
 }
 
 // pending reports whether any block kept work or the global queue holds any.

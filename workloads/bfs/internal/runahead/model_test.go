@@ -14,14 +14,7 @@ import (
 // and that level-synchronous steps (depth 1) lower no label and cross one
 // barrier per level.
 func TestModelLevels(t *testing.T) {
-	g, err := frontier.RandomGeometric(20000, 8, 3)
-	require.NoError(t, err)
-	root := int32(0)
-	for g.Offsets[root+1] == g.Offsets[root] {
-		root++
-	}
-	want, err := frontier.BFS(g, root)
-	require.NoError(t, err)
+	g, root, want := rggRooted(t, 3)
 	for _, depth := range []int{1, 2, 4, 8} {
 		for _, fresh := range []bool{false, true} {
 			for _, seq := range []bool{false, true} {
@@ -89,14 +82,7 @@ func TestModelTailLeavesTraversal(t *testing.T) {
 // so the time is at least a level's cost per level past the first, and a
 // later visibility of pushed entries never makes it faster.
 func TestModelAsync(t *testing.T) {
-	g, err := frontier.RandomGeometric(20000, 8, 4)
-	require.NoError(t, err)
-	root := int32(0)
-	for g.Offsets[root+1] == g.Offsets[root] {
-		root++
-	}
-	want, err := frontier.BFS(g, root)
-	require.NoError(t, err)
+	g, root, want := rggRooted(t, 4)
 	c := cost{first: 1.5, level: 1.0, round: 0.25, threads: 64}
 	for _, tc := range []struct {
 		name          string
@@ -128,4 +114,19 @@ func TestModelAsync(t *testing.T) {
 		}
 		assert.LessOrEqual(t, times[0], times[1], tc.name)
 	}
+}
+
+// rggRooted returns a random geometric graph of 20,000 points from seed,
+// its first vertex with edges and the BFS levels from it.
+func rggRooted(t *testing.T, seed uint64) (*frontier.CSR, int32, []int32) {
+	t.Helper()
+	g, err := frontier.RandomGeometric(20000, 8, seed)
+	require.NoError(t, err)
+	root := int32(0)
+	for g.Offsets[root+1] == g.Offsets[root] {
+		root++
+	}
+	want, err := frontier.BFS(g, root)
+	require.NoError(t, err)
+	return g, root, want
 }
