@@ -19,12 +19,12 @@ type queued struct {
 // asyncRun is the state of a traversal without grid barriers: each block's
 // clock and kept vertices, and the global queue.
 type asyncRun struct {
-	m      *model
-	t      []float64
-	kept   [][]entry
-	global []queued
-	lo     int32 // the lowest pending label, valid while fresh
-	fresh  bool
+	m       *model
+	t       []float64
+	kept    [][]entry
+	global  []queued
+	lo      int32 // the lowest pending label, while loValid
+	loValid bool
 }
 
 // traverseAsync runs a traversal from root without grid barriers: whenever
@@ -80,7 +80,7 @@ func (a *asyncRun) next() int {
 
 // low returns the lowest label pending anywhere.
 func (a *asyncRun) low() int32 {
-	if a.fresh {
+	if a.loValid {
 		return a.lo
 	}
 	lo := int32(math.MaxInt32)
@@ -92,7 +92,7 @@ func (a *asyncRun) low() int32 {
 	for _, q := range a.global {
 		lo = min(lo, q.lab)
 	}
-	a.lo, a.fresh = lo, true
+	a.lo, a.loValid = lo, true
 	return lo
 }
 
@@ -134,15 +134,11 @@ func (a *asyncRun) act(b int) bool {
 		cur = append(cur, q.entry)
 	}
 	a.global = a.global[took:]
-	a.fresh = false
+	a.loValid = false
 	cost := m.cost.levelTime(took > 0, m.edges(cur))
 	pushed := deferred
-	budget, items := m.budget, m.items
-	if !mayKeep {
-		m.budget, m.items = 0, 0 // a level beside kept work past the window keeps nothing
-	}
-	kept, full := m.expand(cur, &pushed)
-	m.budget, m.items = budget, items
+	// A level beside kept work past the window keeps nothing.
+	kept, full := m.expand(cur, &pushed, mayKeep)
 	if full && len(kept) > 16 { // a full block sheds all but KEEP_LOW
 		pushed = append(pushed, kept[16:]...)
 		kept = kept[:16]

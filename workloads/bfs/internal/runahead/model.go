@@ -90,9 +90,10 @@ type result struct {
 	stalled                          bool // async: pending work no block could take
 }
 
-// expand runs one level of a block over cur and returns what it kept and
-// whether it turned a candidate away; the rest goes to global.
-func (m *model) expand(cur []entry, global *[]entry) (kept []entry, full bool) {
+// expand runs one level of a block over cur and returns what it kept
+// (nothing unless keep) and whether it turned a candidate away; the rest
+// goes to global.
+func (m *model) expand(cur []entry, global *[]entry, keep bool) (kept []entry, full bool) {
 	edges := 0
 	for _, e := range cur {
 		lab := e.lab
@@ -109,7 +110,7 @@ func (m *model) expand(cur []entry, global *[]entry) (kept []entry, full bool) {
 			}
 			m.label[w] = nl
 			deg := int(m.g.Offsets[w+1] - m.g.Offsets[w])
-			if !full && len(kept) < m.items && edges+deg <= m.budget {
+			if keep && !full && len(kept) < m.items && edges+deg <= m.budget {
 				kept, edges = append(kept, entry{w, nl}), edges+deg
 				continue
 			}
@@ -136,7 +137,7 @@ func (m *model) step(kept [][]entry, global []entry) ([][]entry, []entry, float6
 	run := func(b int) {
 		if len(cur[b]) > 0 && !full[b] {
 			busy[b] += m.cost.levelTime(busy[b] == 0, m.edges(cur[b]))
-			cur[b], full[b] = m.expand(cur[b], &next)
+			cur[b], full[b] = m.expand(cur[b], &next, true)
 		}
 	}
 	if m.seq {
