@@ -300,6 +300,10 @@ struct Sink {
     u32 qcap;
     C* out_count;
     u32* overflow;
+#ifdef MEGA_ASYNC
+    int* hist;  // found units by label modulo ASYNC_R, and the lowest label kept (null: not counted)
+    u32* klab;
+#endif
 };
 
 // push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
@@ -326,6 +330,9 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
         gbase = __shfl_sync(FULL_MASK, gbase, 31);
     }
     u32 pos = base + incl - nitems;
+#ifdef MEGA_ASYNC
+    if (s.hist != nullptr && nitems > 0) atomicAdd(&s.hist[f.lab % 64u], (int)nitems);
+#endif
     for (u32 i = 0; i < nitems; i++) {
         u32 ib = f.b + i * chunk;
         uint2 item = make_uint2(ib, min(ib + chunk, f.e));
@@ -487,8 +494,10 @@ __device__ __forceinline__ void set_full_hint(KeepQueue* kq) { atomicOr(&kq->ful
 __device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 slot, const Graph& g) {
     kq->tgt[i] = t;
     kq->eslot[i] = (unsigned char)slot;
+#ifndef MEGA_ASYNC_NOPF
     prefetch_l1(g.offsets + t);
     prefetch_l2(g.level + t);
+#endif
 }
 
 // keep_vertex writes a kept vertex's slot, its edges and their targets:
@@ -536,6 +545,12 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane
             u32 epos = (old & KEEP_EMASK) + (incl & 0xffffu) - len;
             bool kept = cand && slot < KE / KEEP_EDGES_PER_ITEM && epos + len <= KE;
             if (kept) keep_vertex(kq, slot, epos, f, g);
+#ifdef MEGA_ASYNC
+            if (kept && s.hist != nullptr) {
+                atomicAdd(&s.hist[f.lab % 64u], 1);
+                atomicMin(s.klab, f.lab);
+            }
+#endif
             if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) set_full_hint(kq);
             u32 kmask = __ballot_sync(FULL_MASK, kept);
             if (kmask != 0 && lane == 31 - __clz(kmask)) atomicMax(&kq->done, ((slot + 1) << KEEP_SHIFT) | (epos + len));
@@ -1392,67 +1407,301 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
 #ifdef MEGA_ASYNC
 // An experimental traversal without grid barriers (top-down only), built
 // with -DMEGA_ASYNC in place of the top-down megakernel steps; `ahead` is
-// its window plus one. Status: its first version passed memcheck and the
-// level check on rgg:4000:8, and stalled on rgg:2000000:8 and the 2048
-// grid (the stall guard reported an overflow): a block expanded its whole
-// kept set once its lowest label was within the window, so entries past
-// the window reached the ring's head with the lowest pending label behind
-// them (the run-ahead model's -async mode reproduces the stall and shows
-// that these rules avoid it). This version takes only the ring's leading
-// items within the window, stages kept vertices past it instead of
-// expanding them, and when none of its kept vertices is within the window
-// expands ring items alone, keeping nothing; it has not run on a GPU yet.
-// Its bookkeeping puts round trips to L2 on every level's critical path
-// (warp 0's loads and compare-and-swap before a level; the counts' atomics,
-// fences and the tail reservation after it; raising wm), which the model
-// says must overlap the expansion for it to beat the barrier steps: next,
-// fold work into the tail's word (one 64-bit add reserves the slots and
-// counts the units), make the uncounting a fire-and-forget reduction, and
-// let the last warp take the next level's ring items during this level.
-// The global queue q0 is a ring of qcap items whose label slots double as ready
-// flags (UNREACHED: empty); q1 holds the ring's counters, each on its own
-// 128-byte line: head (items taken), tail (items reserved), work (units
+// its window plus one.
+//
+// The global queue is a ring of qcap 64-bit slots over q0's items: an edge
+// range's start, its length and its vertex's label in one word, written and
+// read whole (A_EMPTY: no item). q1 holds the counters, each on its own
+// 128-byte line: head (slots taken), tail (slots reserved), work (units
 // pending: kept vertices and ring items not yet expanded), the lowest
 // pending label wm, and cnt[ASYNC_R], the pending units by label modulo
-// ASYNC_R. A block expands its kept vertices and up to ASYNC_TAKE ring items
-// as one level while their labels are within `ahead` - 1 of wm; its
-// discoveries are counted before they are published and what it expanded
-// is uncounted after, so wm only rises once nothing at it is pending.
+// ASYNC_R.
+//
+// A block's round expands its kept vertices whose label is within the
+// window (up to wm + window - 1) and the ring items taken for it in the
+// round before. Its first warp expands nothing: while the others expand,
+// it sends the previous round's counts (reductions nobody waits for),
+// counts the round's expanded units, moves kept vertices past the window
+// to the ring, reads the counters and the ring's leading slots in one
+// round trip, takes the leading items within the window with one
+// compare-and-swap, and raises wm past labels with nothing pending. After
+// the expansion the block counts what it found and reserves ring slots (the
+// one round trip a round may wait for) only when it has items to publish.
+//
+// Termination rests on work alone: a block adds what it found and
+// subtracts what it expanded in one reduction, and leaves only when it
+// holds nothing and read work as 0 after its own last reduction. wm and
+// cnt only bound how far blocks run ahead; a block idle for ASYNC_FORCE
+// rounds ignores the window, so that a stale count can slow the traversal
+// but never stall it.
 #define ASYNC_R 64u
-#define ASYNC_TAKE 16u
+#ifndef ASYNC_TAKE
+#define ASYNC_TAKE 32u
+#endif
+static_assert(ASYNC_TAKE <= 64, "the first warp reads two ring slots a lane");
+#ifndef ASYNC_NAP
+#define ASYNC_NAP 0u
+#endif
+#ifndef ASYNC_DEFER
+#define ASYNC_DEFER 1
+#endif
+#ifndef ASYNC_IDLE_TAKE
+#define ASYNC_IDLE_TAKE 1
+#endif
+#define ASYNC_FORCE 64u
+#define ASYNC_STALL (1u << 22)
 #define A_HEAD 0u
 #define A_TAIL 32u
 #define A_WORK 64u
 #define A_WM 96u
 #define A_CNT 128u
+#define A_STATS 1024u
+#define A_EMPTY 0xffffffffffffffffull
+#define A_LEN_SHIFT 32u
+#define A_LAB_SHIFT 41u
+#define A_LEN_MAX 511u
+#define A_LAB_MAX 0x7ffffeu
 
 struct AsyncShared {
-    u64 spill;  // a spill's reservation word: spills land in dq and are refused (overflow)
+    u64 spill;  // spills past the block queue land in dq and are refused (overflow)
     uint2 dq[ASYNC_TAKE];
     u32 dql[ASYNC_TAKE];
-    u32 h, n, wm, work, go, klab, nstage, kok, limit, nd;
-    u32 hist_new[ASYNC_R];
-    u32 hist_done[ASYNC_R];
+    uint2 titems[2][ASYNC_TAKE];  // the ring items taken for a round, by round parity
+    u32 tlabs[2][ASYNC_TAKE];
+    u32 tn[2];
+    u32 hc;           // the first warp's guess of head
+    u32 wm, work;     // as the first warp last read them
+    u32 nwm, nwork;   // the same, read during this round
+    u32 klab, klabn;  // the lowest label kept, and kept this round
+    u32 idle, quiet;  // rounds without work; whether work was read after the block's last reduction
+    u32 base, staged;
+    u32 epos, en, wmraise;  // slots to empty and wm to raise next round (ASYNC_DEFER)
+    int dwork[2];           // the round's change of work, by round parity
+    int hist[2][ASYNC_R];   // the round's change of cnt, by round parity
+    u64 st[16];             // MEGA_ASYNC_STATS
 };
 
-__device__ __forceinline__ u32 ld_acq32(const u32* p) {
-    u32 v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+#ifdef MEGA_ASYNC_STATS
+#define AST(k, v) \
+    do { \
+        if (threadIdx.x == 0) as.st[k] += (v); \
+    } while (0)
+#else
+#define AST(k, v) \
+    do { \
+    } while (0)
+#endif
+
+__device__ __forceinline__ u64 ld_rlx64(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
 
-__device__ __forceinline__ void st_rel32(u32* p, u32 v) {
-    asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+__device__ __forceinline__ u32 ld_rlx32(const u32* p) {
+    u32 v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
 }
 
-// async_advance raises wm past labels with nothing pending (thread 0).
-__device__ __forceinline__ void async_advance(u32* c) {
-    u32 w = ld_acq32(&c[A_WM]);
-    for (u32 i = 0; i < ASYNC_R - 1; i++) {
-        if (ld_acq32(&c[A_WORK]) == 0) return;
-        if (ld_acq32(&c[A_CNT + (w % ASYNC_R)]) != 0) return;
-        u32 old = atomicCAS(&c[A_WM], w, w + 1);
-        w = old == w ? w + 1 : old;
+__device__ __forceinline__ void st_rlx64(u64* p, u64 v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ u64 async_pack(uint2 it, u32 lab, u32* overflow) {
+    u32 len = it.y - it.x;
+    if (len > A_LEN_MAX || lab > A_LAB_MAX) atomicExch(overflow, 1u);
+    return (u64)it.x | ((u64)(len & A_LEN_MAX) << A_LEN_SHIFT) | ((u64)min(lab, A_LAB_MAX) << A_LAB_SHIFT);
+}
+
+__device__ __forceinline__ u32 async_label(u64 w) { return (u32)(w >> A_LAB_SHIFT); }
+
+__device__ __forceinline__ uint2 async_item(u64 w) {
+    u32 b = (u32)w;
+    return make_uint2(b, b + ((u32)(w >> A_LEN_SHIFT) & A_LEN_MAX));
+}
+
+// hist_add adds sign to hist[l % ASYNC_R] for each lane with valid set,
+// one shared atomic per distinct label in the warp.
+__device__ __forceinline__ void hist_add(int* hist, bool valid, u32 l, int sign) {
+    u32 m = __ballot_sync(FULL_MASK, valid);
+    if (!valid) return;
+    u32 key = l % ASYNC_R;
+    u32 same = __match_any_sync(m, key);
+    if ((threadIdx.x & 31u) == (u32)(__ffs(same) - 1)) atomicAdd(&hist[key], sign * __popc(same));
+}
+
+// async_commit sends a round's counts (parity q) as reductions and clears
+// them (the first warp).
+__device__ __forceinline__ void async_commit(AsyncShared& as, u32* c, u32 q) {
+    u32 lane = threadIdx.x;
+    for (u32 i = lane; i < ASYNC_R; i += 32) {
+        int v = as.hist[q][i];
+        if (v != 0) {
+            atomicAdd(&c[A_CNT + i], (u32)v);
+            as.hist[q][i] = 0;
+        }
+    }
+    if (lane == 0 && as.dwork[q] != 0) {
+        atomicAdd(&c[A_WORK], (u32)as.dwork[q]);
+        as.dwork[q] = 0;
+    }
+}
+
+// async_stage moves the kept vertices past limit to the ring (the first
+// warp; their counts move with them) and returns how many.
+__device__ __forceinline__ u32 async_stage(const KeepQueue* cur, u32 kn, u32 limit, u32* c, u64* ring, u32 qc, u32* overflow) {
+    u32 lane = threadIdx.x;
+    u32 total = 0;
+    for (u32 i = lane; i - lane < kn; i += 32) total += __popc(__ballot_sync(FULL_MASK, i < kn && cur->ilab[i] > limit));
+    if (total == 0) return 0;
+    u32 base = 0;
+    if (lane == 0) {
+        u32 head = ld_rlx32(&c[A_HEAD]);
+        base = atomicAdd(&c[A_TAIL], total);
+        if (base + total - head > qc) atomicExch(overflow, 1u);
+    }
+    base = __shfl_sync(FULL_MASK, base, 0);
+    for (u32 i = lane; i - lane < kn; i += 32) {
+        bool past = i < kn && cur->ilab[i] > limit;
+        u32 m = __ballot_sync(FULL_MASK, past);
+        if (past) st_rlx64(&ring[(base + __popc(m & ((1u << lane) - 1u))) % qc], async_pack(cur->items[i], cur->ilab[i], overflow));
+        base += __popc(m);
+    }
+    return total;
+}
+
+// async_take reads the counters and the ring's leading slots (at the guess
+// of head) in one round trip, takes the leading items within the window
+// into the next round's buffer (parity np), and raises wm past labels with
+// nothing pending (the first warp). Before the loads are used it counts
+// the round's expanded units (go) and stages kept vertices past the window.
+__device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring, u32 qc, u32 window, bool force, u32 p, bool go,
+                                             bool kok, bool busy, const KeepQueue* cur, u32 kn, u32 limit, u32 nt, u32* overflow) {
+    u32 lane = threadIdx.x;
+    async_commit(as, c, p ^ 1u);
+#if ASYNC_DEFER
+    // The previous round's taken slots are emptied and its raise of wm
+    // sent now, so that no write of this warp is in flight at the round's end.
+    for (u32 i = lane; i < as.en; i += 32) st_rlx64(&ring[as.epos + i], A_EMPTY);
+    if (lane == 0 && as.wmraise != 0) atomicMax(&c[A_WM], as.wmraise);
+#endif
+    u32 wmc = as.wm, hc = as.hc;
+    u32 hpos = hc % qc;
+    u32 guess = min(ASYNC_TAKE, qc - hpos);
+    u64 slot = A_EMPTY, slot1 = A_EMPTY;
+    u32 val = 0, work = 0;
+    if (lane < guess) slot = ld_rlx64(&ring[hpos + lane]);
+    if (lane + 32 < guess) slot1 = ld_rlx64(&ring[hpos + 32 + lane]);
+    if (lane == 0) work = ld_rlx32(&c[A_WORK]);
+    if (lane == 1) val = ld_rlx32(&c[A_HEAD]);
+    if (lane == 2) val = ld_rlx32(&c[A_TAIL]);
+    if (lane == 3) val = ld_rlx32(&c[A_WM]);
+    if (lane >= 4 && lane < 12) val = ld_rlx32(&c[A_CNT + (wmc + lane - 4) % ASYNC_R]);
+    // The round's expanded units, while the loads are in flight.
+    u32 staged = 0;
+    if (go) {
+        for (u32 i = lane; i - lane < nt; i += 32) hist_add(as.hist[p], i < nt, i < nt ? as.tlabs[p][i] : 0u, -1);
+        if (kok) {
+            for (u32 i = lane; i - lane < kn; i += 32) {
+                u32 l = i < kn ? cur->ilab[i] : 0u;
+                hist_add(as.hist[p], i < kn && l <= limit, l, -1);
+            }
+            staged = async_stage(cur, kn, limit, c, ring, qc, overflow);
+        }
+    }
+    u32 h = __shfl_sync(FULL_MASK, val, 1);
+    u32 t = __shfl_sync(FULL_MASK, val, 2);
+    u32 wm = max(__shfl_sync(FULL_MASK, val, 3), wmc);
+    work = __shfl_sync(FULL_MASK, work, 0);
+    // Raise wm past the labels from wmc on whose count is 0.
+    u32 nz = (__ballot_sync(FULL_MASK, lane >= 4 && lane < 12 && val != 0) >> 4) & 0xffu;
+    u32 wmraise = 0;
+    if (wm == wmc && work != 0) {
+        u32 k = nz == 0 ? 1u : (u32)(__ffs(nz) - 1);
+        if (k > 0) {
+            wm += k;
+            wmraise = wm;
+            if (!ASYNC_DEFER && lane == 0) atomicMax(&c[A_WM], wm);
+        }
+    }
+    u32 lim = force ? A_LAB_MAX : wm + window - 1;
+    u32 n = 0;
+    if (h == hc && !(ASYNC_IDLE_TAKE && busy)) {
+        u32 avail = (int)(t - h) > 0 ? min(t - h, guess) : 0u;
+        bool ok = lane < avail && slot != A_EMPTY && async_label(slot) <= lim;
+        bool ok1 = lane + 32 < avail && slot1 != A_EMPTY && async_label(slot1) <= lim;
+        u32 bad = __ballot_sync(FULL_MASK, !ok), bad1 = __ballot_sync(FULL_MASK, !ok1);
+        n = bad != 0 ? (u32)(__ffs(bad) - 1) : (bad1 != 0 ? 32u + (u32)(__ffs(bad1) - 1) : 64u);
+        if (n > 0) {
+            u32 old = 0;
+            if (lane == 0) old = atomicCAS(&c[A_HEAD], h, h + n);
+            old = __shfl_sync(FULL_MASK, old, 0);
+            AST(6, 1);
+            AST(7, old != h ? 1 : 0);
+            if (old == h) {
+                if (lane < n) {
+                    as.titems[p ^ 1u][lane] = async_item(slot);
+                    as.tlabs[p ^ 1u][lane] = async_label(slot);
+                    if (!ASYNC_DEFER) st_rlx64(&ring[hpos + lane], A_EMPTY);
+                }
+                if (lane + 32 < n) {
+                    as.titems[p ^ 1u][lane + 32] = async_item(slot1);
+                    as.tlabs[p ^ 1u][lane + 32] = async_label(slot1);
+                    if (!ASYNC_DEFER) st_rlx64(&ring[hpos + 32 + lane], A_EMPTY);
+                }
+                h += n;
+            } else {
+                h = old;
+                n = 0;
+            }
+        }
+    }
+    __syncwarp();
+    if (lane == 0) {
+        as.tn[p ^ 1u] = n;
+        as.epos = hpos;
+        as.en = n;
+        as.wmraise = wmraise;
+        as.hc = h;
+        as.nwm = wm;
+        as.nwork = work;
+        as.staged = staged;
+    }
+    if (ASYNC_NAP > 0 && !go && n == 0) __nanosleep(ASYNC_NAP);
+}
+
+// async_expand is the other warps' part of a round: the kept edges of
+// vertices within limit (edges of them in all) from warp 1 on, the taken
+// items from the last warp down, one item a warp where there are as many
+// warps.
+template <u32 KE>
+__device__ __forceinline__ void async_expand(const Graph& g, const Sink<MEGA_BLOCK_QCAP, u64, KE>& s, const KeepQueue* cur,
+                                             u32 edges, u32 limit, const uint2* items, const u32* labs, u32 nt, MegaTally* tally) {
+    u32 lane = threadIdx.x & 31u;
+    u32 nth = blockDim.x - 32u;
+    for (u32 e0 = 0; e0 < edges; e0 += nth) {
+        u32 e = e0 + threadIdx.x - 32u;
+        u32 w = 0, lab = 0;
+        if (e < edges) {
+            w = cur->tgt[e];
+            lab = cur->ilab[cur->eslot[e]];
+        }
+        Found f;
+        claim(g, e < edges && lab <= limit, w, lab + 1, true, &f, tally);
+        keep_or_push(s, lane, f, g);
+    }
+    u32 nw = (blockDim.x >> 5) - 1u;
+    u32 gw = nw - (threadIdx.x >> 5);  // the last warp is 0
+    if (gw < nt) {
+        u32 i = gw + lane * nw;
+        uint2 it = make_uint2(0, 0);
+        u32 lab = 0;
+        if (i < nt) {
+            it = items[i];
+            lab = labs[i];
+        }
+        expand_items(g, s, it, lab, lane, tally);
     }
 }
 
@@ -1460,16 +1709,18 @@ template <u32 KE>
 __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const MegaArgs& a, MegaTally* tally, u32 window) {
     Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
     u32* c = (u32*)a.q1;
-    uint2* ring = a.q0;
-    u32* rlab = queue_labels(a.q0, a.qcap);
+    u64* ring = (u64*)a.q0;
     u32 qc = a.qcap;
     u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
     u64* words = (u64*)&a.ctl[CTL_MEGA(0)];
     u32 root_items = load_cg(&a.ctl[CTL_COUNT(0)]);
-    // Empty every ring slot past the root's items, then set the counters.
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x + root_items; i < qc; i += (u64)gridDim.x * blockDim.x) rlab[i] = UNREACHED;
+    // The root's items (label 0) become ring slots; every other slot is
+    // emptied; then the counters are set.
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x + root_items; i < qc; i += (u64)gridDim.x * blockDim.x) ring[i] = A_EMPTY;
     if (blockIdx.x == 0) {
+        for (u32 i = threadIdx.x; i < root_items; i += blockDim.x) ring[i] = async_pack(__ldcg(&a.q0[i]), 0u, overflow);
         for (u32 i = threadIdx.x; i < A_CNT + ASYNC_R; i += blockDim.x) c[i] = 0;
+        if (threadIdx.x < 16) ((u64*)(c + A_STATS))[threadIdx.x] = 0;
         __syncthreads();
         if (threadIdx.x == 0) {
             c[A_TAIL] = root_items;
@@ -1477,163 +1728,106 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
             c[A_CNT] = root_items;
         }
     }
-    for (u32 i = threadIdx.x; i < ASYNC_R; i += blockDim.x) as.hist_new[i] = as.hist_done[i] = 0;
+    for (u32 i = threadIdx.x; i < 2 * ASYNC_R; i += blockDim.x) (&as.hist[0][0])[i] = 0;
+    if (threadIdx.x < 16) as.st[threadIdx.x] = 0;
+    if (threadIdx.x == 0) {
+        as.tn[0] = as.tn[1] = 0;
+        as.en = as.wmraise = 0;
+        as.hc = as.wm = 0;
+        as.work = root_items;
+        as.klab = as.klabn = UNREACHED;
+        as.idle = as.quiet = 0;
+        as.dwork[0] = as.dwork[1] = 0;
+        as.spill = 0;
+        sh.n[0] = 0;
+    }
     __syncthreads();
     barrier_arrive(&words[1 * (CTL_LINE / 2)], 1ull);
     barrier_wait(&words[1 * (CTL_LINE / 2)], &sh.word);
-    WarpPos pos = {threadIdx.x & 31u, threadIdx.x >> 5, blockDim.x >> 5, false, false, 0};
     Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, &sh.n[0], as.dq, as.dql, ASYNC_TAKE, &as.spill, overflow};
     MegaBlock b = {0, 0, 0, false};
-    u32 spins = 0;
+    u32 p = 0;
     while (true) {
+        // The round's plan, the same in every thread (shared values written
+        // before the last __syncthreads).
+        bool force = as.idle > ASYNC_FORCE;
+        u32 limit = force ? A_LAB_MAX : as.wm + window - 1;
+        u32 nt = as.tn[p];
+        bool kexp = b.kn > 0 && as.klab <= limit;
+        bool kok = b.kn == 0 || kexp;
+        bool go = kexp || nt > 0;
+        if (!go && b.kn == 0 && as.quiet != 0 && as.work == 0) break;
+        const KeepQueue* cur = &sh.keep[b.t % 3];
+        u32 kn0 = b.kn;
+        AST(go ? 0 : 1, 1);
+        AST(2, nt);
+        AST(4, kexp ? b.kn : 0u);
+        AST(15, !go && b.kn > 0 ? 1 : 0);
+        long long c0 = clock64();
         if (threadIdx.x < 32) {
-            // Warp 0 takes the ring's leading items that are written and
-            // within the window (never one past it, so nothing outruns it).
-            u32 lane = threadIdx.x;
-            u32 wm = 0, work = 0, h = 0, t = 0;
-            if (lane == 0) {
-                wm = ld_acq32(&c[A_WM]);
-                work = ld_acq32(&c[A_WORK]);
-                h = ld_acq32(&c[A_HEAD]);
-                t = ld_acq32(&c[A_TAIL]);
-            }
-            wm = __shfl_sync(FULL_MASK, wm, 0);
-            h = __shfl_sync(FULL_MASK, h, 0);
-            t = __shfl_sync(FULL_MASK, t, 0);
-            u32 limit = wm + window - 1;
-            u32 avail = h < t ? min(min(t - h, ASYNC_TAKE), qc - h % qc) : 0u;
-            bool ok = false;
-            if (lane < avail) {
-                u32 l = ld_acq32(&rlab[(h + lane) % qc]);
-                ok = l != UNREACHED && l <= limit;
-            }
-            u32 bad = __ballot_sync(FULL_MASK, !ok);
-            u32 n = bad == 0 ? 32u : (u32)(__ffs(bad) - 1);
-            if (lane == 0) {
-                as.wm = wm;
-                as.work = work;
-                as.n = 0;
-                if (n > 0 && atomicCAS(&c[A_HEAD], h, h + n) == h) {
-                    as.h = h;
-                    as.n = n;
-                }
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            u32 limit = as.wm + window - 1;
-            // Expand the kept vertices within the window (staging the rest)
-            // and keep what the level finds, unless every kept vertex is
-            // past the window: then expand the taken items alone and keep
-            // nothing, so that nothing past the window is ever expanded.
-            bool kexp = b.kn > 0 && as.klab <= limit;
-            as.kok = (b.kn == 0 || kexp) ? 1u : 0u;
-            as.limit = limit;
-            as.go = (kexp || as.n > 0) ? 1u : 0u;
-            if (as.go == 0 && b.kn == 0 && as.work == 0) as.go = 2u;  // done
-            if (as.go == 0) {
-                async_advance(c);
-                __nanosleep(100);
-            }
-        }
-        __syncthreads();
-        if (as.go == 2) break;
-        if (as.go == 0) {
-            if (++spins > (1u << 22)) {
-                if (threadIdx.x == 0) atomicExch(overflow, 1u);
-                break;
-            }
-            continue;
-        }
-        // Wait for the taken slots to be written.
-        u32 n = as.n, h = as.h % qc;
-        if (threadIdx.x < n) {
-            while (ld_acq32(&rlab[h + threadIdx.x]) == UNREACHED) {
-            }
-            atomicAdd(&as.hist_done[__ldcg(&rlab[h + threadIdx.x]) % ASYNC_R], 1u);
-        }
-        // The kept vertices within the window are done after this level;
-        // those past it are staged first, as they are (their count moves
-        // with them), and their label becomes one whose claims find nothing.
-        bool kok = as.kok != 0;
-        if (threadIdx.x == 0) sh.n[0] = 0;
-        __syncthreads();
-        if (kok) {
-            KeepQueue* cur = &sh.keep[b.t % 3];
-            for (u32 i = threadIdx.x; i < b.kn; i += blockDim.x) {
-                u32 l = cur->ilab[i];
-                if (l <= as.limit) {
-                    atomicAdd(&as.hist_done[l % ASYNC_R], 1u);
-                } else {
-                    u32 slot = atomicAdd(&sh.n[0], 1u);
-                    sh.bq.items[slot] = cur->items[i];
-                    sh.blab[slot] = l;
-                    cur->ilab[i] = UNREACHED - 1u;
-                }
-            }
-        }
-        __syncthreads();
-        if (threadIdx.x == 0) as.nd = sh.n[0];
-        __syncthreads();
-        Frontier taken = {ring + h, rlab + h, 0u, n};
-        if (kok) {
-            mega_level<false>(g, sh, b, s, &taken, pos, tally);
-        } else {
+            async_manage(as, c, ring, qc, window, force, p, go, kok, kexp, cur, b.kn, limit, nt, overflow);
+            AST(go ? 10 : 11, clock64() - c0);
+        } else if (go) {
             Sink<MEGA_BLOCK_QCAP, u64, KE> s2 = s;
-            s2.kq = nullptr;
-            expand_level(g, s2, taken, pos, tally);
-            __syncthreads();
+            s2.kq = kok ? &sh.keep[(b.t + 1) % 3] : nullptr;
+            s2.hist = as.hist[p];
+            s2.klab = &as.klabn;
+            async_expand<KE>(g, s2, cur, kok ? b.kedges : 0u, limit, as.titems[p], as.tlabs[p], nt, tally);
+#ifdef MEGA_ASYNC_STATS
+            if (threadIdx.x == 32) as.st[14] += clock64() - c0;
+#endif
         }
-        // mega_level ended with a __syncthreads; the slots are read.
-        if (threadIdx.x < n) rlab[h + threadIdx.x] = UNREACHED;
-        const KeepQueue* nxt = &sh.keep[b.t % 3];
-        u32 ns = min(sh.n[0], MEGA_BLOCK_QCAP);
-        if (sh.n[0] > MEGA_BLOCK_QCAP && threadIdx.x == 0) atomicExch(overflow, 1u);
-        if (threadIdx.x == 0 && kok) as.klab = UNREACHED;
         __syncthreads();
-        for (u32 i = threadIdx.x; kok && i < b.kn; i += blockDim.x) {
-            atomicAdd(&as.hist_new[nxt->ilab[i] % ASYNC_R], 1u);
-            atomicMin(&as.klab, nxt->ilab[i]);
-        }
-        for (u32 i = as.nd + threadIdx.x; i < ns; i += blockDim.x) atomicAdd(&as.hist_new[sh.blab[i] % ASYNC_R], 1u);
-        __syncthreads();
-        // Count what was found, then publish it, then uncount what was done.
-        if (threadIdx.x < ASYNC_R) {
-            u32 v = as.hist_new[threadIdx.x];
-            if (v != 0) {
-                atomicAdd(&c[A_CNT + threadIdx.x], v);
-                atomicAdd(&c[A_WORK], v);
+        long long c2 = clock64();
+        if (go) {
+            if (kok) mega_next_level(sh, b);
+            u32 ns = min(sh.n[0], MEGA_BLOCK_QCAP);
+            long long c3 = clock64();
+            AST(13, c3 - c2);
+            if (threadIdx.x < 32) {
+                if (threadIdx.x == 0) {
+                    if (sh.n[0] > MEGA_BLOCK_QCAP) atomicExch(overflow, 1u);
+                    u32 found = (kok ? b.kn : 0u) + ns;
+                    u32 done = nt + (kok ? kn0 - as.staged : 0u);
+                    as.dwork[p] += (int)(found - done);
+                    if (kok) as.klab = as.klabn;
+                }
             }
-            as.hist_new[threadIdx.x] = 0;
-        }
-        __threadfence();
-        if (threadIdx.x == 0 && ns > 0) {
-            u32 base = atomicAdd(&c[A_TAIL], ns);
-            if (base + ns - ld_acq32(&c[A_HEAD]) > qc) atomicExch(overflow, 1u);
-            as.nstage = base;
-        }
-        __syncthreads();
-        for (u32 i = threadIdx.x; i < ns; i += blockDim.x) {
-            u32 slot = (as.nstage + i) % qc;
-            ring[slot] = sh.bq.items[i];
-            st_rel32(&rlab[slot], sh.blab[i]);
-        }
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x < ASYNC_R) {
-            u32 v = as.hist_done[threadIdx.x];
-            if (v != 0) {
-                atomicSub(&c[A_CNT + threadIdx.x], v);
-                atomicSub(&c[A_WORK], v);
+            AST(5, clock64() - c3);
+            AST(3, ns);
+            AST(12, ns > 0 ? 1 : 0);
+            if (ns > 0) {
+                if (threadIdx.x == 0) {
+                    u32 head = ld_rlx32(&c[A_HEAD]);
+                    u32 base = atomicAdd(&c[A_TAIL], ns);
+                    if (base + ns - head > qc) atomicExch(overflow, 1u);
+                    as.base = base;
+                }
+                __syncthreads();
+                for (u32 i = threadIdx.x; i < ns; i += blockDim.x) st_rlx64(&ring[(as.base + i) % qc], async_pack(sh.bq.items[i], sh.blab[i], overflow));
             }
-            as.hist_done[threadIdx.x] = 0;
         }
-        __threadfence();
+        if (threadIdx.x == 0) {
+            as.wm = as.nwm;
+            as.work = as.nwork;
+            as.idle = go ? 0u : as.idle + 1u;
+            as.quiet = go ? 0u : 1u;
+            if (as.idle > ASYNC_STALL) atomicExch(overflow, 1u);
+            sh.n[0] = 0;
+            as.klabn = UNREACHED;
+            keep_reset(&sh.keep[(b.t + 1) % 3]);
+        }
+        if (go) AST(9, clock64() - c2);
+        if (go) AST(8, c2 - c0);
+        p ^= 1u;
         __syncthreads();
-        if (threadIdx.x == 0) async_advance(c);
+        if (as.idle > ASYNC_STALL) break;  // a stall guard, never expected: overflow is set
     }
     // Nothing is left: the launch has converged.
     if (threadIdx.x == 0) sh.st.count = sh.st.kept = 0;
+#ifdef MEGA_ASYNC_STATS
+    if (threadIdx.x < 16) atomicAdd((unsigned long long*)(c + A_STATS) + threadIdx.x, (unsigned long long)as.st[threadIdx.x]);
+#endif
     return 1;
 }
 #endif
@@ -1697,6 +1891,17 @@ __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS)
 #endif
     u64* words = (u64*)&ctl[CTL_MEGA(0)];
     u32 levels = mega_levels(sh, tally, ctl, words, d, level, n);
+#ifdef MEGA_ASYNC_STATS
+    if (!c.sync_do && blockIdx.x == 0 && threadIdx.x == 0) {
+        const u64* g = (const u64*)((u32*)q1 + A_STATS);
+        u64 v[16];
+        for (int k = 0; k < 16; k++) v[k] = __ldcg(&g[k]);
+        double go = (double)max(v[0], 1ull);
+        printf("ASYNC levels %u go %llu idle %llu | per go round: taken %.2f kept %.2f pub %.2f pubrounds %.3f post-a %.0f post-b %.0f | cas %llu fail %llu | clk top-S1 %.0f S1-end %.0f take %.0f wexp %.0f | idle clk %.0f waits %llu\n",
+               levels, v[0], v[1], v[2] / go, v[4] / go, v[3] / go, v[12] / go, v[13] / go, v[5] / go, v[6], v[7], v[8] / go, v[9] / go,
+               v[10] / go, v[14] / go, v[1] ? (double)v[11] / v[1] : 0.0, v[15]);
+    }
+#endif
     if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], levels);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[CTL_RESULT + RESULT_CHANGED] = mega_more(sh.st, c.sync_do != 0) ? 1u : 0u;
