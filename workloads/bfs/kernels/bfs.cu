@@ -303,8 +303,43 @@ struct Sink {
 #ifdef MEGA_ASYNC
     int* hist;  // found units by label modulo ASYNC_R, and the lowest label kept (null: not counted)
     u32* klab;
+    u64* ring;  // the ring pushes go to straight away (null: the block queue), with its counters
+    u32* tail;
+    const u32* head;
 #endif
 };
+
+#ifdef MEGA_ASYNC
+// The asynchronous traversal's ring slot: an edge range's start, its length
+// and its vertex's label in one 64-bit word (see mega_async).
+#define A_EMPTY 0xffffffffffffffffull
+#define A_LEN_SHIFT 32u
+#define A_LAB_SHIFT 41u
+#define A_LEN_MAX 511u
+#define A_LAB_MAX 0x7ffffeu
+
+__device__ __forceinline__ u64 ld_rlx64(const u64* p) {
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ u32 ld_rlx32(const u32* p) {
+    u32 v;
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ void st_rlx64(u64* p, u64 v) {
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ u64 async_pack(uint2 it, u32 lab, u32* overflow) {
+    u32 len = it.y - it.x;
+    if (len > A_LEN_MAX || lab > A_LAB_MAX) atomicExch(overflow, 1u);
+    return (u64)it.x | ((u64)(len & A_LEN_MAX) << A_LEN_SHIFT) | ((u64)min(lab, A_LAB_MAX) << A_LAB_SHIFT);
+}
+#endif
 
 // push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
 // (f.lab is each one's label). The warp reserves all lanes' items with one
@@ -332,6 +367,21 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
     u32 pos = base + incl - nitems;
 #ifdef MEGA_ASYNC
     if (s.hist != nullptr && nitems > 0) atomicAdd(&s.hist[f.lab % 64u], (int)nitems);
+    if (s.ring != nullptr) {
+        // Straight to the ring: one reservation a warp; *bn counts the items.
+        u32 rb = 0;
+        if (lane == 31) {
+            u32 hd = ld_rlx32(s.head);
+            rb = atomicAdd(s.tail, total);
+            if (rb + total - hd > s.qcap) atomicExch(s.overflow, 1u);
+        }
+        rb = __shfl_sync(FULL_MASK, rb, 31) + incl - nitems;
+        for (u32 i = 0; i < nitems; i++) {
+            u32 ib = f.b + i * chunk;
+            st_rlx64(&s.ring[(rb + i) % s.qcap], async_pack(make_uint2(ib, min(ib + chunk, f.e)), f.lab, s.overflow));
+        }
+        return;
+    }
 #endif
     for (u32 i = 0; i < nitems; i++) {
         u32 ib = f.b + i * chunk;
@@ -546,9 +596,10 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane
             bool kept = cand && slot < KE / KEEP_EDGES_PER_ITEM && epos + len <= KE;
             if (kept) keep_vertex(kq, slot, epos, f, g);
 #ifdef MEGA_ASYNC
-            if (kept && s.hist != nullptr) {
-                atomicAdd(&s.hist[f.lab % 64u], 1);
-                atomicMin(s.klab, f.lab);
+            if (s.hist != nullptr) {
+                if (kept) atomicAdd(&s.hist[f.lab % 64u], 1);
+                u32 lo = __reduce_min_sync(FULL_MASK, kept ? f.lab : UNREACHED);
+                if (lane == 0 && lo != UNREACHED) atomicMin(s.klab, lo);
             }
 #endif
             if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) set_full_hint(kq);
@@ -1445,6 +1496,9 @@ static_assert(ASYNC_TAKE <= 64, "the first warp reads two ring slots a lane");
 #ifndef ASYNC_DEFER
 #define ASYNC_DEFER 1
 #endif
+#ifndef ASYNC_TOP_IN_MANAGE
+#define ASYNC_TOP_IN_MANAGE 1
+#endif
 #ifndef ASYNC_IDLE_TAKE
 #define ASYNC_IDLE_TAKE 1
 #endif
@@ -1456,29 +1510,21 @@ static_assert(ASYNC_TAKE <= 64, "the first warp reads two ring slots a lane");
 #define A_WM 96u
 #define A_CNT 128u
 #define A_STATS 1024u
-#define A_EMPTY 0xffffffffffffffffull
-#define A_LEN_SHIFT 32u
-#define A_LAB_SHIFT 41u
-#define A_LEN_MAX 511u
-#define A_LAB_MAX 0x7ffffeu
-
 struct AsyncShared {
-    u64 spill;  // spills past the block queue land in dq and are refused (overflow)
+    u64 spill;  // pushes go to the ring; this only absorbs the block queue's bookkeeping
     uint2 dq[ASYNC_TAKE];
     u32 dql[ASYNC_TAKE];
-    uint2 titems[2][ASYNC_TAKE];  // the ring items taken for a round, by round parity
+    // What the first warp leaves for the next round, by its parity: the
+    // ring items it took, wm and work as it read them, and the kept
+    // vertices it moved to the ring.
+    uint2 titems[2][ASYNC_TAKE];
     u32 tlabs[2][ASYNC_TAKE];
-    u32 tn[2];
-    u32 hc;           // the first warp's guess of head
-    u32 wm, work;     // as the first warp last read them
-    u32 nwm, nwork;   // the same, read during this round
-    u32 klab, klabn;  // the lowest label kept, and kept this round
-    u32 idle, quiet;  // rounds without work; whether work was read after the block's last reduction
-    u32 base, staged;
-    u32 epos, en, wmraise;  // slots to empty and wm to raise next round (ASYNC_DEFER)
-    int dwork[2];           // the round's change of work, by round parity
-    int hist[2][ASYNC_R];   // the round's change of cnt, by round parity
-    u64 st[16];             // MEGA_ASYNC_STATS
+    u32 tn[2], nwm[2], nwork[2], staged[2];
+    u32 pushed[2];         // items the round pushed to the ring, by parity
+    u32 klabn[3];          // the lowest label the round kept, by round modulo 3
+    int dwork;             // the change of work the first warp sends next
+    int hist[2][ASYNC_R];  // the round's change of cnt, by parity
+    u64 st[16];            // MEGA_ASYNC_STATS
 };
 
 #ifdef MEGA_ASYNC_STATS
@@ -1491,28 +1537,6 @@ struct AsyncShared {
     do { \
     } while (0)
 #endif
-
-__device__ __forceinline__ u64 ld_rlx64(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ u32 ld_rlx32(const u32* p) {
-    u32 v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_rlx64(u64* p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
-__device__ __forceinline__ u64 async_pack(uint2 it, u32 lab, u32* overflow) {
-    u32 len = it.y - it.x;
-    if (len > A_LEN_MAX || lab > A_LAB_MAX) atomicExch(overflow, 1u);
-    return (u64)it.x | ((u64)(len & A_LEN_MAX) << A_LEN_SHIFT) | ((u64)min(lab, A_LAB_MAX) << A_LAB_SHIFT);
-}
 
 __device__ __forceinline__ u32 async_label(u64 w) { return (u32)(w >> A_LAB_SHIFT); }
 
@@ -1542,9 +1566,9 @@ __device__ __forceinline__ void async_commit(AsyncShared& as, u32* c, u32 q) {
             as.hist[q][i] = 0;
         }
     }
-    if (lane == 0 && as.dwork[q] != 0) {
-        atomicAdd(&c[A_WORK], (u32)as.dwork[q]);
-        as.dwork[q] = 0;
+    if (lane == 0 && as.dwork != 0) {
+        atomicAdd(&c[A_WORK], (u32)as.dwork);
+        as.dwork = 0;
     }
 }
 
@@ -1577,16 +1601,17 @@ __device__ __forceinline__ u32 async_stage(const KeepQueue* cur, u32 kn, u32 lim
 // nothing pending (the first warp). Before the loads are used it counts
 // the round's expanded units (go) and stages kept vertices past the window.
 __device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring, u32 qc, u32 window, bool force, u32 p, bool go,
-                                             bool kok, bool busy, const KeepQueue* cur, u32 kn, u32 limit, u32 nt, u32* overflow) {
+                                             bool kok, bool busy, const KeepQueue* cur, u32 kn, u32 limit, u32 nt, u32* overflow,
+                                             u32& hc, u32& epos, u32& en, u32& wmraise) {
     u32 lane = threadIdx.x;
     async_commit(as, c, p ^ 1u);
 #if ASYNC_DEFER
     // The previous round's taken slots are emptied and its raise of wm
     // sent now, so that no write of this warp is in flight at the round's end.
-    for (u32 i = lane; i < as.en; i += 32) st_rlx64(&ring[as.epos + i], A_EMPTY);
-    if (lane == 0 && as.wmraise != 0) atomicMax(&c[A_WM], as.wmraise);
+    for (u32 i = lane; i < en; i += 32) st_rlx64(&ring[epos + i], A_EMPTY);
+    if (lane == 0 && wmraise != 0) atomicMax(&c[A_WM], wmraise);
 #endif
-    u32 wmc = as.wm, hc = as.hc;
+    u32 wmc = as.nwm[p];
     u32 hpos = hc % qc;
     u32 guess = min(ASYNC_TAKE, qc - hpos);
     u64 slot = A_EMPTY, slot1 = A_EMPTY;
@@ -1616,7 +1641,7 @@ __device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring,
     work = __shfl_sync(FULL_MASK, work, 0);
     // Raise wm past the labels from wmc on whose count is 0.
     u32 nz = (__ballot_sync(FULL_MASK, lane >= 4 && lane < 12 && val != 0) >> 4) & 0xffu;
-    u32 wmraise = 0;
+    wmraise = 0;
     if (wm == wmc && work != 0) {
         u32 k = nz == 0 ? 1u : (u32)(__ffs(nz) - 1);
         if (k > 0) {
@@ -1657,16 +1682,14 @@ __device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring,
             }
         }
     }
-    __syncwarp();
+    epos = hpos;
+    en = n;
+    hc = h;
     if (lane == 0) {
         as.tn[p ^ 1u] = n;
-        as.epos = hpos;
-        as.en = n;
-        as.wmraise = wmraise;
-        as.hc = h;
-        as.nwm = wm;
-        as.nwork = work;
-        as.staged = staged;
+        as.nwm[p ^ 1u] = wm;
+        as.nwork[p ^ 1u] = work;
+        as.staged[p ^ 1u] = staged;
     }
     if (ASYNC_NAP > 0 && !go && n == 0) __nanosleep(ASYNC_NAP);
 }
@@ -1705,6 +1728,22 @@ __device__ __forceinline__ void async_expand(const Graph& g, const Sink<MEGA_BLO
     }
 }
 
+// async_close is thread 0's close of the last round: its change of work
+// (sent by this round's first warp), and the emptying of the counters and
+// the keep queue the next round fills.
+__device__ __forceinline__ void async_close(AsyncShared& as, MegaShared& sh, const MegaBlock& b, u32 r, bool pgo, bool pkok, u32 pnt,
+                                            u32 pkn) {
+    u32 p = r & 1u, q = p ^ 1u;
+    if (pgo) {
+        u32 found = (pkok ? b.kn : 0u) + as.pushed[q];
+        u32 done = pnt + (pkok ? pkn - as.staged[p] : 0u);
+        as.dwork += (int)(found - done);
+    }
+    as.pushed[q] = 0;
+    as.klabn[(r + 1) % 3] = UNREACHED;
+    keep_reset(&sh.keep[(b.t + 2) % 3]);
+}
+
 template <u32 KE>
 __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const MegaArgs& a, MegaTally* tally, u32 window) {
     Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
@@ -1732,96 +1771,96 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
     if (threadIdx.x < 16) as.st[threadIdx.x] = 0;
     if (threadIdx.x == 0) {
         as.tn[0] = as.tn[1] = 0;
-        as.en = as.wmraise = 0;
-        as.hc = as.wm = 0;
-        as.work = root_items;
-        as.klab = as.klabn = UNREACHED;
-        as.idle = as.quiet = 0;
-        as.dwork[0] = as.dwork[1] = 0;
+        as.nwm[0] = as.nwm[1] = 0;
+        as.nwork[0] = as.nwork[1] = root_items;
+        as.staged[0] = as.staged[1] = 0;
+        as.pushed[0] = as.pushed[1] = 0;
+        as.klabn[0] = as.klabn[1] = as.klabn[2] = UNREACHED;
+        as.dwork = 0;
         as.spill = 0;
-        sh.n[0] = 0;
     }
     __syncthreads();
     barrier_arrive(&words[1 * (CTL_LINE / 2)], 1ull);
     barrier_wait(&words[1 * (CTL_LINE / 2)], &sh.word);
-    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, &sh.n[0], as.dq, as.dql, ASYNC_TAKE, &as.spill, overflow};
+    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, nullptr, as.dq, as.dql, qc, &as.spill, overflow};
+    s.ring = ring;
+    s.tail = &c[A_TAIL];
+    s.head = &c[A_HEAD];
     MegaBlock b = {0, 0, 0, false};
-    u32 p = 0;
-    while (true) {
-        // The round's plan, the same in every thread (shared values written
-        // before the last __syncthreads).
-        bool force = as.idle > ASYNC_FORCE;
-        u32 limit = force ? A_LAB_MAX : as.wm + window - 1;
+    // What every thread carries from round to round (the same in all):
+    // the last round's plan, the block's idle rounds and the lowest label
+    // it keeps. The first warp also carries its guess of head, and the
+    // slots and raise of wm it leaves to the next round.
+    u32 klab = UNREACHED, idle = 0, hc = 0, epos = 0, en = 0, wmraise = 0;
+    bool pgo = false, pkok = false, pquiet = false;
+    u32 pnt = 0, pkn = 0;
+#ifdef MEGA_ASYNC_STATS
+    long long ctop = clock64();
+#endif
+    for (u32 r = 0;; r++) {
+        u32 p = r & 1u, q = p ^ 1u;
+#ifdef MEGA_ASYNC_STATS
+        {
+            long long now = clock64();
+            if (pgo) AST(9, now - ctop);
+            ctop = now;
+        }
+#endif
+        // Close the last round: its kept vertices, their lowest label, and
+        // (thread 0) its change of work, which this round's first warp sends.
+        if (pgo && pkok) {
+            mega_next_level(sh, b);
+            klab = as.klabn[(r + 2) % 3];
+        }
+#if !ASYNC_TOP_IN_MANAGE
+        if (threadIdx.x == 0) async_close(as, sh, b, r, pgo, pkok, pnt, pkn);
+#endif
+        idle = pgo ? 0u : idle + 1u;
+        // The round's plan.
+        bool force = idle > ASYNC_FORCE;
+        u32 limit = force ? A_LAB_MAX : as.nwm[p] + window - 1;
         u32 nt = as.tn[p];
-        bool kexp = b.kn > 0 && as.klab <= limit;
+        bool kexp = b.kn > 0 && klab <= limit;
         bool kok = b.kn == 0 || kexp;
         bool go = kexp || nt > 0;
-        if (!go && b.kn == 0 && as.quiet != 0 && as.work == 0) break;
+        if (!go && b.kn == 0 && pquiet && as.nwork[p] == 0) break;
+        if (idle > ASYNC_STALL) {
+            if (threadIdx.x == 0) atomicExch(overflow, 1u);  // a stall guard, never expected
+            break;
+        }
         const KeepQueue* cur = &sh.keep[b.t % 3];
-        u32 kn0 = b.kn;
         AST(go ? 0 : 1, 1);
         AST(2, nt);
         AST(4, kexp ? b.kn : 0u);
         AST(15, !go && b.kn > 0 ? 1 : 0);
         long long c0 = clock64();
         if (threadIdx.x < 32) {
-            async_manage(as, c, ring, qc, window, force, p, go, kok, kexp, cur, b.kn, limit, nt, overflow);
+#if ASYNC_TOP_IN_MANAGE
+            if (threadIdx.x == 0) async_close(as, sh, b, r, pgo, pkok, pnt, pkn);
+#endif
+            async_manage(as, c, ring, qc, window, force, p, go, kok, kexp, cur, b.kn, limit, nt, overflow, hc, epos, en, wmraise);
             AST(go ? 10 : 11, clock64() - c0);
         } else if (go) {
             Sink<MEGA_BLOCK_QCAP, u64, KE> s2 = s;
             s2.kq = kok ? &sh.keep[(b.t + 1) % 3] : nullptr;
             s2.hist = as.hist[p];
-            s2.klab = &as.klabn;
+            s2.klab = &as.klabn[r % 3];
+            s2.bn = &as.pushed[p];
+#ifdef MEGA_ASYNC_STATS
+            long long c1 = clock64();
+#endif
             async_expand<KE>(g, s2, cur, kok ? b.kedges : 0u, limit, as.titems[p], as.tlabs[p], nt, tally);
 #ifdef MEGA_ASYNC_STATS
-            if (threadIdx.x == 32) as.st[14] += clock64() - c0;
+            if (threadIdx.x == 32) as.st[14] += clock64() - c1;
 #endif
         }
         __syncthreads();
-        long long c2 = clock64();
-        if (go) {
-            if (kok) mega_next_level(sh, b);
-            u32 ns = min(sh.n[0], MEGA_BLOCK_QCAP);
-            long long c3 = clock64();
-            AST(13, c3 - c2);
-            if (threadIdx.x < 32) {
-                if (threadIdx.x == 0) {
-                    if (sh.n[0] > MEGA_BLOCK_QCAP) atomicExch(overflow, 1u);
-                    u32 found = (kok ? b.kn : 0u) + ns;
-                    u32 done = nt + (kok ? kn0 - as.staged : 0u);
-                    as.dwork[p] += (int)(found - done);
-                    if (kok) as.klab = as.klabn;
-                }
-            }
-            AST(5, clock64() - c3);
-            AST(3, ns);
-            AST(12, ns > 0 ? 1 : 0);
-            if (ns > 0) {
-                if (threadIdx.x == 0) {
-                    u32 head = ld_rlx32(&c[A_HEAD]);
-                    u32 base = atomicAdd(&c[A_TAIL], ns);
-                    if (base + ns - head > qc) atomicExch(overflow, 1u);
-                    as.base = base;
-                }
-                __syncthreads();
-                for (u32 i = threadIdx.x; i < ns; i += blockDim.x) st_rlx64(&ring[(as.base + i) % qc], async_pack(sh.bq.items[i], sh.blab[i], overflow));
-            }
-        }
-        if (threadIdx.x == 0) {
-            as.wm = as.nwm;
-            as.work = as.nwork;
-            as.idle = go ? 0u : as.idle + 1u;
-            as.quiet = go ? 0u : 1u;
-            if (as.idle > ASYNC_STALL) atomicExch(overflow, 1u);
-            sh.n[0] = 0;
-            as.klabn = UNREACHED;
-            keep_reset(&sh.keep[(b.t + 1) % 3]);
-        }
-        if (go) AST(9, clock64() - c2);
-        if (go) AST(8, c2 - c0);
-        p ^= 1u;
-        __syncthreads();
-        if (as.idle > ASYNC_STALL) break;  // a stall guard, never expected: overflow is set
+        if (go) AST(8, clock64() - c0);
+        pgo = go;
+        pkok = kok;
+        pquiet = !go;
+        pnt = nt;
+        pkn = b.kn;
     }
     // Nothing is left: the launch has converged.
     if (threadIdx.x == 0) sh.st.count = sh.st.kept = 0;
@@ -1882,7 +1921,6 @@ __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS)
     bool large = keep >= KEEP_EDGES;
 #ifdef MEGA_ASYNC
     __shared__ AsyncShared as;
-    if (threadIdx.x == 0) as.klab = UNREACHED;
     u32 d = c.sync_do ? (large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally))
                       : (large ? mega_async<KEEP_EDGES>(sh, as, a, &tally, c.cap) : mega_async<KEEP_EDGES_SMALL>(sh, as, a, &tally, c.cap));
 #else
@@ -1897,7 +1935,7 @@ __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS)
         u64 v[16];
         for (int k = 0; k < 16; k++) v[k] = __ldcg(&g[k]);
         double go = (double)max(v[0], 1ull);
-        printf("ASYNC levels %u go %llu idle %llu | per go round: taken %.2f kept %.2f pub %.2f pubrounds %.3f post-a %.0f post-b %.0f | cas %llu fail %llu | clk top-S1 %.0f S1-end %.0f take %.0f wexp %.0f | idle clk %.0f waits %llu\n",
+        printf("ASYNC levels %u go %llu idle %llu | per go round: taken %.2f kept %.2f pub %.2f pubrounds %.3f post-a %.0f post-b %.0f | cas %llu fail %llu | clk c0-S1 %.0f round %.0f take %.0f wexp %.0f | idle clk %.0f waits %llu\n",
                levels, v[0], v[1], v[2] / go, v[4] / go, v[3] / go, v[12] / go, v[13] / go, v[5] / go, v[6], v[7], v[8] / go, v[9] / go,
                v[10] / go, v[14] / go, v[1] ? (double)v[11] / v[1] : 0.0, v[15]);
     }
