@@ -48,7 +48,9 @@ Before anything is timed, the megakernel is tuned from the first root
 (--mega-tune): it runs each candidate setting (its adaptive depth and
 fixed depths from 2 to 16, each with a block keep budget of 256 and of 512
 edges; where direction-optimizing, also the two budgets level-
-synchronous) three times and keeps the fastest that lowers at most 0.5
+synchronous; where the blocks have at most 512 threads, also top-down
+without grid barriers (--mega-async) within windows of 4 and 8 labels,
+with the 512-edge budget) three times and keeps the fastest that lowers at most 0.5
 labels per vertex, the configured setting unless another is 3% faster. A
 graph of long diameter whose levels are almost all top-down (a random
 geometric graph) runs faster ahead than level-synchronous. The table of

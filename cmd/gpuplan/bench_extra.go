@@ -17,6 +17,7 @@ type benchExtra struct {
 	fixedAhead  bool
 	keep        int
 	topDown     bool
+	async       bool
 	tune        bool
 	batch       int
 	batchWidth  int
@@ -32,7 +33,8 @@ func (x *benchExtra) define(f *flags, o *benchOptions) {
 	f.BoolVar(&x.fixedAhead, "mega-fixed-ahead", false, "megakernel: keep the run-ahead depth at --mega-ahead instead of adapting it")
 	f.IntVar(&x.keep, "mega-keep", 0, fmt.Sprintf("megakernel: a block's keep budget, the most `EDGES` of its own discoveries it keeps for its next level: %d or %d (0: %d)", bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep, bfs.DefaultMegakernelKeep))
 	f.BoolVar(&x.topDown, "mega-top-down", false, "megakernel: run every level top-down, running ahead, even where the other arms are direction-optimizing")
-	f.BoolVar(&x.tune, "mega-tune", true, "megakernel: before timing, measure candidate settings (run-ahead depths, keep budgets and, where direction-optimizing, level-synchronous against top-down) from the first root and run the fastest (off when --mega-ahead, --mega-fixed-ahead, --mega-keep or --mega-top-down is given, unless --mega-tune is too)")
+	f.BoolVar(&x.async, "mega-async", false, "megakernel: run the top-down levels without grid barriers, within a window of --mega-ahead - 1 labels over the lowest pending label (blocks of at most 512 threads; with --direction auto, give --mega-top-down too)")
+	f.BoolVar(&x.tune, "mega-tune", true, "megakernel: before timing, measure candidate settings (run-ahead depths, keep budgets, without grid barriers where it can and, where direction-optimizing, level-synchronous against top-down) from the first root and run the fastest (off when --mega-ahead, --mega-fixed-ahead, --mega-keep, --mega-top-down or --mega-async is given, unless --mega-tune is too)")
 	f.IntVar(&x.batch, "batch", 0, "also measure multi-source BFS from `K` roots (the roots: --roots defaults to K), against the K single-root traversals (0: no)")
 	f.IntVar(&x.batchWidth, "batch-width", 0, "multi-source roots per pass: 32 or 64 (0: the planner picks)")
 	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "run Gunrock's BFS binary at `PATH` on the same graph and roots as the external arm gunrock")
@@ -49,8 +51,8 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		return usagef("gpuplan bench frontier: --direction: %v", err)
 	}
 	sc := &o.bench.Session
-	sc.Direction, sc.MegakernelFixedAhead, sc.MegakernelKeep, sc.MegakernelTopDown = dir, x.fixedAhead, x.keep, x.topDown
-	o.bench.Tune = x.tune && (set["mega-tune"] || !(set["mega-ahead"] || set["mega-fixed-ahead"] || set["mega-keep"] || set["mega-top-down"]))
+	sc.Direction, sc.MegakernelFixedAhead, sc.MegakernelKeep, sc.MegakernelTopDown, sc.MegakernelAsync = dir, x.fixedAhead, x.keep, x.topDown, x.async
+	o.bench.Tune = x.tune && (set["mega-tune"] || !(set["mega-ahead"] || set["mega-fixed-ahead"] || set["mega-keep"] || set["mega-top-down"] || set["mega-async"]))
 	switch {
 	case x.keep != 0 && x.keep != bfs.DefaultMegakernelKeep && x.keep != bfs.MaxMegakernelKeep:
 		return usagef("gpuplan bench frontier: --mega-keep %d is not 0, %d or %d", x.keep, bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep)

@@ -44,6 +44,7 @@ func TestBenchArgs(t *testing.T) {
 		"ahead given":        {[]string{"--mega-ahead", "4"}, false},
 		"fixed given":        {[]string{"--mega-fixed-ahead"}, false},
 		"top-down given":     {[]string{"--mega-top-down"}, false},
+		"async given":        {[]string{"--mega-async", "--direction", "top-down"}, false},
 		"tune asked as well": {[]string{"--mega-keep", "256", "--mega-tune"}, true},
 		"tune off":           {[]string{"--mega-tune=false"}, false},
 	}

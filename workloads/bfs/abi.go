@@ -83,7 +83,9 @@ type DoLevelParams[P Ptr] struct {
 // MegakernelParams are the parameters of KernelMegakernel. Ahead is the
 // deepest run-ahead; Adapt (1) lets the depth adapt from each step's
 // lowered labels, 0 keeps it at Ahead. Direction is MegaTopDown (every
-// level top-down) or MegaAuto (the device rule decides every level). Keep
+// level top-down), MegaAuto (the device rule decides every level) or
+// MegaAsync (every level top-down, without grid barriers, within a window
+// of Ahead - 1 labels). Keep
 // is a block's keep budget in edges: MaxMegakernelKeep when at least that,
 // else DefaultMegakernelKeep.
 type MegakernelParams[P Ptr] struct {
@@ -216,6 +218,10 @@ const (
 	// keeps more registers a thread; a session launches it whenever its
 	// megakernel blocks are that small.
 	KernelMegakernelNarrow = "bfs_megakernel_narrow"
+	// KernelMegakernelAsync is KernelMegakernelNarrow with the asynchronous
+	// traversal (direction MegaAsync): every level top-down, without grid
+	// barriers between levels. The other two entry points refuse MegaAsync.
+	KernelMegakernelAsync = "bfs_megakernel_async"
 	// KernelBarrierOnly crosses `levels` megakernel barriers and does
 	// nothing else, after KernelInit reset ctl.
 	KernelBarrierOnly = "bfs_barrier_only"
@@ -270,7 +276,7 @@ const (
 	ResultChanged = 1
 	// ResultOverflow is non-zero if a push ever exceeded a queue's capacity.
 	ResultOverflow = 2
-	// ResultMisuse is MisusePhases or MisuseGrid when a kernel was launched
+	// ResultMisuse is a Misuse code when a kernel was launched
 	// against its contract (it then does nothing).
 	ResultMisuse = 3
 	// ResultBarriers is the number of grid barriers (steps) the megakernel
@@ -298,6 +304,9 @@ const (
 	// MisuseGrid: KernelMegakernel was launched with more than
 	// MaxMegakernelBlocks blocks.
 	MisuseGrid = 2
+	// MisuseAsync: KernelMegakernel or KernelMegakernelNarrow was given
+	// MegaAsync, which only KernelMegakernelAsync runs.
+	MisuseAsync = 3
 )
 
 // Directions and reasons as the kernels write them: the planner's values.
@@ -306,9 +315,33 @@ const (
 	// planners.DirectionBottomUp.
 	DirTopDown  = uint64(planners.DirectionTopDown)
 	DirBottomUp = uint64(planners.DirectionBottomUp)
-	// MegaTopDown and MegaAuto are the megakernel's direction modes.
+	// MegaTopDown, MegaAuto and MegaAsync are the megakernel's direction
+	// modes: every level top-down in steps between grid barriers, the
+	// device rule's decision at every level, and every level top-down
+	// without grid barriers between levels.
 	MegaTopDown = 0
 	MegaAuto    = 1
+	MegaAsync   = 2
+)
+
+// The asynchronous megakernel's fixed sizes: the labels its pending counts
+// cycle through, the most ring items a block takes a round, the idle rounds
+// after which a block ignores the window, the q1 words its counters take,
+// and the most edges of a ring item and the largest label a ring slot holds
+// (an item or label past them sets the overflow flag).
+const (
+	asyncLabels       = 64
+	asyncTake         = 32
+	asyncForce        = 64
+	asyncCounterWords = 192
+	// asyncMinQueueItems is the smallest frontier queue whose second half
+	// (q1) holds the counters.
+	asyncMinQueueItems = (4*asyncCounterWords + QueueItemBytes - 1) / QueueItemBytes
+	// AsyncItemEdges is the most edges one item of the asynchronous
+	// megakernel's ring holds: Config.Chunk may be at most this with
+	// Config.MegakernelAsync.
+	AsyncItemEdges = 511
+	asyncMaxLabel  = 0x7ffffe
 )
 
 // A decision log entry's first word: the direction in bits 0..1, the
@@ -409,6 +442,7 @@ var ABI = kernelabi.Module{
 		{Name: KernelDoLevel, Doc: "One direction-optimizing level; the last two parameters are the split-dispatch phase range.", Params: DoLevelParams[executor.DevPtr]{}},
 		{Name: KernelMegakernel, Doc: "Every level in one cooperative launch.", Params: MegakernelParams[executor.DevPtr]{}},
 		{Name: KernelMegakernelNarrow, Doc: "The megakernel for blocks of at most MEGA_NARROW_THREADS threads.", Params: MegakernelParams[executor.DevPtr]{}},
+		{Name: KernelMegakernelAsync, Doc: "The narrow megakernel with the asynchronous traversal (MEGA_ASYNC).", Params: MegakernelParams[executor.DevPtr]{}},
 		{Name: KernelBarrierOnly, Doc: "Megakernel barriers alone.", Params: BarrierParams[executor.DevPtr]{}},
 		{Name: KernelCopy, Doc: "A 16-byte-word copy, for the copy-bandwidth ceiling.", Params: CopyParams[executor.DevPtr]{}},
 		{Name: KernelMSInit, Doc: "Starts a multi-source pass.", Params: MSInitParams[executor.DevPtr]{}},
@@ -433,6 +467,7 @@ var ABI = kernelabi.Module{
 		{Name: "RESULT_SCAN_CHANGED", Value: ResultScanChanged},
 		{Name: "MISUSE_PHASES", Value: MisusePhases, Doc: "Misuse codes."},
 		{Name: "MISUSE_GRID", Value: MisuseGrid},
+		{Name: "MISUSE_ASYNC", Value: MisuseAsync},
 		{Name: "DIR_TOP_DOWN", Value: DirTopDown, Doc: "Directions, reasons and thresholds of the direction rule: the planner's\n(planners.PlanBFSDirection) values."},
 		{Name: "DIR_BOTTOM_UP", Value: DirBottomUp},
 		{Name: "REASON_LOW_DEGREE", Value: uint64(planners.ReasonLowAverageDegree)},
@@ -446,6 +481,13 @@ var ABI = kernelabi.Module{
 		{Name: "DIR_MIN_DEGREE", Value: planners.DefaultBottomUpMinDegree},
 		{Name: "MEGA_TOP_DOWN", Value: MegaTopDown, Doc: "The megakernel's direction modes."},
 		{Name: "MEGA_AUTO", Value: MegaAuto},
+		{Name: "MEGA_ASYNC", Value: MegaAsync},
+		{Name: "ASYNC_LABELS", Value: asyncLabels, Doc: "The asynchronous megakernel's labels of pending counts, ring items taken\na round, idle rounds before it ignores the window, q1 words of its\ncounters, and a ring slot's most edges and largest label."},
+		{Name: "ASYNC_TAKE", Value: asyncTake},
+		{Name: "ASYNC_FORCE", Value: asyncForce},
+		{Name: "ASYNC_COUNTER_WORDS", Value: asyncCounterWords},
+		{Name: "ASYNC_ITEM_EDGES", Value: AsyncItemEdges},
+		{Name: "ASYNC_MAX_LABEL", Value: asyncMaxLabel},
 		{Name: "LOG_DIR_MASK", Value: logDirMask, Doc: "A decision log entry's first word: direction, reason, current visited\nbitmap and run-ahead depth."},
 		{Name: "LOG_REASON_SHIFT", Value: logReasonShift},
 		{Name: "LOG_REASON_MASK", Value: logReasonMask},

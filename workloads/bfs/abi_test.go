@@ -24,7 +24,7 @@ func TestABIHeaderIsGenerated(t *testing.T) {
 // ABI.
 func TestABIMatchesPTX(t *testing.T) {
 	require.NoError(t, ABI.CheckPTX(KernelPTX()))
-	assert.Equal(t, []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelDoLevel, KernelMegakernel, KernelMegakernelNarrow, KernelBarrierOnly, KernelCopy,
+	assert.Equal(t, []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelDoLevel, KernelMegakernel, KernelMegakernelNarrow, KernelMegakernelAsync, KernelBarrierOnly, KernelCopy,
 		KernelMSInit, KernelMSLevel, KernelMSFinish}, KernelNames())
 }
 

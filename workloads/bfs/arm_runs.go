@@ -163,7 +163,7 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 // principle overflow: the traversal then runs again with one barrier per
 // level (r.Reruns).
 func (s *Session) runMegakernel(r *Run) (control, error) {
-	c, overflow, err := s.launchMegakernel(r, uint64(s.cfg.MegakernelAhead), !s.cfg.MegakernelFixedAhead)
+	c, overflow, err := s.launchMegakernel(r, uint64(s.cfg.MegakernelAhead), !s.cfg.MegakernelFixedAhead, s.async())
 	if err != nil || overflow == 0 || s.cfg.MegakernelAhead == 1 {
 		return c, err
 	}
@@ -171,19 +171,39 @@ func (s *Session) runMegakernel(r *Run) (control, error) {
 		return c, err
 	}
 	r.Reruns = 1
-	more, _, err := s.launchMegakernel(r, 1, false)
+	more, _, err := s.launchMegakernel(r, 1, false, false)
 	// The reset is one more dispatch with its own sync.
 	return control{syncs: c.syncs + more.syncs + 1}, err
 }
 
+// async reports whether the megakernel runs without grid barriers: when
+// configured to, on a frontier queue large enough for its counters.
+func (s *Session) async() bool {
+	return s.cfg.MegakernelAsync && s.canAsync()
+}
+
+// canAsync reports whether the session's megakernel can run without grid
+// barriers: its block size, chunk and frontier queue allow it.
+func (s *Session) canAsync() bool {
+	return s.asyncFits && s.cfg.Chunk <= AsyncItemEdges && s.qcap() >= asyncMinQueueItems
+}
+
 // launchMegakernel launches the megakernel with run-ahead depth ahead
-// (the deepest, when adapt) and returns the overflow flag.
-func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt bool) (control, uint32, error) {
+// (the deepest, when adapt; the window + 1, when async) and returns the
+// overflow flag.
+func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt, async bool) (control, uint32, error) {
 	dir := uint64(MegaTopDown)
-	if s.cfg.Direction == DirectionAuto && !s.cfg.MegakernelTopDown {
+	switch {
+	case async:
+		dir = MegaAsync
+	case s.cfg.Direction == DirectionAuto && !s.cfg.MegakernelTopDown:
 		dir = MegaAuto
 	}
-	t, err := s.x.Launch(s.k.mega, s.plans.MegakernelGrid.Config(), kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
+	k := s.k.mega
+	if async {
+		k = s.k.megaAsync
+	}
+	t, err := s.x.Launch(k, s.plans.MegakernelGrid.Config(), kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
 		Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1,
 		Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
 		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),

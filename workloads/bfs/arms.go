@@ -227,6 +227,8 @@ func (s *Session) checkControl(r *Run) error {
 		return nil
 	case MisuseGrid:
 		return fmt.Errorf("BFS %s from root %d: the megakernel was launched with more than %d blocks and did nothing. Fix: launch it through a Session, which caps its grid", r.Arm, r.Root, MaxMegakernelBlocks)
+	case MisuseAsync:
+		return fmt.Errorf("BFS %s from root %d: a megakernel entry point other than %s was given the asynchronous direction and did nothing. Fix: launch the asynchronous traversal through a Session with Config.MegakernelAsync", r.Arm, r.Root, KernelMegakernelAsync)
 	default:
 		return fmt.Errorf("BFS %s from root %d: a per-level launch was given several phases. Fix: launch %s with one phase per launch", r.Arm, r.Root, KernelQueueLevel)
 	}

@@ -30,15 +30,18 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 	k := func(run func(*executor.FakeLaunch) error, regs, smem int) executor.FakeKernel {
 		return executor.FakeKernel{Run: run, Attrs: executor.FuncAttributes{NumRegs: regs, StaticSharedBytes: smem, MaxThreadsPerBlock: 1024}}
 	}
-	narrow := k(e.runMegakernel, 96, 34000)
+	narrow := k(e.runMegakernel(false), 96, 34000)
 	narrow.Attrs.MaxThreadsPerBlock = MegakernelNarrowThreads
+	async := k(e.runMegakernel(true), 110, 36000)
+	async.Attrs.MaxThreadsPerBlock = MegakernelNarrowThreads
 	return map[string]executor.FakeKernel{
 		KernelMegakernelNarrow: narrow,
+		KernelMegakernelAsync:  async,
 		KernelInit:             k(e.runInit, 16, 0),
 		KernelWaveScan:         k(e.runScan, 20, 0),
 		KernelQueueLevel:       k(e.runQueueLevel, 40, 8*levelBlockQueueItems+8),
 		KernelDoLevel:          k(e.runDoLevel, 48, 8*levelBlockQueueItems+32),
-		KernelMegakernel:       k(e.runMegakernel, 64, 34000),
+		KernelMegakernel:       k(e.runMegakernel(false), 64, 34000),
 		KernelBarrierOnly:      k(func(*executor.FakeLaunch) error { return nil }, 16, 8),
 		KernelCopy:             k(e.runCopy, 16, 0),
 		KernelMSInit:           k(e.runMSInit, 25, 0),
@@ -196,7 +199,14 @@ func (e *Emulation) runDoLevel(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runMegakernel(l *executor.FakeLaunch) error {
+// runMegakernel returns a megakernel entry point's emulation: the
+// asynchronous one's (async), which alone runs direction MegaAsync, or the
+// others'.
+func (e *Emulation) runMegakernel(async bool) func(l *executor.FakeLaunch) error {
+	return func(l *executor.FakeLaunch) error { return e.runMega(l, async) }
+}
+
+func (e *Emulation) runMega(l *executor.FakeLaunch, async bool) error {
 	var p MegakernelParams[executor.DevPtr]
 	if err := kernelabi.Decode(l.Args, &p); err != nil {
 		return err
@@ -209,12 +219,20 @@ func (e *Emulation) runMegakernel(l *executor.FakeLaunch) error {
 		m.ctl[CtlResult+ResultMisuse] = MisuseGrid
 		return nil
 	}
+	if p.Direction == MegaAsync && !async {
+		m.ctl[CtlResult+ResultMisuse] = MisuseAsync
+		return nil
+	}
 	nwarps, perBlock := grid(l)
 	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, megaBlockQueueItems, e.nextSeed())
 	edges := keepBudget(p.Keep)
 	d.setKeep(edges/keepEdgesPerItem, edges, keepLow, keepItemEdges)
-	d.mega(megaRun{maxSteps: uint32(min(p.MaxSteps, 1<<32-1)), ahead: uint32(min(max(p.Ahead, 1), arriveMask)),
-		adapt: p.Adapt != 0, auto: p.Direction == MegaAuto})
+	if p.Direction == MegaAsync {
+		d.megaAsync(uint32(min(max(p.Ahead, 2), arriveMask)) - 1)
+	} else {
+		d.mega(megaRun{maxSteps: uint32(min(p.MaxSteps, 1<<32-1)), ahead: uint32(min(max(p.Ahead, 1), arriveMask)),
+			adapt: p.Adapt != 0, auto: p.Direction == MegaAuto})
+	}
 	*(*uint64)(unsafe.Pointer(&m.ctl[CtlResult+ResultRelabels])) += uint64(d.relabels)
 	return nil
 }

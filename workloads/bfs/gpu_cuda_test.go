@@ -162,7 +162,7 @@ func TestGPUTuneMegakernel(t *testing.T) {
 		tu, err := s.TuneMegakernel(roots[0], frontier.Stats(g, want).Reached, DefaultTuneRuns)
 		require.NoError(t, err, spec)
 		t.Logf("%s tuning:\n%s", spec, tu.Table())
-		require.Len(t, tu.Trials, len(TuneCandidates(MegakernelSetting{Ahead: DefaultMaxRunAhead, Keep: DefaultMegakernelKeep}, false)))
+		require.Len(t, tu.Trials, len(TuneCandidates(MegakernelSetting{Ahead: DefaultMaxRunAhead, Keep: DefaultMegakernelKeep}, false, s.canAsync())))
 		assert.Equal(t, tu.Chosen, s.MegakernelSetting())
 		for _, root := range roots {
 			want, err := frontier.BFS(g, root)

@@ -108,6 +108,16 @@ type Config struct {
 	// bottom-up, running ahead pays more than the rule saves.
 	// Session.TuneMegakernel measures which pays.
 	MegakernelTopDown bool `json:"megakernel_top_down,omitempty"`
+	// MegakernelAsync runs the megakernel's top-down levels without grid
+	// barriers between them: each block takes work as it appears and
+	// expands it while its label is within MegakernelAhead - 1 labels of
+	// the lowest label pending anywhere. It needs top-down levels
+	// (in a direction-optimizing session, MegakernelTopDown), blocks of at most
+	// MegakernelNarrowThreads threads and a Chunk of at most
+	// AsyncItemEdges. A graph whose frontier queue holds fewer than 64
+	// items (too few for its counters) runs with grid barriers instead.
+	// Session.TuneMegakernel measures whether it pays.
+	MegakernelAsync bool `json:"megakernel_async,omitempty"`
 	// Direction chooses each level's direction ("": DirectionAuto).
 	Direction Direction `json:"direction"`
 	// MaxResidentBytes caps the memory budget the plans use (0: the
@@ -163,6 +173,28 @@ func (c Config) validate() error {
 	if _, err := ParseDirection(string(c.Direction)); err != nil {
 		return fmt.Errorf("BFS config Direction: %w", err)
 	}
+	return c.validateAsync()
+}
+
+// validateAsync checks what MegakernelAsync needs.
+func (c Config) validateAsync() error {
+	switch {
+	case !c.MegakernelAsync:
+		return nil
+	case c.MegakernelThreads > MegakernelNarrowThreads:
+		return fmt.Errorf("BFS config MegakernelThreads = %d with MegakernelAsync: the asynchronous megakernel runs blocks of at most %d threads. Fix: set MegakernelThreads to at most %d", c.MegakernelThreads, MegakernelNarrowThreads, MegakernelNarrowThreads)
+	case c.Chunk > AsyncItemEdges:
+		return fmt.Errorf("BFS config Chunk = %d with MegakernelAsync: the asynchronous megakernel's queue items hold at most %d edges. Fix: set Chunk to at most %d", c.Chunk, AsyncItemEdges, AsyncItemEdges)
+	}
+	return nil
+}
+
+// checkAsyncDirection checks that MegakernelAsync comes with top-down
+// megakernel levels in a direction-optimizing session (optimizing).
+func (c Config) checkAsyncDirection(optimizing bool) error {
+	if c.MegakernelAsync && optimizing && !c.MegakernelTopDown {
+		return fmt.Errorf("BFS config MegakernelAsync in a direction-optimizing session: the asynchronous megakernel runs every level top-down. Fix: set MegakernelTopDown too, or Direction %q", DirectionTopDown)
+	}
 	return nil
 }
 
@@ -179,7 +211,7 @@ func (b *buffers) all() []*executor.Buffer {
 
 // kernels are a session's entry points.
 type kernels struct {
-	init, scan, level, doLevel, mega, barrier, copy, msInit, msLevel, msFinish *executor.Kernel
+	init, scan, level, doLevel, mega, megaAsync, barrier, copy, msInit, msLevel, msFinish *executor.Kernel
 }
 
 // Session holds one graph resident on the device (uploaded once) and runs
@@ -193,11 +225,14 @@ type Session struct {
 	// optimizing is whether the levels' directions are the planner's
 	// (DirectionAuto on a graph past its degree gate).
 	optimizing bool
-	plans      Plans
-	mod        *executor.Module
-	k          kernels
-	buf        buffers
-	word       []byte
+	// asyncFits is whether the asynchronous megakernel runs on the
+	// megakernel's grid (as many of its blocks fit an SM).
+	asyncFits bool
+	plans     Plans
+	mod       *executor.Module
+	k         kernels
+	buf       buffers
+	word      []byte
 	// opened is the telemetry the session's setup produced (the one graph
 	// upload and its allocations).
 	opened executor.TelemetrySnapshot
@@ -221,6 +256,9 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 	}
 	s := &Session{x: x, g: g, cfg: cfg, lowDeg: LowDegree(g), word: make([]byte, 8*ResultWords)}
 	s.optimizing = cfg.Direction == DirectionAuto && DirectionOptimizing(g)
+	if err := cfg.checkAsyncDirection(s.optimizing); err != nil {
+		return nil, err
+	}
 	before := x.Telemetry()
 	queue, err := s.planMemory()
 	if err != nil {
@@ -296,7 +334,8 @@ func (s *Session) loadKernels() error {
 		dst  **executor.Kernel
 		name string
 	}{{&s.k.init, KernelInit}, {&s.k.scan, KernelWaveScan}, {&s.k.level, KernelQueueLevel}, {&s.k.doLevel, KernelDoLevel},
-		{&s.k.mega, megakernelFor(s.cfg.MegakernelThreads)}, {&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy},
+		{&s.k.mega, megakernelFor(s.cfg.MegakernelThreads)}, {&s.k.megaAsync, KernelMegakernelAsync},
+		{&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy},
 		{&s.k.msInit, KernelMSInit}, {&s.k.msLevel, KernelMSLevel}, {&s.k.msFinish, KernelMSFinish}} {
 		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
 			return err
@@ -331,6 +370,15 @@ func (s *Session) planLaunches(qp planners.DeviceWorkQueueProfile) error {
 	}
 	if p.MegakernelGrid.GridBlocks > MaxMegakernelBlocks {
 		return fmt.Errorf("BFS megakernel grid of %d blocks: its barrier counts arrivals in 16 bits. Fix: cap it at %d blocks with Config.MegakernelBlocksPerSM or larger blocks", p.MegakernelGrid.GridBlocks, MaxMegakernelBlocks)
+	}
+	// The asynchronous entry point runs on the same grid where as many of
+	// its blocks fit an SM.
+	if s.cfg.MegakernelThreads <= MegakernelNarrowThreads {
+		ag, err := x.CooperativeGrid(s.k.megaAsync, s.cfg.MegakernelThreads, 0)
+		s.asyncFits = err == nil && ag.BlocksPerSM >= p.MegakernelGrid.BlocksPerSM
+	}
+	if s.cfg.MegakernelAsync && !s.asyncFits {
+		return fmt.Errorf("BFS config MegakernelBlocksPerSM = %d with MegakernelAsync: the asynchronous megakernel does not fit as many blocks of %d threads on an SM. Fix: lower MegakernelBlocksPerSM", p.MegakernelGrid.BlocksPerSM, s.cfg.MegakernelThreads)
 	}
 	warps := uint64(p.LevelGrid.GridBlocks) * uint64(p.LevelGrid.BlockThreads/32)
 	if p.Queue, err = planners.PlanDeviceWorkQueueBackpressure(qp, max(warps, 1)); err != nil {

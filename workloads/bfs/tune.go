@@ -10,12 +10,16 @@ import (
 )
 
 // MegakernelSetting is how megakernel launches run: whether a direction-
-// optimizing session's megakernel runs top-down instead, how deep a block
-// runs ahead of the grid and how much of its own frontier it keeps.
+// optimizing session's megakernel runs top-down instead, whether it runs
+// without grid barriers, how deep a block runs ahead of the grid and how
+// much of its own frontier it keeps.
 type MegakernelSetting struct {
 	// TopDown runs every level top-down, running ahead, in a direction-
 	// optimizing session (Config.MegakernelTopDown).
 	TopDown bool `json:"top_down,omitempty"`
+	// Async runs the top-down levels without grid barriers, within a
+	// window of Ahead - 1 labels (Config.MegakernelAsync).
+	Async bool `json:"async,omitempty"`
 	// Ahead is the deepest run-ahead (1: one grid barrier per level).
 	Ahead int `json:"ahead"`
 	// Fixed keeps the depth at Ahead instead of adapting it below Ahead
@@ -25,11 +29,14 @@ type MegakernelSetting struct {
 	Keep int `json:"keep"`
 }
 
-// String describes the setting, for example "adaptive up to 32, keep 256"
-// or "top-down, fixed 2, keep 512".
+// String describes the setting, for example "adaptive up to 32, keep
+// 256", "top-down, fixed 2, keep 512" or "asynchronous, window 8, keep 512".
 func (m MegakernelSetting) String() string {
 	depth := fmt.Sprintf("adaptive up to %d", m.Ahead)
-	if m.Fixed || m.Ahead == 1 {
+	switch {
+	case m.Async:
+		depth = fmt.Sprintf("asynchronous, window %d", max(m.Ahead, 2)-1)
+	case m.Fixed || m.Ahead == 1:
 		depth = fmt.Sprintf("fixed %d", m.Ahead)
 	}
 	if m.TopDown {
@@ -58,8 +65,16 @@ const (
 // depths 2, 3, 4, 6, 8, 12 and 16 below base's. In a direction-optimizing
 // session (optimizing) the megakernel is level-synchronous unless
 // TopDown, so the candidates are both: the keep budgets level-
-// synchronous (the depth is then always 1), and every top-down one.
-func TuneCandidates(base MegakernelSetting, optimizing bool) []MegakernelSetting {
+// synchronous (the depth is then always 1), and every top-down one. Where
+// the session can run the megakernel without grid barriers (async), the
+// top-down candidates end with the asynchronous ones:
+// TuneAsyncWindows' windows with the large keep budget.
+func TuneCandidates(base MegakernelSetting, optimizing, async bool) []MegakernelSetting {
+	var out []MegakernelSetting
+	if base.Async {
+		out = append(out, base)
+		base.Async = false
+	}
 	keeps := []int{base.Keep}
 	for _, k := range []int{DefaultMegakernelKeep, MaxMegakernelKeep} {
 		if !slices.Contains(keeps, k) {
@@ -70,7 +85,6 @@ func TuneCandidates(base MegakernelSetting, optimizing bool) []MegakernelSetting
 	if optimizing {
 		modes = append(modes, !base.TopDown)
 	}
-	var out []MegakernelSetting
 	for _, td := range modes {
 		depths := []MegakernelSetting{{Ahead: base.Ahead, Fixed: base.Fixed}}
 		if td || !optimizing {
@@ -85,9 +99,22 @@ func TuneCandidates(base MegakernelSetting, optimizing bool) []MegakernelSetting
 				out = append(out, MegakernelSetting{TopDown: td, Ahead: d.Ahead, Fixed: d.Fixed, Keep: k})
 			}
 		}
+		if async && (td || !optimizing) {
+			for _, w := range TuneAsyncWindows {
+				c := MegakernelSetting{TopDown: td, Async: true, Ahead: w + 1, Fixed: true, Keep: MaxMegakernelKeep}
+				if !slices.Contains(out, c) {
+					out = append(out, c)
+				}
+			}
+		}
 	}
 	return out
 }
+
+// TuneAsyncWindows are the windows a tuning measures the asynchronous
+// megakernel with: past 8 labels a random geometric graph's time per level
+// stops falling while the labels lowered keep rising.
+var TuneAsyncWindows = []int{4, 8}
 
 // TuneTrial is one candidate setting measured from the tuning's root.
 type TuneTrial struct {
@@ -163,7 +190,7 @@ func (t MegakernelTuning) Table() string {
 
 // MegakernelSetting returns the setting the session's megakernel runs with.
 func (s *Session) MegakernelSetting() MegakernelSetting {
-	return MegakernelSetting{TopDown: s.cfg.MegakernelTopDown, Ahead: s.cfg.MegakernelAhead,
+	return MegakernelSetting{TopDown: s.cfg.MegakernelTopDown, Async: s.cfg.MegakernelAsync, Ahead: s.cfg.MegakernelAhead,
 		Fixed: s.cfg.MegakernelFixedAhead, Keep: s.cfg.MegakernelKeep}
 }
 
@@ -171,9 +198,15 @@ func (s *Session) MegakernelSetting() MegakernelSetting {
 // as Config checks its fields.
 func (s *Session) SetMegakernelSetting(m MegakernelSetting) error {
 	c := s.cfg
-	c.MegakernelTopDown, c.MegakernelAhead, c.MegakernelFixedAhead, c.MegakernelKeep = m.TopDown, m.Ahead, m.Fixed, m.Keep
+	c.MegakernelTopDown, c.MegakernelAsync, c.MegakernelAhead, c.MegakernelFixedAhead, c.MegakernelKeep = m.TopDown, m.Async, m.Ahead, m.Fixed, m.Keep
 	if err := c.validate(); err != nil {
 		return err
+	}
+	if err := c.checkAsyncDirection(s.optimizing); err != nil {
+		return err
+	}
+	if m.Async && !s.asyncFits {
+		return fmt.Errorf("BFS megakernel setting %s: the asynchronous megakernel does not fit the megakernel's grid. Fix: leave Async off", m)
 	}
 	s.cfg = c
 	return nil
@@ -199,7 +232,7 @@ func (s *Session) TuneMegakernel(root int32, reached, runs int) (MegakernelTunin
 	}
 	base := s.MegakernelSetting()
 	t := MegakernelTuning{Root: root}
-	for _, c := range TuneCandidates(base, s.optimizing) {
+	for _, c := range TuneCandidates(base, s.optimizing, s.canAsync()) {
 		tr, err := s.tuneTrial(c, root, reached, runs)
 		if err != nil {
 			_ = s.SetMegakernelSetting(base)

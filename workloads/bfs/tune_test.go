@@ -39,10 +39,10 @@ func TestTuneCandidates(t *testing.T) {
 				fixed(false, 3, 256), fixed(false, 3, 512)}},
 	}
 	for _, c := range cases {
-		assert.Equal(t, c.want, TuneCandidates(c.base, c.optimizing), c.name)
+		assert.Equal(t, c.want, TuneCandidates(c.base, c.optimizing, false), c.name)
 	}
 	for _, optimizing := range []bool{false, true} {
-		all := TuneCandidates(adaptive, optimizing)
+		all := TuneCandidates(adaptive, optimizing, false)
 		want := 16
 		if optimizing {
 			want = 18
@@ -95,7 +95,7 @@ func TestPickSetting(t *testing.T) {
 func TestPickSettingProperties(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 9))
 	base := MegakernelSetting{Ahead: 32, Keep: 256}
-	cands := TuneCandidates(base, false)
+	cands := TuneCandidates(base, false, false)
 	for i := range 500 {
 		trials := make([]TuneTrial, len(cands))
 		for j, m := range cands {
@@ -141,7 +141,7 @@ func TestTuneMegakernelOnFake(t *testing.T) {
 	tu, err := s.TuneMegakernel(roots[0], st.Reached, 2)
 	require.NoError(t, err)
 	assert.Equal(t, roots[0], tu.Root)
-	cands := TuneCandidates(base, false)
+	cands := TuneCandidates(base, false, s.canAsync())
 	require.Len(t, tu.Trials, len(cands))
 	for i, tr := range tu.Trials {
 		assert.Equal(t, cands[i], tr.Setting)
@@ -238,4 +238,36 @@ func frontierBFS(t *testing.T, g *frontier.CSR, root int32) []int32 {
 	lv, err := frontier.BFS(g, root)
 	require.NoError(t, err)
 	return lv
+}
+
+// TestTuneCandidatesAsync checks the asynchronous candidates: one per
+// window with the large budget, top-down only, after the others; a
+// configured asynchronous setting first, its synchronous forms after it.
+func TestTuneCandidatesAsync(t *testing.T) {
+	async := func(td bool, w int) MegakernelSetting {
+		return MegakernelSetting{TopDown: td, Async: true, Ahead: w + 1, Fixed: true, Keep: MaxMegakernelKeep}
+	}
+	cases := []struct {
+		name       string
+		base       MegakernelSetting
+		optimizing bool
+		want       []MegakernelSetting
+	}{
+		{"top-down session", MegakernelSetting{Ahead: 2, Fixed: true, Keep: 512}, false,
+			[]MegakernelSetting{{Ahead: 2, Fixed: true, Keep: 512}, {Ahead: 2, Fixed: true, Keep: 256}, async(false, 4), async(false, 8)}},
+		{"optimizing: asynchronous only top-down", MegakernelSetting{Ahead: 1, Keep: 256}, true,
+			[]MegakernelSetting{{Ahead: 1, Keep: 256}, {Ahead: 1, Keep: 512},
+				{TopDown: true, Ahead: 1, Keep: 256}, {TopDown: true, Ahead: 1, Keep: 512}, async(true, 4), async(true, 8)}},
+		{"configured asynchronous: first, and not twice", async(false, 8), false,
+			[]MegakernelSetting{async(false, 8), {Ahead: 9, Fixed: true, Keep: 512}, {Ahead: 2, Fixed: true, Keep: 512},
+				{Ahead: 3, Fixed: true, Keep: 512}, {Ahead: 4, Fixed: true, Keep: 512}, {Ahead: 6, Fixed: true, Keep: 512},
+				{Ahead: 8, Fixed: true, Keep: 512}, {Ahead: 9, Fixed: true, Keep: 256}, {Ahead: 2, Fixed: true, Keep: 256},
+				{Ahead: 3, Fixed: true, Keep: 256}, {Ahead: 4, Fixed: true, Keep: 256}, {Ahead: 6, Fixed: true, Keep: 256},
+				{Ahead: 8, Fixed: true, Keep: 256}, async(false, 4)}},
+	}
+	for _, c := range cases {
+		assert.Equal(t, c.want, TuneCandidates(c.base, c.optimizing, true), c.name)
+	}
+	assert.Equal(t, "asynchronous, window 8, keep 512", async(false, 8).String())
+	assert.Equal(t, "top-down, asynchronous, window 4, keep 512", async(true, 4).String())
 }

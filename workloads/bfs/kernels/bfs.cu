@@ -300,23 +300,28 @@ struct Sink {
     u32 qcap;
     C* out_count;
     u32* overflow;
-#ifdef MEGA_ASYNC
-    int* hist;  // found units by label modulo ASYNC_R, and the lowest label kept (null: not counted)
+    // The asynchronous traversal's: where the round counts what it finds
+    // by label modulo ASYNC_LABELS and the lowest label it keeps (null: not
+    // counted), and the ring pushes go to at once, with its tail and head
+    // (null: the block queue).
+    int* hist;
     u32* klab;
-    u64* ring;  // the ring pushes go to straight away (null: the block queue), with its counters
+    u64* ring;
     u32* tail;
     const u32* head;
-#endif
 };
 
-#ifdef MEGA_ASYNC
-// The asynchronous traversal's ring slot: an edge range's start, its length
-// and its vertex's label in one 64-bit word (see mega_async).
-#define A_EMPTY 0xffffffffffffffffull
-#define A_LEN_SHIFT 32u
-#define A_LAB_SHIFT 41u
-#define A_LEN_MAX 511u
-#define A_LAB_MAX 0x7ffffeu
+// The asynchronous traversal's ring slot (see mega_async): an edge range's
+// start, its length (at most ASYNC_ITEM_EDGES) and its vertex's label (at
+// most ASYNC_MAX_LABEL) in one 64-bit word; all ones is an empty slot.
+#define ASYNC_EMPTY 0xffffffffffffffffull
+#define ASYNC_LEN_SHIFT 32u
+#define ASYNC_LAB_SHIFT 41u
+static_assert(ASYNC_ITEM_EDGES == (1u << (ASYNC_LAB_SHIFT - ASYNC_LEN_SHIFT)) - 1u, "a slot's length field");
+static_assert(ASYNC_MAX_LABEL < (1u << (64u - ASYNC_LAB_SHIFT)) - 1u, "a slot's label field, below the empty slot's");
+
+// ld_rlx64, ld_rlx32 and st_rlx64 are relaxed accesses at GPU scope: read
+// and written whole, through L2, with no ordering around them.
 
 __device__ __forceinline__ u64 ld_rlx64(const u64* p) {
     u64 v;
@@ -334,12 +339,14 @@ __device__ __forceinline__ void st_rlx64(u64* p, u64 v) {
     asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
 }
 
+// async_pack returns an item's ring slot; an item or label past the
+// slot's fields sets the overflow flag (the host then runs the traversal
+// again with grid barriers).
 __device__ __forceinline__ u64 async_pack(uint2 it, u32 lab, u32* overflow) {
     u32 len = it.y - it.x;
-    if (len > A_LEN_MAX || lab > A_LAB_MAX) atomicExch(overflow, 1u);
-    return (u64)it.x | ((u64)(len & A_LEN_MAX) << A_LEN_SHIFT) | ((u64)min(lab, A_LAB_MAX) << A_LAB_SHIFT);
+    if (len > ASYNC_ITEM_EDGES || lab > ASYNC_MAX_LABEL) atomicExch(overflow, 1u);
+    return (u64)it.x | ((u64)(len & ASYNC_ITEM_EDGES) << ASYNC_LEN_SHIFT) | ((u64)min(lab, ASYNC_MAX_LABEL) << ASYNC_LAB_SHIFT);
 }
-#endif
 
 // push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
 // (f.lab is each one's label). The warp reserves all lanes' items with one
@@ -365,8 +372,7 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
         gbase = __shfl_sync(FULL_MASK, gbase, 31);
     }
     u32 pos = base + incl - nitems;
-#ifdef MEGA_ASYNC
-    if (s.hist != nullptr && nitems > 0) atomicAdd(&s.hist[f.lab % 64u], (int)nitems);
+    if (s.hist != nullptr && nitems > 0) atomicAdd(&s.hist[f.lab % ASYNC_LABELS], (int)nitems);
     if (s.ring != nullptr) {
         // Straight to the ring: one reservation a warp; *bn counts the items.
         u32 rb = 0;
@@ -382,7 +388,6 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
         }
         return;
     }
-#endif
     for (u32 i = 0; i < nitems; i++) {
         u32 ib = f.b + i * chunk;
         uint2 item = make_uint2(ib, min(ib + chunk, f.e));
@@ -544,10 +549,8 @@ __device__ __forceinline__ void set_full_hint(KeepQueue* kq) { atomicOr(&kq->ful
 __device__ __forceinline__ void keep_edge(KeepQueue* kq, u32 i, u32 t, u32 slot, const Graph& g) {
     kq->tgt[i] = t;
     kq->eslot[i] = (unsigned char)slot;
-#ifndef MEGA_ASYNC_NOPF
     prefetch_l1(g.offsets + t);
     prefetch_l2(g.level + t);
-#endif
 }
 
 // keep_vertex writes a kept vertex's slot, its edges and their targets:
@@ -595,13 +598,11 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane
             u32 epos = (old & KEEP_EMASK) + (incl & 0xffffu) - len;
             bool kept = cand && slot < KE / KEEP_EDGES_PER_ITEM && epos + len <= KE;
             if (kept) keep_vertex(kq, slot, epos, f, g);
-#ifdef MEGA_ASYNC
             if (s.hist != nullptr) {
-                if (kept) atomicAdd(&s.hist[f.lab % 64u], 1);
+                if (kept) atomicAdd(&s.hist[f.lab % ASYNC_LABELS], 1);
                 u32 lo = __reduce_min_sync(FULL_MASK, kept ? f.lab : UNREACHED);
                 if (lane == 0 && lo != UNREACHED) atomicMin(s.klab, lo);
             }
-#endif
             if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) set_full_hint(kq);
             u32 kmask = __ballot_sync(FULL_MASK, kept);
             if (kmask != 0 && lane == 31 - __clz(kmask)) atomicMax(&kq->done, ((slot + 1) << KEEP_SHIFT) | (epos + len));
@@ -1137,6 +1138,24 @@ struct MegaConfig {
     u32 auto_dir;
 };
 
+// AsyncShared is a block's shared memory for the asynchronous traversal:
+// what its first warp leaves for the next round by the round's parity (the
+// ring items it took, wm and work as it read them, and the kept vertices it
+// moved to the ring), the items each round pushed (by parity), the lowest
+// label each round kept (by round modulo 3: written during a round, read
+// after it, emptied the round after), the change of work and of cnt the
+// first warp sends next.
+struct AsyncShared {
+    u64 spill;  // the block queue's spill count, unused: pushes go to the ring
+    uint2 titems[2][ASYNC_TAKE];
+    u32 tlabs[2][ASYNC_TAKE];
+    u32 tn[2], nwm[2], nwork[2], staged[2];
+    u32 pushed[2];
+    u32 klabn[3];
+    int dwork;
+    int hist[2][ASYNC_LABELS];
+};
+
 // MegaShared is a megakernel block's shared memory.
 struct MegaShared {
     u64 word;                        // the barrier word, as the block received it
@@ -1153,6 +1172,7 @@ struct MegaShared {
     // into keep[(t + 1) % 3] and empties keep[(t + 2) % 3], which it read
     // the level before.
     KeepQueue keep[3];
+    AsyncShared as;  // the asynchronous traversal's
 };
 
 // MegaBlock is what a megakernel block carries from one of its levels to
@@ -1455,111 +1475,67 @@ __device__ __forceinline__ u32 mega_steps(MegaShared& sh, const MegaArgs& a, Meg
     return d;
 }
 
-#ifdef MEGA_ASYNC
-// An experimental traversal without grid barriers (top-down only), built
-// with -DMEGA_ASYNC in place of the top-down megakernel steps; `ahead` is
-// its window plus one.
+// The asynchronous traversal (direction MEGA_ASYNC): every level top-down
+// and no grid barrier between levels. Blocks take work as it appears and
+// expand it while its label is within a window of ahead - 1 labels over
+// the lowest label still pending anywhere (wm); the window bounds how far
+// blocks run ahead of the rest, and so the labels they set too high.
 //
 // The global queue is a ring of qcap 64-bit slots over q0's items: an edge
 // range's start, its length and its vertex's label in one word, written and
-// read whole (A_EMPTY: no item). q1 holds the counters, each on its own
+// read whole (ASYNC_EMPTY: no item). q1 holds the counters, each on its own
 // 128-byte line: head (slots taken), tail (slots reserved), work (units
-// pending: kept vertices and ring items not yet expanded), the lowest
-// pending label wm, and cnt[ASYNC_R], the pending units by label modulo
-// ASYNC_R.
+// pending: kept vertices and ring items not yet expanded), wm, and
+// cnt[ASYNC_LABELS], the pending units by label modulo ASYNC_LABELS.
 //
-// A block's round expands its kept vertices whose label is within the
-// window (up to wm + window - 1) and the ring items taken for it in the
-// round before. Its first warp expands nothing: while the others expand,
-// it sends the previous round's counts (reductions nobody waits for),
-// counts the round's expanded units, moves kept vertices past the window
-// to the ring, reads the counters and the ring's leading slots in one
-// round trip, takes the leading items within the window with one
-// compare-and-swap, and raises wm past labels with nothing pending. After
-// the expansion the block counts what it found and reserves ring slots (the
-// one round trip a round may wait for) only when it has items to publish.
+// A block's round expands its kept vertices within the window (those past
+// it go to the ring) and the ring items taken for it the round before. Its
+// first warp expands nothing: while the others expand, it sends the last
+// round's counts (reductions nobody waits for), counts the round's
+// expanded units, reads the counters and the ring's leading slots in one
+// round trip, takes the leading items within the window with one compare-
+// and-swap (only when it has no kept work of its own), and raises wm past
+// labels with nothing pending. A warp that pushes reserves ring slots with
+// one atomic add and writes them at once. One __syncthreads ends a round.
 //
 // Termination rests on work alone: a block adds what it found and
 // subtracts what it expanded in one reduction, and leaves only when it
 // holds nothing and read work as 0 after its own last reduction. wm and
-// cnt only bound how far blocks run ahead; a block idle for ASYNC_FORCE
-// rounds ignores the window, so that a stale count can slow the traversal
-// but never stall it.
-#define ASYNC_R 64u
-#ifndef ASYNC_TAKE
-#define ASYNC_TAKE 32u
-#endif
-static_assert(ASYNC_TAKE <= 64, "the first warp reads two ring slots a lane");
-#ifndef ASYNC_NAP
-#define ASYNC_NAP 0u
-#endif
-#ifndef ASYNC_DEFER
-#define ASYNC_DEFER 1
-#endif
-#ifndef ASYNC_TOP_IN_MANAGE
-#define ASYNC_TOP_IN_MANAGE 1
-#endif
-#ifndef ASYNC_IDLE_TAKE
-#define ASYNC_IDLE_TAKE 1
-#endif
-#define ASYNC_FORCE 64u
-#define ASYNC_STALL (1u << 22)
+// cnt only bound how far blocks run ahead, and a block idle for
+// ASYNC_FORCE rounds ignores the window, so a stale count can slow the
+// traversal but never stall it.
 #define A_HEAD 0u
 #define A_TAIL 32u
 #define A_WORK 64u
 #define A_WM 96u
 #define A_CNT 128u
-#define A_STATS 1024u
-struct AsyncShared {
-    u64 spill;  // pushes go to the ring; this only absorbs the block queue's bookkeeping
-    uint2 dq[ASYNC_TAKE];
-    u32 dql[ASYNC_TAKE];
-    // What the first warp leaves for the next round, by its parity: the
-    // ring items it took, wm and work as it read them, and the kept
-    // vertices it moved to the ring.
-    uint2 titems[2][ASYNC_TAKE];
-    u32 tlabs[2][ASYNC_TAKE];
-    u32 tn[2], nwm[2], nwork[2], staged[2];
-    u32 pushed[2];         // items the round pushed to the ring, by parity
-    u32 klabn[3];          // the lowest label the round kept, by round modulo 3
-    int dwork;             // the change of work the first warp sends next
-    int hist[2][ASYNC_R];  // the round's change of cnt, by parity
-    u64 st[16];            // MEGA_ASYNC_STATS
-};
+static_assert(A_CNT + ASYNC_LABELS <= ASYNC_COUNTER_WORDS, "the counters fit the words the host reserves");
+static_assert(ASYNC_TAKE <= 64, "the first warp reads two ring slots a lane");
+#define ASYNC_STALL (1u << 22)
 
-#ifdef MEGA_ASYNC_STATS
-#define AST(k, v) \
-    do { \
-        if (threadIdx.x == 0) as.st[k] += (v); \
-    } while (0)
-#else
-#define AST(k, v) \
-    do { \
-    } while (0)
-#endif
 
-__device__ __forceinline__ u32 async_label(u64 w) { return (u32)(w >> A_LAB_SHIFT); }
+__device__ __forceinline__ u32 async_label(u64 w) { return (u32)(w >> ASYNC_LAB_SHIFT); }
 
 __device__ __forceinline__ uint2 async_item(u64 w) {
     u32 b = (u32)w;
-    return make_uint2(b, b + ((u32)(w >> A_LEN_SHIFT) & A_LEN_MAX));
+    return make_uint2(b, b + ((u32)(w >> ASYNC_LEN_SHIFT) & ASYNC_ITEM_EDGES));
 }
 
-// hist_add adds sign to hist[l % ASYNC_R] for each lane with valid set,
-// one shared atomic per distinct label in the warp.
+// hist_add adds sign to hist[l % ASYNC_LABELS] for each lane with valid
+// set, one shared atomic per distinct label in the warp.
 __device__ __forceinline__ void hist_add(int* hist, bool valid, u32 l, int sign) {
     u32 m = __ballot_sync(FULL_MASK, valid);
     if (!valid) return;
-    u32 key = l % ASYNC_R;
+    u32 key = l % ASYNC_LABELS;
     u32 same = __match_any_sync(m, key);
     if ((threadIdx.x & 31u) == (u32)(__ffs(same) - 1)) atomicAdd(&hist[key], sign * __popc(same));
 }
 
-// async_commit sends a round's counts (parity q) as reductions and clears
-// them (the first warp).
+// async_commit sends a round's counts (parity q) and the change of work as
+// reductions and clears them (the first warp).
 __device__ __forceinline__ void async_commit(AsyncShared& as, u32* c, u32 q) {
     u32 lane = threadIdx.x;
-    for (u32 i = lane; i < ASYNC_R; i += 32) {
+    for (u32 i = lane; i < ASYNC_LABELS; i += 32) {
         int v = as.hist[q][i];
         if (v != 0) {
             atomicAdd(&c[A_CNT + i], (u32)v);
@@ -1595,26 +1571,37 @@ __device__ __forceinline__ u32 async_stage(const KeepQueue* cur, u32 kn, u32 lim
     return total;
 }
 
-// async_take reads the counters and the ring's leading slots (at the guess
-// of head) in one round trip, takes the leading items within the window
-// into the next round's buffer (parity np), and raises wm past labels with
-// nothing pending (the first warp). Before the loads are used it counts
-// the round's expanded units (go) and stages kept vertices past the window.
-__device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring, u32 qc, u32 window, bool force, u32 p, bool go,
-                                             bool kok, bool busy, const KeepQueue* cur, u32 kn, u32 limit, u32 nt, u32* overflow,
-                                             u32& hc, u32& epos, u32& en, u32& wmraise) {
+// AsyncRound is a round's plan, the same in every thread, and what the
+// first warp carries between rounds: its guess of head, and the slots it
+// took and the raise of wm it sends the round after.
+struct AsyncRound {
+    u32 p;      // the round's parity
+    bool go;    // the round expands something
+    bool kok;   // its kept vertices are expanded (or it has none)
+    bool busy;  // it has kept vertices within the window
+    bool force; // the window is ignored
+    u32 limit;  // the window's last label
+    u32 nt;     // ring items taken for it
+};
+
+struct AsyncCarry {
+    u32 hc, epos, en, wmraise;
+};
+
+// async_manage is the first warp's part of a round.
+__device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring, u32 qc, u32 window, const AsyncRound& rd,
+                                             const KeepQueue* cur, u32 kn, u32* overflow, AsyncCarry& k) {
     u32 lane = threadIdx.x;
+    u32 p = rd.p;
     async_commit(as, c, p ^ 1u);
-#if ASYNC_DEFER
-    // The previous round's taken slots are emptied and its raise of wm
-    // sent now, so that no write of this warp is in flight at the round's end.
-    for (u32 i = lane; i < en; i += 32) st_rlx64(&ring[epos + i], A_EMPTY);
-    if (lane == 0 && wmraise != 0) atomicMax(&c[A_WM], wmraise);
-#endif
+    // Empty the slots taken last round and send its raise of wm, early, so
+    // that none of this warp's writes is in flight when the round ends.
+    for (u32 i = lane; i < k.en; i += 32) st_rlx64(&ring[k.epos + i], ASYNC_EMPTY);
+    if (lane == 0 && k.wmraise != 0) atomicMax(&c[A_WM], k.wmraise);
     u32 wmc = as.nwm[p];
-    u32 hpos = hc % qc;
+    u32 hpos = k.hc % qc;
     u32 guess = min(ASYNC_TAKE, qc - hpos);
-    u64 slot = A_EMPTY, slot1 = A_EMPTY;
+    u64 slot = ASYNC_EMPTY, slot1 = ASYNC_EMPTY;
     u32 val = 0, work = 0;
     if (lane < guess) slot = ld_rlx64(&ring[hpos + lane]);
     if (lane + 32 < guess) slot1 = ld_rlx64(&ring[hpos + 32 + lane]);
@@ -1622,58 +1609,57 @@ __device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring,
     if (lane == 1) val = ld_rlx32(&c[A_HEAD]);
     if (lane == 2) val = ld_rlx32(&c[A_TAIL]);
     if (lane == 3) val = ld_rlx32(&c[A_WM]);
-    if (lane >= 4 && lane < 12) val = ld_rlx32(&c[A_CNT + (wmc + lane - 4) % ASYNC_R]);
-    // The round's expanded units, while the loads are in flight.
+    if (lane >= 4 && lane < 12) val = ld_rlx32(&c[A_CNT + (wmc + lane - 4) % ASYNC_LABELS]);
+    // While the loads are in flight: the round's expanded units, and the
+    // kept vertices past the window, which go to the ring.
     u32 staged = 0;
-    if (go) {
-        for (u32 i = lane; i - lane < nt; i += 32) hist_add(as.hist[p], i < nt, i < nt ? as.tlabs[p][i] : 0u, -1);
-        if (kok) {
+    if (rd.go) {
+        for (u32 i = lane; i - lane < rd.nt; i += 32) hist_add(as.hist[p], i < rd.nt, i < rd.nt ? as.tlabs[p][i] : 0u, -1);
+        if (rd.kok) {
             for (u32 i = lane; i - lane < kn; i += 32) {
                 u32 l = i < kn ? cur->ilab[i] : 0u;
-                hist_add(as.hist[p], i < kn && l <= limit, l, -1);
+                hist_add(as.hist[p], i < kn && l <= rd.limit, l, -1);
             }
-            staged = async_stage(cur, kn, limit, c, ring, qc, overflow);
+            staged = async_stage(cur, kn, rd.limit, c, ring, qc, overflow);
         }
     }
     u32 h = __shfl_sync(FULL_MASK, val, 1);
     u32 t = __shfl_sync(FULL_MASK, val, 2);
     u32 wm = max(__shfl_sync(FULL_MASK, val, 3), wmc);
     work = __shfl_sync(FULL_MASK, work, 0);
-    // Raise wm past the labels from wmc on whose count is 0.
+    // Raise wm past the labels from wmc on whose count is 0 (by one when
+    // all eight read 0 while work is pending: a count in flight).
     u32 nz = (__ballot_sync(FULL_MASK, lane >= 4 && lane < 12 && val != 0) >> 4) & 0xffu;
-    wmraise = 0;
+    k.wmraise = 0;
     if (wm == wmc && work != 0) {
-        u32 k = nz == 0 ? 1u : (u32)(__ffs(nz) - 1);
-        if (k > 0) {
-            wm += k;
-            wmraise = wm;
-            if (!ASYNC_DEFER && lane == 0) atomicMax(&c[A_WM], wm);
+        u32 up = nz == 0 ? 1u : (u32)(__ffs(nz) - 1);
+        if (up > 0) {
+            wm += up;
+            k.wmraise = wm;
         }
     }
-    u32 lim = force ? A_LAB_MAX : wm + window - 1;
+    // Take the ring's leading items within the window, unless the block
+    // has kept work of its own.
+    u32 lim = rd.force ? ASYNC_MAX_LABEL : wm + window - 1;
     u32 n = 0;
-    if (h == hc && !(ASYNC_IDLE_TAKE && busy)) {
+    if (h == k.hc && !rd.busy) {
         u32 avail = (int)(t - h) > 0 ? min(t - h, guess) : 0u;
-        bool ok = lane < avail && slot != A_EMPTY && async_label(slot) <= lim;
-        bool ok1 = lane + 32 < avail && slot1 != A_EMPTY && async_label(slot1) <= lim;
+        bool ok = lane < avail && slot != ASYNC_EMPTY && async_label(slot) <= lim;
+        bool ok1 = lane + 32 < avail && slot1 != ASYNC_EMPTY && async_label(slot1) <= lim;
         u32 bad = __ballot_sync(FULL_MASK, !ok), bad1 = __ballot_sync(FULL_MASK, !ok1);
         n = bad != 0 ? (u32)(__ffs(bad) - 1) : (bad1 != 0 ? 32u + (u32)(__ffs(bad1) - 1) : 64u);
         if (n > 0) {
             u32 old = 0;
             if (lane == 0) old = atomicCAS(&c[A_HEAD], h, h + n);
             old = __shfl_sync(FULL_MASK, old, 0);
-            AST(6, 1);
-            AST(7, old != h ? 1 : 0);
             if (old == h) {
                 if (lane < n) {
                     as.titems[p ^ 1u][lane] = async_item(slot);
                     as.tlabs[p ^ 1u][lane] = async_label(slot);
-                    if (!ASYNC_DEFER) st_rlx64(&ring[hpos + lane], A_EMPTY);
                 }
                 if (lane + 32 < n) {
                     as.titems[p ^ 1u][lane + 32] = async_item(slot1);
                     as.tlabs[p ^ 1u][lane + 32] = async_label(slot1);
-                    if (!ASYNC_DEFER) st_rlx64(&ring[hpos + 32 + lane], A_EMPTY);
                 }
                 h += n;
             } else {
@@ -1682,16 +1668,15 @@ __device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring,
             }
         }
     }
-    epos = hpos;
-    en = n;
-    hc = h;
+    k.epos = hpos;
+    k.en = n;
+    k.hc = h;
     if (lane == 0) {
         as.tn[p ^ 1u] = n;
         as.nwm[p ^ 1u] = wm;
         as.nwork[p ^ 1u] = work;
         as.staged[p ^ 1u] = staged;
     }
-    if (ASYNC_NAP > 0 && !go && n == 0) __nanosleep(ASYNC_NAP);
 }
 
 // async_expand is the other warps' part of a round: the kept edges of
@@ -1728,9 +1713,9 @@ __device__ __forceinline__ void async_expand(const Graph& g, const Sink<MEGA_BLO
     }
 }
 
-// async_close is thread 0's close of the last round: its change of work
-// (sent by this round's first warp), and the emptying of the counters and
-// the keep queue the next round fills.
+// async_close is thread 0's close of the last round (r - 1): its change of
+// work, which this round's first warp sends, and the emptying of the
+// counters and the keep queue the next round fills.
 __device__ __forceinline__ void async_close(AsyncShared& as, MegaShared& sh, const MegaBlock& b, u32 r, bool pgo, bool pkok, u32 pnt,
                                             u32 pkn) {
     u32 p = r & 1u, q = p ^ 1u;
@@ -1744,6 +1729,35 @@ __device__ __forceinline__ void async_close(AsyncShared& as, MegaShared& sh, con
     keep_reset(&sh.keep[(b.t + 2) % 3]);
 }
 
+// async_start turns the root's items (label 0) into ring slots, empties
+// the others and sets the counters (block 0), then crosses one grid barrier.
+__device__ __forceinline__ void async_start(MegaShared& sh, AsyncShared& as, const MegaArgs& a, u32 root_items) {
+    u32* c = (u32*)a.q1;
+    u64* ring = (u64*)a.q0;
+    u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x + root_items; i < a.qcap; i += (u64)gridDim.x * blockDim.x) ring[i] = ASYNC_EMPTY;
+    if (blockIdx.x == 0) {
+        for (u32 i = threadIdx.x; i < root_items; i += blockDim.x) ring[i] = async_pack(__ldcg(&a.q0[i]), 0u, overflow);
+        for (u32 i = threadIdx.x; i < ASYNC_COUNTER_WORDS; i += blockDim.x) c[i] = 0;
+        __syncthreads();
+        if (threadIdx.x == 0) c[A_TAIL] = c[A_WORK] = c[A_CNT] = root_items;
+    }
+    for (u32 i = threadIdx.x; i < 2 * ASYNC_LABELS; i += blockDim.x) (&as.hist[0][0])[i] = 0;
+    if (threadIdx.x == 0) {
+        as.tn[0] = as.tn[1] = as.nwm[0] = as.nwm[1] = as.staged[0] = as.staged[1] = as.pushed[0] = as.pushed[1] = 0;
+        as.nwork[0] = as.nwork[1] = root_items;
+        as.klabn[0] = as.klabn[1] = as.klabn[2] = UNREACHED;
+        as.dwork = 0;
+        as.spill = 0;
+    }
+    __syncthreads();
+    u64* words = (u64*)&a.ctl[CTL_MEGA(0)];
+    barrier_arrive(&words[1 * (CTL_LINE / 2)], 1ull);
+    barrier_wait(&words[1 * (CTL_LINE / 2)], &sh.word);
+}
+
+// mega_async runs the asynchronous traversal (see above) with a window of
+// window labels and returns 1, the grid barriers it crossed.
 template <u32 KE>
 __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const MegaArgs& a, MegaTally* tally, u32 window) {
     Graph g = {a.offsets, a.targets, a.level, a.chunk, a.low_degree, nullptr};
@@ -1751,125 +1765,62 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
     u64* ring = (u64*)a.q0;
     u32 qc = a.qcap;
     u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
-    u64* words = (u64*)&a.ctl[CTL_MEGA(0)];
-    u32 root_items = load_cg(&a.ctl[CTL_COUNT(0)]);
-    // The root's items (label 0) become ring slots; every other slot is
-    // emptied; then the counters are set.
-    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x + root_items; i < qc; i += (u64)gridDim.x * blockDim.x) ring[i] = A_EMPTY;
-    if (blockIdx.x == 0) {
-        for (u32 i = threadIdx.x; i < root_items; i += blockDim.x) ring[i] = async_pack(__ldcg(&a.q0[i]), 0u, overflow);
-        for (u32 i = threadIdx.x; i < A_CNT + ASYNC_R; i += blockDim.x) c[i] = 0;
-        if (threadIdx.x < 16) ((u64*)(c + A_STATS))[threadIdx.x] = 0;
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            c[A_TAIL] = root_items;
-            c[A_WORK] = root_items;
-            c[A_CNT] = root_items;
-        }
-    }
-    for (u32 i = threadIdx.x; i < 2 * ASYNC_R; i += blockDim.x) (&as.hist[0][0])[i] = 0;
-    if (threadIdx.x < 16) as.st[threadIdx.x] = 0;
-    if (threadIdx.x == 0) {
-        as.tn[0] = as.tn[1] = 0;
-        as.nwm[0] = as.nwm[1] = 0;
-        as.nwork[0] = as.nwork[1] = root_items;
-        as.staged[0] = as.staged[1] = 0;
-        as.pushed[0] = as.pushed[1] = 0;
-        as.klabn[0] = as.klabn[1] = as.klabn[2] = UNREACHED;
-        as.dwork = 0;
-        as.spill = 0;
-    }
-    __syncthreads();
-    barrier_arrive(&words[1 * (CTL_LINE / 2)], 1ull);
-    barrier_wait(&words[1 * (CTL_LINE / 2)], &sh.word);
-    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, nullptr, as.dq, as.dql, qc, &as.spill, overflow};
+    async_start(sh, as, a, load_cg(&a.ctl[CTL_COUNT(0)]));
+    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, nullptr, nullptr, nullptr, qc, &as.spill, overflow};
     s.ring = ring;
     s.tail = &c[A_TAIL];
     s.head = &c[A_HEAD];
     MegaBlock b = {0, 0, 0, false};
-    // What every thread carries from round to round (the same in all):
-    // the last round's plan, the block's idle rounds and the lowest label
-    // it keeps. The first warp also carries its guess of head, and the
-    // slots and raise of wm it leaves to the next round.
-    u32 klab = UNREACHED, idle = 0, hc = 0, epos = 0, en = 0, wmraise = 0;
-    bool pgo = false, pkok = false, pquiet = false;
-    u32 pnt = 0, pkn = 0;
-#ifdef MEGA_ASYNC_STATS
-    long long ctop = clock64();
-#endif
+    // Every thread carries the last round's plan, the block's idle rounds
+    // and the lowest label it keeps (the same in all).
+    u32 klab = UNREACHED, idle = 0, pnt = 0, pkn = 0;
+    bool pgo = false, pkok = false;
+    AsyncCarry k = {0, 0, 0, 0};
     for (u32 r = 0;; r++) {
-        u32 p = r & 1u, q = p ^ 1u;
-#ifdef MEGA_ASYNC_STATS
-        {
-            long long now = clock64();
-            if (pgo) AST(9, now - ctop);
-            ctop = now;
-        }
-#endif
-        // Close the last round: its kept vertices, their lowest label, and
-        // (thread 0) its change of work, which this round's first warp sends.
+        u32 p = r & 1u;
+        // The last round's kept vertices and their lowest label.
         if (pgo && pkok) {
             mega_next_level(sh, b);
             klab = as.klabn[(r + 2) % 3];
         }
-#if !ASYNC_TOP_IN_MANAGE
-        if (threadIdx.x == 0) async_close(as, sh, b, r, pgo, pkok, pnt, pkn);
-#endif
         idle = pgo ? 0u : idle + 1u;
-        // The round's plan.
-        bool force = idle > ASYNC_FORCE;
-        u32 limit = force ? A_LAB_MAX : as.nwm[p] + window - 1;
-        u32 nt = as.tn[p];
-        bool kexp = b.kn > 0 && klab <= limit;
-        bool kok = b.kn == 0 || kexp;
-        bool go = kexp || nt > 0;
-        if (!go && b.kn == 0 && pquiet && as.nwork[p] == 0) break;
+        AsyncRound rd;
+        rd.p = p;
+        rd.force = idle > ASYNC_FORCE;
+        rd.limit = rd.force ? ASYNC_MAX_LABEL : as.nwm[p] + window - 1;
+        rd.nt = as.tn[p];
+        rd.busy = b.kn > 0 && klab <= rd.limit;
+        rd.kok = b.kn == 0 || rd.busy;
+        rd.go = rd.busy || rd.nt > 0;
+        // Done when the block holds nothing and the last round, idle, read
+        // work as 0 after the block's last change of it was sent.
+        if (!rd.go && b.kn == 0 && r > 0 && !pgo && as.nwork[p] == 0) break;
         if (idle > ASYNC_STALL) {
             if (threadIdx.x == 0) atomicExch(overflow, 1u);  // a stall guard, never expected
             break;
         }
         const KeepQueue* cur = &sh.keep[b.t % 3];
-        AST(go ? 0 : 1, 1);
-        AST(2, nt);
-        AST(4, kexp ? b.kn : 0u);
-        AST(15, !go && b.kn > 0 ? 1 : 0);
-        long long c0 = clock64();
         if (threadIdx.x < 32) {
-#if ASYNC_TOP_IN_MANAGE
             if (threadIdx.x == 0) async_close(as, sh, b, r, pgo, pkok, pnt, pkn);
-#endif
-            async_manage(as, c, ring, qc, window, force, p, go, kok, kexp, cur, b.kn, limit, nt, overflow, hc, epos, en, wmraise);
-            AST(go ? 10 : 11, clock64() - c0);
-        } else if (go) {
+            async_manage(as, c, ring, qc, window, rd, cur, b.kn, overflow, k);
+        } else if (rd.go) {
             Sink<MEGA_BLOCK_QCAP, u64, KE> s2 = s;
-            s2.kq = kok ? &sh.keep[(b.t + 1) % 3] : nullptr;
+            s2.kq = rd.kok ? &sh.keep[(b.t + 1) % 3] : nullptr;
             s2.hist = as.hist[p];
             s2.klab = &as.klabn[r % 3];
             s2.bn = &as.pushed[p];
-#ifdef MEGA_ASYNC_STATS
-            long long c1 = clock64();
-#endif
-            async_expand<KE>(g, s2, cur, kok ? b.kedges : 0u, limit, as.titems[p], as.tlabs[p], nt, tally);
-#ifdef MEGA_ASYNC_STATS
-            if (threadIdx.x == 32) as.st[14] += clock64() - c1;
-#endif
+            async_expand<KE>(g, s2, cur, rd.kok ? b.kedges : 0u, rd.limit, as.titems[p], as.tlabs[p], rd.nt, tally);
         }
         __syncthreads();
-        if (go) AST(8, clock64() - c0);
-        pgo = go;
-        pkok = kok;
-        pquiet = !go;
-        pnt = nt;
+        pgo = rd.go;
+        pkok = rd.kok;
+        pnt = rd.nt;
         pkn = b.kn;
     }
     // Nothing is left: the launch has converged.
     if (threadIdx.x == 0) sh.st.count = sh.st.kept = 0;
-#ifdef MEGA_ASYNC_STATS
-    if (threadIdx.x < 16) atomicAdd((unsigned long long*)(c + A_STATS) + threadIdx.x, (unsigned long long)as.st[threadIdx.x]);
-#endif
     return 1;
 }
-#endif
 
 // bfs_megakernel runs every level in one cooperative launch, in steps
 // between grid barriers. With direction MEGA_AUTO on a graph that passes
@@ -1891,16 +1842,22 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
 // ends when no work is left or max_steps steps ran; the host reads the
 // final changed flag once, after the launch (the final-flag-only
 // convergence plan), with the levels, the steps run and the claims that
-// lowered a label. The barrier word's arrival field is 16 bits wide: a
+// lowered a label. With direction MEGA_ASYNC every level is top-down
+// without grid barriers between levels (mega_async, with a window of
+// ahead - 1 labels). The barrier word's arrival field is 16 bits wide: a
 // grid of more than ARRIVE_MASK blocks sets the misuse result to
 // MISUSE_GRID and does nothing. bfs_megakernel_narrow is the same kernel
 // compiled for blocks of at most 512 threads, one block per SM: it may
 // then keep 96 registers a thread instead of spilling at 64.
 // Each entry point declares its own shared memory (sh): a shared variable
-// of the inlined body would be one module-level variable of both.
+// of the inlined body would be one module-level variable of all.
+// bfs_megakernel_async is the narrow kernel with the asynchronous traversal
+// (ASYNC), kept apart so that the others keep their registers: given
+// MEGA_ASYNC, they set the misuse result to MISUSE_ASYNC and do nothing.
+template <bool ASYNC>
 __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS) {
-    if (gridDim.x > ARRIVE_MASK) {
-        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
+    if (gridDim.x > ARRIVE_MASK || (!ASYNC && direction == MEGA_ASYNC)) {
+        if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = gridDim.x > ARRIVE_MASK ? MISUSE_GRID : MISUSE_ASYNC;
         return;
     }
     MegaConfig c;
@@ -1919,27 +1876,18 @@ __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS)
     // The keep budget: KEEP_EDGES when keep asks for as many, else
     // KEEP_EDGES_SMALL.
     bool large = keep >= KEEP_EDGES;
-#ifdef MEGA_ASYNC
-    __shared__ AsyncShared as;
-    u32 d = c.sync_do ? (large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally))
-                      : (large ? mega_async<KEEP_EDGES>(sh, as, a, &tally, c.cap) : mega_async<KEEP_EDGES_SMALL>(sh, as, a, &tally, c.cap));
-#else
-    u32 d = c.sync_do ? (large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally))
-                      : (large ? mega_steps<false, KEEP_EDGES>(sh, a, &tally) : mega_steps<false, KEEP_EDGES_SMALL>(sh, a, &tally));
-#endif
+    // The asynchronous traversal's window: ahead - 1 labels, at least one.
+    u32 window = max(c.cap, 2u) - 1u;
+    u32 d;
+    if (c.sync_do) {
+        d = large ? mega_steps<true, KEEP_EDGES>(sh, a, &tally) : mega_steps<true, KEEP_EDGES_SMALL>(sh, a, &tally);
+    } else if (ASYNC && direction == MEGA_ASYNC) {
+        d = large ? mega_async<KEEP_EDGES>(sh, sh.as, a, &tally, window) : mega_async<KEEP_EDGES_SMALL>(sh, sh.as, a, &tally, window);
+    } else {
+        d = large ? mega_steps<false, KEEP_EDGES>(sh, a, &tally) : mega_steps<false, KEEP_EDGES_SMALL>(sh, a, &tally);
+    }
     u64* words = (u64*)&ctl[CTL_MEGA(0)];
     u32 levels = mega_levels(sh, tally, ctl, words, d, level, n);
-#ifdef MEGA_ASYNC_STATS
-    if (!c.sync_do && blockIdx.x == 0 && threadIdx.x == 0) {
-        const u64* g = (const u64*)((u32*)q1 + A_STATS);
-        u64 v[16];
-        for (int k = 0; k < 16; k++) v[k] = __ldcg(&g[k]);
-        double go = (double)max(v[0], 1ull);
-        printf("ASYNC levels %u go %llu idle %llu | per go round: taken %.2f kept %.2f pub %.2f pubrounds %.3f post-a %.0f post-b %.0f | cas %llu fail %llu | clk c0-S1 %.0f round %.0f take %.0f wexp %.0f | idle clk %.0f waits %llu\n",
-               levels, v[0], v[1], v[2] / go, v[4] / go, v[3] / go, v[12] / go, v[13] / go, v[5] / go, v[6], v[7], v[8] / go, v[9] / go,
-               v[10] / go, v[14] / go, v[1] ? (double)v[11] / v[1] : 0.0, v[15]);
-    }
-#endif
     if (threadIdx.x == 0) atomicMax(&ctl[CTL_RESULT + RESULT_LEVELS], levels);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
         ctl[CTL_RESULT + RESULT_CHANGED] = mega_more(sh.st, c.sync_do != 0) ? 1u : 0u;
@@ -1953,12 +1901,17 @@ __device__ __forceinline__ void mega_main(MegaShared& sh, BFS_MEGAKERNEL_PARAMS)
 
 extern "C" __global__ void __launch_bounds__(1024) bfs_megakernel(BFS_MEGAKERNEL_PARAMS) {
     __shared__ MegaShared sh;
-    mega_main(sh, MEGA_ARGS);
+    mega_main<false>(sh, MEGA_ARGS);
 }
 
 extern "C" __global__ void __launch_bounds__(MEGA_NARROW_THREADS, 1) bfs_megakernel_narrow(BFS_MEGAKERNEL_NARROW_PARAMS) {
     __shared__ MegaShared sh;
-    mega_main(sh, MEGA_ARGS);
+    mega_main<false>(sh, MEGA_ARGS);
+}
+
+extern "C" __global__ void __launch_bounds__(MEGA_NARROW_THREADS, 1) bfs_megakernel_async(BFS_MEGAKERNEL_ASYNC_PARAMS) {
+    __shared__ MegaShared sh;
+    mega_main<true>(sh, MEGA_ARGS);
 }
 
 // bfs_barrier_only crosses `levels` megakernel grid barriers and does

@@ -40,6 +40,7 @@
 // Misuse codes.
 #define MISUSE_PHASES 1u
 #define MISUSE_GRID 2u
+#define MISUSE_ASYNC 3u
 
 // Directions, reasons and thresholds of the direction rule: the planner's
 // (planners.PlanBFSDirection) values.
@@ -58,6 +59,17 @@
 // The megakernel's direction modes.
 #define MEGA_TOP_DOWN 0u
 #define MEGA_AUTO 1u
+#define MEGA_ASYNC 2u
+
+// The asynchronous megakernel's labels of pending counts, ring items taken
+// a round, idle rounds before it ignores the window, q1 words of its
+// counters, and a ring slot's most edges and largest label.
+#define ASYNC_LABELS 64u
+#define ASYNC_TAKE 32u
+#define ASYNC_FORCE 64u
+#define ASYNC_COUNTER_WORDS 192u
+#define ASYNC_ITEM_EDGES 511u
+#define ASYNC_MAX_LABEL 8388606u
 
 // A decision log entry's first word: direction, reason, current visited
 // bitmap and run-ahead depth.
@@ -225,6 +237,28 @@
 
 // The megakernel for blocks of at most MEGA_NARROW_THREADS threads.
 #define BFS_MEGAKERNEL_NARROW_PARAMS \
+    const unsigned int *__restrict__ offsets, \
+    const int *__restrict__ targets, \
+    int *level, \
+    uint2 *q0, \
+    uint2 *q1, \
+    unsigned int *vis0, \
+    unsigned int *vis1, \
+    unsigned int *ctl, \
+    uint4 *dlog, \
+    unsigned long long n, \
+    unsigned long long chunk, \
+    unsigned long long qcap, \
+    unsigned long long low_degree, \
+    unsigned long long max_steps, \
+    unsigned long long ahead, \
+    unsigned long long adapt, \
+    unsigned long long direction, \
+    unsigned long long log_cap, \
+    unsigned long long keep
+
+// The narrow megakernel with the asynchronous traversal (MEGA_ASYNC).
+#define BFS_MEGAKERNEL_ASYNC_PARAMS \
     const unsigned int *__restrict__ offsets, \
     const int *__restrict__ targets, \
     int *level, \
