@@ -1802,6 +1802,7 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
         const KeepQueue* cur = &sh.keep[b.t % 3];
         if (threadIdx.x < 32) {
             if (threadIdx.x == 0) async_close(as, sh, b, r, pgo, pkok, pnt, pkn);
+            __syncwarp();
             async_manage(as, c, ring, qc, window, rd, cur, b.kn, overflow, k);
         } else if (rd.go) {
             Sink<MEGA_BLOCK_QCAP, u64, KE> s2 = s;
