@@ -10,7 +10,10 @@
 //   - megakernel: one cooperative launch for every level, in steps between
 //     grid barriers, blocks running ahead on their own kept frontiers, the
 //     changed flag read once at the end (KernelMegakernelNarrow for blocks
-//     of up to MegakernelNarrowThreads threads, KernelMegakernel above);
+//     of up to MegakernelNarrowThreads threads, KernelMegakernel above), or
+//     with Config.MegakernelAsync every level top-down and no grid barrier
+//     between levels (KernelMegakernelAsync: blocks take work as it appears
+//     within a window over the lowest pending label);
 //   - host-loop-scan: the plain scan wave, one thread per vertex.
 //
 // # Directions, run-ahead, multi-source passes
@@ -27,8 +30,9 @@
 // direction-optimizing; on other graphs its blocks run ahead by a depth
 // that adapts from each step's lowered labels, or a fixed one. Which depth
 // and which keep budget (the frontier a block keeps in shared memory) pay,
-// and whether a direction-optimizing session's megakernel should run
-// top-down, depends on the graph's shape, so Session.TuneMegakernel
+// whether a direction-optimizing session's megakernel should run top-down,
+// and whether it should run without grid barriers, depends on the graph's
+// shape, so Session.TuneMegakernel
 // measures candidate settings on the resident graph from one root and
 // keeps the fastest that bounds the lowered labels.
 // Session.NewMultiSource runs many roots per pass (one bit per root in
