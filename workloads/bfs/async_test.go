@@ -78,15 +78,9 @@ func TestMegakernelAsyncFallbacks(t *testing.T) {
 	assert.Greater(t, r.Barriers, 1, "grid barriers, not the asynchronous traversal")
 	require.NoError(t, s.Close())
 
-	leaves := make([]int32, 2999)
-	for i := range leaves {
-		leaves[i] = int32(i + 1)
-	}
-	star, err := frontier.BuildUndirected("star", 3000, make([]int32, 2999), leaves)
-	require.NoError(t, err)
 	c = cfg
 	c.queueCap = asyncMinQueueItems
-	s, err = NewSession(x, star, c)
+	s, err = NewSession(x, star(t, 3000), c)
 	require.NoError(t, err)
 	r, err = s.Run(ArmMegakernel, 0)
 	require.ErrorContains(t, err, "overflowed")

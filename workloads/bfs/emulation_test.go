@@ -36,15 +36,7 @@ func emuGraphs(t *testing.T) []*frontier.CSR {
 	require.NoError(t, err)
 	rd, err := frontier.Road(20, 4)
 	require.NoError(t, err)
-	star, err := frontier.BuildUndirected("star", 3000, make([]int32, 2999), func() []int32 {
-		d := make([]int32, 2999)
-		for i := range d {
-			d[i] = int32(i + 1)
-		}
-		return d
-	}())
-	require.NoError(t, err)
-	return append(gs, k, gr, rd, star)
+	return append(gs, k, gr, rd, star(t, 3000))
 }
 
 // TestKernelEmulation runs the kernels' queue logic (megakernel and per-level
