@@ -7,6 +7,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/internal/quote"
@@ -25,6 +27,11 @@ the ratio of medians (benchmath) reaches the claimed speedup. Any failing
 claim exits 1 with what was observed and what was required. With no claims
 and no results the gate passes and says that no evidence is recorded.
 
+With --list-stale it prints only the names of the evidence files measured
+on other code than this tree, one a line (the NAMEs scripts/record-all.sh
+records), and exits 0. Run it after a change and before recording: a change
+to a package that several workloads import stales the files of all of them.
+
 vyre compatibility:
   --vyre FILE           validate vyre's megakernel speedup CSV (14 or 15
                         columns) and print vyre's summary line
@@ -39,7 +46,7 @@ FILE may be - for standard input.`
 
 func runGate(e *env, args []string) error {
 	f := e.newFlags("gate",
-		"gate [--root DIR] [--gates FILE] [--results DIR] [--json]\n       gpuplan gate --vyre FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-session FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-header",
+		"gate [--root DIR] [--gates FILE] [--results DIR] [--json]\n       gpuplan gate --list-stale [--root DIR] [--results DIR] [--json]\n       gpuplan gate --vyre FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-session FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-header",
 		gateAbout)
 	root := f.String("root", ".", "module root: the fingerprint of its measured code (the GPU workloads and the packages they import) decides staleness")
 	gatesPath := f.String("gates", "", "gates file (default ROOT/evidence/gates.json)")
@@ -48,6 +55,7 @@ func runGate(e *env, args []string) error {
 	sessionFile := f.String("vyre-session", "", "convert vyre's resident graph session CSV `FILE`")
 	minSpeedup := f.Float64("min-speedup", evidence.DefaultRequiredSpeedupX, "required speedup `X` for --vyre and --vyre-session")
 	vyreHeader := f.Bool("vyre-header", false, "print vyre's megakernel speedup CSV header")
+	listStale := f.Bool("list-stale", false, "print only the names of the evidence files measured on other code than this tree, one a line (the NAMEs scripts/record-all.sh records), and exit 0")
 	f.readsInput()
 	if err := f.parse(args); err != nil {
 		return err
@@ -56,13 +64,13 @@ func runGate(e *env, args []string) error {
 		return err
 	}
 	modes := 0
-	for _, on := range []bool{*vyreFile != "", *sessionFile != "", *vyreHeader} {
+	for _, on := range []bool{*vyreFile != "", *sessionFile != "", *vyreHeader, *listStale} {
 		if on {
 			modes++
 		}
 	}
 	if modes > 1 {
-		return usagef("gpuplan gate: --vyre, --vyre-session and --vyre-header exclude each other. Fix: give at most one of them (see 'gpuplan gate --help')")
+		return usagef("gpuplan gate: --vyre, --vyre-session, --vyre-header and --list-stale exclude each other. Fix: give at most one of them (see 'gpuplan gate --help')")
 	}
 	if setFlags(f)["min-speedup"] && *vyreFile == "" && *sessionFile == "" {
 		return usagef("gpuplan gate: --min-speedup applies to --vyre and --vyre-session only; claims state their own speedups in gates.json. Fix: drop --min-speedup, or add --vyre FILE or --vyre-session FILE")
@@ -106,7 +114,51 @@ func runGate(e *env, args []string) error {
 		_, err = fmt.Fprint(e.stdout, csv)
 		return err
 	}
+	if *listStale {
+		return runListStale(e, f.json, *root, *resultsDir)
+	}
 	return runClaims(e, f.json, *root, *gatesPath, *resultsDir)
+}
+
+// runListStale prints the names of the evidence files whose source
+// fingerprint is none of the tree's: what a change to the measured code
+// (or to a package several workloads import) leaves to record again.
+func runListStale(e *env, asJSON bool, root, resultsDir string) error {
+	dir, err := resultsDirFor(root, resultsDir)
+	if err != nil {
+		return err
+	}
+	files, err := evidence.LoadResultsLimit(dir, e.inputLimit)
+	if err != nil {
+		return err
+	}
+	fp, err := evidence.SourceFingerprints(root)
+	if err != nil {
+		return err
+	}
+	names := []string{}
+	for _, p := range evidence.StaleFiles(files, fp) {
+		names = append(names, strings.TrimSuffix(filepath.Base(p), ".csv"))
+	}
+	sort.Strings(names)
+	if asJSON {
+		return writeJSON(e.stdout, map[string][]string{"stale": names})
+	}
+	for _, n := range names {
+		if _, err := fmt.Fprintln(e.stdout, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// resultsDirFor returns the evidence directory: resultsDir, which must
+// exist, or ROOT/evidence/results when it is empty.
+func resultsDirFor(root, resultsDir string) (string, error) {
+	if resultsDir == "" {
+		return filepath.Join(root, "evidence", "results"), nil
+	}
+	return resultsDir, existingDir("--results", resultsDir)
 }
 
 func proofJSON(p evidence.SpeedupProof) map[string]any {
@@ -143,9 +195,8 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	if gatesPath == "" {
 		gatesPath = filepath.Join(root, "evidence", "gates.json")
 	}
-	if resultsDir == "" {
-		resultsDir = filepath.Join(root, "evidence", "results")
-	} else if err := existingDir("--results", resultsDir); err != nil {
+	resultsDir, err := resultsDirFor(root, resultsDir)
+	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) {

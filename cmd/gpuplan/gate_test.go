@@ -127,12 +127,32 @@ func TestGateClaims(t *testing.T) {
 	edit("workloads/w/kernels/w.cu", "__global__", "// a comment\n__global__")
 	_, errs, code = runCLI(t, "", "gate", "--root", root)
 	require.Equal(t, exitOK, code, errs)
+	out, errs, code = runCLI(t, "", "gate", "--root", root, "--list-stale")
+	require.Equal(t, exitOK, code, errs)
+	assert.Empty(t, out, "fresh evidence is not listed")
 	edit("lib/lib.go", "const Base = 0", "const Base = 28")
 	out, _, code = runCLI(t, "", "gate", "--root", root)
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, out, "FAIL grid megakernel")
 	assert.Contains(t, out, "stale evidence: run.csv")
 	assert.Contains(t, out, "note: run.csv is stale")
+	// --list-stale names what to record again, and passes.
+	out, errs, code = runCLI(t, "", "gate", "--root", root, "--list-stale")
+	require.Equal(t, exitOK, code, errs)
+	assert.Equal(t, "run\n", out)
+	out, _, code = runCLI(t, "", "gate", "--root", root, "--list-stale", "--json")
+	require.Equal(t, exitOK, code)
+	var listed struct {
+		Stale []string `json:"stale"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &listed))
+	assert.Equal(t, []string{"run"}, listed.Stale)
+	_, errs, code = runCLI(t, "", "gate", "--root", root, "--list-stale", "--vyre-header")
+	require.Equal(t, exitUsage, code)
+	assert.Contains(t, errs, "exclude each other")
+	_, errs, code = runCLI(t, "", "gate", "--root", root, "--list-stale", "--results", filepath.Join(root, "typo"))
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "no such directory. Fix:")
 
 	// A claim with no evidence fails.
 	root = gateTree(t, gridClaimJSON, 0, 0)
