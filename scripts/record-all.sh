@@ -18,7 +18,8 @@
 # follow the BFS streams; math-1e6 needs EGG_BENCH, the egg-bench
 # baseline's binary, which first writes egg's 1e6 dump under OUTDIR/egg,
 # then runs beside the GPU rebuild on it (without it, math-1e6 is left
-# out). Copy the files to evidence/results/ and run `gpuplan gate`.
+# out). Copy the files to evidence/results/ and run `gpuplan gate`. Before
+# recording, `gpuplan gate --list-stale` prints the NAMEs a change left stale.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:?usage: record-all.sh OUTDIR GUNROCK_BFS [NAME...]}
