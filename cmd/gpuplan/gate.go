@@ -128,11 +128,7 @@ func runListStale(e *env, asJSON bool, root, resultsDir string) error {
 	if err != nil {
 		return err
 	}
-	files, err := evidence.LoadResultsLimit(dir, e.inputLimit)
-	if err != nil {
-		return err
-	}
-	fp, err := evidence.SourceFingerprints(root)
+	files, fp, err := loadEvidence(e, root, dir)
 	if err != nil {
 		return err
 	}
@@ -150,6 +146,17 @@ func runListStale(e *env, asJSON bool, root, resultsDir string) error {
 		}
 	}
 	return nil
+}
+
+// loadEvidence reads the evidence files under dir and the current source
+// fingerprints of root's GPU workloads.
+func loadEvidence(e *env, root, dir string) ([]evidence.ResultFile, evidence.Fingerprints, error) {
+	files, err := evidence.LoadResultsLimit(dir, e.inputLimit)
+	if err != nil {
+		return nil, nil, err
+	}
+	fp, err := evidence.SourceFingerprints(root)
+	return files, fp, err
 }
 
 // resultsDirFor returns the evidence directory: resultsDir, which must
@@ -210,11 +217,7 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	if err != nil {
 		return err
 	}
-	files, err := evidence.LoadResultsLimit(resultsDir, e.inputLimit)
-	if err != nil {
-		return err
-	}
-	fp, err := evidence.SourceFingerprints(root)
+	files, fp, err := loadEvidence(e, root, resultsDir)
 	if err != nil {
 		return err
 	}
