@@ -1,10 +1,18 @@
 #!/usr/bin/env bash
 # Builds or checks the committed PTX for every CUDA C kernel source.
 #
-#   ptx.sh build   regenerate <dir>/kernels/*.ptx from <dir>/kernels/*.cu
+#   ptx.sh build   regenerate <dir>/kernels/*.ptx from <dir>/kernels/*.cu, and
+#                  for each <dir>/<name>.resources: ptxas's registers, stack,
+#                  spills and shared memory of every entry point for sm_90
+#                  (beside the package's Go files: what lies under kernels/
+#                  is measured code, and this report is derived from it)
 #   ptx.sh check   run ptxas on every committed .ptx for sm_80 and sm_90, and
-#                  check that regenerating reproduces the committed PTX
+#                  check that regenerating reproduces the committed PTX and
+#                  resources
 #
+# A kernel change shows in the .resources diff wherever it changes an entry
+# point's registers or spills, including the entry points it was not meant
+# for: those got another schedule and are measured again too.
 # PTX is generated with the pinned nvcc (CUDA 11.8) for compute_80, so one
 # file loads on Ampere and Hopper alike.
 set -euo pipefail
@@ -18,11 +26,25 @@ if [ ${#sources[@]} -eq 0 ]; then
   echo "ptx: no kernel sources"
   exit 0
 fi
+# resources PTX: one line per entry point, sorted, of ptxas's sm_90 report.
+resources() {
+  echo "# ptxas sm_90 resource usage of each entry point (scripts/ptx.sh build writes it)"
+  ptxas -arch=sm_90 -v -o /dev/null "$1" 2>&1 | awk '
+    /Compiling entry function/ { split($0, q, "'"'"'"); name = q[2] }
+    /bytes stack frame/ { stack = $1; stores = $5; loads = $9 }
+    /Used [0-9]+ registers/ {
+      regs = $5; smem = 0
+      if (match($0, /[0-9]+ bytes smem/)) { smem = substr($0, RSTART, RLENGTH); sub(/ bytes smem/, "", smem) }
+      printf "%s registers=%s stack=%s spill_stores=%s spill_loads=%s smem=%s\n", name, regs, stack, stores, loads, smem
+    }' | sort
+}
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
 for cu in "${sources[@]}"; do
   ptx="${cu%.cu}.ptx"
+  res="$(dirname "$(dirname "$cu")")/$(basename "${cu%.cu}").resources"
   # nvcc's output depends on where the source lies: -lineinfo names it in
   # .file directives by its absolute path, and the mangled names of
   # internal-linkage functions carry a hash of that path. Compile a copy at
@@ -40,12 +62,16 @@ for cu in "${sources[@]}"; do
   case "$mode" in
     build)
       cp "$tmp/out.ptx" "$ptx"
-      echo "ptx: wrote $ptx"
+      resources "$ptx" >"$res"
+      echo "ptx: wrote $ptx and $res"
       ;;
     check)
       if [ ! -f "$ptx" ]; then echo "ptx: $ptx is missing (run 'make ptx')"; status=1; continue; fi
       if ! cmp -s "$tmp/out.ptx" "$ptx"; then
         echo "ptx: $ptx differs from what nvcc generates from $cu (run 'make ptx' and commit)"; status=1
+      fi
+      if ! resources "$ptx" | cmp -s - "$res"; then
+        echo "ptx: $res is missing or differs from ptxas's report on $ptx (run 'make ptx' and commit; an entry point whose registers or spills changed is measured again)"; status=1
       fi
       for sm in sm_80 sm_90; do
         if ptxas -arch="$sm" -o /dev/null "$ptx"; then echo "ptx: $ptx ok for $sm"; else echo "ptx: ptxas $sm failed on $ptx"; status=1; fi
