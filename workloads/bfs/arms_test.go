@@ -20,6 +20,16 @@ func newFakeExecutor(t testing.TB, mem int64, seed uint64) (*executor.Executor, 
 	return gputest.OpenFake(t, "h100", mem, seed, NewFake)
 }
 
+// mustGraph returns a function that passes a generator's graph on and
+// fails the test on its error: must(frontier.Grid(16)).
+func mustGraph(t testing.TB) func(*frontier.CSR, error) *frontier.CSR {
+	return func(g *frontier.CSR, err error) *frontier.CSR {
+		t.Helper()
+		require.NoError(t, err)
+		return g
+	}
+}
+
 // star returns a star of n vertices: its hub splits into many queue items.
 func star(t testing.TB, n int) *frontier.CSR {
 	src, dst := make([]int32, n-1), make([]int32, n-1)
@@ -184,20 +194,17 @@ func TestSessionPlanOnFake(t *testing.T) {
 // Kronecker graphs and denser geometric ones do not, nor does a graph
 // without vertices.
 func TestLowDegree(t *testing.T) {
-	gen := func(g *frontier.CSR, err error) *frontier.CSR {
-		require.NoError(t, err)
-		return g
-	}
+	must := mustGraph(t)
 	for _, tc := range []struct {
 		name string
 		g    *frontier.CSR
 		want bool
 	}{
-		{"grid", gen(frontier.Grid(30)), true},
-		{"road", gen(frontier.Road(30, 1)), true},
-		{"rgg degree 8", gen(frontier.RandomGeometric(20000, 8, 1)), true},
-		{"rgg degree 16", gen(frontier.RandomGeometric(20000, 16, 1)), false},
-		{"kronecker", gen(frontier.Kronecker(10, 16, 7)), false},
+		{"grid", must(frontier.Grid(30)), true},
+		{"road", must(frontier.Road(30, 1)), true},
+		{"rgg degree 8", must(frontier.RandomGeometric(20000, 8, 1)), true},
+		{"rgg degree 16", must(frontier.RandomGeometric(20000, 16, 1)), false},
+		{"kronecker", must(frontier.Kronecker(10, 16, 7)), false},
 		{"empty", &frontier.CSR{Offsets: []uint32{0}}, false},
 	} {
 		assert.Equal(t, tc.want, LowDegree(tc.g), tc.name)
@@ -210,10 +217,8 @@ func TestLowDegree(t *testing.T) {
 // narrow one's registers leave room for one 512-thread block per SM.
 func TestMegakernelEntryPoint(t *testing.T) {
 	x, _ := newFakeExecutor(t, 8<<30, 2)
-	grid, err := frontier.Grid(40)
-	require.NoError(t, err)
-	kron, err := frontier.Kronecker(10, 16, 7)
-	require.NoError(t, err)
+	must := mustGraph(t)
+	grid, kron := must(frontier.Grid(40)), must(frontier.Kronecker(10, 16, 7))
 	for _, tc := range []struct {
 		name    string
 		g       *frontier.CSR

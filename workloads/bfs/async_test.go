@@ -93,10 +93,8 @@ func TestMegakernelAsyncFallbacks(t *testing.T) {
 // points' refusal of the asynchronous direction.
 func TestMegakernelAsyncConfig(t *testing.T) {
 	x, _ := newFakeExecutor(t, 1<<30, 17)
-	grid, err := frontier.Grid(16)
-	require.NoError(t, err)
-	kron, err := frontier.Kronecker(8, 16, 2)
-	require.NoError(t, err)
+	must := mustGraph(t)
+	grid, kron := must(frontier.Grid(16)), must(frontier.Kronecker(8, 16, 2))
 	for _, tc := range []struct {
 		name string
 		g    *frontier.CSR
