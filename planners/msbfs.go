@@ -36,10 +36,14 @@ type MultiSourceBFSRequest struct {
 // together.
 const PlaneGroupBytes = 32
 
+// PlanesPerGroup returns how many level planes of width-bit words one
+// group of PlaneGroupBytes holds.
+func PlanesPerGroup(width uint64) uint64 { return max(1, PlaneGroupBytes*8/max(width, 1)) }
+
 // PlaneGroups returns the groups of PlaneGroupBytes that bits planes of
 // width-bit words take per vertex.
 func PlaneGroups(bits, width uint64) uint64 {
-	per := max(1, PlaneGroupBytes*8/max(width, 1))
+	per := PlanesPerGroup(width)
 	return (bits + per - 1) / per
 }
 
@@ -164,9 +168,11 @@ const (
 // it carries the numbers of the pass that did not fit.
 type MultiSourceBFSError struct {
 	Kind MultiSourceBFSErrorKind
-	// Width is the bad width (BadWidth), the bad level bits
-	// (BadLevelBits) or the width of the pass tried.
-	Width      uint64
+	// Width is the bad width (BadWidth) or the width of the pass tried
+	// (OverBudget).
+	Width uint64
+	// LevelBits is the bad level bits (BadLevelBits).
+	LevelBits  uint64
 	BatchRoots uint64
 	GraphBytes, MaskBytes, OutputBytes,
 	RequiredBytes, BudgetBytes uint64
@@ -203,7 +209,7 @@ func (e *MultiSourceBFSError) Error() string {
 	case MultiSourceBadWidth:
 		return fmt.Sprintf("multi-source BFS: %s is %d. Fix: use 32 or 64 roots per word, or 0 to let the planner pick", f, e.Width)
 	case MultiSourceBadLevelBits:
-		return fmt.Sprintf("multi-source BFS: %s is %d. Fix: levels are 32-bit; use at most 32 planes, or 0 for level_bytes per root", f, e.Width)
+		return fmt.Sprintf("multi-source BFS: %s is %d. Fix: levels are 32-bit; use at most 32 planes, or 0 for level_bytes per root", f, e.LevelBits)
 	case MultiSourceZeroBudget:
 		return fmt.Sprintf("multi-source BFS: %s is 0. Fix: pass the device bytes the passes may use", f)
 	case MultiSourceOverBudget:
@@ -226,7 +232,7 @@ func checkMultiSourceRequest(req MultiSourceBFSRequest) error {
 	case req.Width != 0 && req.Width != 32 && req.Width != 64:
 		return &MultiSourceBFSError{Kind: MultiSourceBadWidth, Width: req.Width}
 	case req.LevelBits > 32:
-		return &MultiSourceBFSError{Kind: MultiSourceBadLevelBits, Width: req.LevelBits}
+		return &MultiSourceBFSError{Kind: MultiSourceBadLevelBits, LevelBits: req.LevelBits}
 	case req.BudgetBytes == 0:
 		return &MultiSourceBFSError{Kind: MultiSourceZeroBudget}
 	}

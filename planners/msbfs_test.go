@@ -174,6 +174,34 @@ func TestPlanMultiSourceBFSErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "mask bytes")
 }
 
+func TestMultiSourceBFSErrorFields(t *testing.T) {
+	req := kron22Request()
+	req.LevelBits = 33
+	_, err := PlanMultiSourceBFS(req)
+	var me *MultiSourceBFSError
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, MultiSourceBadLevelBits, me.Kind)
+	assert.Equal(t, uint64(33), me.LevelBits, "the bad level bits are carried as such")
+	assert.Zero(t, me.Width, "width is not the level bits")
+	assert.Contains(t, err.Error(), "level_bits is 33")
+	req = kron22Request()
+	req.Width = 16
+	_, err = PlanMultiSourceBFS(req)
+	require.ErrorAs(t, err, &me)
+	assert.Equal(t, uint64(16), me.Width)
+	assert.Zero(t, me.LevelBits)
+	assert.Contains(t, err.Error(), "width is 16")
+}
+
+func TestPlanesPerGroup(t *testing.T) {
+	for _, tc := range []struct{ width, per, groups33 uint64 }{
+		{64, 4, 9}, {32, 8, 5}, {256, 1, 33}, {512, 1, 33}, {0, 256, 1},
+	} {
+		assert.Equal(t, tc.per, PlanesPerGroup(tc.width), "width %d", tc.width)
+		assert.Equal(t, tc.groups33, PlaneGroups(33, tc.width), "width %d", tc.width)
+	}
+}
+
 func BenchmarkPlanMultiSourceBFS(b *testing.B) {
 	req := kron22Request()
 	req.Roots = 1 << 20

@@ -235,7 +235,8 @@ func ParamsMacro(name string) string { return strings.ToUpper(name) + "_PARAMS" 
 
 // Header renders the C header of the module: the constants as macros and,
 // for each kernel, a macro with its parameter list, which the CUDA source
-// uses as `extern "C" __global__ void name(NAME_PARAMS)`.
+// uses as `extern "C" __global__ void name(NAME_PARAMS)`. A kernel with the
+// same parameter list as an earlier one gets that kernel's macro by name.
 func (m Module) Header() ([]byte, error) {
 	if err := m.Validate(); err != nil {
 		return nil, err
@@ -260,18 +261,24 @@ func (m Module) Header() ([]byte, error) {
 			fmt.Fprintf(&b, "#define %s %s\n", c.Name, lit)
 		}
 	}
+	// A kernel whose parameter list an earlier kernel already has names
+	// that kernel's macro instead of repeating the list.
+	seen := map[string]string{}
 	for _, k := range m.Kernels {
 		ps, _ := params(k.Params)
 		b.WriteString("\n")
 		comment(&b, k.Doc, "")
-		fmt.Fprintf(&b, "#define %s \\\n", ParamsMacro(k.Name))
+		decls := make([]string, len(ps))
 		for i, p := range ps {
-			sep := ", \\"
-			if i == len(ps)-1 {
-				sep = ""
-			}
-			fmt.Fprintf(&b, "    %s%s\n", p.decl, sep)
+			decls[i] = p.decl
 		}
+		list := strings.Join(decls, ", \\\n    ")
+		if first, ok := seen[list]; ok {
+			fmt.Fprintf(&b, "#define %s %s\n", ParamsMacro(k.Name), first)
+			continue
+		}
+		seen[list] = ParamsMacro(k.Name)
+		fmt.Fprintf(&b, "#define %s \\\n    %s\n", ParamsMacro(k.Name), list)
 	}
 	fmt.Fprintf(&b, "\n#endif  // %s\n", guard)
 	return b.Bytes(), nil

@@ -46,6 +46,17 @@ func TestHeader(t *testing.T) {
 	}
 }
 
+func TestHeaderSharedParams(t *testing.T) {
+	m := testModule
+	m.Kernels = append(append([]Kernel{}, m.Kernels...), Kernel{Name: "scale_wide", Doc: "Scales data, wide.", Params: scaleParams[executor.DevPtr]{}})
+	h, err := m.Header()
+	require.NoError(t, err)
+	s := string(h)
+	assert.Contains(t, s, "// Scales data, wide.\n#define SCALE_WIDE_PARAMS SCALE_PARAMS\n")
+	assert.Equal(t, 1, strings.Count(s, "double factor"), "the shared list is written once")
+	assert.Contains(t, s, "#define PHASED_PARAMS \\\n    int *data, \\\n", "a different list is written out")
+}
+
 func TestValidate(t *testing.T) {
 	type noTag struct{ N uint64 }
 	type badKind struct {

@@ -127,9 +127,7 @@ func (d *emuDevice) asyncRound(a *emuAsync, b uint32, force bool) bool {
 		d.expandItems(it, lab, s)
 	}
 	if kok {
-		d.blockLevel[b]++
-		nk := &d.keep[b][d.blockLevel[b]%3]
-		d.keptN[b], d.keptEdges[b] = nk.done>>keepShift, nk.done&keepEMask
+		nk := d.nextLevel(b)
 		for i := uint32(0); i < d.keptN[b]; i++ {
 			a.add(nk.ilab[i], 1)
 		}

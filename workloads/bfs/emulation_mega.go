@@ -214,11 +214,7 @@ func (d *emuDevice) megaTopDown(m *emuMega, step uint32, full []bool, pushed *ui
 		return &emuSink{kq: &d.keep[b][(d.blockLevel[b]+1)%3], bq: d.blockQueue(b), qout: qout, qlab: qlab, out: pushed}
 	}
 	// level ends a block's level: the next keep queue's counters.
-	level := func(b uint32) {
-		d.blockLevel[b]++
-		kq := &d.keep[b][d.blockLevel[b]%3]
-		d.keptN[b], d.keptEdges[b], full[b] = kq.done>>keepShift, kq.done&keepEMask, kq.full != 0
-	}
+	level := func(b uint32) { full[b] = d.nextLevel(b).full != 0 }
 	// runAhead runs block b's next level if it may.
 	runAhead := func(b uint32) bool {
 		if d.keptN[b] == 0 || full[b] {
@@ -314,4 +310,14 @@ func (d *emuDevice) megaBlock(gwarp, step uint32, byBlock bool) uint32 {
 		return (gwarp%nblocks + nblocks - step*rotateMul%nblocks) % nblocks
 	}
 	return (gwarp + d.nwarps - step*rotateMul%d.nwarps) % d.nwarps % nblocks
+}
+
+// nextLevel ends one of block b's levels, as mega_next_level does: the
+// keep queue its expansion filled becomes the block's kept vertices, which
+// it returns.
+func (d *emuDevice) nextLevel(b uint32) *emuKeepQueue {
+	d.blockLevel[b]++
+	kq := &d.keep[b][d.blockLevel[b]%3]
+	d.keptN[b], d.keptEdges[b] = kq.done>>keepShift, kq.done&keepEMask
+	return kq
 }

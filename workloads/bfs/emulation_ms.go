@@ -390,7 +390,7 @@ func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur
 		return nil, err
 	}
 	groups := planners.PlaneGroups(uint64(bits.Len64(lab)), width)
-	m.per = msPlanesPerGroup(width)
+	m.per = planners.PlanesPerGroup(width)
 	if m.planes, err = view[W](l, planes, groups*n*m.per); err != nil {
 		return nil, err
 	}

@@ -366,14 +366,10 @@ func msPushBlocks(count, mf uint32, wpb uint64, grid uint32) uint32 {
 // takes: four rounds of one edge per lane.
 const msPushWarpEdges = 4 * 32
 
-// msPlanesPerGroup is how many level planes of width-bit words one
-// group of planners.PlaneGroupBytes holds.
-func msPlanesPerGroup(width uint64) uint64 { return max(1, planners.PlaneGroupBytes*8/max(width, 1)) }
-
 // msPlaneWord is the index, in words, of vertex v's level plane b among n
 // vertices' planes, as the kernels lay them out (ms_plane): every vertex's
 // first group of planes, then every vertex's second, a group holding per
-// consecutive planes (msPlanesPerGroup of the words' width).
+// consecutive planes (planners.PlanesPerGroup of the words' width).
 func msPlaneWord(b, v, n, per uint64) uint64 {
 	return (b/per*n+v)*per + b%per
 }
@@ -394,7 +390,7 @@ func (m *MultiSource) passLevels(nroots int, depth uint64) ([][]int32, error) {
 	if err != nil {
 		return nil, err
 	}
-	wb, per := m.plan.Width/8, msPlanesPerGroup(m.plan.Width)
+	wb, per := m.plan.Width/8, planners.PlanesPerGroup(m.plan.Width)
 	word := func(raw []byte, i uint64) uint64 {
 		if wb == 8 {
 			return binary.LittleEndian.Uint64(raw[8*i:])

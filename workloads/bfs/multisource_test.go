@@ -223,10 +223,10 @@ func TestMSPlaneWord(t *testing.T) {
 		{0, 0, 10, 64, 0}, {3, 0, 10, 64, 3}, {4, 0, 10, 64, 40}, {1, 2, 10, 64, 9},
 		{5, 9, 10, 64, 77}, {7, 1, 3, 32, 15}, {8, 1, 3, 32, 32},
 	} {
-		assert.Equal(t, tc.want, msPlaneWord(tc.b, tc.v, tc.n, msPlanesPerGroup(tc.width)), "%+v", tc)
+		assert.Equal(t, tc.want, msPlaneWord(tc.b, tc.v, tc.n, planners.PlanesPerGroup(tc.width)), "%+v", tc)
 	}
 	for _, width := range []uint64{32, 64} {
-		per := msPlanesPerGroup(width)
+		per := planners.PlanesPerGroup(width)
 		require.Equal(t, planners.PlaneGroupBytes*8/width, per)
 		for _, nb := range []uint64{1, 5, 17, 32} {
 			const n = 37

@@ -348,19 +348,46 @@ __device__ __forceinline__ u64 async_pack(uint2 it, u32 lab, u32* overflow) {
     return (u64)it.x | ((u64)(len & ASYNC_ITEM_EDGES) << ASYNC_LEN_SHIFT) | ((u64)min(lab, ASYNC_MAX_LABEL) << ASYNC_LAB_SHIFT);
 }
 
+// push_ring appends the lanes' items (incl: the warp's inclusive scan of
+// their counts, total in all) straight to the asynchronous traversal's
+// ring (see mega_async) with one reservation a warp on its tail; *bn counts
+// the items, and hist, where not null, the units by label.
+template <u32 CAP, typename C, u32 KE>
+__device__ __forceinline__ void push_ring(const Sink<CAP, C, KE>& s, u32 lane, const Found& f, u32 chunk, u32 incl, u32 total) {
+    u32 nitems = f.nitems;
+    if (s.hist != nullptr && nitems > 0) atomicAdd(&s.hist[f.lab % ASYNC_LABELS], (int)nitems);
+    u32 rb = 0;
+    if (lane == 31) {
+        atomicAdd(s.bn, total);
+        u32 hd = ld_rlx32(s.head);
+        rb = atomicAdd(s.tail, total);
+        if (rb + total - hd > s.qcap) atomicExch(s.overflow, 1u);
+    }
+    rb = __shfl_sync(FULL_MASK, rb, 31) + incl - nitems;
+    for (u32 i = 0; i < nitems; i++) {
+        u32 ib = f.b + i * chunk;
+        st_rlx64(&s.ring[(rb + i) % s.qcap], async_pack(make_uint2(ib, min(ib + chunk, f.e)), f.lab, s.overflow));
+    }
+}
+
 // push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
-// (f.lab is each one's label). The warp reserves all lanes' items with one
-// shared-memory atomic on *bn (the block queue's count); a warp-wide scan
-// gives each lane its offset. Slots past the block queue's capacity spill
-// straight to the global queue with one global atomic for the warp's
-// spilled items. The sink's blab and qlab, when not null, take the items'
-// labels (in the block queue and in the global queue).
+// (f.lab is each one's label), to the ring where the sink has one
+// (push_ring), else to the block queue. The warp reserves all lanes' items
+// with one shared-memory atomic on *bn (the block queue's count); a
+// warp-wide scan gives each lane its offset. Slots past the block queue's
+// capacity spill straight to the global queue with one global atomic for
+// the warp's spilled items. The sink's blab and qlab, when not null, take
+// the items' labels (in the block queue and in the global queue).
 template <u32 CAP, typename C, u32 KE>
 __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, const Found& f, u32 chunk) {
     u32 nitems = f.nitems;
     if (__ballot_sync(FULL_MASK, nitems != 0) == 0) return;
     u32 incl = warp_incl(nitems, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
+    if (s.ring != nullptr) {
+        push_ring(s, lane, f, chunk, incl, total);
+        return;
+    }
     u32 base = 0;
     if (lane == 31) base = atomicAdd(s.bn, total);
     base = __shfl_sync(FULL_MASK, base, 31);
@@ -372,22 +399,6 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
         gbase = __shfl_sync(FULL_MASK, gbase, 31);
     }
     u32 pos = base + incl - nitems;
-    if (s.hist != nullptr && nitems > 0) atomicAdd(&s.hist[f.lab % ASYNC_LABELS], (int)nitems);
-    if (s.ring != nullptr) {
-        // Straight to the ring: one reservation a warp; *bn counts the items.
-        u32 rb = 0;
-        if (lane == 31) {
-            u32 hd = ld_rlx32(s.head);
-            rb = atomicAdd(s.tail, total);
-            if (rb + total - hd > s.qcap) atomicExch(s.overflow, 1u);
-        }
-        rb = __shfl_sync(FULL_MASK, rb, 31) + incl - nitems;
-        for (u32 i = 0; i < nitems; i++) {
-            u32 ib = f.b + i * chunk;
-            st_rlx64(&s.ring[(rb + i) % s.qcap], async_pack(make_uint2(ib, min(ib + chunk, f.e)), f.lab, s.overflow));
-        }
-        return;
-    }
     for (u32 i = 0; i < nitems; i++) {
         u32 ib = f.b + i * chunk;
         uint2 item = make_uint2(ib, min(ib + chunk, f.e));
@@ -1146,7 +1157,6 @@ struct MegaConfig {
 // after it, emptied the round after), the change of work and of cnt the
 // first warp sends next.
 struct AsyncShared {
-    u64 spill;  // the block queue's spill count, unused: pushes go to the ring
     uint2 titems[2][ASYNC_TAKE];
     u32 tlabs[2][ASYNC_TAKE];
     u32 tn[2], nwm[2], nwork[2], staged[2];
@@ -1748,7 +1758,6 @@ __device__ __forceinline__ void async_start(MegaShared& sh, AsyncShared& as, con
         as.nwork[0] = as.nwork[1] = root_items;
         as.klabn[0] = as.klabn[1] = as.klabn[2] = UNREACHED;
         as.dwork = 0;
-        as.spill = 0;
     }
     __syncthreads();
     u64* words = (u64*)&a.ctl[CTL_MEGA(0)];
@@ -1766,7 +1775,7 @@ __device__ __forceinline__ u32 mega_async(MegaShared& sh, AsyncShared& as, const
     u32 qc = a.qcap;
     u32* overflow = &a.ctl[CTL_RESULT + RESULT_OVERFLOW];
     async_start(sh, as, a, load_cg(&a.ctl[CTL_COUNT(0)]));
-    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, &sh.bq, sh.blab, nullptr, nullptr, nullptr, qc, &as.spill, overflow};
+    Sink<MEGA_BLOCK_QCAP, u64, KE> s = {nullptr, nullptr, nullptr, nullptr, nullptr, nullptr, qc, nullptr, overflow};
     s.ring = ring;
     s.tail = &c[A_TAIL];
     s.head = &c[A_HEAD];

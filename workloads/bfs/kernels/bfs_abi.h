@@ -236,48 +236,10 @@
     unsigned long long keep
 
 // The megakernel for blocks of at most MEGA_NARROW_THREADS threads.
-#define BFS_MEGAKERNEL_NARROW_PARAMS \
-    const unsigned int *__restrict__ offsets, \
-    const int *__restrict__ targets, \
-    int *level, \
-    uint2 *q0, \
-    uint2 *q1, \
-    unsigned int *vis0, \
-    unsigned int *vis1, \
-    unsigned int *ctl, \
-    uint4 *dlog, \
-    unsigned long long n, \
-    unsigned long long chunk, \
-    unsigned long long qcap, \
-    unsigned long long low_degree, \
-    unsigned long long max_steps, \
-    unsigned long long ahead, \
-    unsigned long long adapt, \
-    unsigned long long direction, \
-    unsigned long long log_cap, \
-    unsigned long long keep
+#define BFS_MEGAKERNEL_NARROW_PARAMS BFS_MEGAKERNEL_PARAMS
 
 // The narrow megakernel with the asynchronous traversal (MEGA_ASYNC).
-#define BFS_MEGAKERNEL_ASYNC_PARAMS \
-    const unsigned int *__restrict__ offsets, \
-    const int *__restrict__ targets, \
-    int *level, \
-    uint2 *q0, \
-    uint2 *q1, \
-    unsigned int *vis0, \
-    unsigned int *vis1, \
-    unsigned int *ctl, \
-    uint4 *dlog, \
-    unsigned long long n, \
-    unsigned long long chunk, \
-    unsigned long long qcap, \
-    unsigned long long low_degree, \
-    unsigned long long max_steps, \
-    unsigned long long ahead, \
-    unsigned long long adapt, \
-    unsigned long long direction, \
-    unsigned long long log_cap, \
-    unsigned long long keep
+#define BFS_MEGAKERNEL_ASYNC_PARAMS BFS_MEGAKERNEL_PARAMS
 
 // Megakernel barriers alone.
 #define BFS_BARRIER_ONLY_PARAMS \
