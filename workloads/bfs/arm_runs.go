@@ -190,7 +190,8 @@ func (s *Session) canAsync() bool {
 
 // launchMegakernel launches the megakernel with run-ahead depth ahead
 // (the deepest, when adapt; the window + 1, when async) and returns the
-// overflow flag.
+// overflow flag. The result words are read back on the launch's stream,
+// with one host wait for both (Executor.LaunchRead).
 func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt, async bool) (control, uint32, error) {
 	dir := uint64(MegaTopDown)
 	switch {
@@ -203,25 +204,22 @@ func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt, async bool) (con
 	if async {
 		k = s.k.megaAsync
 	}
-	t, err := s.x.Launch(k, s.plans.MegakernelGrid.Config(), kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
+	w := s.word[:8]
+	t, err := s.x.LaunchRead(k, s.plans.MegakernelGrid.Config(), s.buf.ctl, 4*(CtlResult+ResultChanged), w, kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
 		Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1,
 		Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
 		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
 		MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations), Ahead: ahead, Adapt: b2u(adapt), Direction: dir,
 		LogCap: s.logEntries(), Keep: uint64(s.cfg.MegakernelKeep)})...)
 	if err != nil {
-		return control{}, 0, err
-	}
-	r.DeviceNs += t.DeviceNs
-	w := s.word[:8]
-	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*(CtlResult+ResultChanged), w); err != nil {
 		return control{syncs: 1}, 0, err
 	}
+	r.DeviceNs += t.DeviceNs
 	changed, overflow := binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4:])
 	if changed != 0 {
-		return control{syncs: 2}, overflow, fmt.Errorf("BFS megakernel from root %d did not converge within %d steps. Fix: raise the convergence plan's iteration budget", r.Root, s.plans.Convergence.MaxDeviceIterations)
+		return control{syncs: 1}, overflow, fmt.Errorf("BFS megakernel from root %d did not converge within %d steps. Fix: raise the convergence plan's iteration budget", r.Root, s.plans.Convergence.MaxDeviceIterations)
 	}
-	return control{syncs: 2}, overflow, nil
+	return control{syncs: 1}, overflow, nil
 }
 
 // runScanLoop is the plain scan wave: one launch per level over every
