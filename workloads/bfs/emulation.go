@@ -269,9 +269,10 @@ func (d *emuDevice) flush(qout []item, outCount *uint32) {
 }
 
 // keepOrPush mirrors keep_or_push for one warp: candidates (vertices of one
-// item of at most keepItemEdges edges) reserve slots and edges with one add
-// on the packed reservation word and are kept, resolved to their targets,
-// if both fit; the rest go on to push. It panics if a field of the
+// item of at most keepItemEdges edges) reserve slots and edges on the
+// packed reservation word, each with its own add (here in lane order, one
+// of the orders the device's atomics may take), and are kept, resolved to
+// their targets, if both fit; the rest go on to push. It panics if a field of the
 // reservation word would overflow, which the kernel's budget rules out.
 func (d *emuDevice) keepOrPush(s *emuSink, f *[32]found) {
 	if kq := s.kq; kq != nil && kq.full == 0 {

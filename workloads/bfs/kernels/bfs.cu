@@ -521,8 +521,8 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
 // resolved to their edges: kept edge i goes to tgt[i] from the vertex in
 // slot eslot[i], kept with label ilab[slot], which is vertex vid[slot]
 // (written only where the freshness check, MEGA_FRESH, reads it).
-// Warps reserve vertex slots and edges together with one shared atomic on
-// resv; a candidate is kept only if its slot and its edge range fit the
+// Each candidate reserves its vertex slot and its edges together with one
+// shared atomic on resv; a candidate is kept only if its slot and its edge range fit the
 // budget (the sink's KE edges and KE / KEEP_EDGES_PER_ITEM vertices, within
 // the queue's capacity). Reservations only grow, so once one candidate is
 // turned away every later one is too: the kept vertices are exactly slots
@@ -599,14 +599,12 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane
         if (lane == 0) full = full_hint(kq);
         full = __shfl_sync(FULL_MASK, full, 0);
         if (__ballot_sync(FULL_MASK, cand) != 0 && full == 0) {
-            // Candidates (bits 16..) and their edges (bits 0..15) in one scan.
-            u32 incl = warp_incl(cand ? (1u << 16) | len : 0u, lane);
-            u32 total = __shfl_sync(FULL_MASK, incl, 31);
-            u32 old = 0;
-            if (lane == 31) old = atomicAdd(&kq->resv, ((total >> 16) << KEEP_SHIFT) | (total & 0xffffu));
-            old = __shfl_sync(FULL_MASK, old, 31);
-            u32 slot = (old >> KEEP_SHIFT) + (incl >> 16) - 1;
-            u32 epos = (old & KEEP_EMASK) + (incl & 0xffffu) - len;
+            // Each candidate reserves its slot (bits KEEP_SHIFT..) and its
+            // edges (bits 0..) with its own shared atomic: a warp rarely
+            // holds more than a few, and the atomics cost less than a scan.
+            u32 old = cand ? atomicAdd(&kq->resv, (1u << KEEP_SHIFT) | len) : 0u;
+            u32 slot = old >> KEEP_SHIFT;
+            u32 epos = old & KEEP_EMASK;
             bool kept = cand && slot < KE / KEEP_EDGES_PER_ITEM && epos + len <= KE;
             if (kept) keep_vertex(kq, slot, epos, f, g);
             if (s.hist != nullptr) {
@@ -615,8 +613,8 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane
                 if (lane == 0 && lo != UNREACHED) atomicMin(s.klab, lo);
             }
             if (__ballot_sync(FULL_MASK, cand && !kept) != 0 && lane == 0) set_full_hint(kq);
-            u32 kmask = __ballot_sync(FULL_MASK, kept);
-            if (kmask != 0 && lane == 31 - __clz(kmask)) atomicMax(&kq->done, ((slot + 1) << KEEP_SHIFT) | (epos + len));
+            u32 top = __reduce_max_sync(FULL_MASK, kept ? ((slot + 1) << KEEP_SHIFT) | (epos + len) : 0u);
+            if (lane == 0 && top != 0) atomicMax(&kq->done, top);
             if (kept) f.nitems = 0;
         }
     }
