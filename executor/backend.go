@@ -16,7 +16,29 @@ type (
 	FuncRef   uintptr
 	StreamRef uintptr
 	EventRef  uintptr
+	// GraphRef, GraphNodeRef and GraphExecRef are a CUDA graph, one of its
+	// nodes and an instantiated graph.
+	GraphRef     uintptr
+	GraphNodeRef uintptr
+	GraphExecRef uintptr
 )
+
+// LinkInput is one PTX input of a JIT link: its text and the name the
+// link log calls it by.
+type LinkInput struct {
+	Name string
+	PTX  []byte
+}
+
+// GraphEdge is a dependency of a graph node on From. A programmatic edge
+// (Hopper's programmatic dependent launch) lets the dependent kernel start
+// before From finishes: it must execute griddepcontrol.wait before it
+// reads what From writes, and From may trigger its dependents early with
+// griddepcontrol.launch_dependents.
+type GraphEdge struct {
+	From         GraphNodeRef
+	Programmatic bool
+}
 
 // PinnedMem is page-locked host memory: an allocation from
 // Backend.HostAlloc or caller memory registered with Backend.HostRegister.
@@ -163,6 +185,33 @@ type Backend interface {
 	CopyDtoHAsync(dst PinnedMem, src DevPtr, n uint64, s StreamRef) error
 	// MemsetD8Async sets n bytes at dst to v on stream s (cuMemsetD8Async).
 	MemsetD8Async(dst DevPtr, v byte, n uint64, s StreamRef) error
+
+	// StreamWaitEvent makes work enqueued on s later wait for the work
+	// before e's most recent record (cuStreamWaitEvent).
+	StreamWaitEvent(s StreamRef, e EventRef) error
+
+	// LinkModule JIT-links relocatable PTX inputs into one image
+	// (cuLinkCreate, cuLinkAddData, cuLinkComplete) and loads it
+	// (cuModuleLoadData). It returns the linker's information log; a
+	// failed link is a *LinkError carrying the error log.
+	LinkModule(inputs []LinkInput) (ModuleRef, string, error)
+
+	// GraphCreate creates an empty CUDA graph (cuGraphCreate).
+	GraphCreate() (GraphRef, error)
+	// GraphAddKernel adds a kernel node after deps (cuGraphAddKernelNode;
+	// programmatic edges through cuGraphAddDependencies_v2). Each argument
+	// is 8 bytes, as for Launch; cfg.Cooperative is not supported.
+	GraphAddKernel(g GraphRef, f FuncRef, cfg LaunchConfig, args []uint64, deps []GraphEdge) (GraphNodeRef, error)
+	// GraphInstantiate instantiates a graph for launching
+	// (cuGraphInstantiate).
+	GraphInstantiate(g GraphRef) (GraphExecRef, error)
+	// GraphLaunch enqueues one replay of an instantiated graph on s
+	// (cuGraphLaunch).
+	GraphLaunch(e GraphExecRef, s StreamRef) error
+	// GraphExecDestroy and GraphDestroy release an instantiated graph and
+	// a graph.
+	GraphExecDestroy(e GraphExecRef) error
+	GraphDestroy(g GraphRef) error
 
 	// Launch enqueues a kernel on stream s. Each argument is 8 bytes (a
 	// device pointer or an 8-byte scalar). cfg.Cooperative selects

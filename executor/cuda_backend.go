@@ -67,6 +67,12 @@ type cudaBackend struct {
 	// registered is caller memory registered with HostRegister; its Go
 	// memory stays pinned (runtime.Pinner) while the driver may read it.
 	registered map[uintptr]*hostReg
+	// graphs, nodes and execs are CUDA graphs, their kernel nodes (by
+	// graph in graphNodes) and instantiated graphs: driver handles.
+	graphs     map[GraphRef]unsafe.Pointer
+	nodes      map[GraphNodeRef]unsafe.Pointer
+	graphNodes map[GraphRef][]GraphNodeRef
+	execs      map[GraphExecRef]unsafe.Pointer
 	// nvtx holds the profiler range labels; nil when libnvToolsExt is
 	// missing.
 	nvtx   *nvtxLabels
@@ -100,7 +106,9 @@ func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error
 	}
 	b := &cudaBackend{ordinal: ordinal, driverThread: startDriverThread(poll, spin),
 		mods: map[ModuleRef]cu.Module{}, funcs: map[FuncRef]cu.Function{}, streams: map[StreamRef]cu.Stream{},
-		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}, registered: map[uintptr]*hostReg{}}
+		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}, registered: map[uintptr]*hostReg{},
+		graphs: map[GraphRef]unsafe.Pointer{}, nodes: map[GraphNodeRef]unsafe.Pointer{}, graphNodes: map[GraphRef][]GraphNodeRef{},
+		execs: map[GraphExecRef]unsafe.Pointer{}}
 	err := b.do(func() error {
 		n, err := cu.NumDevices()
 		if err != nil {

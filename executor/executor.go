@@ -267,6 +267,8 @@ type Module struct {
 	access   uint64
 	unloaded bool
 	kernels  map[string]*Kernel
+	// linkLog is the linker's information log (LinkModule).
+	linkLog string
 }
 
 // Key returns the module's content key.

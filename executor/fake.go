@@ -60,6 +60,24 @@ type FakeConfig struct {
 	// CopyDelay is how long each host-to-device copy takes on the host, to
 	// stand in for a transfer's time (default 0).
 	CopyDelay time.Duration
+	// DeferStreams queues the work of each stream and runs it only when
+	// the host waits (a stream or event sync or query), interleaving the
+	// streams in a random order (Seed) that respects each stream's order
+	// and its event waits, as concurrent streams may run on a GPU. A
+	// missing event dependency then shows as a wrong result. Without it,
+	// work runs when it is enqueued.
+	DeferStreams bool
+	// Seed seeds the deferred interleaving and the order in which a graph
+	// replay runs its independent nodes.
+	Seed uint64
+	// FaultsLoseContext makes a kernel's failure sticky, as an illegal
+	// address is on a GPU: every later call fails with
+	// CUDA_ERROR_ILLEGAL_ADDRESS until Close.
+	FaultsLoseContext bool
+	// Link, when set, gives the kernels of the entry points of a linked
+	// module (LinkModule), by name; entries it leaves out are looked up in
+	// Kernels.
+	Link func(inputs []LinkInput) (map[string]FakeKernel, error)
 }
 
 // Fake is the CPU implementation of Backend: device memory is host memory,
@@ -88,6 +106,14 @@ type Fake struct {
 	calls map[string]int
 	// ranges records the profiler ranges pushed and popped, in order.
 	ranges []string
+	// linked holds the kernels of linked modules, by module.
+	linked map[ModuleRef]map[string]FakeKernel
+	// async is the deferred stream state (FakeConfig.DeferStreams).
+	async  fakeAsync
+	graphs map[GraphRef]*fakeGraph
+	execs  map[GraphExecRef]*fakeGraph
+	// lost is set by a sticky fault (FakeConfig.FaultsLoseContext).
+	lost bool
 }
 
 // fakeRegion is a registered host range [start, start+n).
@@ -119,7 +145,8 @@ func NewFake(cfg FakeConfig) *Fake {
 	}
 	return &Fake{cfg: cfg, mem: map[DevPtr][]byte{}, next: 0x10000000, modules: map[ModuleRef][]string{},
 		funcs: map[FuncRef]*fakeFunc{}, streams: map[StreamRef]bool{}, events: map[EventRef]uint64{},
-		host: map[uintptr]bool{}, fail: map[string]int{}, next2: 1, registered: map[uintptr]fakeRegion{}, calls: map[string]int{}}
+		host: map[uintptr]bool{}, fail: map[string]int{}, next2: 1, registered: map[uintptr]fakeRegion{}, calls: map[string]int{},
+		linked: map[ModuleRef]map[string]FakeKernel{}, async: newFakeAsync(cfg.Seed), graphs: map[GraphRef]*fakeGraph{}, execs: map[GraphExecRef]*fakeGraph{}}
 }
 
 // Fail makes every later call of the named driver entry point (for example
@@ -194,6 +221,9 @@ func (f *Fake) check(call string) error {
 	f.calls[call]++
 	if f.closed {
 		return newDriverError(call, 201, "context destroyed")
+	}
+	if f.lost && call != "cuCtxDestroy" {
+		return newDriverError(call, cuErrIllegalAddress, "an earlier kernel fault lost the context")
 	}
 	if c, ok := f.fail[call]; ok {
 		return newDriverError(call, c, "injected by the fake")
@@ -284,6 +314,7 @@ func (f *Fake) UnloadModule(m ModuleRef) error {
 		return newDriverError("cuModuleUnload", 400, "unknown module")
 	}
 	delete(f.modules, m)
+	delete(f.linked, m)
 	return nil
 }
 
@@ -302,7 +333,10 @@ func (f *Fake) Function(m ModuleRef, name string) (FuncRef, error) {
 	for _, n := range names {
 		found = found || n == name
 	}
-	k, known := f.cfg.Kernels[name]
+	k, known := f.linked[m][name]
+	if !known {
+		k, known = f.cfg.Kernels[name]
+	}
 	if name == "gpuplan_ptx_probe" && found {
 		known = true
 		k = FakeKernel{Run: func(*FakeLaunch) error { return nil }, Attrs: FuncAttributes{NumRegs: 8, MaxThreadsPerBlock: 1024}}
@@ -523,11 +557,16 @@ func (f *Fake) StreamDestroy(s StreamRef) error {
 	return nil
 }
 
-// StreamSync returns at once: fake work completes at enqueue.
+// StreamSync runs the deferred work (DeferStreams) and reports the first
+// failure of work enqueued since the last sync; without deferral, work has
+// completed at enqueue.
 func (f *Fake) StreamSync(s StreamRef) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.stream("cuStreamSynchronize", s)
+	if err := f.stream("cuStreamSynchronize", s); err != nil {
+		return err
+	}
+	return f.drain("cuStreamSynchronize")
 }
 
 // EventCreate creates an event.
@@ -566,22 +605,32 @@ func (f *Fake) EventRecord(e EventRef, s StreamRef) error {
 	if _, ok := f.events[e]; !ok {
 		return newDriverError("cuEventRecord", 400, "unknown event")
 	}
-	f.events[e] = f.clock
-	return nil
+	gen := f.async.record(e)
+	return f.run(s, fakeOp{run: func() error {
+		f.events[e] = f.clock
+		f.async.done[e] = gen
+		return nil
+	}})
 }
 
-// EventSync returns at once.
+// EventSync runs the deferred work, as StreamSync does.
 func (f *Fake) EventSync(e EventRef) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.check("cuEventSynchronize")
+	if err := f.check("cuEventSynchronize"); err != nil {
+		return err
+	}
+	return f.drain("cuEventSynchronize")
 }
 
-// EventQuery reports completion (always complete).
+// EventQuery runs the deferred work and reports completion.
 func (f *Fake) EventQuery(e EventRef) (bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return true, f.check("cuEventQuery")
+	if err := f.check("cuEventQuery"); err != nil {
+		return false, err
+	}
+	return true, f.drain("cuEventQuery")
 }
 
 // EventElapsedMs is the simulated time between two events.
@@ -604,15 +653,17 @@ func (f *Fake) CopyHtoDAsync(dst DevPtr, src PinnedMem, n uint64, s StreamRef) e
 	if !f.pinned(src) || n > uint64(len(src.Data)) {
 		return newDriverError("cuMemcpyHtoDAsync", cuErrInvalidValue, "source is not pinned memory of that size")
 	}
-	d, err := f.span(dst, n)
-	if err != nil {
-		return err
-	}
-	copy(d, src.Data[:n])
-	if f.cfg.CopyDelay > 0 {
-		time.Sleep(f.cfg.CopyDelay)
-	}
-	return nil
+	return f.run(s, fakeOp{run: func() error {
+		d, err := f.span(dst, n)
+		if err != nil {
+			return err
+		}
+		copy(d, src.Data[:n])
+		if f.cfg.CopyDelay > 0 {
+			time.Sleep(f.cfg.CopyDelay)
+		}
+		return nil
+	}})
 }
 
 // MemsetD8Async sets fake device memory.
@@ -622,14 +673,16 @@ func (f *Fake) MemsetD8Async(dst DevPtr, v byte, n uint64, s StreamRef) error {
 	if err := f.stream("cuMemsetD8Async", s); err != nil {
 		return err
 	}
-	d, err := f.span(dst, n)
-	if err != nil {
-		return err
-	}
-	for i := range d {
-		d[i] = v
-	}
-	return nil
+	return f.run(s, fakeOp{run: func() error {
+		d, err := f.span(dst, n)
+		if err != nil {
+			return err
+		}
+		for i := range d {
+			d[i] = v
+		}
+		return nil
+	}})
 }
 
 // CopyDtoHAsync copies out of fake device memory.
@@ -642,12 +695,14 @@ func (f *Fake) CopyDtoHAsync(dst PinnedMem, src DevPtr, n uint64, s StreamRef) e
 	if !f.host[dst.ref] || n > uint64(len(dst.Data)) {
 		return newDriverError("cuMemcpyDtoHAsync", cuErrInvalidValue, "destination is not pinned staging memory of that size")
 	}
-	d, err := f.span(src, n)
-	if err != nil {
-		return err
-	}
-	copy(dst.Data[:n], d)
-	return nil
+	return f.run(s, fakeOp{run: func() error {
+		d, err := f.span(src, n)
+		if err != nil {
+			return err
+		}
+		copy(dst.Data[:n], d)
+		return nil
+	}})
 }
 
 // Launch runs the kernel's Go function at once. A cooperative launch whose
@@ -679,6 +734,14 @@ func (f *Fake) Launch(fn FuncRef, cfg LaunchConfig, args []uint64, s StreamRef) 
 		return newDriverError(call, cuErrInvalidValue, "dynamic shared memory above the kernel's limit")
 	}
 	f.launches = append(f.launches, cfg)
+	args = append([]uint64(nil), args...)
+	return f.run(s, fakeOp{run: func() error { return f.execute(call, ff, cfg, args) }})
+}
+
+// execute runs one launch of ff: its simulated time, then its Go
+// function; a failure is an illegal address, sticky with
+// FaultsLoseContext.
+func (f *Fake) execute(call string, ff *fakeFunc, cfg LaunchConfig, args []uint64) error {
 	ns := ff.k.DeviceNs
 	if ns == 0 {
 		ns = 1000
@@ -687,9 +750,12 @@ func (f *Fake) Launch(fn FuncRef, cfg LaunchConfig, args []uint64, s StreamRef) 
 	if ff.k.Run == nil {
 		return nil
 	}
-	l := &FakeLaunch{Config: cfg, Args: append([]uint64(nil), args...), f: f}
+	l := &FakeLaunch{Config: cfg, Args: args, f: f}
 	if err := ff.k.Run(l); err != nil {
-		return newDriverError(call, cuErrIllegalAddress, err.Error())
+		if f.cfg.FaultsLoseContext {
+			f.lost = true
+		}
+		return newDriverError(call, cuErrIllegalAddress, fmt.Sprintf("kernel %s: %v", ff.name, err))
 	}
 	return nil
 }
@@ -704,5 +770,6 @@ func (f *Fake) Close() error {
 	f.closed = true
 	f.mem = map[DevPtr][]byte{}
 	f.used = 0
+	f.async = newFakeAsync(f.cfg.Seed)
 	return nil
 }

@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "shim_cuda.h"
 #include "_cgo_export.h"
 
@@ -145,3 +146,133 @@ int gp_launch(void *fn, unsigned int gx, unsigned int gy, unsigned int gz,
     }
     return (int)r;
 }
+
+int gp_link(int n, const char *const *data, const unsigned long long *sizes, const char *const *names,
+            char *info, unsigned int info_size, char *err, unsigned int err_size, void **mod, int *step, int *input) {
+    CUjit_option opts[4] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[4] = {info, (void *)(size_t)info_size, err, (void *)(size_t)err_size};
+    CUlinkState st;
+    *step = 1;
+    *input = -1;
+    CUresult r = cuLinkCreate(4, opts, vals, &st);
+    if (r != CUDA_SUCCESS) {
+        return (int)r;
+    }
+    *step = 2;
+    for (int i = 0; i < n && r == CUDA_SUCCESS; i++) {
+        *input = i;
+        r = cuLinkAddData(st, CU_JIT_INPUT_PTX, (void *)data[i], (size_t)sizes[i], names[i], 0, NULL, NULL);
+    }
+    if (r == CUDA_SUCCESS) {
+        void *image = NULL;
+        size_t image_size = 0;
+        *step = 3;
+        *input = -1;
+        r = cuLinkComplete(st, &image, &image_size);
+        if (r == CUDA_SUCCESS) {
+            *step = 4;
+            r = cuModuleLoadData((CUmodule *)mod, image);
+        }
+    }
+    cuLinkDestroy(st);
+    return (int)r;
+}
+
+int gp_stream_wait_event(void *stream, void *event) {
+    return (int)cuStreamWaitEvent((CUstream)stream, (CUevent)event, 0);
+}
+
+int gp_graph_create(void **g) { return (int)cuGraphCreate((CUgraph *)g, 0); }
+
+// The edge data of cuGraphAddDependencies_v2 (CUDA 12.3), which the
+// pinned CUDA 11.8 headers lack: a programmatic edge from the producer's
+// programmatic port.
+typedef struct {
+    unsigned char from_port;
+    unsigned char to_port;
+    unsigned char type;
+    unsigned char reserved[5];
+} gp_graph_edge_data;
+typedef CUresult (*gp_add_deps_v2_fn)(CUgraph, const CUgraphNode *, const CUgraphNode *, const gp_graph_edge_data *, size_t);
+#define GP_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC 1
+#define GP_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC 1
+
+int gp_graph_add_kernel(void *g, void *fn, unsigned int gx, unsigned int gy, unsigned int gz,
+                        unsigned int bx, unsigned int by, unsigned int bz, unsigned int smem,
+                        unsigned long long *vals, int n, void *const *deps, const unsigned char *prog, int ndeps, void **node) {
+    void *stack_params[64];
+    void **params = stack_params;
+    CUgraphNode stack_plain[64];
+    CUgraphNode *plain = stack_plain;
+    if (n > 64) {
+        params = (void **)malloc(sizeof(void *) * (size_t)n);
+    }
+    if (ndeps > 64) {
+        plain = (CUgraphNode *)malloc(sizeof(CUgraphNode) * (size_t)ndeps);
+    }
+    CUresult r = CUDA_SUCCESS;
+    if (params == NULL || plain == NULL) {
+        r = CUDA_ERROR_OUT_OF_MEMORY;
+        goto out;
+    }
+    for (int i = 0; i < n; i++) {
+        params[i] = &vals[i];
+    }
+    int nplain = 0;
+    for (int i = 0; i < ndeps; i++) {
+        if (!prog[i]) {
+            plain[nplain++] = (CUgraphNode)deps[i];
+        }
+    }
+    CUDA_KERNEL_NODE_PARAMS p;
+    memset(&p, 0, sizeof p);
+    p.func = (CUfunction)fn;
+    p.gridDimX = gx;
+    p.gridDimY = gy;
+    p.gridDimZ = gz;
+    p.blockDimX = bx;
+    p.blockDimY = by;
+    p.blockDimZ = bz;
+    p.sharedMemBytes = smem;
+    p.kernelParams = params;
+    r = cuGraphAddKernelNode((CUgraphNode *)node, (CUgraph)g, plain, (size_t)nplain, &p);
+    if (r != CUDA_SUCCESS || nplain == ndeps) {
+        goto out;
+    }
+    gp_add_deps_v2_fn add = (gp_add_deps_v2_fn)dlsym(RTLD_DEFAULT, "cuGraphAddDependencies_v2");
+    if (add == NULL) {
+        r = CUDA_ERROR_NOT_SUPPORTED;
+        goto out;
+    }
+    for (int i = 0; i < ndeps && r == CUDA_SUCCESS; i++) {
+        if (!prog[i]) {
+            continue;
+        }
+        CUgraphNode from = (CUgraphNode)deps[i];
+        CUgraphNode to = (CUgraphNode)*node;
+        gp_graph_edge_data e;
+        memset(&e, 0, sizeof e);
+        e.from_port = GP_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
+        e.type = GP_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
+        r = add((CUgraph)g, &from, &to, &e, 1);
+    }
+out:
+    if (params != stack_params) {
+        free(params);
+    }
+    if (plain != stack_plain) {
+        free(plain);
+    }
+    return (int)r;
+}
+
+int gp_graph_instantiate(void **exec, void *g) {
+    return (int)cuGraphInstantiateWithFlags((CUgraphExec *)exec, (CUgraph)g, 0);
+}
+
+int gp_graph_launch(void *exec, void *stream) { return (int)cuGraphLaunch((CUgraphExec)exec, (CUstream)stream); }
+
+int gp_graph_exec_destroy(void *exec) { return (int)cuGraphExecDestroy((CUgraphExec)exec); }
+
+int gp_graph_destroy(void *g) { return (int)cuGraphDestroy((CUgraph)g); }

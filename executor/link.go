@@ -1,0 +1,119 @@
+package executor
+
+import (
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// Link limits.
+const (
+	// MaxLinkInputs bounds the PTX inputs of one LinkModule.
+	MaxLinkInputs = 64
+	// MaxLinkLogShown is the most bytes of a link log a LinkError's message
+	// shows; the whole log stays in LinkError.Log.
+	MaxLinkLogShown = 4096
+)
+
+// linkKeyDomain separates the cache keys of linked modules from those of
+// single PTX modules.
+const linkKeyDomain = "gpuplan.cuda.module-cache.linked-ptx.v1"
+
+// LinkError is a JIT link the driver refused, for example an undefined or
+// mismatched function. Log is the linker's error log, which names them.
+type LinkError struct {
+	// Inputs names the linked inputs.
+	Inputs []string
+	// Code is the CUresult of the failed step.
+	Code int
+	// Call is the driver call that failed (cuLinkAddData for a PTX that
+	// does not compile, cuLinkComplete for a symbol that does not resolve).
+	Call string
+	// Log is the linker's error log.
+	Log string
+}
+
+// Error names the inputs, the failed call and the log, and ends with a
+// "Fix:" sentence.
+func (e *LinkError) Error() string {
+	log := strings.TrimSpace(e.Log)
+	if len(log) > MaxLinkLogShown {
+		log = log[:MaxLinkLogShown] + fmt.Sprintf(" ... (%d more bytes)", len(e.Log)-MaxLinkLogShown)
+	}
+	if log == "" {
+		log = "(the linker wrote no log)"
+	}
+	return fmt.Sprintf("JIT link of %s failed in %s (%s): %s. Fix: define every function the log names, with the signature its callers declare, in one of the inputs",
+		strings.Join(e.Inputs, ", "), e.Call, CUResultName(e.Code), log)
+}
+
+// linkKey hashes the inputs of a link, each length-prefixed, for one
+// compute capability.
+func linkKey(major, minor int, inputs []LinkInput) ModuleKey {
+	h := sha256.New()
+	var n [8]byte
+	write := func(b []byte) {
+		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	write([]byte(linkKeyDomain))
+	binary.LittleEndian.PutUint32(n[:4], uint32(major))
+	binary.LittleEndian.PutUint32(n[4:], uint32(minor))
+	h.Write(n[:])
+	for _, in := range inputs {
+		write([]byte(in.Name))
+		write(in.PTX)
+	}
+	var k ModuleKey
+	h.Sum(k[:0])
+	return k
+}
+
+// LinkModule JIT-links relocatable PTX inputs (nvcc -rdc=true -ptx, or PTX
+// generated at run time) into one module and loads it, or returns the
+// cached module linked from the same inputs. No compiler is needed: the
+// driver's linker compiles each input and resolves the functions one input
+// declares .extern and another defines. A failed link is a *LinkError with
+// the linker's log. Module.LinkLog returns the information log of a
+// successful link.
+func (x *Executor) LinkModule(inputs ...LinkInput) (*Module, error) {
+	if len(inputs) == 0 || len(inputs) > MaxLinkInputs {
+		return nil, invalidArg("link inputs", fmt.Sprintf("Fix: pass 1 to %d PTX inputs.", MaxLinkInputs), "%d inputs", len(inputs))
+	}
+	for i, in := range inputs {
+		if len(in.PTX) == 0 {
+			return nil, invalidArg(fmt.Sprintf("link input %d (%s)", i, in.Name), "Fix: pass the PTX text of each input.", "is empty")
+		}
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.closed {
+		return nil, ErrClosed
+	}
+	key := linkKey(x.dev.Major, x.dev.Minor, inputs)
+	if m, ok := x.modules[key]; ok {
+		if m.access < ^uint64(0) {
+			m.access++
+		}
+		x.modHits = saturatingInc(x.modHits)
+		return m, nil
+	}
+	x.modMisses = saturatingInc(x.modMisses)
+	if len(x.modOrder) >= ModuleCacheSoftCap {
+		x.evictModulesLocked()
+	}
+	ref, log, err := x.b.LinkModule(inputs)
+	if err != nil {
+		return nil, err
+	}
+	m := &Module{x: x, key: key, ref: ref, access: 1, kernels: map[string]*Kernel{}, linkLog: log}
+	x.modules[key] = m
+	x.modOrder = append(x.modOrder, key)
+	return m, nil
+}
+
+// LinkLog returns the linker's information log of a module LinkModule
+// made ("" for a module loaded from one PTX).
+func (m *Module) LinkLog() string { return m.linkLog }
