@@ -155,6 +155,10 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 		}
 	}
 
+	if p.Tiles != nil {
+		p.writeTiles(w)
+	}
+
 	e := p.Execution
 	d := e.Decision
 	if e.DowngradedToSparse {
@@ -183,4 +187,34 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 		plural(int(c.MaxDeviceIterations), "iteration", "iterations"), plural(int(c.HostSyncPoints), "host sync", "host syncs"),
 		c.ChangedFlagReadbackBytes, c.ReadbackPolicy, c.HostIterationPolls)
 	return w.Flush()
+}
+
+// writeTiles writes the tile plan of a workload with a module.
+func (p *WorkloadPlan) writeTiles(w *bufio.Writer) {
+	t := p.Tiles
+	flags := 0
+	for _, f := range t.Flags {
+		if f {
+			flags++
+		}
+	}
+	fmt.Fprintf(w, "\nTile plan (persistent waits arm): %s in %s of %s; %s, %d finer waits dropped; %s publish per-tile flags\n",
+		plural(int(t.Tasks), "task", "tasks"), plural(len(t.Units), "unit", "units"), plural(len(t.Order), "wave", "waves"),
+		plural(int(t.CounterWaits), "counter wait", "counter waits"), t.Dropped, plural(flags, "wave", "waves"))
+	shown := 0
+	for u := range t.Units {
+		if t.Units[u].Count < 2 {
+			continue
+		}
+		if shown == textMaxWaits {
+			fmt.Fprintf(w, "  ... more fused units (use --json for all)\n")
+			break
+		}
+		labels := make([]string, 0, t.Units[u].Count)
+		for _, v := range t.UnitWaves(u) {
+			labels = append(labels, p.waveLabel(int(v)))
+		}
+		fmt.Fprintf(w, "  fused  %s tiles: %s\n", groupedInt(t.Units[u].Tiles), strings.Join(labels, " + "))
+		shown++
+	}
 }

@@ -45,6 +45,12 @@ type Workload struct {
 	MaxDeviceIters    *uint32              `json:"max_device_iterations,omitempty"`
 	Waves             []WorkloadWave       `json:"waves"`
 	Dependencies      []WorkloadDependency `json:"dependencies"`
+	// Module, Buffers and Outputs make the waves run kernels (`gpuplan
+	// run`): Module is the path of the waves' relocatable PTX, relative to
+	// the workload file; every wave then has a Kernel.
+	Module  *string          `json:"module,omitempty"`
+	Buffers []WorkloadBuffer `json:"buffers,omitempty"`
+	Outputs []WorkloadOutput `json:"outputs,omitempty"`
 
 	// Derived by DecodeWorkload.
 	kind  AnalysisKind
@@ -75,12 +81,18 @@ type WorkloadWave struct {
 	FrontierBytes *uint64 `json:"frontier_bytes"`
 	ScratchBytes  *uint64 `json:"scratch_bytes"`
 	OutputBytes   *uint64 `json:"output_bytes"`
+	// Kernel is the wave's work in a workload with a module; its frontier,
+	// scratch and output bytes then default to 0.
+	Kernel *WaveKernel `json:"kernel,omitempty"`
 }
 
 // WorkloadDependency says wave After starts once wave Before has finished.
+// In a workload with a module, Tiles may narrow it to the producer tiles
+// each consumer tile reads (default: all of them).
 type WorkloadDependency struct {
-	Before *int64 `json:"before"`
-	After  *int64 `json:"after"`
+	Before *int64   `json:"before"`
+	After  *int64   `json:"after"`
+	Tiles  *TileMap `json:"tiles,omitempty"`
 }
 
 // WorkloadError is a workload problem found after decoding: Field is the
@@ -125,15 +137,63 @@ func fieldErr(source, field, fix, format string, args ...any) error {
 // output_bytes}] (required, at least one; ids 0..n-1 each once);
 // dependencies [{before, after}] (ids of listed waves, no self
 // dependencies).
+//
+// A workload whose waves run kernels (`gpuplan run`) adds module (the path
+// of the waves' relocatable PTX, resolved by the caller), buffers [{name,
+// bytes, init}] with init {fill: zeros | random (seed, type, min, max) |
+// file (path)}, outputs [{buffer, type, tolerance}], a kernel {function,
+// tiles, block (a multiple of 32), shared_bytes, prologue, args [{buffer,
+// offset, bytes} | {u32|i32|u64|i64|f32|f64: value}]} on every wave and
+// tiles ("all", "same" or "block:K") on dependencies. Such a workload may
+// leave out analysis (DefaultRunAnalysis), launch_overhead_ns
+// (DefaultRunLaunchOverheadNS), graph (the buffers' bytes as the resident
+// state), schedule_sample (DefaultRunDispatchCostNS, density 1, the
+// outputs' bytes read back) and each wave's frontier, scratch and output
+// bytes (0).
 func DecodeWorkload(source string, data []byte) (*Workload, error) {
 	var w Workload
 	if err := strictjson.Decode(source, data, &w); err != nil {
 		return nil, err
 	}
+	if w.Module != nil {
+		if err := w.validateRunDefaults(source); err != nil {
+			return nil, err
+		}
+	} else if err := w.noRunFields(source); err != nil {
+		return nil, err
+	}
 	if err := w.validate(source); err != nil {
 		return nil, err
 	}
+	if w.Module != nil {
+		if err := w.validateRun(source); err != nil {
+			return nil, err
+		}
+	}
 	return &w, nil
+}
+
+// noRunFields refuses the fields of a workload with a module in one
+// without.
+func (w *Workload) noRunFields(src string) error {
+	fix := "add \"module\": \"waves.ptx\" (the waves' relocatable PTX) to run kernels, or remove the field"
+	switch {
+	case len(w.Buffers) > 0:
+		return fieldErr(src, "buffers", fix, "buffers are given without a module")
+	case len(w.Outputs) > 0:
+		return fieldErr(src, "outputs", fix, "outputs are given without a module")
+	}
+	for i, wv := range w.Waves {
+		if wv.Kernel != nil {
+			return fieldErr(src, fmt.Sprintf("waves[%d].kernel", i), fix, "a wave has a kernel but the workload has no module")
+		}
+	}
+	for i, d := range w.Dependencies {
+		if d.Tiles != nil {
+			return fieldErr(src, fmt.Sprintf("dependencies[%d].tiles", i), fix, "a dependency has a tile map but the workload has no module")
+		}
+	}
+	return nil
 }
 
 func finiteIn(v float64, lo, hi float64) bool { return checked.Finite(v) && v >= lo && v <= hi }
@@ -339,6 +399,9 @@ type WorkloadPlan struct {
 	Execution   ExecutionPlan   `json:"execution"`
 	Explanation string          `json:"explanation"`
 	Convergence ConvergencePlan `json:"convergence"`
+	// Tiles is the tile plan of a workload with a module: how the
+	// persistent waits arm runs it.
+	Tiles *TilePlan `json:"tiles,omitempty"`
 
 	waves []FrontierWave
 	deps  []Dependency
@@ -443,5 +506,28 @@ func PlanWorkload(source string, w *Workload, dev occupancy.Device, profile stri
 	p.Execution = fp.Execution
 	p.Explanation = fp.Execution.Decision.StableExplanation()
 	p.Convergence = conv
+	if w.HasModule() {
+		tp, err := PlanTiles(w.TileRequest(p.BudgetBytes))
+		if err != nil {
+			return nil, wrap("waves", err)
+		}
+		p.Tiles = &tp
+	}
 	return p, nil
+}
+
+// TileRequest returns the tile plan's input for a decoded workload with a
+// module, each fused unit's bytes bounded by budget.
+func (w *Workload) TileRequest(budget uint64) TileRequest {
+	req := TileRequest{Waves: make([]TileWave, len(w.waves)), BudgetBytes: budget}
+	for _, wv := range w.Waves {
+		k, f := wv.Kernel, w.waves[*wv.ID]
+		req.Waves[*wv.ID] = TileWave{Tiles: *k.Tiles, Threads: *k.Block, SharedBytes: k.SharedBytes, Prologue: k.Prologue,
+			FrontierBytes: f.FrontierBytes, ScratchBytes: f.ScratchBytes, OutputBytes: f.OutputBytes}
+	}
+	req.Dependencies = make([]TileDependency, len(w.deps))
+	for i, d := range w.deps {
+		req.Dependencies[i] = TileDependency{Before: d.Before, After: d.After, Map: w.DependencyTiles(i)}
+	}
+	return req
 }

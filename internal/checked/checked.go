@@ -84,6 +84,16 @@ func Sum(field string, values ...uint64) (uint64, error) {
 	return total, nil
 }
 
+// SaturatingAdd returns a+b, or the largest uint64 when the sum does not
+// fit: for totals that are only compared against a limit.
+func SaturatingAdd(a, b uint64) uint64 {
+	s, carry := bits.Add64(a, b, 0)
+	if carry != 0 {
+		return math.MaxUint64
+	}
+	return s
+}
+
 // CeilDiv returns ceil(v/d). ok is false when d is zero.
 func CeilDiv(v, d uint64) (q uint64, ok bool) {
 	if d == 0 {
