@@ -21,6 +21,9 @@ cd "$(dirname "$0")/.."
 stage=/tmp/gpuplan-ptx-src
 mode=${1:-check}
 NVCCFLAGS=(-ptx -arch=compute_80 -O3 -std=c++14 -lineinfo)
+# The wave ABI header relocatable sources include.
+abi_dir=workloads/wavedag/kernels
+relocatable() { grep -q '^// gpuplan: relocatable device code' "$1"; }
 mapfile -t sources < <(git ls-files '*/kernels/*.cu' 2>/dev/null || find . -path '*/kernels/*.cu')
 if [ ${#sources[@]} -eq 0 ]; then
   echo "ptx: no kernel sources"
@@ -29,7 +32,7 @@ fi
 # resources PTX: one line per entry point, sorted, of ptxas's sm_90 report.
 resources() {
   echo "# ptxas sm_90 resource usage of each entry point (scripts/ptx.sh build writes it)"
-  ptxas -arch=sm_90 -v -o /dev/null "$1" 2>&1 | awk '
+  ptxas "${ptxas_flags[@]}" -arch=sm_90 -v -o /dev/null "$1" 2>&1 | awk '
     /Compiling entry function/ { split($0, q, "'"'"'"); name = q[2] }
     /bytes stack frame/ { stack = $1; stores = $5; loads = $9 }
     /Used [0-9]+ registers/ {
@@ -51,12 +54,19 @@ for cu in "${sources[@]}"; do
   # a fixed path (under a lock: the path is shared) and rewrite the .file
   # directives to paths relative to the repository root, so the PTX does not
   # depend on where the repository is checked out.
+  flags=("${NVCCFLAGS[@]}")
+  ptxas_flags=()
+  if relocatable "$cu"; then
+    flags+=(-rdc=true -I "$stage/$abi_dir")
+    ptxas_flags=(-c)
+  fi
   (
     flock 9
     rm -rf "$stage"
-    mkdir -p "$stage/$(dirname "$cu")"
+    mkdir -p "$stage/$(dirname "$cu")" "$stage/$abi_dir"
     cp -R "$(dirname "$cu")"/. "$stage/$(dirname "$cu")"/
-    nvcc "${NVCCFLAGS[@]}" -o "$tmp/raw.ptx" "$stage/$cu"
+    cp "$abi_dir/gpuplan_wave.h" "$stage/$abi_dir/"
+    nvcc "${flags[@]}" -o "$tmp/raw.ptx" "$stage/$cu"
   ) 9>"$stage.lock"
   sed -E "/^[[:space:]]*\.file[[:space:]]/ s#\"$stage/#\"#" "$tmp/raw.ptx" >"$tmp/out.ptx"
   case "$mode" in
@@ -74,7 +84,7 @@ for cu in "${sources[@]}"; do
         echo "ptx: $res is missing or differs from ptxas's report on $ptx (run 'make ptx' and commit; an entry point whose registers or spills changed is measured again)"; status=1
       fi
       for sm in sm_80 sm_90; do
-        if ptxas -arch="$sm" -o /dev/null "$ptx"; then echo "ptx: $ptx ok for $sm"; else echo "ptx: ptxas $sm failed on $ptx"; status=1; fi
+        if ptxas "${ptxas_flags[@]}" -arch="$sm" -o /dev/null "$ptx"; then echo "ptx: $ptx ok for $sm"; else echo "ptx: ptxas $sm failed on $ptx"; status=1; fi
       done
       ;;
     *) echo "usage: ptx.sh build|check" >&2; exit 2 ;;
