@@ -69,7 +69,8 @@ type TilePlan struct {
 	WaitStart []int32    `json:"wait_start"`
 	Waits     []TileWait `json:"waits"`
 	// Flags marks the waves whose tiles publish per-tile done flags: those
-	// a wait reads through "same" or "block:K".
+	// a unit's first wave reads through "same" or "block:K" (a wave fused
+	// after its producer reads the tile its own block just ran).
 	Flags []bool `json:"flags"`
 	// Tasks is the queue's entries: every unit's tiles.
 	Tasks uint64 `json:"tasks"`
@@ -131,11 +132,6 @@ func PlanTiles(req TileRequest) (TilePlan, error) {
 	}
 	p := TilePlan{WaveWaits: wave.Stats, Flags: make([]bool, n)}
 	p.WaitStart, p.Waits, p.Dropped = tileWaits(n, wave, req.Dependencies, all)
-	for _, w := range p.Waits {
-		if w.Map.Kind != TileAll {
-			p.Flags[w.Producer] = true
-		}
-	}
 	p.Order = p.fusibleOrder(req)
 	if err := p.fuse(req); err != nil {
 		return TilePlan{}, err
@@ -292,6 +288,9 @@ func (p *TilePlan) count(req TileRequest) error {
 		}
 		v := int(p.Order[u.First])
 		for _, w := range p.WaitsOf(v) {
+			if w.Map.Kind != TileAll {
+				p.Flags[w.Producer] = true
+			}
 			c := u.Tiles
 			if w.Map.Kind == TileBlock {
 				c = blockChecks(w.Map, u.Tiles, req.Waves[w.Producer].Tiles)

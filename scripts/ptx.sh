@@ -57,7 +57,7 @@ for cu in "${sources[@]}"; do
   flags=("${NVCCFLAGS[@]}")
   ptxas_flags=()
   if relocatable "$cu"; then
-    flags+=(-rdc=true -I "$stage/$abi_dir")
+    flags=(-ptx -arch=compute_80 -O3 -std=c++14 -rdc=true -I "$stage/$abi_dir")
     ptxas_flags=(-c)
   fi
   (

@@ -471,3 +471,57 @@ func (s *Session) resetState() error {
 	s.epoch, s.ctl = 0, [CtlWords]uint64{}
 	return s.x.Upload(s.stateBuf, make([]byte, s.im.StateBytes))
 }
+
+// Planned is what the plans say a run of an arm executes.
+type Planned struct {
+	Launches      uint64 `json:"launches"`
+	GraphLaunches uint64 `json:"graph_launches"`
+	Barriers      uint64 `json:"grid_barriers"`
+	CounterWaits  uint64 `json:"counter_waits"`
+	Tasks         uint64 `json:"tasks"`
+}
+
+// Planned returns what a run of arm should execute: a launch per wave on
+// streams, one graph replay, the barrier plan's grid barriers and tiles,
+// and the tile plan's counter waits and tasks.
+func (s *Session) Planned(arm Arm) Planned {
+	switch arm {
+	case ArmStreams:
+		return Planned{Launches: uint64(s.p.Waves())}
+	case ArmGraph, ArmGraphPDL:
+		return Planned{GraphLaunches: 1}
+	case ArmBarriers:
+		return Planned{Launches: 1, Barriers: uint64(s.p.Plan.GlobalBarriers), Tasks: s.im.BarrierTasks.Bytes / (4 * TaskWords)}
+	}
+	return Planned{Launches: 1, CounterWaits: s.p.Plan.Tiles.CounterWaits, Tasks: s.p.Plan.Tiles.Tasks}
+}
+
+// PlanMismatchError is a run that executed other than its plan says.
+type PlanMismatchError struct {
+	Arm      Arm
+	What     string
+	Planned  uint64
+	Executed uint64
+}
+
+// Error gives both numbers and ends with a "Fix:" sentence.
+func (e *PlanMismatchError) Error() string {
+	return fmt.Sprintf("arm %s executed %d %s, its plan says %d. Fix: this is a bug in gpuplan's runtime or plans; report it with the workload", e.Arm, e.Executed, e.What, e.Planned)
+}
+
+// CheckPlan holds a run against its arm's plan: launches, graph replays,
+// grid barriers crossed, counter waits and tasks must all be the planned
+// ones.
+func (s *Session) CheckPlan(r Run) error {
+	p := s.Planned(r.Arm)
+	for _, c := range []struct {
+		what        string
+		plan, count uint64
+	}{{"kernel launches", p.Launches, r.Launches}, {"graph launches", p.GraphLaunches, r.GraphLaunches},
+		{"grid barriers", p.Barriers, r.Barriers}, {"counter waits", p.CounterWaits, r.CounterWaits}, {"tasks", p.Tasks, r.Tasks}} {
+		if c.plan != c.count {
+			return &PlanMismatchError{Arm: r.Arm, What: c.what, Planned: c.plan, Executed: c.count}
+		}
+	}
+	return nil
+}

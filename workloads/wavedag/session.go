@@ -320,8 +320,12 @@ func (s *Session) Outputs() ([][]byte, error) {
 }
 
 // Close releases the session's streams, graphs and buffers; the modules
-// stay in the executor's cache.
+// stay in the executor's cache. Closing a lost session releases nothing:
+// its context is gone, and its executor must be discarded.
 func (s *Session) Close() error {
+	if s.lost != nil {
+		return nil
+	}
 	var errs []error
 	if s.streams != nil {
 		errs = append(errs, s.streams.close())
@@ -330,9 +334,6 @@ func (s *Session) Close() error {
 	for a, g := range s.graphs {
 		errs = append(errs, g.Close())
 		delete(s.graphs, a)
-	}
-	if s.lost != nil {
-		return errors.Join(errs...)
 	}
 	for _, b := range append(s.bufs, s.argBuf, s.planBuf, s.stateBuf) {
 		if b.ID != 0 {
