@@ -104,8 +104,8 @@ func testWave(id int, name, fn string, tiles int, prologue bool, shared int, arg
 	return obj{"id": id, "name": name, "kernel": k}
 }
 
-func buf(name string) obj          { return obj{"buffer": name} }
-func u32(v int) obj                { return obj{"u32": v} }
+func buf(name string) obj { return obj{"buffer": name} }
+func u32(v int) obj       { return obj{"u32": v} }
 func dep(b, a int, tiles string) obj {
 	d := obj{"before": b, "after": a}
 	if tiles != "" {
