@@ -3,35 +3,25 @@ package evidence
 import (
 	"math"
 
-	"golang.org/x/perf/benchmath"
+	"github.com/gpuplan/gpuplan/internal/benchstats"
 )
 
 // Confidence is the confidence level of every interval the gate and the
 // report state.
-const Confidence = 0.95
+const Confidence = benchstats.Confidence
 
 // MinSamplesPerArm is the fewest samples an arm needs before a claim can be
 // judged on it.
 const MinSamplesPerArm = 10
 
 // Interval is a point estimate with a confidence interval [Lo, Hi].
-type Interval struct {
-	Center float64
-	Lo     float64
-	Hi     float64
-}
+type Interval = benchstats.Interval
 
 // MedianCI returns the median of values and its distribution-free
 // confidence interval at the given level (benchmath.AssumeNothing, as
 // benchstat computes it). With too few values the bounds are infinite.
 func MedianCI(values []float64, confidence float64) Interval {
-	if len(values) == 0 {
-		return Interval{Center: math.NaN(), Lo: math.Inf(-1), Hi: math.Inf(1)}
-	}
-	// benchmath sorts the slice it is given; sort a copy.
-	own := append([]float64(nil), values...)
-	s := benchmath.AssumeNothing.Summary(benchmath.NewSample(own, &benchmath.DefaultThresholds), confidence)
-	return Interval{Center: s.Center, Lo: s.Lo, Hi: s.Hi}
+	return benchstats.MedianCI(values, confidence)
 }
 
 // SpeedupCI returns the ratio of medians baseline/candidate and a
@@ -41,18 +31,6 @@ func MedianCI(values []float64, confidence float64) Interval {
 // lies in [baseline.Lo/candidate.Hi, baseline.Hi/candidate.Lo]. Times must
 // be positive. The bounds are infinite or zero when an arm has too few
 // samples for a finite interval.
-func SpeedupCI(baseline, candidate []float64) Interval {
-	perArm := math.Sqrt(Confidence)
-	b := MedianCI(baseline, perArm)
-	c := MedianCI(candidate, perArm)
-	r := Interval{Center: b.Center / c.Center, Lo: 0, Hi: math.Inf(1)}
-	if finite(b.Lo) && finite(c.Hi) && c.Hi > 0 {
-		r.Lo = b.Lo / c.Hi
-	}
-	if finite(b.Hi) && finite(c.Lo) && c.Lo > 0 {
-		r.Hi = b.Hi / c.Lo
-	}
-	return r
-}
+func SpeedupCI(baseline, candidate []float64) Interval { return benchstats.SpeedupCI(baseline, candidate) }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -43,6 +43,13 @@ type LaunchParams[P Ptr] struct {
 	Tiles uint64 `c:"unsigned long long tiles"`
 }
 
+// CopyParams are the parameters of KernelCopy.
+type CopyParams[P Ptr] struct {
+	Src P      `c:"const uint4 *__restrict__ src"`
+	Dst P      `c:"uint4 *__restrict__ dst"`
+	N16 uint64 `c:"unsigned long long n16"`
+}
+
 // Entry points of the scheduler runtime (kernels/runtime.cu).
 const (
 	// KernelWaits is the persistent waits arm: each block claims tasks
@@ -52,6 +59,8 @@ const (
 	// KernelBarriers is the persistent barriers arm: one cooperative
 	// launch runs the barrier plan's groups, a grid barrier between them.
 	KernelBarriers = "gp_sched_barriers"
+	// KernelCopy copies 16-byte words: the copy-bandwidth ceiling.
+	KernelCopy = "gp_copy_u4"
 )
 
 // Dispatch is the function the generated PTX defines for the schedulers:
@@ -148,6 +157,7 @@ PTX for every workload and links with the user's module and this one.`,
 	Kernels: []kernelabi.Kernel{
 		{Name: KernelWaits, Doc: "The persistent waits arm.", Params: SchedParams[executor.DevPtr]{}},
 		{Name: KernelBarriers, Doc: "The persistent barriers arm.", Params: SchedParams[executor.DevPtr]{}},
+		{Name: KernelCopy, Doc: "The copy-bandwidth ceiling.", Params: CopyParams[executor.DevPtr]{}},
 	},
 	Consts: []kernelabi.Const{
 		{Name: "WAVE_WORDS", Value: WaveWords}, {Name: "WAVE_FN", Value: WaveFn}, {Name: "WAVE_TILES", Value: WaveTiles},

@@ -343,3 +343,57 @@ func (s *Session) Close() error {
 	s.bufs, s.argBuf, s.planBuf, s.stateBuf = nil, executor.Buffer{}, executor.Buffer{}, executor.Buffer{}
 	return errors.Join(errs...)
 }
+
+// CopyRun is one timed copy of the copy ceiling: Bytes read plus written.
+type CopyRun struct {
+	Bytes            uint64
+	WallNs, DeviceNs uint64
+}
+
+// CopyCeiling times reps copies between two buffers of size bytes (after
+// one untimed copy), with the runtime's 16-byte copy kernel on a
+// co-resident grid: the device's copy bandwidth, beside the arms.
+func (s *Session) CopyCeiling(size uint64, reps int) ([]CopyRun, error) {
+	n16 := size / 16
+	if n16 == 0 || reps < 1 {
+		return nil, fmt.Errorf("copy ceiling of %d bytes, %d copies: copy at least 16 bytes at least once. Fix: pass a larger size", size, reps)
+	}
+	k, err := s.schedMod.Kernel(KernelCopy)
+	if err != nil {
+		return nil, err
+	}
+	var bufs [2]executor.Buffer
+	for i := range bufs {
+		if bufs[i], err = s.x.Alloc(16 * n16); err != nil {
+			return nil, errors.Join(err, s.freeAll(bufs[:i]))
+		}
+	}
+	defer s.freeAll(bufs[:])
+	plan, err := s.x.CooperativeGrid(k, 512, 0)
+	if err != nil {
+		return nil, err
+	}
+	cfg := plan.Config()
+	cfg.Cooperative = false
+	args := []executor.Arg{executor.Ptr(bufs[0]), executor.Ptr(bufs[1]), executor.U64(n16)}
+	out := make([]CopyRun, 0, reps)
+	for i := -1; i < reps; i++ {
+		t, err := s.x.Launch(k, cfg, args...)
+		if err != nil {
+			return nil, s.classify("copy-ceiling", err)
+		}
+		if i >= 0 {
+			out = append(out, CopyRun{Bytes: 2 * 16 * n16, WallNs: t.WallNs, DeviceNs: t.DeviceNs})
+		}
+	}
+	return out, nil
+}
+
+// freeAll frees buffers.
+func (s *Session) freeAll(bufs []executor.Buffer) error {
+	var errs []error
+	for _, b := range bufs {
+		errs = append(errs, s.x.Free(b))
+	}
+	return errors.Join(errs...)
+}

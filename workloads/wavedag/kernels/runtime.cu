@@ -368,3 +368,13 @@ extern "C" __global__ void gp_sched_barriers(GP_SCHED_BARRIERS_PARAMS) {
     }
     finish(done);
 }
+
+// gp_copy_u4 copies n16 16-byte words from src to dst (grid-stride): the
+// device's copy-bandwidth ceiling, measured beside the arms so that a
+// bandwidth-bound workload's bytes per second have their roof.
+extern "C" __global__ void gp_copy_u4(GP_COPY_U4_PARAMS) {
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x; i < n16; i += stride) {
+        dst[i] = __ldcs(&src[i]);
+    }
+}

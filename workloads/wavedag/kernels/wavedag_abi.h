@@ -80,4 +80,10 @@
 // The persistent barriers arm.
 #define GP_SCHED_BARRIERS_PARAMS GP_SCHED_WAITS_PARAMS
 
+// The copy-bandwidth ceiling.
+#define GP_COPY_U4_PARAMS \
+    const uint4 *__restrict__ src, \
+    uint4 *__restrict__ dst, \
+    unsigned long long n16
+
 #endif  // GPUPLAN_WAVEDAG_ABI_H

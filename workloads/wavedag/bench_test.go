@@ -1,0 +1,49 @@
+package wavedag
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/executor"
+)
+
+func TestBenchRunsEveryArmChecked(t *testing.T) {
+	p := parseTest(t, testWorkload(t, func(w obj) { w["bytes_moved"] = 40000 }))
+	x, err := executor.New(NewFake(testDevice(t), testFuncs(), 9), executor.Options{})
+	require.NoError(t, err)
+	defer x.Close()
+	var logs []string
+	res, err := Bench(x, p, BenchConfig{Samples: 3, Reference: testFuncs(), CopyBytes: 1 << 16,
+		Log: func(f string, a ...any) { logs = append(logs, f) }})
+	require.NoError(t, err)
+	require.Len(t, res.Arms, len(Arms()))
+	require.Len(t, res.Samples, 3*len(Arms())+MinCopySamples)
+	for _, a := range res.Arms {
+		require.Equal(t, a.Planned.Launches, a.Executed.Launches, a.Arm)
+		require.Equal(t, a.Planned.CounterWaits, a.Executed.CounterWaits, a.Arm)
+		require.Positive(t, a.Wall.Center, a.Arm)
+		require.Positive(t, a.BytesPerSecond, a.Arm)
+		if a.Arm != string(ArmStreams) {
+			require.NotNil(t, a.OverStreams, a.Arm)
+		}
+	}
+	require.NotEmpty(t, res.Pick.Arm)
+	require.NotEmpty(t, res.Pick.Fastest)
+	require.Positive(t, res.CopyBytesPerSecond)
+	want, err := Reference(p, testFuncs())
+	require.NoError(t, err)
+	require.Equal(t, want, res.Outputs)
+}
+
+// Without Go references the arms are held against the first run.
+func TestBenchWithoutReference(t *testing.T) {
+	p := parseTest(t, testWorkload(t, nil))
+	x, err := executor.New(NewFake(testDevice(t), testFuncs(), 10), executor.Options{})
+	require.NoError(t, err)
+	defer x.Close()
+	res, err := Bench(x, p, BenchConfig{Samples: 2, Arms: []Arm{ArmWaits, ArmStreams}})
+	require.NoError(t, err)
+	require.Len(t, res.Samples, 4)
+	require.Empty(t, res.Pick.Arm, "no graph arm, no profile to pick from")
+}
