@@ -4,7 +4,7 @@ GO        ?= go
 FUZZTIME  ?= 5s
 BIN       := bin
 # Packages whose tests need a GPU when built with -tags cuda.
-GPU_TEST_PKGS := ./executor ./executor/nccl ./workloads/bfs ./workloads/partbfs ./workloads/rebuild
+GPU_TEST_PKGS := ./executor ./executor/nccl ./workloads/bfs ./workloads/partbfs ./workloads/rebuild ./workloads/wavedag
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin

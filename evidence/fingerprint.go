@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -389,4 +390,29 @@ func writeGo(w *bufio.Writer, name string, src []byte) error {
 			w.WriteString(tok.String() + " ")
 		}
 	}
+}
+
+// runFingerprintDomain separates run fingerprints from every other hash.
+const runFingerprintDomain = "gpuplan.run-fingerprint.v1"
+
+// RunFingerprint is the fingerprint of a run of the user's own kernels
+// (gpuplan run): the wavedag workload's fingerprint, the workload file's
+// bytes and the module's PTX without its comments, line information or
+// debug sections. Changing the runtime, the workload or the kernels makes
+// the run's evidence stale.
+func RunFingerprint(workloadFingerprint string, workload, ptx []byte) string {
+	h := sha256.New()
+	w := bufio.NewWriter(h)
+	for _, part := range [][]byte{[]byte(runFingerprintDomain), []byte(workloadFingerprint), workload} {
+		fmt.Fprintf(w, "%d:", len(part))
+		w.Write(part)
+	}
+	var p bytes.Buffer
+	pw := bufio.NewWriter(&p)
+	writePTX(pw, ptx)
+	pw.Flush()
+	fmt.Fprintf(w, "%d:", p.Len())
+	w.Write(p.Bytes())
+	w.Flush()
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
 }

@@ -31,6 +31,8 @@ func MedianCI(values []float64, confidence float64) Interval {
 // lies in [baseline.Lo/candidate.Hi, baseline.Hi/candidate.Lo]. Times must
 // be positive. The bounds are infinite or zero when an arm has too few
 // samples for a finite interval.
-func SpeedupCI(baseline, candidate []float64) Interval { return benchstats.SpeedupCI(baseline, candidate) }
+func SpeedupCI(baseline, candidate []float64) Interval {
+	return benchstats.SpeedupCI(baseline, candidate)
+}
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

@@ -51,6 +51,9 @@ type Workload struct {
 	Module  *string          `json:"module,omitempty"`
 	Buffers []WorkloadBuffer `json:"buffers,omitempty"`
 	Outputs []WorkloadOutput `json:"outputs,omitempty"`
+	// BytesMoved is the device bytes one run must read and write at
+	// least, for its bandwidth against the copy ceiling (0: not stated).
+	BytesMoved uint64 `json:"bytes_moved,omitempty"`
 
 	// Derived by DecodeWorkload.
 	kind  AnalysisKind
@@ -182,6 +185,8 @@ func (w *Workload) noRunFields(src string) error {
 		return fieldErr(src, "buffers", fix, "buffers are given without a module")
 	case len(w.Outputs) > 0:
 		return fieldErr(src, "outputs", fix, "outputs are given without a module")
+	case w.BytesMoved > 0:
+		return fieldErr(src, "bytes_moved", fix, "bytes_moved is given without a module")
 	}
 	for i, wv := range w.Waves {
 		if wv.Kernel != nil {

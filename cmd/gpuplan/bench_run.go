@@ -21,6 +21,7 @@ import (
 const (
 	bfsWorkload     = "workloads/bfs"
 	rebuildWorkload = "workloads/rebuild"
+	wavedagWorkload = "workloads/wavedag"
 )
 
 // runBench parses "gpuplan bench frontier" or "gpuplan bench egraph" and

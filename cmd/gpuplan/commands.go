@@ -20,6 +20,7 @@ func commands() []command {
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
 		{name: "partition", summary: "partition a graph over several GPUs: per-device memory and each level's predicted exchange", run: runPartition},
 		{name: "egraph", summary: "pack an e-graph for the GPU and plan its saturation kernels", run: runEgraph},
+		{name: "run", summary: "run a wave DAG of your own kernels by its plans in five arms side by side, checked, with evidence", run: runRun},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 		{name: "report", summary: "tabulate and chart recorded evidence (Markdown, CSV, Go benchmark format, JSON; PNG/SVG)", run: runReport},

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/gpuplan/gpuplan/internal/benchstats"
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/benchstats"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/megakernel"
 )

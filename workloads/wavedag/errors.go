@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/gpuplan/gpuplan/executor"
 )
 
 // WaitRecord is one block's wait at the moment the watchdog gave up: tile
@@ -124,3 +126,34 @@ func (e *FaultError) Error() string {
 
 // Unwrap returns the driver's error.
 func (e *FaultError) Unwrap() error { return e.Err }
+
+// IsolateFault finds the wave that faults: on x, a fresh executor (the
+// faulting one's context is lost), it opens p and runs its waves one at a
+// time in Kahn order, each launch waited for, until one fails. It returns
+// that wave, or -1 when none does.
+func IsolateFault(x *executor.Executor, p *Program, opts Options) (int, error) {
+	s, err := Open(x, p, opts)
+	if err != nil {
+		return -1, err
+	}
+	defer s.Close()
+	st, err := x.NewStream()
+	if err != nil {
+		return -1, err
+	}
+	defer st.Close()
+	for _, layer := range p.Plan.Layers {
+		for _, v := range layer {
+			cfg, args := s.launchArgs(v)
+			err := st.Launch(s.wrappers[v], cfg, args...)
+			if err == nil {
+				err = st.Synchronize()
+			}
+			if err != nil {
+				s.lost = err
+				return v, nil
+			}
+		}
+	}
+	return -1, nil
+}

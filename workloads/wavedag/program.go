@@ -34,6 +34,8 @@ type Program struct {
 	// wave order); WaveFn is each wave's function id, by wave id.
 	Funcs  []string
 	WaveFn []int
+	// Device is the profile the plan was made against.
+	Device occupancy.Device
 	module *ptxsym.Module
 }
 
@@ -125,7 +127,12 @@ func Parse(source string, data []byte, files Files, opts LoadOptions) (*Program,
 	if err != nil {
 		return nil, err
 	}
-	return NewProgram(source, w, plan, filepath.Base(*w.Module), ptx, contents)
+	p, err := NewProgram(source, w, plan, filepath.Base(*w.Module), ptx, contents)
+	if err != nil {
+		return nil, err
+	}
+	p.Device = dev
+	return p, nil
 }
 
 // planDevice resolves the profile to plan against.

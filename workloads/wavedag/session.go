@@ -222,23 +222,15 @@ func (s *Session) writeArgs() error {
 // link links the launch image and the scheduler image and looks up their
 // kernels.
 func (s *Session) link() error {
-	sm := s.x.PTXTarget()
-	wrappers, seen := []LaunchWrapper{}, map[LaunchWrapper]bool{}
-	for v := range s.p.Waves() {
-		lw := LaunchWrapper{Fn: s.p.WaveFn[v], Prologue: s.p.Prologue(v)}
-		if !seen[lw] {
-			seen[lw] = true
-			wrappers = append(wrappers, lw)
-		}
-	}
+	launch, dispatch := GeneratedPTX(s.p, s.x.PTXTarget())
 	user := executor.LinkInput{Name: s.p.ModuleName, PTX: s.p.PTX}
 	var err error
-	s.launchMod, err = s.x.LinkModule(user, executor.LinkInput{Name: LaunchInputName, PTX: GenerateLaunch(s.p.Funcs, wrappers, sm)})
+	s.launchMod, err = s.x.LinkModule(user, executor.LinkInput{Name: LaunchInputName, PTX: launch})
 	if err != nil {
 		return fmt.Errorf("%s: linking the launch arms' wrappers with %s: %w", s.p.Source, s.p.ModuleName, err)
 	}
 	s.schedMod, err = s.x.LinkModule(user, executor.LinkInput{Name: RuntimeInputName, PTX: runtimePTX},
-		executor.LinkInput{Name: DispatchInputName, PTX: GenerateDispatch(s.p.Funcs, sm)})
+		executor.LinkInput{Name: DispatchInputName, PTX: dispatch})
 	if err != nil {
 		return fmt.Errorf("%s: linking the persistent schedulers with %s: %w", s.p.Source, s.p.ModuleName, err)
 	}
@@ -263,13 +255,28 @@ func (s *Session) sizeGrid() error {
 		s.block = max(s.block, uint32(*wv.Kernel.Block))
 		s.shared = max(s.shared, uint32(wv.Kernel.SharedBytes))
 	}
+	// More blocks than a launch has tasks at once would only claim
+	// nothing: the waits arm needs at most one block per task, the
+	// barriers arm one per task of its widest group.
+	widest := uint64(1)
+	for _, g := range s.p.Plan.Groups {
+		var tiles uint64
+		for _, v := range g {
+			tiles += *s.p.wave(v).Kernel.Tiles
+		}
+		widest = max(widest, tiles)
+	}
 	var err error
 	for _, g := range []struct {
-		k    *executor.Kernel
-		plan *executor.GridPlan
-	}{{s.waitsK, &s.waitsGrid}, {s.barriersK, &s.barriersGrid}} {
+		k     *executor.Kernel
+		plan  *executor.GridPlan
+		tasks uint64
+	}{{s.waitsK, &s.waitsGrid, max(s.im.NTasks, 1)}, {s.barriersK, &s.barriersGrid, widest}} {
 		if *g.plan, err = s.x.CooperativeGrid(g.k, int(s.block), int(s.shared)); err != nil {
 			return fmt.Errorf("%s: the persistent grid: %w", s.p.Source, err)
+		}
+		if uint64(g.plan.GridBlocks) > g.tasks {
+			g.plan.GridBlocks = uint32(g.tasks)
 		}
 		if s.opts.Grid > 0 {
 			if s.opts.Grid > g.plan.GridBlocks {

@@ -1,0 +1,123 @@
+//go:build !cuda
+
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/ptxsym"
+	"github.com/gpuplan/gpuplan/workloads/wavedag"
+)
+
+const quickstart = "../../examples/quickstart/quickstart.json"
+
+// A build without CUDA runs the examples on the CPU emulation: the plan,
+// every arm checked against the Go references, the table, the evidence and
+// the outputs.
+func TestRunQuickstartOnTheEmulation(t *testing.T) {
+	dir := t.TempDir()
+	csv, outDir := filepath.Join(dir, "run.csv"), filepath.Join(dir, "out")
+	out, errs, code := runCLI(t, "", "run", quickstart, "--samples", "10", "-o", csv, "--out", outDir, "--source-root", "../..")
+	require.Equal(t, exitOK, code, errs)
+	for _, want := range []string{"Megakernel plan: quickstart", "Tile plan (persistent waits arm)", "Run: quickstart on the CPU emulation",
+		"streams", "graph-pdl", "barriers", "waits", "4 launches -> 4", "counter waits ->", "every sample checked against the CPU reference"} {
+		require.Contains(t, out, want)
+	}
+	f, err := os.Open(csv)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := evidence.ReadSamples(csv, f)
+	require.NoError(t, err)
+	require.Len(t, rows, 10*len(wavedag.Arms()))
+	for _, r := range rows {
+		require.Equal(t, "quickstart", r.Workload.Name)
+		require.Equal(t, uint64(4), r.Workload.Iterations)
+		require.Equal(t, rows[0].Checksum, r.Checksum)
+	}
+	manifest, err := os.ReadFile(filepath.Join(outDir, wavedag.OutputsManifest))
+	require.NoError(t, err)
+	var m struct {
+		Outputs []wavedag.OutputFile `json:"outputs"`
+	}
+	require.NoError(t, json.Unmarshal(manifest, &m))
+	require.Len(t, m.Outputs, 1)
+	y, err := os.ReadFile(filepath.Join(outDir, m.Outputs[0].File))
+	require.NoError(t, err)
+	require.Len(t, y, m.Outputs[0].Bytes)
+	require.NotEqual(t, make([]byte, len(y)), y, "the outputs are not zeros")
+}
+
+func TestRunGeneratedAndTools(t *testing.T) {
+	out, errs, code := runCLI(t, "", "run", "gen:chain:30:3", "--samples", "2", "--arms", "waits,streams", "--source-root", "../..")
+	require.Equal(t, exitOK, code, errs)
+	require.Contains(t, out, "Run: chain-30-3")
+
+	header, _, code := runCLI(t, "", "run", "--header")
+	require.Equal(t, exitOK, code)
+	require.Equal(t, string(wavedag.Header()), header)
+	require.Contains(t, header, "#define GP_WAVE")
+
+	dir := t.TempDir()
+	_, errs, code = runCLI(t, "", "run", "gen:wide:40:80:3", "--emit-ptx", dir)
+	require.Equal(t, exitOK, code, errs)
+	for _, name := range []string{wavedag.LaunchInputName, wavedag.DispatchInputName, wavedag.RuntimeInputName} {
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		_, err = ptxsym.Parse(data)
+		require.NoError(t, err, name)
+	}
+	dump := filepath.Join(dir, "wide.json")
+	_, errs, code = runCLI(t, "", "run", "gen:wide:40:80:3", "--dump-workload", dump)
+	require.Equal(t, exitOK, code, errs)
+	js, err := os.ReadFile(dump)
+	require.NoError(t, err)
+	require.True(t, json.Valid(js))
+}
+
+func TestRunRefuses(t *testing.T) {
+	dir := t.TempDir()
+	noModule := filepath.Join(dir, "plain.json")
+	require.NoError(t, os.WriteFile(noModule, defaultPlanWorkload, 0o644))
+	// A module of functions without Go references cannot run on the
+	// emulation.
+	foreign := filepath.Join(dir, "foreign.json")
+	ptx, err := os.ReadFile("../../workloads/wavedag/testdata/kernels/testwaves.ptx")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "testwaves.ptx"), ptx, 0o644))
+	require.NoError(t, os.WriteFile(foreign, []byte(`{"device": "h200", "module": "testwaves.ptx",
+		"buffers": [{"name": "a", "bytes": 1024}], "outputs": [{"buffer": "a", "type": "u32"}],
+		"waves": [{"id": 0, "kernel": {"function": "t_seed", "tiles": 1, "block": 256, "args": [{"buffer": "a"}, {"u32": 256}, {"u32": 1}]}}],
+		"dependencies": []}`), 0o644))
+	cases := []struct {
+		name string
+		args []string
+		code int
+		want []string
+	}{
+		{"no workload", []string{"run"}, exitUsage, []string{"expected one workload file or gen:SPEC"}},
+		{"bad samples", []string{"run", quickstart, "--samples", "0"}, exitUsage, []string{"--samples 0 is outside 1..100000"}},
+		{"bad arm", []string{"run", quickstart, "--arms", "waits,fast"}, exitUsage, []string{`arm "fast" is unknown`}},
+		{"bad watchdog", []string{"run", quickstart, "--watchdog", "0s"}, exitUsage, []string{"--watchdog 0s is outside"}},
+		{"bad spec", []string{"run", "gen:spiral:3"}, exitUsage, []string{"Fix:"}},
+		{"no module", []string{"run", noModule}, exitFailure, []string{`field "module"`, "gpuplan plan plans it as it is"}},
+		{"missing file", []string{"run", filepath.Join(dir, "nope.json")}, exitFailure, []string{"nope.json"}},
+		{"no reference", []string{"run", foreign, "--samples", "2"}, exitFailure, []string{"this build has no CUDA", "Fix: make build-cuda"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, "", c.args...)
+			require.Equal(t, c.code, code, errs)
+			for _, w := range c.want {
+				require.Contains(t, errs, w)
+			}
+			require.False(t, strings.Contains(errs, "panic"), errs)
+		})
+	}
+}
