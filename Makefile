@@ -68,8 +68,9 @@ gpu-test-bins: cuda-toolkit ptx-check ## compile GPU test binaries (plain and -r
 ptx: cuda-toolkit ## regenerate the committed PTX from the CUDA C sources
 	bash scripts/ptx.sh build
 
-ptx-check: cuda-toolkit ## check every PTX file with ptxas (sm_80, sm_90) and that it regenerates unchanged
+ptx-check: cuda-toolkit ## check every PTX file with ptxas (sm_80, sm_90), that it regenerates unchanged, and that gpuplan run's images link (nvlink)
 	bash scripts/ptx.sh check
+	bash scripts/link-check.sh
 
 gate: ## check the release claims in evidence/gates.json against evidence/results/
 	CGO_ENABLED=0 $(GO) run ./cmd/gpuplan gate

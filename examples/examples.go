@@ -51,3 +51,27 @@ func Funcs() map[string]wavedag.HostFunc {
 	}
 	return out
 }
+
+// Recorded is one example run whose evidence the repository records:
+// Name is the evidence file's name (without .csv) and the workload's, and
+// either Path (a workload file, relative to the repository root) or Spec (a
+// generated DAG, as gpuplan run takes it) says what runs.
+type Recorded struct {
+	Name string
+	Path string
+	Spec string
+	// Args are gpuplan run's flags for the recording.
+	Args []string
+}
+
+// Records lists the example runs scripts/record-run.sh records and the
+// gate fingerprints: the targets, measured on an H200.
+func Records() []Recorded {
+	return []Recorded{
+		{Name: "chain-1000-1", Spec: "gen:chain:1000:1", Args: []string{"--samples", "20"}},
+		{Name: "chain-1000-132", Spec: "gen:chain:1000:132", Args: []string{"--samples", "20"}},
+		{Name: "wide-2000-8000-1", Spec: "gen:wide:2000:8000:1", Args: []string{"--samples", "20"}},
+		{Name: "decode-l32-h2048-i4096", Path: "examples/decode/decode.json", Args: []string{"--samples", "20", "--copy-mib", "1024"}},
+		{Name: "taint-dataflow-12m", Path: "examples/taint/taint.json", Args: []string{"--samples", "20"}},
+	}
+}

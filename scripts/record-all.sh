@@ -18,7 +18,9 @@
 # follow the BFS streams; math-1e6 needs EGG_BENCH, the egg-bench
 # baseline's binary, which first writes egg's 1e6 dump under OUTDIR/egg,
 # then runs beside the GPU rebuild on it (without it, math-1e6 is left
-# out). Copy the files to evidence/results/ and run `gpuplan gate`. Before
+# out). The example runs of `gpuplan run` (examples.Records: the chains,
+# the wide DAG, the decode step and the taint DAG) follow on GPU 0. Copy
+# the files to evidence/results/ and run `gpuplan gate`. Before
 # recording, `gpuplan gate --list-stale` prints the NAMEs a change left stale.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -111,4 +113,29 @@ egraphs() {
   egraph egraph-gen-1e7 --egraph gen:1e7 --samples 10 --structural=false
 }
 egraphs || fail=1
+
+# example NAME SPEC FLAGS...: records OUTDIR/NAME.csv with gpuplan run.
+example() {
+  local name=$1 t=$SECONDS
+  shift
+  wanted "$name" || return 0
+  if CUDA_VISIBLE_DEVICES=0 ./bin/gpuplan run "$@" -o "$out/$name.csv" >"$out/$name.log" 2>&1; then
+    echo "$name: recorded ($((SECONDS - t)) s)"
+  else
+    echo "$name: FAILED ($((SECONDS - t)) s); the end of $out/$name.log:"
+    tail -n 8 "$out/$name.log"
+    return 1
+  fi
+}
+
+# The example runs, as examples.Records lists them (a test holds the two
+# lists together).
+runs() {
+  example chain-1000-1 gen:chain:1000:1 --samples 20 || return 1
+  example chain-1000-132 gen:chain:1000:132 --samples 20 || return 1
+  example wide-2000-8000-1 gen:wide:2000:8000:1 --samples 20 || return 1
+  example decode-l32-h2048-i4096 examples/decode/decode.json --samples 20 --copy-mib 1024 || return 1
+  example taint-dataflow-12m examples/taint/taint.json --samples 20
+}
+runs || fail=1
 exit $fail

@@ -156,7 +156,10 @@ func loadEvidence(e *env, root, dir string) ([]evidence.ResultFile, evidence.Fin
 		return nil, nil, err
 	}
 	fp, err := evidence.SourceFingerprints(root)
-	return files, fp, err
+	if err != nil {
+		return nil, nil, err
+	}
+	return files, fp, addRunFingerprints(root, fp)
 }
 
 // resultsDirFor returns the evidence directory: resultsDir, which must

@@ -87,7 +87,7 @@ func parseRunArgs(e *env, args []string) (*runOptions, bool, error) {
 	f.StringVar(&o.evidence, "o", "", "write the evidence CSV to `FILE`")
 	f.StringVar(&o.out, "out", "", "write the outputs read back after the run to `DIR`")
 	f.StringVar(&o.dump, "dump-workload", "", "write the workload's JSON (a generated one too) to `FILE` and run nothing")
-	f.StringVar(&o.emitPTX, "emit-ptx", "", "write the PTX gpuplan generates for the workload (the launch wrappers and the schedulers' dispatch) to `DIR` and run nothing")
+	f.StringVar(&o.emitPTX, "emit-ptx", "", "write the workload's module and the PTX gpuplan links with it (launch wrappers, dispatch, runtime) to `DIR`/sm_80 and DIR/sm_90, and run nothing")
 	f.DurationVar(&o.bench.Session.Watchdog, "watchdog", wavedag.DefaultWatchdog, "abort a persistent run whose block waits longer than `D` for one producer or barrier")
 	grid := f.Uint("grid", 0, "persistent arms' grid in blocks (0: the co-resident grid the occupancy model sizes)")
 	f.IntVar(&o.bench.Session.Streams, "streams", wavedag.DefaultStreams, "the streams arm's pool of streams")
@@ -193,18 +193,27 @@ func loadRunProgram(e *env, spec string) (*runSource, error) {
 	return &runSource{p: p, json: data}, err
 }
 
-// emitRunPTX writes the generated PTX of a program.
+// emitTargets are the targets --emit-ptx writes, each in a folder of its
+// own: Ampere's, and Hopper's with programmatic dependent launch.
+var emitTargets = []int{80, 90}
+
+// emitRunPTX writes, for each target, the user's module and the PTX gpuplan
+// generates for it: the launch arms' wrappers, the schedulers' dispatch and
+// the scheduler runtime, the inputs of the two images Open links.
 func emitRunPTX(dir string, p *wavedag.Program) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--emit-ptx: %w. Fix: pass a directory you can write", err)
-	}
-	launch, dispatch := wavedag.GeneratedPTX(p, 90)
-	for _, f := range []struct {
-		name string
-		data []byte
-	}{{wavedag.LaunchInputName, launch}, {wavedag.DispatchInputName, dispatch}, {wavedag.RuntimeInputName, wavedag.RuntimePTX()}} {
-		if err := writeFileAtomic(filepath.Join(dir, f.name), f.data); err != nil {
-			return err
+	for _, sm := range emitTargets {
+		sub := filepath.Join(dir, fmt.Sprintf("sm_%d", sm))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			return fmt.Errorf("--emit-ptx: %w. Fix: pass a directory you can write", err)
+		}
+		launch, dispatch := wavedag.GeneratedPTX(p, sm)
+		for _, f := range []struct {
+			name string
+			data []byte
+		}{{p.ModuleName, p.PTX}, {wavedag.LaunchInputName, launch}, {wavedag.DispatchInputName, dispatch}, {wavedag.RuntimeInputName, wavedag.RuntimePTX()}} {
+			if err := writeFileAtomic(filepath.Join(sub, f.name), f.data); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -67,11 +67,16 @@ func TestRunGeneratedAndTools(t *testing.T) {
 	dir := t.TempDir()
 	_, errs, code = runCLI(t, "", "run", "gen:wide:40:80:3", "--emit-ptx", dir)
 	require.Equal(t, exitOK, code, errs)
-	for _, name := range []string{wavedag.LaunchInputName, wavedag.DispatchInputName, wavedag.RuntimeInputName} {
-		data, err := os.ReadFile(filepath.Join(dir, name))
-		require.NoError(t, err)
-		_, err = ptxsym.Parse(data)
-		require.NoError(t, err, name)
+	for _, sm := range []string{"sm_80", "sm_90"} {
+		for _, name := range []string{"synthetic.ptx", wavedag.LaunchInputName, wavedag.DispatchInputName, wavedag.RuntimeInputName} {
+			data, err := os.ReadFile(filepath.Join(dir, sm, name))
+			require.NoError(t, err)
+			m, err := ptxsym.Parse(data)
+			require.NoError(t, err, name)
+			if name == wavedag.LaunchInputName {
+				require.Equal(t, sm, m.Target)
+			}
+		}
 	}
 	dump := filepath.Join(dir, "wide.json")
 	_, errs, code = runCLI(t, "", "run", "gen:wide:40:80:3", "--dump-workload", dump)
