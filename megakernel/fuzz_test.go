@@ -149,6 +149,12 @@ func FuzzDecodeWorkload(f *testing.F) {
 	if data, err := os.ReadFile("../cmd/gpuplan/plan_default.json"); err == nil {
 		f.Add(data)
 	}
+	for _, ex := range []string{"../examples/quickstart/quickstart.json", "../examples/taint/taint.json"} {
+		if data, err := os.ReadFile(ex); err == nil {
+			f.Add(data)
+		}
+	}
+	f.Add([]byte(moduleWorkload))
 	f.Add([]byte(`{"analysis":"ifds"}`))
 	f.Add([]byte(`[]`))
 	f.Add([]byte(`{"waves":[{"id":0}]} x`))
@@ -165,6 +171,9 @@ func FuzzDecodeWorkload(f *testing.F) {
 			if err != nil {
 				requireFix(t, err)
 				return
+			}
+			if p.Tiles != nil {
+				checkTilePlan(t, p.Tiles, len(w.FrontierWaves()))
 			}
 			// Groups partition the waves; every dependency runs forward across
 			// groups; every wait is a real dependency.
@@ -195,4 +204,50 @@ func FuzzDecodeWorkload(f *testing.F) {
 			require.NoError(t, p.WriteText(&buf))
 		})
 	})
+}
+
+// moduleWorkload is a small workload whose waves run kernels, with every
+// tile map.
+const moduleWorkload = `{"device": "h200", "module": "m.ptx",
+ "buffers": [{"name": "a", "bytes": 64}, {"name": "b", "bytes": 64, "init": {"fill": "random", "seed": 1, "type": "f32"}}],
+ "outputs": [{"buffer": "a", "type": "f32", "tolerance": 0.001}],
+ "waves": [
+  {"id": 0, "kernel": {"function": "f", "tiles": 4, "block": 32, "args": [{"buffer": "a", "offset": 8, "bytes": 8}, {"u32": 3}]}},
+  {"id": 1, "kernel": {"function": "g", "tiles": 4, "block": 32, "prologue": true, "shared_bytes": 64, "args": [{"f32": 1.5}]}},
+  {"id": 2, "kernel": {"function": "g", "tiles": 2, "block": 64, "args": []}}],
+ "dependencies": [{"before": 0, "after": 1, "tiles": "same"}, {"before": 0, "after": 2, "tiles": "block:2"}, {"before": 1, "after": 2}]}`
+
+// checkTilePlan holds a tile plan's invariants: the order is a topological
+// permutation of the waves, the units partition it, and a unit's later
+// waves wait only on the wave before them.
+func checkTilePlan(t *testing.T, p *megakernel.TilePlan, n int) {
+	pos := make([]int, n)
+	for i := range pos {
+		pos[i] = -1
+	}
+	for i, v := range p.Order {
+		require.Equal(t, -1, pos[v])
+		pos[v] = i
+	}
+	for v := range n {
+		require.GreaterOrEqual(t, pos[v], 0)
+		for _, w := range p.WaitsOf(v) {
+			require.Less(t, pos[w.Producer], pos[v])
+		}
+	}
+	next := int32(0)
+	var tasks uint64
+	for u := range p.Units {
+		require.Equal(t, next, p.Units[u].First)
+		next += p.Units[u].Count
+		tasks += p.Units[u].Tiles
+		ws := p.UnitWaves(u)
+		for j := 1; j < len(ws); j++ {
+			waits := p.WaitsOf(int(ws[j]))
+			require.Len(t, waits, 1)
+			require.Equal(t, ws[j-1], waits[0].Producer)
+		}
+	}
+	require.Equal(t, int32(n), next)
+	require.Equal(t, tasks, p.Tasks)
 }

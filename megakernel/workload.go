@@ -190,12 +190,12 @@ func (w *Workload) noRunFields(src string) error {
 	}
 	for i, wv := range w.Waves {
 		if wv.Kernel != nil {
-			return fieldErr(src, fmt.Sprintf("waves[%d].kernel", i), fix, "a wave has a kernel but the workload has no module")
+			return fieldErr(src, fmt.Sprintf("waves[%d].kernel", i), fix, "a kernel is given without a module")
 		}
 	}
 	for i, d := range w.Dependencies {
 		if d.Tiles != nil {
-			return fieldErr(src, fmt.Sprintf("dependencies[%d].tiles", i), fix, "a dependency has a tile map but the workload has no module")
+			return fieldErr(src, fmt.Sprintf("dependencies[%d].tiles", i), fix, "a tile map is given without a module")
 		}
 	}
 	return nil
