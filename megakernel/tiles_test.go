@@ -27,7 +27,9 @@ var (
 	same = megakernel.TileMap{Kind: megakernel.TileSame}
 )
 
-func block(k uint64) megakernel.TileMap { return megakernel.TileMap{Kind: megakernel.TileBlock, Block: k} }
+func block(k uint64) megakernel.TileMap {
+	return megakernel.TileMap{Kind: megakernel.TileBlock, Block: k}
+}
 
 func TestPlanTiles(t *testing.T) {
 	cases := []struct {
