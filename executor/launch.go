@@ -325,7 +325,11 @@ func (x *Executor) launchTailsLocked(k *Kernel, cfg LaunchConfig, vals []uint64,
 			if err := x.b.Launch(k.ref, cfg, all, s); err != nil {
 				var de *DriverError
 				if errors.As(err, &de) {
-					de.Detail = fmt.Sprintf("kernel %s, grid %v, block %v, %d B dynamic shared memory", k.name, cfg.Grid, cfg.Block, cfg.DynamicSharedBytes)
+					detail := fmt.Sprintf("kernel %s, grid %v, block %v, %d B dynamic shared memory", k.name, cfg.Grid, cfg.Block, cfg.DynamicSharedBytes)
+					if de.Detail != "" {
+						detail += ": " + de.Detail
+					}
+					de.Detail = detail
 				}
 				return err
 			}
