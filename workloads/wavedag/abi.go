@@ -67,81 +67,81 @@ const (
 // a switch over function ids that calls the wave functions.
 const Dispatch = "gp_dispatch"
 
-// Wave table: WaveWords uint32 per wave.
+// Wave table: waveWords uint32 per wave.
 const (
-	WaveWords     = 8
-	WaveFn        = 0 // dispatch id of the wave's function
-	WaveTiles     = 1
-	WaveThreads   = 2
-	WaveFlagBits  = 3 // WaveProloguePending | WavePublishes
-	WaveWaitFirst = 4 // first wait in the wait table
-	WaveWaitCount = 5
-	WaveArgFirst  = 6 // first argument slot
-	WaveFlagFirst = 7 // first tile flag, for a wave that publishes flags
+	waveWords     = 8
+	waveFn        = 0 // dispatch id of the wave's function
+	waveTiles     = 1
+	waveThreads   = 2
+	waveFlagBits  = 3 // WaveProloguePending | wavePublishes
+	waveWaitFirst = 4 // first wait in the wait table
+	waveWaitCount = 5
+	waveArgFirst  = 6 // first argument slot
+	waveFlagFirst = 7 // first tile flag, for a wave that publishes flags
 )
 
 // Wave flag bits.
 const (
-	// WavePrologue: the function calls gp_wait itself.
-	WavePrologue = 1
-	// WavePublishes: the wave's tiles publish per-tile done flags.
-	WavePublishes = 2
+	// wavePrologue: the function calls gp_wait itself.
+	wavePrologue = 1
+	// wavePublishes: the wave's tiles publish per-tile done flags.
+	wavePublishes = 2
 )
 
-// Wait table: WaitWords uint32 per wait: producer, map kind, block size.
+// Wait table: waitWords uint32 per wait: producer, map kind, block size.
 const (
-	WaitWords    = 4
-	WaitProducer = 0
-	WaitKind     = 1
-	WaitBlock    = 2
+	waitWords    = 4
+	waitProducer = 0
+	waitKind     = 1
+	waitBlock    = 2
 	// Map kinds, as megakernel.TileMapKind.
-	MapAll   = 0
-	MapSame  = 1
-	MapBlock = 2
+	mapAll   = 0
+	mapSame  = 1
+	mapBlock = 2
 )
 
-// Unit table: UnitWords uint32 per unit: first position in the order,
+// Unit table: unitWords uint32 per unit: first position in the order,
 // wave count, tiles.
 const (
-	UnitWords = 4
-	UnitFirst = 0
-	UnitCount = 1
-	UnitTiles = 2
+	unitWords = 4
+	unitFirst = 0
+	unitCount = 1
+	unitTiles = 2
 )
 
-// Task tables: TaskWords uint32 per task. The waits arm's queue holds
+// Task tables: taskWords uint32 per task. The waits arm's queue holds
 // (unit, tile) in plan order; the barriers arm's (wave, tile), group after
 // group, with group g's tasks from groups[g] to groups[g+1].
-const TaskWords = 2
+const taskWords = 2
 
 // Control words (uint64), one 128-byte line apart where blocks contend.
 const (
-	CtlHead     = 0  // the queue's next task
-	CtlDone     = 16 // blocks that finished, reset by the last
-	CtlAbort    = 32 // set by the watchdog
-	CtlBarCount = 48 // grid barrier arrivals
-	CtlBarGen   = 64 // grid barrier generation
+	ctlHead     = 0  // the queue's next task
+	ctlDone     = 16 // blocks that finished, reset by the last
+	ctlAbort    = 32 // set by the watchdog
+	ctlBarCount = 48 // grid barrier arrivals
+	ctlBarGen   = 64 // grid barrier generation
 	// Statistics, added once per block at its end (cumulative over runs).
-	CtlWaits    = 80 // counter and flag checks
-	CtlTasks    = 81 // tasks run
-	CtlBarriers = 82 // grid barriers crossed
-	CtlUnwaited = 83 // tasks of prologue waves that returned without gp_wait
-	CtlDiagN    = 84 // watchdog records written
-	CtlWords    = 96
+	ctlWaits    = 80 // counter and flag checks
+	ctlTasks    = 81 // tasks run
+	ctlBarriers = 82 // grid barriers crossed
+	ctlUnwaited = 83 // tasks of prologue waves that returned without gp_wait
+	ctlDiagN    = 84 // watchdog records written
+	ctlWords    = 96
 )
 
-// Watchdog records: DiagWords uint64 each, at most DiagMax.
+// Watchdog records: diagWords uint64 each, at most diagMax.
 const (
-	DiagWords    = 8
-	DiagMax      = 64
-	DiagWave     = 0
-	DiagTile     = 1
-	DiagProducer = 2 // the producer wave, or ~0 for a grid barrier
-	DiagPTile    = 3 // the producer tile of a flag, or ~0 for a counter
-	DiagObserved = 4
-	DiagTarget   = 5
-	DiagWaitedNs = 6
-	DiagKind     = 7 // DiagCounter, DiagFlag or DiagBarrier
+	diagWords    = 8
+	diagMax      = 64
+	diagWave     = 0
+	diagTile     = 1
+	diagProducer = 2 // the producer wave, or ~0 for a grid barrier
+	diagPTile    = 3 // the producer tile of a flag, or ~0 for a counter
+	diagObserved = 4
+	diagTarget   = 5
+	diagWaitedNs = 6
+	diagKind     = 7 // DiagCounter, DiagFlag or DiagBarrier
 	DiagCounter  = 0
 	DiagFlag     = 1
 	DiagBarrier  = 2
@@ -160,29 +160,29 @@ PTX for every workload and links with the user's module and this one.`,
 		{Name: KernelCopy, Doc: "The copy-bandwidth ceiling.", Params: CopyParams[executor.DevPtr]{}},
 	},
 	Consts: []kernelabi.Const{
-		{Name: "WAVE_WORDS", Value: WaveWords}, {Name: "WAVE_FN", Value: WaveFn}, {Name: "WAVE_TILES", Value: WaveTiles},
-		{Name: "WAVE_THREADS", Value: WaveThreads}, {Name: "WAVE_FLAG_BITS", Value: WaveFlagBits},
-		{Name: "WAVE_WAIT_FIRST", Value: WaveWaitFirst}, {Name: "WAVE_WAIT_COUNT", Value: WaveWaitCount},
-		{Name: "WAVE_ARG_FIRST", Value: WaveArgFirst}, {Name: "WAVE_FLAG_FIRST", Value: WaveFlagFirst},
-		{Name: "WAVE_PROLOGUE", Value: WavePrologue}, {Name: "WAVE_PUBLISHES", Value: WavePublishes},
-		{Name: "WAIT_WORDS", Value: WaitWords}, {Name: "WAIT_PRODUCER", Value: WaitProducer},
-		{Name: "WAIT_KIND", Value: WaitKind}, {Name: "WAIT_BLOCK", Value: WaitBlock},
-		{Name: "MAP_ALL", Value: MapAll}, {Name: "MAP_SAME", Value: MapSame}, {Name: "MAP_BLOCK", Value: MapBlock},
-		{Name: "UNIT_WORDS", Value: UnitWords}, {Name: "UNIT_FIRST", Value: UnitFirst}, {Name: "UNIT_COUNT", Value: UnitCount},
-		{Name: "UNIT_TILES", Value: UnitTiles}, {Name: "TASK_WORDS", Value: TaskWords},
-		{Name: "CTL_HEAD", Value: CtlHead}, {Name: "CTL_DONE", Value: CtlDone}, {Name: "CTL_ABORT", Value: CtlAbort},
-		{Name: "CTL_BAR_COUNT", Value: CtlBarCount}, {Name: "CTL_BAR_GEN", Value: CtlBarGen},
-		{Name: "CTL_WAITS", Value: CtlWaits}, {Name: "CTL_TASKS", Value: CtlTasks}, {Name: "CTL_BARRIERS", Value: CtlBarriers},
-		{Name: "CTL_UNWAITED", Value: CtlUnwaited}, {Name: "CTL_DIAG_N", Value: CtlDiagN}, {Name: "CTL_WORDS", Value: CtlWords},
-		{Name: "DIAG_WORDS", Value: DiagWords}, {Name: "DIAG_MAX", Value: DiagMax},
-		{Name: "DIAG_WAVE", Value: DiagWave}, {Name: "DIAG_TILE", Value: DiagTile}, {Name: "DIAG_PRODUCER", Value: DiagProducer},
-		{Name: "DIAG_PTILE", Value: DiagPTile}, {Name: "DIAG_OBSERVED", Value: DiagObserved}, {Name: "DIAG_TARGET", Value: DiagTarget},
-		{Name: "DIAG_WAITED_NS", Value: DiagWaitedNs}, {Name: "DIAG_KIND", Value: DiagKind},
+		{Name: "WAVE_WORDS", Value: waveWords}, {Name: "WAVE_FN", Value: waveFn}, {Name: "WAVE_TILES", Value: waveTiles},
+		{Name: "WAVE_THREADS", Value: waveThreads}, {Name: "WAVE_FLAG_BITS", Value: waveFlagBits},
+		{Name: "WAVE_WAIT_FIRST", Value: waveWaitFirst}, {Name: "WAVE_WAIT_COUNT", Value: waveWaitCount},
+		{Name: "WAVE_ARG_FIRST", Value: waveArgFirst}, {Name: "WAVE_FLAG_FIRST", Value: waveFlagFirst},
+		{Name: "WAVE_PROLOGUE", Value: wavePrologue}, {Name: "WAVE_PUBLISHES", Value: wavePublishes},
+		{Name: "WAIT_WORDS", Value: waitWords}, {Name: "WAIT_PRODUCER", Value: waitProducer},
+		{Name: "WAIT_KIND", Value: waitKind}, {Name: "WAIT_BLOCK", Value: waitBlock},
+		{Name: "MAP_ALL", Value: mapAll}, {Name: "MAP_SAME", Value: mapSame}, {Name: "MAP_BLOCK", Value: mapBlock},
+		{Name: "UNIT_WORDS", Value: unitWords}, {Name: "UNIT_FIRST", Value: unitFirst}, {Name: "UNIT_COUNT", Value: unitCount},
+		{Name: "UNIT_TILES", Value: unitTiles}, {Name: "TASK_WORDS", Value: taskWords},
+		{Name: "CTL_HEAD", Value: ctlHead}, {Name: "CTL_DONE", Value: ctlDone}, {Name: "CTL_ABORT", Value: ctlAbort},
+		{Name: "CTL_BAR_COUNT", Value: ctlBarCount}, {Name: "CTL_BAR_GEN", Value: ctlBarGen},
+		{Name: "CTL_WAITS", Value: ctlWaits}, {Name: "CTL_TASKS", Value: ctlTasks}, {Name: "CTL_BARRIERS", Value: ctlBarriers},
+		{Name: "CTL_UNWAITED", Value: ctlUnwaited}, {Name: "CTL_DIAG_N", Value: ctlDiagN}, {Name: "CTL_WORDS", Value: ctlWords},
+		{Name: "DIAG_WORDS", Value: diagWords}, {Name: "DIAG_MAX", Value: diagMax},
+		{Name: "DIAG_WAVE", Value: diagWave}, {Name: "DIAG_TILE", Value: diagTile}, {Name: "DIAG_PRODUCER", Value: diagProducer},
+		{Name: "DIAG_PTILE", Value: diagPTile}, {Name: "DIAG_OBSERVED", Value: diagObserved}, {Name: "DIAG_TARGET", Value: diagTarget},
+		{Name: "DIAG_WAITED_NS", Value: diagWaitedNs}, {Name: "DIAG_KIND", Value: diagKind},
 		{Name: "DIAG_COUNTER", Value: DiagCounter}, {Name: "DIAG_FLAG", Value: DiagFlag}, {Name: "DIAG_BARRIER", Value: DiagBarrier},
-		{Name: "POLLS_PER_CHECK", Value: PollsPerCheck, Doc: "Polls of a counter between two reads of the abort flag and the clock.", Tunable: true},
+		{Name: "POLLS_PER_CHECK", Value: pollsPerCheck, Doc: "Polls of a counter between two reads of the abort flag and the clock.", Tunable: true},
 	},
 }
 
-// PollsPerCheck is how many times a waiting block polls a counter between
+// pollsPerCheck is how many times a waiting block polls a counter between
 // its checks of the abort flag and the watchdog's clock.
-const PollsPerCheck = 256
+const pollsPerCheck = 256

@@ -432,31 +432,31 @@ func (s *Session) runPersistent(arm Arm) (Run, error) {
 // readControl reads the control words after a persistent run: what it
 // counted, and the watchdog's records if it aborted.
 func (s *Session) readControl(arm Arm, r *Run) error {
-	raw := make([]byte, CtlWords*8)
+	raw := make([]byte, ctlWords*8)
 	if err := s.x.DownloadRangeInto(s.stateBuf, s.im.Ctl.Offset, raw); err != nil {
 		return s.classify(arm, err)
 	}
-	var ctl [CtlWords]uint64
+	var ctl [ctlWords]uint64
 	for i := range ctl {
 		ctl[i] = binary.LittleEndian.Uint64(raw[8*i:])
 	}
 	d := func(i int) uint64 { return ctl[i] - s.ctl[i] }
-	r.Barriers, r.CounterWaits, r.Tasks, r.Unwaited = d(CtlBarriers), d(CtlWaits), d(CtlTasks), d(CtlUnwaited)
+	r.Barriers, r.CounterWaits, r.Tasks, r.Unwaited = d(ctlBarriers), d(ctlWaits), d(ctlTasks), d(ctlUnwaited)
 	s.ctl = ctl
-	if ctl[CtlAbort] == 0 {
+	if ctl[ctlAbort] == 0 {
 		return nil
 	}
-	werr := &WatchdogError{Arm: arm, Program: s.p, Budget: s.opts.Watchdog, Found: ctl[CtlDiagN]}
-	n := min(ctl[CtlDiagN], DiagMax)
+	werr := &WatchdogError{Arm: arm, Program: s.p, Budget: s.opts.Watchdog, Found: ctl[ctlDiagN]}
+	n := min(ctl[ctlDiagN], diagMax)
 	if n > 0 {
-		raw := make([]byte, n*DiagWords*8)
+		raw := make([]byte, n*diagWords*8)
 		if err := s.x.DownloadRangeInto(s.stateBuf, s.im.Diag.Offset, raw); err != nil {
 			return s.classify(arm, err)
 		}
 		for i := range n {
-			rec := func(j int) uint64 { return binary.LittleEndian.Uint64(raw[8*(i*DiagWords+uint64(j)):]) }
-			werr.Records = append(werr.Records, WaitRecord{Wave: int(rec(DiagWave)), Tile: rec(DiagTile), Kind: int(rec(DiagKind)),
-				Producer: rec(DiagProducer), ProducerTile: rec(DiagPTile), Observed: rec(DiagObserved), Target: rec(DiagTarget), WaitedNs: rec(DiagWaitedNs)})
+			rec := func(j int) uint64 { return binary.LittleEndian.Uint64(raw[8*(i*diagWords+uint64(j)):]) }
+			werr.Records = append(werr.Records, WaitRecord{Wave: int(rec(diagWave)), Tile: rec(diagTile), Kind: int(rec(diagKind)),
+				Producer: rec(diagProducer), ProducerTile: rec(diagPTile), Observed: rec(diagObserved), Target: rec(diagTarget), WaitedNs: rec(diagWaitedNs)})
 		}
 	}
 	if err := s.resetState(); err != nil {
@@ -468,7 +468,7 @@ func (s *Session) readControl(arm Arm, r *Run) error {
 // resetState zeroes the run state after an aborted run: counters, flags
 // and control words, and the epoch.
 func (s *Session) resetState() error {
-	s.epoch, s.ctl = 0, [CtlWords]uint64{}
+	s.epoch, s.ctl = 0, [ctlWords]uint64{}
 	return s.x.Upload(s.stateBuf, make([]byte, s.im.StateBytes))
 }
 
@@ -491,7 +491,7 @@ func (s *Session) Planned(arm Arm) Planned {
 	case ArmGraph, ArmGraphPDL:
 		return Planned{GraphLaunches: 1}
 	case ArmBarriers:
-		return Planned{Launches: 1, Barriers: uint64(s.p.Plan.GlobalBarriers), Tasks: s.im.BarrierTasks.Bytes / (4 * TaskWords)}
+		return Planned{Launches: 1, Barriers: uint64(s.p.Plan.GlobalBarriers), Tasks: s.im.BarrierTasks.Bytes / (4 * taskWords)}
 	}
 	return Planned{Launches: 1, CounterWaits: s.p.Plan.Tiles.CounterWaits, Tasks: s.p.Plan.Tiles.Tasks}
 }

@@ -181,11 +181,11 @@ func (e *Emulation) runScheduler(l *executor.FakeLaunch, funcs []string, refs []
 	e.launches++
 	s.rng = rand.New(rand.NewPCG(e.seed, e.launches))
 	var err error
-	if s.ctl, err = viewMem[uint64](l, s.p.Ctl, CtlWords); err != nil {
+	if s.ctl, err = viewMem[uint64](l, s.p.Ctl, ctlWords); err != nil {
 		return err
 	}
 	n := s.p.NWaves
-	if s.waves, err = words(l, s.p.Waves, n*WaveWords); err != nil {
+	if s.waves, err = words(l, s.p.Waves, n*waveWords); err != nil {
 		return err
 	}
 	if s.counters, err = viewMem[uint64](l, s.p.Counters, max(n, 1)); err != nil {
@@ -199,23 +199,23 @@ func (e *Emulation) runScheduler(l *executor.FakeLaunch, funcs []string, refs []
 	if err != nil {
 		return err
 	}
-	s.ctl[CtlWaits] += s.waits
+	s.ctl[ctlWaits] += s.waits
 	return nil
 }
 
-func (s *schedState) wave(v uint32) []uint32 { return s.waves[v*WaveWords : (v+1)*WaveWords] }
+func (s *schedState) wave(v uint32) []uint32 { return s.waves[v*waveWords : (v+1)*waveWords] }
 
 // call runs wave v's reference on tile with the block's shared memory
 // and wait as its gp_wait.
 func (s *schedState) call(v, tile uint32, shared []byte, wait func()) error {
 	w := s.wave(v)
-	if w[WaveThreads] > s.threads {
-		return fmt.Errorf("wave %d needs %d threads, the block has %d", v, w[WaveThreads], s.threads)
+	if w[waveThreads] > s.threads {
+		return fmt.Errorf("wave %d needs %d threads, the block has %d", v, w[waveThreads], s.threads)
 	}
 	clear(shared)
-	t := &Tile{Index: tile, Count: w[WaveTiles], Threads: w[WaveThreads], args: s.p.Args + executor.DevPtr(8*uint64(w[WaveArgFirst])),
+	t := &Tile{Index: tile, Count: w[waveTiles], Threads: w[waveThreads], args: s.p.Args + executor.DevPtr(8*uint64(w[waveArgFirst])),
 		mem: s.l, shared: shared, wait: wait}
-	fn := w[WaveFn]
+	fn := w[waveFn]
 	if int(fn) >= len(s.refs) {
 		return nil // as gp_dispatch, an unknown id does nothing
 	}
@@ -225,8 +225,8 @@ func (s *schedState) call(v, tile uint32, shared []byte, wait func()) error {
 // publish marks tile of wave v done, as the runtime does.
 func (s *schedState) publish(v, tile uint32) error {
 	w := s.wave(v)
-	if w[WaveFlagBits]&WavePublishes != 0 {
-		f, err := words(s.l, s.p.Flags+executor.DevPtr(4*(uint64(w[WaveFlagFirst])+uint64(tile))), 1)
+	if w[waveFlagBits]&wavePublishes != 0 {
+		f, err := words(s.l, s.p.Flags+executor.DevPtr(4*(uint64(w[waveFlagFirst])+uint64(tile))), 1)
 		if err != nil {
 			return err
 		}
@@ -246,15 +246,15 @@ type pendingWait struct {
 
 func (s *schedState) check(v, tile uint32) (pendingWait, error) {
 	w := s.wave(v)
-	ws, err := words(s.l, s.p.Waits+executor.DevPtr(4*uint64(w[WaveWaitFirst])*WaitWords), uint64(w[WaveWaitCount])*WaitWords)
+	ws, err := words(s.l, s.p.Waits+executor.DevPtr(4*uint64(w[waveWaitFirst])*waitWords), uint64(w[waveWaitCount])*waitWords)
 	if err != nil {
 		return pendingWait{}, err
 	}
 	var done uint64
-	for i := 0; i < len(ws); i += WaitWords {
-		p, kind := ws[i+WaitProducer], ws[i+WaitKind]
-		ptiles := uint64(s.wave(p)[WaveTiles])
-		if kind == MapAll {
+	for i := 0; i < len(ws); i += waitWords {
+		p, kind := ws[i+waitProducer], ws[i+waitKind]
+		ptiles := uint64(s.wave(p)[waveTiles])
+		if kind == mapAll {
 			target := s.p.Epoch * ptiles
 			if s.counters[p] < target {
 				return pendingWait{kind: DiagCounter, producer: uint64(p), ptile: ^uint64(0), observed: s.counters[p], target: target, satisfied: done}, nil
@@ -263,12 +263,12 @@ func (s *schedState) check(v, tile uint32) (pendingWait, error) {
 			continue
 		}
 		lo, hi := uint64(tile), uint64(tile)+1
-		if kind == MapBlock {
-			b := uint64(ws[i+WaitBlock])
+		if kind == mapBlock {
+			b := uint64(ws[i+waitBlock])
 			lo = min(uint64(tile)*b, ptiles)
 			hi = min(lo+b, ptiles)
 		}
-		flags, err := words(s.l, s.p.Flags+executor.DevPtr(4*uint64(s.wave(p)[WaveFlagFirst])), ptiles)
+		flags, err := words(s.l, s.p.Flags+executor.DevPtr(4*uint64(s.wave(p)[waveFlagFirst])), ptiles)
 		if err != nil {
 			return pendingWait{}, err
 		}
@@ -285,18 +285,18 @@ func (s *schedState) check(v, tile uint32) (pendingWait, error) {
 // record writes a watchdog record of a blocked wait and raises the abort
 // flag.
 func (s *schedState) record(v, tile uint32, pw pendingWait) error {
-	n := s.ctl[CtlDiagN]
-	s.ctl[CtlDiagN]++
-	s.ctl[CtlAbort] = 1
-	if n >= DiagMax {
+	n := s.ctl[ctlDiagN]
+	s.ctl[ctlDiagN]++
+	s.ctl[ctlAbort] = 1
+	if n >= diagMax {
 		return nil
 	}
-	d, err := viewMem[uint64](s.l, s.p.Diag+executor.DevPtr(8*n*DiagWords), DiagWords)
+	d, err := viewMem[uint64](s.l, s.p.Diag+executor.DevPtr(8*n*diagWords), diagWords)
 	if err != nil {
 		return err
 	}
-	d[DiagWave], d[DiagTile], d[DiagProducer], d[DiagPTile] = uint64(v), uint64(tile), pw.producer, pw.ptile
-	d[DiagObserved], d[DiagTarget], d[DiagWaitedNs], d[DiagKind] = pw.observed, pw.target, s.p.WatchdogNs, pw.kind
+	d[diagWave], d[diagTile], d[diagProducer], d[diagPTile] = uint64(v), uint64(tile), pw.producer, pw.ptile
+	d[diagObserved], d[diagTarget], d[diagWaitedNs], d[diagKind] = pw.observed, pw.target, s.p.WatchdogNs, pw.kind
 	return nil
 }
 

@@ -67,8 +67,8 @@ func (s *schedState) queue() error {
 	for _, b := range blocks {
 		tasks += b.tasksDone
 	}
-	s.ctl[CtlTasks] += tasks
-	s.ctl[CtlHead], s.ctl[CtlDone] = 0, 0
+	s.ctl[ctlTasks] += tasks
+	s.ctl[ctlHead], s.ctl[ctlDone] = 0, 0
 	return nil
 }
 
@@ -130,21 +130,21 @@ func (s *schedState) step(b *vblock) error {
 
 // claim takes the next task of the queue.
 func (s *schedState) claim(b *vblock) error {
-	idx := s.ctl[CtlHead]
-	if idx >= s.p.NTasks || s.ctl[CtlAbort] != 0 {
+	idx := s.ctl[ctlHead]
+	if idx >= s.p.NTasks || s.ctl[ctlAbort] != 0 {
 		b.state = blockDone
 		return nil
 	}
-	s.ctl[CtlHead]++
-	task, err := words(s.l, s.p.Tasks+executor.DevPtr(4*idx*TaskWords), TaskWords)
+	s.ctl[ctlHead]++
+	task, err := words(s.l, s.p.Tasks+executor.DevPtr(4*idx*taskWords), taskWords)
 	if err != nil {
 		return err
 	}
-	u, err := words(s.l, s.p.Units+executor.DevPtr(4*uint64(task[0])*UnitWords), UnitWords)
+	u, err := words(s.l, s.p.Units+executor.DevPtr(4*uint64(task[0])*unitWords), unitWords)
 	if err != nil {
 		return err
 	}
-	b.first, b.cnt, b.tile, b.j = u[UnitFirst], u[UnitCount], task[1], 0
+	b.first, b.cnt, b.tile, b.j = u[unitFirst], u[unitCount], task[1], 0
 	b.state = blockStart
 	return nil
 }
@@ -162,7 +162,7 @@ func (s *schedState) start(b *vblock) error {
 			return err
 		}
 		return s.finishWave(b)
-	case s.wave(b.wave)[WaveFlagBits]&WavePrologue == 0:
+	case s.wave(b.wave)[waveFlagBits]&wavePrologue == 0:
 		b.state = blockWaitPre
 		return nil
 	}
@@ -184,7 +184,7 @@ func (s *schedState) start(b *vblock) error {
 	if b.err != nil {
 		return b.err
 	}
-	s.ctl[CtlUnwaited]++
+	s.ctl[ctlUnwaited]++
 	b.state = blockPostWait
 	return nil
 }
@@ -220,7 +220,7 @@ func (s *schedState) stall(blocks []*vblock) error {
 			return err
 		}
 	}
-	s.ctl[CtlHead], s.ctl[CtlDone] = 0, 0
+	s.ctl[ctlHead], s.ctl[ctlDone] = 0, 0
 	return nil
 }
 
@@ -234,7 +234,7 @@ func (s *schedState) barriers() error {
 	var tasks uint64
 	for g := range s.p.NGroups {
 		lo, hi := uint64(groups[g]), uint64(groups[g+1])
-		ts, err := words(s.l, s.p.Tasks+executor.DevPtr(4*lo*TaskWords), (hi-lo)*TaskWords)
+		ts, err := words(s.l, s.p.Tasks+executor.DevPtr(4*lo*taskWords), (hi-lo)*taskWords)
 		if err != nil {
 			return err
 		}
@@ -244,7 +244,7 @@ func (s *schedState) barriers() error {
 		}
 		s.rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
 		for _, i := range order {
-			v, tile := ts[i*TaskWords], ts[i*TaskWords+1]
+			v, tile := ts[i*taskWords], ts[i*taskWords+1]
 			if err := s.call(v, tile, s.shared, nil); err != nil {
 				return err
 			}
@@ -254,10 +254,10 @@ func (s *schedState) barriers() error {
 			tasks++
 		}
 		if g+1 < s.p.NGroups {
-			s.ctl[CtlBarGen]++
-			s.ctl[CtlBarriers]++
+			s.ctl[ctlBarGen]++
+			s.ctl[ctlBarriers]++
 		}
 	}
-	s.ctl[CtlTasks] += tasks
+	s.ctl[ctlTasks] += tasks
 	return nil
 }

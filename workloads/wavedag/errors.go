@@ -38,7 +38,7 @@ type WatchdogError struct {
 	Program *Program
 	Budget  time.Duration
 	// Found is the records the blocks wrote (Records holds at most
-	// DiagMax of them).
+	// diagMax of them).
 	Found   uint64
 	Records []WaitRecord
 }

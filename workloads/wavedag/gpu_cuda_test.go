@@ -49,7 +49,7 @@ func TestGPUWatchdogReportsTheWaits(t *testing.T) {
 	s, x := openGPU(t, p, Options{Watchdog: 200 * time.Millisecond})
 	im := s.Image()
 	bad := append([]byte(nil), im.Plan...)
-	bad[im.Waits.Offset+uint64(p.Plan.Tiles.WaitStart[7])*WaitWords*4] = 7 // wave 7 waits on itself
+	bad[im.Waits.Offset+uint64(p.Plan.Tiles.WaitStart[7])*waitWords*4] = 7 // wave 7 waits on itself
 	require.NoError(t, x.Upload(s.planBuf, bad))
 	t0 := time.Now()
 	_, err := s.Run(ArmWaits)

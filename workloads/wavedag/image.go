@@ -58,31 +58,31 @@ func BuildImage(p *Program) (*Image, error) {
 	}
 	var err error
 	im.Queue, err = planners.PlanDeviceWorkQueueBackpressure(planners.DeviceWorkQueueProfile{InitialItems: tp.Tasks,
-		QueueCapacity: max(tp.Tasks, 1), EntryBytes: TaskWords * 4, ControlBytes: CtlWords * 8, BudgetBytes: p.Plan.BudgetBytes}, max(tp.Tasks, 1))
+		QueueCapacity: max(tp.Tasks, 1), EntryBytes: taskWords * 4, ControlBytes: ctlWords * 8, BudgetBytes: p.Plan.BudgetBytes}, max(tp.Tasks, 1))
 	if err != nil {
 		return nil, &megakernel.WorkloadError{Source: p.Source, Field: "waves", Err: err}
 	}
 	im.NTasks = tp.Tasks
 	im.NGroups = uint64(len(p.Plan.Groups))
 	var b imageBuilder
-	im.Waves = b.section(uint64(n) * WaveWords)
+	im.Waves = b.section(uint64(n) * waveWords)
 	for v := range n {
 		k := p.wave(v).Kernel
 		bits := uint32(0)
 		if k.Prologue {
-			bits |= WavePrologue
+			bits |= wavePrologue
 		}
 		if tp.Flags[v] {
-			bits |= WavePublishes
+			bits |= wavePublishes
 		}
-		b.put(uint32(p.WaveFn[v]), uint32(*k.Tiles), uint32(*k.Block), bits, uint32(tp.WaitStart[v]),
+		b.put(uint32(p.waveFn[v]), uint32(*k.Tiles), uint32(*k.Block), bits, uint32(tp.WaitStart[v]),
 			uint32(tp.WaitStart[v+1]-tp.WaitStart[v]), uint32(im.waveArgFirst[v]), uint32(flagFirst[v]))
 	}
-	im.Waits = b.section(uint64(len(tp.Waits)) * WaitWords)
+	im.Waits = b.section(uint64(len(tp.Waits)) * waitWords)
 	for _, wt := range tp.Waits {
 		b.put(uint32(wt.Producer), uint32(wt.Map.Kind), uint32(wt.Map.Block), 0)
 	}
-	im.Units = b.section(uint64(len(tp.Units)) * UnitWords)
+	im.Units = b.section(uint64(len(tp.Units)) * unitWords)
 	for _, u := range tp.Units {
 		b.put(uint32(u.First), uint32(u.Count), uint32(u.Tiles), 0)
 	}
@@ -90,7 +90,7 @@ func BuildImage(p *Program) (*Image, error) {
 	for _, v := range tp.Order {
 		b.put(uint32(v))
 	}
-	im.Tasks = b.section(tp.Tasks * TaskWords)
+	im.Tasks = b.section(tp.Tasks * taskWords)
 	for u, unit := range tp.Units {
 		for t := range unit.Tiles {
 			b.put(uint32(u), uint32(t))
@@ -105,7 +105,7 @@ func BuildImage(p *Program) (*Image, error) {
 		}
 	}
 	b.put(uint32(first))
-	im.BarrierTasks = b.section(first * TaskWords)
+	im.BarrierTasks = b.section(first * taskWords)
 	for _, g := range p.Plan.Groups {
 		for _, v := range g {
 			for t := range *p.wave(v).Kernel.Tiles {
@@ -128,10 +128,10 @@ func (im *Image) layoutState(waves uint64) error {
 		off += (bytes + 127) &^ 127
 		return s
 	}
-	im.Ctl = next(CtlWords * 8)
+	im.Ctl = next(ctlWords * 8)
 	im.Counters = next(max(waves, 1) * 8)
 	im.Flags = next(max(im.FlagTiles, 1) * 4)
-	im.Diag = next(DiagMax * DiagWords * 8)
+	im.Diag = next(diagMax * diagWords * 8)
 	im.StateBytes = off
 	return nil
 }

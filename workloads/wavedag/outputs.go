@@ -60,7 +60,7 @@ func (p *Program) launchWrappers() []LaunchWrapper {
 	var out []LaunchWrapper
 	seen := map[LaunchWrapper]bool{}
 	for v := range p.Waves() {
-		lw := LaunchWrapper{Fn: p.WaveFn[v], Prologue: p.Prologue(v)}
+		lw := LaunchWrapper{Fn: p.waveFn[v], Prologue: p.Prologue(v)}
 		if !seen[lw] {
 			seen[lw] = true
 			out = append(out, lw)

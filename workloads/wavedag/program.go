@@ -31,9 +31,9 @@ type Program struct {
 	// index.
 	Files map[int][]byte
 	// Funcs are the distinct wave functions, by function id (first use in
-	// wave order); WaveFn is each wave's function id, by wave id.
+	// wave order); waveFn is each wave's function id, by wave id.
 	Funcs  []string
-	WaveFn []int
+	waveFn []int
 	// Device is the profile the plan was made against.
 	Device occupancy.Device
 	module *ptxsym.Module
@@ -171,7 +171,7 @@ func NewProgram(source string, w *megakernel.Workload, plan *megakernel.Workload
 		return nil, &megakernel.WorkloadError{Source: source, Field: "module", Err: fmt.Errorf("%s: %w", moduleName, err)}
 	}
 	p := &Program{Source: source, Workload: w, Plan: plan, PTX: ptx, ModuleName: moduleName, Files: files, module: mod,
-		WaveFn: make([]int, len(w.Waves))}
+		waveFn: make([]int, len(w.Waves))}
 	if err := p.checkModule(); err != nil {
 		return nil, err
 	}
@@ -184,7 +184,7 @@ func NewProgram(source string, w *megakernel.Workload, plan *megakernel.Workload
 			ids[name] = id
 			p.Funcs = append(p.Funcs, name)
 		}
-		p.WaveFn[*wv.ID] = id
+		p.waveFn[*wv.ID] = id
 	}
 	return p, nil
 }

@@ -81,7 +81,7 @@ func Reference(p *Program, funcs map[string]HostFunc) ([][]byte, error) {
 			for tile := range *k.Tiles {
 				clear(shared)
 				t := &Tile{Index: uint32(tile), Count: uint32(*k.Tiles), Threads: uint32(*k.Block), args: args, mem: mem, shared: shared[:k.SharedBytes]}
-				if err := callTile(k.Function, refs[p.WaveFn[v]], t); err != nil {
+				if err := callTile(k.Function, refs[p.waveFn[v]], t); err != nil {
 					return nil, fmt.Errorf("%s: %w", p.WaveLabel(v), err)
 				}
 			}

@@ -81,7 +81,7 @@ type Session struct {
 	epoch               uint64
 	streams             *streamPool
 	graphs              map[Arm]*executor.Graph
-	ctl                 [CtlWords]uint64
+	ctl                 [ctlWords]uint64
 	lost                error
 	launchMod, schedMod *executor.Module
 }
@@ -236,7 +236,7 @@ func (s *Session) link() error {
 	}
 	s.wrappers = make([]*executor.Kernel, s.p.Waves())
 	for v := range s.wrappers {
-		if s.wrappers[v], err = s.launchMod.Kernel(LaunchEntry(s.p.WaveFn[v], s.p.Prologue(v))); err != nil {
+		if s.wrappers[v], err = s.launchMod.Kernel(LaunchEntry(s.p.waveFn[v], s.p.Prologue(v))); err != nil {
 			return err
 		}
 	}

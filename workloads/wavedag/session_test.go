@@ -118,7 +118,7 @@ func TestWatchdogReportsTheWaits(t *testing.T) {
 	im := s.Image()
 	bad := append([]byte(nil), im.Plan...)
 	first := p.Plan.Tiles.WaitStart[7]
-	off := im.Waits.Offset + uint64(first)*WaitWords*4
+	off := im.Waits.Offset + uint64(first)*waitWords*4
 	bad[off] = 7
 	require.NoError(t, x.Upload(s.planBuf, bad))
 	_, err := s.Run(ArmWaits)
