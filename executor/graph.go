@@ -34,7 +34,6 @@ type Graph struct {
 	x      *Executor
 	exec   GraphExecRef
 	nodes  int
-	edges  int
 	used   []uint64
 	closed bool
 }

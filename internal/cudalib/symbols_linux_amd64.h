@@ -3,7 +3,7 @@
 // The CUDA driver functions behind the trampolines of
 // trampolines_linux_amd64.S, in the order of their slots in
 // gp_cudalib_table.
-#define GP_CUDALIB_NSYMS 165
+#define GP_CUDALIB_NSYMS 167
 
 static const char *const gp_cudalib_names[GP_CUDALIB_NSYMS] = {
     "cuArray3DCreate_v2",
@@ -70,6 +70,8 @@ static const char *const gp_cudalib_names[GP_CUDALIB_NSYMS] = {
     "cuGraphDestroyNode",
     "cuGraphExecDestroy",
     "cuGraphGetEdges",
+    "cuGraphInstantiateWithFlags",
+    "cuGraphLaunch",
     "cuLaunchCooperativeKernel",
     "cuLaunchKernel",
     "cuLinkAddData_v2",

@@ -468,710 +468,724 @@ cuGraphGetEdges:
 	.size cuGraphGetEdges, .-cuGraphGetEdges
 
 	.p2align 4
+	.globl cuGraphInstantiateWithFlags
+	.type cuGraphInstantiateWithFlags, @function
+cuGraphInstantiateWithFlags:
+	jmp *gp_cudalib_table+512(%rip)
+	.size cuGraphInstantiateWithFlags, .-cuGraphInstantiateWithFlags
+
+	.p2align 4
+	.globl cuGraphLaunch
+	.type cuGraphLaunch, @function
+cuGraphLaunch:
+	jmp *gp_cudalib_table+520(%rip)
+	.size cuGraphLaunch, .-cuGraphLaunch
+
+	.p2align 4
 	.globl cuLaunchCooperativeKernel
 	.type cuLaunchCooperativeKernel, @function
 cuLaunchCooperativeKernel:
-	jmp *gp_cudalib_table+512(%rip)
+	jmp *gp_cudalib_table+528(%rip)
 	.size cuLaunchCooperativeKernel, .-cuLaunchCooperativeKernel
 
 	.p2align 4
 	.globl cuLaunchKernel
 	.type cuLaunchKernel, @function
 cuLaunchKernel:
-	jmp *gp_cudalib_table+520(%rip)
+	jmp *gp_cudalib_table+536(%rip)
 	.size cuLaunchKernel, .-cuLaunchKernel
 
 	.p2align 4
 	.globl cuLinkAddData_v2
 	.type cuLinkAddData_v2, @function
 cuLinkAddData_v2:
-	jmp *gp_cudalib_table+528(%rip)
+	jmp *gp_cudalib_table+544(%rip)
 	.size cuLinkAddData_v2, .-cuLinkAddData_v2
 
 	.p2align 4
 	.globl cuLinkAddFile_v2
 	.type cuLinkAddFile_v2, @function
 cuLinkAddFile_v2:
-	jmp *gp_cudalib_table+536(%rip)
+	jmp *gp_cudalib_table+552(%rip)
 	.size cuLinkAddFile_v2, .-cuLinkAddFile_v2
 
 	.p2align 4
 	.globl cuLinkComplete
 	.type cuLinkComplete, @function
 cuLinkComplete:
-	jmp *gp_cudalib_table+544(%rip)
+	jmp *gp_cudalib_table+560(%rip)
 	.size cuLinkComplete, .-cuLinkComplete
 
 	.p2align 4
 	.globl cuLinkCreate_v2
 	.type cuLinkCreate_v2, @function
 cuLinkCreate_v2:
-	jmp *gp_cudalib_table+552(%rip)
+	jmp *gp_cudalib_table+568(%rip)
 	.size cuLinkCreate_v2, .-cuLinkCreate_v2
 
 	.p2align 4
 	.globl cuLinkDestroy
 	.type cuLinkDestroy, @function
 cuLinkDestroy:
-	jmp *gp_cudalib_table+560(%rip)
+	jmp *gp_cudalib_table+576(%rip)
 	.size cuLinkDestroy, .-cuLinkDestroy
 
 	.p2align 4
 	.globl cuMemAdvise
 	.type cuMemAdvise, @function
 cuMemAdvise:
-	jmp *gp_cudalib_table+568(%rip)
+	jmp *gp_cudalib_table+584(%rip)
 	.size cuMemAdvise, .-cuMemAdvise
 
 	.p2align 4
 	.globl cuMemAllocManaged
 	.type cuMemAllocManaged, @function
 cuMemAllocManaged:
-	jmp *gp_cudalib_table+576(%rip)
+	jmp *gp_cudalib_table+592(%rip)
 	.size cuMemAllocManaged, .-cuMemAllocManaged
 
 	.p2align 4
 	.globl cuMemAllocPitch_v2
 	.type cuMemAllocPitch_v2, @function
 cuMemAllocPitch_v2:
-	jmp *gp_cudalib_table+584(%rip)
+	jmp *gp_cudalib_table+600(%rip)
 	.size cuMemAllocPitch_v2, .-cuMemAllocPitch_v2
 
 	.p2align 4
 	.globl cuMemAlloc_v2
 	.type cuMemAlloc_v2, @function
 cuMemAlloc_v2:
-	jmp *gp_cudalib_table+592(%rip)
+	jmp *gp_cudalib_table+608(%rip)
 	.size cuMemAlloc_v2, .-cuMemAlloc_v2
 
 	.p2align 4
 	.globl cuMemFreeHost
 	.type cuMemFreeHost, @function
 cuMemFreeHost:
-	jmp *gp_cudalib_table+600(%rip)
+	jmp *gp_cudalib_table+616(%rip)
 	.size cuMemFreeHost, .-cuMemFreeHost
 
 	.p2align 4
 	.globl cuMemFree_v2
 	.type cuMemFree_v2, @function
 cuMemFree_v2:
-	jmp *gp_cudalib_table+608(%rip)
+	jmp *gp_cudalib_table+624(%rip)
 	.size cuMemFree_v2, .-cuMemFree_v2
 
 	.p2align 4
 	.globl cuMemGetAddressRange_v2
 	.type cuMemGetAddressRange_v2, @function
 cuMemGetAddressRange_v2:
-	jmp *gp_cudalib_table+616(%rip)
+	jmp *gp_cudalib_table+632(%rip)
 	.size cuMemGetAddressRange_v2, .-cuMemGetAddressRange_v2
 
 	.p2align 4
 	.globl cuMemGetInfo_v2
 	.type cuMemGetInfo_v2, @function
 cuMemGetInfo_v2:
-	jmp *gp_cudalib_table+624(%rip)
+	jmp *gp_cudalib_table+640(%rip)
 	.size cuMemGetInfo_v2, .-cuMemGetInfo_v2
 
 	.p2align 4
 	.globl cuMemHostAlloc
 	.type cuMemHostAlloc, @function
 cuMemHostAlloc:
-	jmp *gp_cudalib_table+632(%rip)
+	jmp *gp_cudalib_table+648(%rip)
 	.size cuMemHostAlloc, .-cuMemHostAlloc
 
 	.p2align 4
 	.globl cuMemHostRegister_v2
 	.type cuMemHostRegister_v2, @function
 cuMemHostRegister_v2:
-	jmp *gp_cudalib_table+640(%rip)
+	jmp *gp_cudalib_table+656(%rip)
 	.size cuMemHostRegister_v2, .-cuMemHostRegister_v2
 
 	.p2align 4
 	.globl cuMemHostUnregister
 	.type cuMemHostUnregister, @function
 cuMemHostUnregister:
-	jmp *gp_cudalib_table+648(%rip)
+	jmp *gp_cudalib_table+664(%rip)
 	.size cuMemHostUnregister, .-cuMemHostUnregister
 
 	.p2align 4
 	.globl cuMemPrefetchAsync
 	.type cuMemPrefetchAsync, @function
 cuMemPrefetchAsync:
-	jmp *gp_cudalib_table+656(%rip)
+	jmp *gp_cudalib_table+672(%rip)
 	.size cuMemPrefetchAsync, .-cuMemPrefetchAsync
 
 	.p2align 4
 	.globl cuMemcpy
 	.type cuMemcpy, @function
 cuMemcpy:
-	jmp *gp_cudalib_table+664(%rip)
+	jmp *gp_cudalib_table+680(%rip)
 	.size cuMemcpy, .-cuMemcpy
 
 	.p2align 4
 	.globl cuMemcpy2DAsync_v2
 	.type cuMemcpy2DAsync_v2, @function
 cuMemcpy2DAsync_v2:
-	jmp *gp_cudalib_table+672(%rip)
+	jmp *gp_cudalib_table+688(%rip)
 	.size cuMemcpy2DAsync_v2, .-cuMemcpy2DAsync_v2
 
 	.p2align 4
 	.globl cuMemcpy2DUnaligned_v2
 	.type cuMemcpy2DUnaligned_v2, @function
 cuMemcpy2DUnaligned_v2:
-	jmp *gp_cudalib_table+680(%rip)
+	jmp *gp_cudalib_table+696(%rip)
 	.size cuMemcpy2DUnaligned_v2, .-cuMemcpy2DUnaligned_v2
 
 	.p2align 4
 	.globl cuMemcpy2D_v2
 	.type cuMemcpy2D_v2, @function
 cuMemcpy2D_v2:
-	jmp *gp_cudalib_table+688(%rip)
+	jmp *gp_cudalib_table+704(%rip)
 	.size cuMemcpy2D_v2, .-cuMemcpy2D_v2
 
 	.p2align 4
 	.globl cuMemcpy3DAsync_v2
 	.type cuMemcpy3DAsync_v2, @function
 cuMemcpy3DAsync_v2:
-	jmp *gp_cudalib_table+696(%rip)
+	jmp *gp_cudalib_table+712(%rip)
 	.size cuMemcpy3DAsync_v2, .-cuMemcpy3DAsync_v2
 
 	.p2align 4
 	.globl cuMemcpy3DPeer
 	.type cuMemcpy3DPeer, @function
 cuMemcpy3DPeer:
-	jmp *gp_cudalib_table+704(%rip)
+	jmp *gp_cudalib_table+720(%rip)
 	.size cuMemcpy3DPeer, .-cuMemcpy3DPeer
 
 	.p2align 4
 	.globl cuMemcpy3DPeerAsync
 	.type cuMemcpy3DPeerAsync, @function
 cuMemcpy3DPeerAsync:
-	jmp *gp_cudalib_table+712(%rip)
+	jmp *gp_cudalib_table+728(%rip)
 	.size cuMemcpy3DPeerAsync, .-cuMemcpy3DPeerAsync
 
 	.p2align 4
 	.globl cuMemcpy3D_v2
 	.type cuMemcpy3D_v2, @function
 cuMemcpy3D_v2:
-	jmp *gp_cudalib_table+720(%rip)
+	jmp *gp_cudalib_table+736(%rip)
 	.size cuMemcpy3D_v2, .-cuMemcpy3D_v2
 
 	.p2align 4
 	.globl cuMemcpyAsync
 	.type cuMemcpyAsync, @function
 cuMemcpyAsync:
-	jmp *gp_cudalib_table+728(%rip)
+	jmp *gp_cudalib_table+744(%rip)
 	.size cuMemcpyAsync, .-cuMemcpyAsync
 
 	.p2align 4
 	.globl cuMemcpyAtoA_v2
 	.type cuMemcpyAtoA_v2, @function
 cuMemcpyAtoA_v2:
-	jmp *gp_cudalib_table+736(%rip)
+	jmp *gp_cudalib_table+752(%rip)
 	.size cuMemcpyAtoA_v2, .-cuMemcpyAtoA_v2
 
 	.p2align 4
 	.globl cuMemcpyAtoD_v2
 	.type cuMemcpyAtoD_v2, @function
 cuMemcpyAtoD_v2:
-	jmp *gp_cudalib_table+744(%rip)
+	jmp *gp_cudalib_table+760(%rip)
 	.size cuMemcpyAtoD_v2, .-cuMemcpyAtoD_v2
 
 	.p2align 4
 	.globl cuMemcpyAtoHAsync_v2
 	.type cuMemcpyAtoHAsync_v2, @function
 cuMemcpyAtoHAsync_v2:
-	jmp *gp_cudalib_table+752(%rip)
+	jmp *gp_cudalib_table+768(%rip)
 	.size cuMemcpyAtoHAsync_v2, .-cuMemcpyAtoHAsync_v2
 
 	.p2align 4
 	.globl cuMemcpyAtoH_v2
 	.type cuMemcpyAtoH_v2, @function
 cuMemcpyAtoH_v2:
-	jmp *gp_cudalib_table+760(%rip)
+	jmp *gp_cudalib_table+776(%rip)
 	.size cuMemcpyAtoH_v2, .-cuMemcpyAtoH_v2
 
 	.p2align 4
 	.globl cuMemcpyDtoA_v2
 	.type cuMemcpyDtoA_v2, @function
 cuMemcpyDtoA_v2:
-	jmp *gp_cudalib_table+768(%rip)
+	jmp *gp_cudalib_table+784(%rip)
 	.size cuMemcpyDtoA_v2, .-cuMemcpyDtoA_v2
 
 	.p2align 4
 	.globl cuMemcpyDtoDAsync_v2
 	.type cuMemcpyDtoDAsync_v2, @function
 cuMemcpyDtoDAsync_v2:
-	jmp *gp_cudalib_table+776(%rip)
+	jmp *gp_cudalib_table+792(%rip)
 	.size cuMemcpyDtoDAsync_v2, .-cuMemcpyDtoDAsync_v2
 
 	.p2align 4
 	.globl cuMemcpyDtoD_v2
 	.type cuMemcpyDtoD_v2, @function
 cuMemcpyDtoD_v2:
-	jmp *gp_cudalib_table+784(%rip)
+	jmp *gp_cudalib_table+800(%rip)
 	.size cuMemcpyDtoD_v2, .-cuMemcpyDtoD_v2
 
 	.p2align 4
 	.globl cuMemcpyDtoHAsync_v2
 	.type cuMemcpyDtoHAsync_v2, @function
 cuMemcpyDtoHAsync_v2:
-	jmp *gp_cudalib_table+792(%rip)
+	jmp *gp_cudalib_table+808(%rip)
 	.size cuMemcpyDtoHAsync_v2, .-cuMemcpyDtoHAsync_v2
 
 	.p2align 4
 	.globl cuMemcpyDtoH_v2
 	.type cuMemcpyDtoH_v2, @function
 cuMemcpyDtoH_v2:
-	jmp *gp_cudalib_table+800(%rip)
+	jmp *gp_cudalib_table+816(%rip)
 	.size cuMemcpyDtoH_v2, .-cuMemcpyDtoH_v2
 
 	.p2align 4
 	.globl cuMemcpyHtoAAsync_v2
 	.type cuMemcpyHtoAAsync_v2, @function
 cuMemcpyHtoAAsync_v2:
-	jmp *gp_cudalib_table+808(%rip)
+	jmp *gp_cudalib_table+824(%rip)
 	.size cuMemcpyHtoAAsync_v2, .-cuMemcpyHtoAAsync_v2
 
 	.p2align 4
 	.globl cuMemcpyHtoA_v2
 	.type cuMemcpyHtoA_v2, @function
 cuMemcpyHtoA_v2:
-	jmp *gp_cudalib_table+816(%rip)
+	jmp *gp_cudalib_table+832(%rip)
 	.size cuMemcpyHtoA_v2, .-cuMemcpyHtoA_v2
 
 	.p2align 4
 	.globl cuMemcpyHtoDAsync_v2
 	.type cuMemcpyHtoDAsync_v2, @function
 cuMemcpyHtoDAsync_v2:
-	jmp *gp_cudalib_table+824(%rip)
+	jmp *gp_cudalib_table+840(%rip)
 	.size cuMemcpyHtoDAsync_v2, .-cuMemcpyHtoDAsync_v2
 
 	.p2align 4
 	.globl cuMemcpyHtoD_v2
 	.type cuMemcpyHtoD_v2, @function
 cuMemcpyHtoD_v2:
-	jmp *gp_cudalib_table+832(%rip)
+	jmp *gp_cudalib_table+848(%rip)
 	.size cuMemcpyHtoD_v2, .-cuMemcpyHtoD_v2
 
 	.p2align 4
 	.globl cuMemcpyPeer
 	.type cuMemcpyPeer, @function
 cuMemcpyPeer:
-	jmp *gp_cudalib_table+840(%rip)
+	jmp *gp_cudalib_table+856(%rip)
 	.size cuMemcpyPeer, .-cuMemcpyPeer
 
 	.p2align 4
 	.globl cuMemcpyPeerAsync
 	.type cuMemcpyPeerAsync, @function
 cuMemcpyPeerAsync:
-	jmp *gp_cudalib_table+848(%rip)
+	jmp *gp_cudalib_table+864(%rip)
 	.size cuMemcpyPeerAsync, .-cuMemcpyPeerAsync
 
 	.p2align 4
 	.globl cuMemsetD16Async
 	.type cuMemsetD16Async, @function
 cuMemsetD16Async:
-	jmp *gp_cudalib_table+856(%rip)
+	jmp *gp_cudalib_table+872(%rip)
 	.size cuMemsetD16Async, .-cuMemsetD16Async
 
 	.p2align 4
 	.globl cuMemsetD16_v2
 	.type cuMemsetD16_v2, @function
 cuMemsetD16_v2:
-	jmp *gp_cudalib_table+864(%rip)
+	jmp *gp_cudalib_table+880(%rip)
 	.size cuMemsetD16_v2, .-cuMemsetD16_v2
 
 	.p2align 4
 	.globl cuMemsetD2D16Async
 	.type cuMemsetD2D16Async, @function
 cuMemsetD2D16Async:
-	jmp *gp_cudalib_table+872(%rip)
+	jmp *gp_cudalib_table+888(%rip)
 	.size cuMemsetD2D16Async, .-cuMemsetD2D16Async
 
 	.p2align 4
 	.globl cuMemsetD2D16_v2
 	.type cuMemsetD2D16_v2, @function
 cuMemsetD2D16_v2:
-	jmp *gp_cudalib_table+880(%rip)
+	jmp *gp_cudalib_table+896(%rip)
 	.size cuMemsetD2D16_v2, .-cuMemsetD2D16_v2
 
 	.p2align 4
 	.globl cuMemsetD2D32Async
 	.type cuMemsetD2D32Async, @function
 cuMemsetD2D32Async:
-	jmp *gp_cudalib_table+888(%rip)
+	jmp *gp_cudalib_table+904(%rip)
 	.size cuMemsetD2D32Async, .-cuMemsetD2D32Async
 
 	.p2align 4
 	.globl cuMemsetD2D32_v2
 	.type cuMemsetD2D32_v2, @function
 cuMemsetD2D32_v2:
-	jmp *gp_cudalib_table+896(%rip)
+	jmp *gp_cudalib_table+912(%rip)
 	.size cuMemsetD2D32_v2, .-cuMemsetD2D32_v2
 
 	.p2align 4
 	.globl cuMemsetD2D8Async
 	.type cuMemsetD2D8Async, @function
 cuMemsetD2D8Async:
-	jmp *gp_cudalib_table+904(%rip)
+	jmp *gp_cudalib_table+920(%rip)
 	.size cuMemsetD2D8Async, .-cuMemsetD2D8Async
 
 	.p2align 4
 	.globl cuMemsetD2D8_v2
 	.type cuMemsetD2D8_v2, @function
 cuMemsetD2D8_v2:
-	jmp *gp_cudalib_table+912(%rip)
+	jmp *gp_cudalib_table+928(%rip)
 	.size cuMemsetD2D8_v2, .-cuMemsetD2D8_v2
 
 	.p2align 4
 	.globl cuMemsetD32Async
 	.type cuMemsetD32Async, @function
 cuMemsetD32Async:
-	jmp *gp_cudalib_table+920(%rip)
+	jmp *gp_cudalib_table+936(%rip)
 	.size cuMemsetD32Async, .-cuMemsetD32Async
 
 	.p2align 4
 	.globl cuMemsetD32_v2
 	.type cuMemsetD32_v2, @function
 cuMemsetD32_v2:
-	jmp *gp_cudalib_table+928(%rip)
+	jmp *gp_cudalib_table+944(%rip)
 	.size cuMemsetD32_v2, .-cuMemsetD32_v2
 
 	.p2align 4
 	.globl cuMemsetD8Async
 	.type cuMemsetD8Async, @function
 cuMemsetD8Async:
-	jmp *gp_cudalib_table+936(%rip)
+	jmp *gp_cudalib_table+952(%rip)
 	.size cuMemsetD8Async, .-cuMemsetD8Async
 
 	.p2align 4
 	.globl cuMemsetD8_v2
 	.type cuMemsetD8_v2, @function
 cuMemsetD8_v2:
-	jmp *gp_cudalib_table+944(%rip)
+	jmp *gp_cudalib_table+960(%rip)
 	.size cuMemsetD8_v2, .-cuMemsetD8_v2
 
 	.p2align 4
 	.globl cuModuleGetFunction
 	.type cuModuleGetFunction, @function
 cuModuleGetFunction:
-	jmp *gp_cudalib_table+952(%rip)
+	jmp *gp_cudalib_table+968(%rip)
 	.size cuModuleGetFunction, .-cuModuleGetFunction
 
 	.p2align 4
 	.globl cuModuleGetGlobal_v2
 	.type cuModuleGetGlobal_v2, @function
 cuModuleGetGlobal_v2:
-	jmp *gp_cudalib_table+960(%rip)
+	jmp *gp_cudalib_table+976(%rip)
 	.size cuModuleGetGlobal_v2, .-cuModuleGetGlobal_v2
 
 	.p2align 4
 	.globl cuModuleGetSurfRef
 	.type cuModuleGetSurfRef, @function
 cuModuleGetSurfRef:
-	jmp *gp_cudalib_table+968(%rip)
+	jmp *gp_cudalib_table+984(%rip)
 	.size cuModuleGetSurfRef, .-cuModuleGetSurfRef
 
 	.p2align 4
 	.globl cuModuleGetTexRef
 	.type cuModuleGetTexRef, @function
 cuModuleGetTexRef:
-	jmp *gp_cudalib_table+976(%rip)
+	jmp *gp_cudalib_table+992(%rip)
 	.size cuModuleGetTexRef, .-cuModuleGetTexRef
 
 	.p2align 4
 	.globl cuModuleLoad
 	.type cuModuleLoad, @function
 cuModuleLoad:
-	jmp *gp_cudalib_table+984(%rip)
+	jmp *gp_cudalib_table+1000(%rip)
 	.size cuModuleLoad, .-cuModuleLoad
 
 	.p2align 4
 	.globl cuModuleLoadData
 	.type cuModuleLoadData, @function
 cuModuleLoadData:
-	jmp *gp_cudalib_table+992(%rip)
+	jmp *gp_cudalib_table+1008(%rip)
 	.size cuModuleLoadData, .-cuModuleLoadData
 
 	.p2align 4
 	.globl cuModuleLoadDataEx
 	.type cuModuleLoadDataEx, @function
 cuModuleLoadDataEx:
-	jmp *gp_cudalib_table+1000(%rip)
+	jmp *gp_cudalib_table+1016(%rip)
 	.size cuModuleLoadDataEx, .-cuModuleLoadDataEx
 
 	.p2align 4
 	.globl cuModuleLoadFatBinary
 	.type cuModuleLoadFatBinary, @function
 cuModuleLoadFatBinary:
-	jmp *gp_cudalib_table+1008(%rip)
+	jmp *gp_cudalib_table+1024(%rip)
 	.size cuModuleLoadFatBinary, .-cuModuleLoadFatBinary
 
 	.p2align 4
 	.globl cuModuleUnload
 	.type cuModuleUnload, @function
 cuModuleUnload:
-	jmp *gp_cudalib_table+1016(%rip)
+	jmp *gp_cudalib_table+1032(%rip)
 	.size cuModuleUnload, .-cuModuleUnload
 
 	.p2align 4
 	.globl cuOccupancyMaxActiveBlocksPerMultiprocessor
 	.type cuOccupancyMaxActiveBlocksPerMultiprocessor, @function
 cuOccupancyMaxActiveBlocksPerMultiprocessor:
-	jmp *gp_cudalib_table+1024(%rip)
+	jmp *gp_cudalib_table+1040(%rip)
 	.size cuOccupancyMaxActiveBlocksPerMultiprocessor, .-cuOccupancyMaxActiveBlocksPerMultiprocessor
 
 	.p2align 4
 	.globl cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 	.type cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, @function
 cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags:
-	jmp *gp_cudalib_table+1032(%rip)
+	jmp *gp_cudalib_table+1048(%rip)
 	.size cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags, .-cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags
 
 	.p2align 4
 	.globl cuPointerGetAttribute
 	.type cuPointerGetAttribute, @function
 cuPointerGetAttribute:
-	jmp *gp_cudalib_table+1040(%rip)
+	jmp *gp_cudalib_table+1056(%rip)
 	.size cuPointerGetAttribute, .-cuPointerGetAttribute
 
 	.p2align 4
 	.globl cuPointerSetAttribute
 	.type cuPointerSetAttribute, @function
 cuPointerSetAttribute:
-	jmp *gp_cudalib_table+1048(%rip)
+	jmp *gp_cudalib_table+1064(%rip)
 	.size cuPointerSetAttribute, .-cuPointerSetAttribute
 
 	.p2align 4
 	.globl cuStreamAttachMemAsync
 	.type cuStreamAttachMemAsync, @function
 cuStreamAttachMemAsync:
-	jmp *gp_cudalib_table+1056(%rip)
+	jmp *gp_cudalib_table+1072(%rip)
 	.size cuStreamAttachMemAsync, .-cuStreamAttachMemAsync
 
 	.p2align 4
 	.globl cuStreamCreate
 	.type cuStreamCreate, @function
 cuStreamCreate:
-	jmp *gp_cudalib_table+1064(%rip)
+	jmp *gp_cudalib_table+1080(%rip)
 	.size cuStreamCreate, .-cuStreamCreate
 
 	.p2align 4
 	.globl cuStreamCreateWithPriority
 	.type cuStreamCreateWithPriority, @function
 cuStreamCreateWithPriority:
-	jmp *gp_cudalib_table+1072(%rip)
+	jmp *gp_cudalib_table+1088(%rip)
 	.size cuStreamCreateWithPriority, .-cuStreamCreateWithPriority
 
 	.p2align 4
 	.globl cuStreamDestroy_v2
 	.type cuStreamDestroy_v2, @function
 cuStreamDestroy_v2:
-	jmp *gp_cudalib_table+1080(%rip)
+	jmp *gp_cudalib_table+1096(%rip)
 	.size cuStreamDestroy_v2, .-cuStreamDestroy_v2
 
 	.p2align 4
 	.globl cuStreamGetFlags
 	.type cuStreamGetFlags, @function
 cuStreamGetFlags:
-	jmp *gp_cudalib_table+1088(%rip)
+	jmp *gp_cudalib_table+1104(%rip)
 	.size cuStreamGetFlags, .-cuStreamGetFlags
 
 	.p2align 4
 	.globl cuStreamGetPriority
 	.type cuStreamGetPriority, @function
 cuStreamGetPriority:
-	jmp *gp_cudalib_table+1096(%rip)
+	jmp *gp_cudalib_table+1112(%rip)
 	.size cuStreamGetPriority, .-cuStreamGetPriority
 
 	.p2align 4
 	.globl cuStreamQuery
 	.type cuStreamQuery, @function
 cuStreamQuery:
-	jmp *gp_cudalib_table+1104(%rip)
+	jmp *gp_cudalib_table+1120(%rip)
 	.size cuStreamQuery, .-cuStreamQuery
 
 	.p2align 4
 	.globl cuStreamSynchronize
 	.type cuStreamSynchronize, @function
 cuStreamSynchronize:
-	jmp *gp_cudalib_table+1112(%rip)
+	jmp *gp_cudalib_table+1128(%rip)
 	.size cuStreamSynchronize, .-cuStreamSynchronize
 
 	.p2align 4
 	.globl cuStreamWaitEvent
 	.type cuStreamWaitEvent, @function
 cuStreamWaitEvent:
-	jmp *gp_cudalib_table+1120(%rip)
+	jmp *gp_cudalib_table+1136(%rip)
 	.size cuStreamWaitEvent, .-cuStreamWaitEvent
 
 	.p2align 4
 	.globl cuStreamWaitValue32
 	.type cuStreamWaitValue32, @function
 cuStreamWaitValue32:
-	jmp *gp_cudalib_table+1128(%rip)
+	jmp *gp_cudalib_table+1144(%rip)
 	.size cuStreamWaitValue32, .-cuStreamWaitValue32
 
 	.p2align 4
 	.globl cuStreamWriteValue32
 	.type cuStreamWriteValue32, @function
 cuStreamWriteValue32:
-	jmp *gp_cudalib_table+1136(%rip)
+	jmp *gp_cudalib_table+1152(%rip)
 	.size cuStreamWriteValue32, .-cuStreamWriteValue32
 
 	.p2align 4
 	.globl cuSurfRefGetArray
 	.type cuSurfRefGetArray, @function
 cuSurfRefGetArray:
-	jmp *gp_cudalib_table+1144(%rip)
+	jmp *gp_cudalib_table+1160(%rip)
 	.size cuSurfRefGetArray, .-cuSurfRefGetArray
 
 	.p2align 4
 	.globl cuSurfRefSetArray
 	.type cuSurfRefSetArray, @function
 cuSurfRefSetArray:
-	jmp *gp_cudalib_table+1152(%rip)
+	jmp *gp_cudalib_table+1168(%rip)
 	.size cuSurfRefSetArray, .-cuSurfRefSetArray
 
 	.p2align 4
 	.globl cuTexRefGetAddressMode
 	.type cuTexRefGetAddressMode, @function
 cuTexRefGetAddressMode:
-	jmp *gp_cudalib_table+1160(%rip)
+	jmp *gp_cudalib_table+1176(%rip)
 	.size cuTexRefGetAddressMode, .-cuTexRefGetAddressMode
 
 	.p2align 4
 	.globl cuTexRefGetAddress_v2
 	.type cuTexRefGetAddress_v2, @function
 cuTexRefGetAddress_v2:
-	jmp *gp_cudalib_table+1168(%rip)
+	jmp *gp_cudalib_table+1184(%rip)
 	.size cuTexRefGetAddress_v2, .-cuTexRefGetAddress_v2
 
 	.p2align 4
 	.globl cuTexRefGetArray
 	.type cuTexRefGetArray, @function
 cuTexRefGetArray:
-	jmp *gp_cudalib_table+1176(%rip)
+	jmp *gp_cudalib_table+1192(%rip)
 	.size cuTexRefGetArray, .-cuTexRefGetArray
 
 	.p2align 4
 	.globl cuTexRefGetBorderColor
 	.type cuTexRefGetBorderColor, @function
 cuTexRefGetBorderColor:
-	jmp *gp_cudalib_table+1184(%rip)
+	jmp *gp_cudalib_table+1200(%rip)
 	.size cuTexRefGetBorderColor, .-cuTexRefGetBorderColor
 
 	.p2align 4
 	.globl cuTexRefGetFilterMode
 	.type cuTexRefGetFilterMode, @function
 cuTexRefGetFilterMode:
-	jmp *gp_cudalib_table+1192(%rip)
+	jmp *gp_cudalib_table+1208(%rip)
 	.size cuTexRefGetFilterMode, .-cuTexRefGetFilterMode
 
 	.p2align 4
 	.globl cuTexRefGetFlags
 	.type cuTexRefGetFlags, @function
 cuTexRefGetFlags:
-	jmp *gp_cudalib_table+1200(%rip)
+	jmp *gp_cudalib_table+1216(%rip)
 	.size cuTexRefGetFlags, .-cuTexRefGetFlags
 
 	.p2align 4
 	.globl cuTexRefGetFormat
 	.type cuTexRefGetFormat, @function
 cuTexRefGetFormat:
-	jmp *gp_cudalib_table+1208(%rip)
+	jmp *gp_cudalib_table+1224(%rip)
 	.size cuTexRefGetFormat, .-cuTexRefGetFormat
 
 	.p2align 4
 	.globl cuTexRefGetMaxAnisotropy
 	.type cuTexRefGetMaxAnisotropy, @function
 cuTexRefGetMaxAnisotropy:
-	jmp *gp_cudalib_table+1216(%rip)
+	jmp *gp_cudalib_table+1232(%rip)
 	.size cuTexRefGetMaxAnisotropy, .-cuTexRefGetMaxAnisotropy
 
 	.p2align 4
 	.globl cuTexRefSetAddress2D_v3
 	.type cuTexRefSetAddress2D_v3, @function
 cuTexRefSetAddress2D_v3:
-	jmp *gp_cudalib_table+1224(%rip)
+	jmp *gp_cudalib_table+1240(%rip)
 	.size cuTexRefSetAddress2D_v3, .-cuTexRefSetAddress2D_v3
 
 	.p2align 4
 	.globl cuTexRefSetAddressMode
 	.type cuTexRefSetAddressMode, @function
 cuTexRefSetAddressMode:
-	jmp *gp_cudalib_table+1232(%rip)
+	jmp *gp_cudalib_table+1248(%rip)
 	.size cuTexRefSetAddressMode, .-cuTexRefSetAddressMode
 
 	.p2align 4
 	.globl cuTexRefSetAddress_v2
 	.type cuTexRefSetAddress_v2, @function
 cuTexRefSetAddress_v2:
-	jmp *gp_cudalib_table+1240(%rip)
+	jmp *gp_cudalib_table+1256(%rip)
 	.size cuTexRefSetAddress_v2, .-cuTexRefSetAddress_v2
 
 	.p2align 4
 	.globl cuTexRefSetArray
 	.type cuTexRefSetArray, @function
 cuTexRefSetArray:
-	jmp *gp_cudalib_table+1248(%rip)
+	jmp *gp_cudalib_table+1264(%rip)
 	.size cuTexRefSetArray, .-cuTexRefSetArray
 
 	.p2align 4
 	.globl cuTexRefSetBorderColor
 	.type cuTexRefSetBorderColor, @function
 cuTexRefSetBorderColor:
-	jmp *gp_cudalib_table+1256(%rip)
+	jmp *gp_cudalib_table+1272(%rip)
 	.size cuTexRefSetBorderColor, .-cuTexRefSetBorderColor
 
 	.p2align 4
 	.globl cuTexRefSetFilterMode
 	.type cuTexRefSetFilterMode, @function
 cuTexRefSetFilterMode:
-	jmp *gp_cudalib_table+1264(%rip)
+	jmp *gp_cudalib_table+1280(%rip)
 	.size cuTexRefSetFilterMode, .-cuTexRefSetFilterMode
 
 	.p2align 4
 	.globl cuTexRefSetFlags
 	.type cuTexRefSetFlags, @function
 cuTexRefSetFlags:
-	jmp *gp_cudalib_table+1272(%rip)
+	jmp *gp_cudalib_table+1288(%rip)
 	.size cuTexRefSetFlags, .-cuTexRefSetFlags
 
 	.p2align 4
 	.globl cuTexRefSetFormat
 	.type cuTexRefSetFormat, @function
 cuTexRefSetFormat:
-	jmp *gp_cudalib_table+1280(%rip)
+	jmp *gp_cudalib_table+1296(%rip)
 	.size cuTexRefSetFormat, .-cuTexRefSetFormat
 
 	.p2align 4
 	.globl cuTexRefSetMaxAnisotropy
 	.type cuTexRefSetMaxAnisotropy, @function
 cuTexRefSetMaxAnisotropy:
-	jmp *gp_cudalib_table+1288(%rip)
+	jmp *gp_cudalib_table+1304(%rip)
 	.size cuTexRefSetMaxAnisotropy, .-cuTexRefSetMaxAnisotropy
 
 	.p2align 4
 	.globl cuTexRefSetMipmapFilterMode
 	.type cuTexRefSetMipmapFilterMode, @function
 cuTexRefSetMipmapFilterMode:
-	jmp *gp_cudalib_table+1296(%rip)
+	jmp *gp_cudalib_table+1312(%rip)
 	.size cuTexRefSetMipmapFilterMode, .-cuTexRefSetMipmapFilterMode
 
 	.p2align 4
 	.globl cuTexRefSetMipmapLevelBias
 	.type cuTexRefSetMipmapLevelBias, @function
 cuTexRefSetMipmapLevelBias:
-	jmp *gp_cudalib_table+1304(%rip)
+	jmp *gp_cudalib_table+1320(%rip)
 	.size cuTexRefSetMipmapLevelBias, .-cuTexRefSetMipmapLevelBias
 
 	.p2align 4
 	.globl cuTexRefSetMipmapLevelClamp
 	.type cuTexRefSetMipmapLevelClamp, @function
 cuTexRefSetMipmapLevelClamp:
-	jmp *gp_cudalib_table+1312(%rip)
+	jmp *gp_cudalib_table+1328(%rip)
 	.size cuTexRefSetMipmapLevelClamp, .-cuTexRefSetMipmapLevelClamp
 
 	.data
@@ -1180,6 +1194,8 @@ cuTexRefSetMipmapLevelClamp:
 	.hidden gp_cudalib_table
 	.type gp_cudalib_table, @object
 gp_cudalib_table:
+	.quad gp_cudalib_unloaded
+	.quad gp_cudalib_unloaded
 	.quad gp_cudalib_unloaded
 	.quad gp_cudalib_unloaded
 	.quad gp_cudalib_unloaded

@@ -2,7 +2,6 @@ package wavedag
 
 import (
 	_ "embed"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"testing"
@@ -184,13 +183,4 @@ func openFake(t *testing.T, p *Program, funcs map[string]HostFunc, seed uint64, 
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = s.Close() })
 	return s, x
-}
-
-// u32s decodes little-endian words.
-func u32s(b []byte) []uint32 {
-	out := make([]uint32, len(b)/4)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint32(b[4*i:])
-	}
-	return out
 }

@@ -29,12 +29,11 @@ type Image struct {
 	ArgSlots uint64
 	// State is the run state's layout: control words, per-wave counters,
 	// per-tile flags and watchdog records.
-	StateBytes                    uint64
-	Ctl, Counters, Flags, Diag    Section
-	NTasks, NGroups, FlagTiles    uint64
-	Queue                         planners.DeviceWorkQueueBackpressurePlan
-	waveArgFirst                  []uint64
-	barrierTaskCount, groupsCount uint64
+	StateBytes                 uint64
+	Ctl, Counters, Flags, Diag Section
+	NTasks, NGroups, FlagTiles uint64
+	Queue                      planners.DeviceWorkQueueBackpressurePlan
+	waveArgFirst               []uint64
 }
 
 // BuildImage lays out the plan image of a program: the tile plan's waits,
