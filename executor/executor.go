@@ -303,7 +303,16 @@ func (x *Executor) LoadModule(ptx []byte) (*Module, error) {
 	if x.closed {
 		return nil, ErrClosed
 	}
-	key := ModuleKeyFor(x.dev.Major, x.dev.Minor, ptx)
+	return x.cachedModuleLocked(ModuleKeyFor(x.dev.Major, x.dev.Minor, ptx), func() (ModuleRef, string, error) {
+		ref, err := x.b.LoadModule(ptx)
+		return ref, "", err
+	})
+}
+
+// cachedModuleLocked returns the cached module of key, or loads it with
+// load (which also returns a link log) and caches it, evicting the least
+// used modules at ModuleCacheSoftCap.
+func (x *Executor) cachedModuleLocked(key ModuleKey, load func() (ModuleRef, string, error)) (*Module, error) {
 	if m, ok := x.modules[key]; ok {
 		if m.access < ^uint64(0) {
 			m.access++
@@ -315,11 +324,11 @@ func (x *Executor) LoadModule(ptx []byte) (*Module, error) {
 	if len(x.modOrder) >= ModuleCacheSoftCap {
 		x.evictModulesLocked()
 	}
-	ref, err := x.b.LoadModule(ptx)
+	ref, log, err := load()
 	if err != nil {
 		return nil, err
 	}
-	m := &Module{x: x, key: key, ref: ref, access: 1, kernels: map[string]*Kernel{}}
+	m := &Module{x: x, key: key, ref: ref, access: 1, kernels: map[string]*Kernel{}, linkLog: log}
 	x.modules[key] = m
 	x.modOrder = append(x.modOrder, key)
 	return m, nil

@@ -92,26 +92,7 @@ func (x *Executor) LinkModule(inputs ...LinkInput) (*Module, error) {
 	if x.closed {
 		return nil, ErrClosed
 	}
-	key := linkKey(x.dev.Major, x.dev.Minor, inputs)
-	if m, ok := x.modules[key]; ok {
-		if m.access < ^uint64(0) {
-			m.access++
-		}
-		x.modHits = saturatingInc(x.modHits)
-		return m, nil
-	}
-	x.modMisses = saturatingInc(x.modMisses)
-	if len(x.modOrder) >= ModuleCacheSoftCap {
-		x.evictModulesLocked()
-	}
-	ref, log, err := x.b.LinkModule(inputs)
-	if err != nil {
-		return nil, err
-	}
-	m := &Module{x: x, key: key, ref: ref, access: 1, kernels: map[string]*Kernel{}, linkLog: log}
-	x.modules[key] = m
-	x.modOrder = append(x.modOrder, key)
-	return m, nil
+	return x.cachedModuleLocked(linkKey(x.dev.Major, x.dev.Minor, inputs), func() (ModuleRef, string, error) { return x.b.LinkModule(inputs) })
 }
 
 // LinkLog returns the linker's information log of a module LinkModule
