@@ -1,8 +1,6 @@
 package executor
 
 import (
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"strings"
 )
@@ -48,27 +46,14 @@ func (e *LinkError) Error() string {
 		strings.Join(e.Inputs, ", "), e.Call, CUResultName(e.Code), log)
 }
 
-// linkKey hashes the inputs of a link, each length-prefixed, for one
-// compute capability.
+// linkKey hashes the inputs of a link, names and PTX, for one compute
+// capability.
 func linkKey(major, minor int, inputs []LinkInput) ModuleKey {
-	h := sha256.New()
-	var n [8]byte
-	write := func(b []byte) {
-		binary.LittleEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
-	}
-	write([]byte(linkKeyDomain))
-	binary.LittleEndian.PutUint32(n[:4], uint32(major))
-	binary.LittleEndian.PutUint32(n[4:], uint32(minor))
-	h.Write(n[:])
+	parts := make([][]byte, 0, 2*len(inputs))
 	for _, in := range inputs {
-		write([]byte(in.Name))
-		write(in.PTX)
+		parts = append(parts, []byte(in.Name), in.PTX)
 	}
-	var k ModuleKey
-	h.Sum(k[:0])
-	return k
+	return moduleKey(linkKeyDomain, major, minor, parts...)
 }
 
 // LinkModule JIT-links relocatable PTX inputs (nvcc -rdc=true -ptx, or PTX

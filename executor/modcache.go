@@ -27,6 +27,12 @@ func (k ModuleKey) String() string { return hex.EncodeToString(k[:]) }
 // ModuleKeyFor hashes the domain, the compute capability (major, minor as
 // little-endian uint32) and the PTX bytes, each length-prefixed.
 func ModuleKeyFor(major, minor int, ptx []byte) ModuleKey {
+	return moduleKey(moduleKeyDomain, major, minor, ptx)
+}
+
+// moduleKey hashes domain, the compute capability and parts, each
+// length-prefixed.
+func moduleKey(domain string, major, minor int, parts ...[]byte) ModuleKey {
 	h := sha256.New()
 	var n [8]byte
 	write := func(b []byte) {
@@ -34,12 +40,14 @@ func ModuleKeyFor(major, minor int, ptx []byte) ModuleKey {
 		h.Write(n[:])
 		h.Write(b)
 	}
-	write([]byte(moduleKeyDomain))
+	write([]byte(domain))
 	var cc [8]byte
 	binary.LittleEndian.PutUint32(cc[:4], uint32(major))
 	binary.LittleEndian.PutUint32(cc[4:], uint32(minor))
 	write(cc[:])
-	write(ptx)
+	for _, p := range parts {
+		write(p)
+	}
 	var k ModuleKey
 	h.Sum(k[:0])
 	return k

@@ -30,6 +30,7 @@ package synthetic
 import (
 	_ "embed"
 	"fmt"
+	"github.com/gpuplan/gpuplan/examples/internal/mix"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -69,7 +70,7 @@ const wideStream = 0x73796e2d77696465 // "syn-wide"
 
 // Funcs returns the Go references of syn_chain and syn_mix.
 func Funcs() map[string]wavedag.HostFunc {
-	return map[string]wavedag.HostFunc{"syn_chain": chain, "syn_mix": mix}
+	return map[string]wavedag.HostFunc{"syn_chain": chain, "syn_mix": mixStep}
 }
 
 // checkChain checks Chain's sizes.
@@ -336,16 +337,6 @@ func clip(s string) string {
 	return s[:61] + "..."
 }
 
-// fmix32 is MurmurHash3's finaliser.
-func fmix32(h uint32) uint32 {
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	h ^= h >> 16
-	return h
-}
-
 // chain is syn_chain's reference: args marks, w.
 func chain(t *wavedag.Tile) error {
 	w := uint64(t.U32(1))
@@ -364,20 +355,20 @@ func chain(t *wavedag.Tile) error {
 	return nil
 }
 
-// mix is syn_mix's reference: args state, w, np, p_0, ...
-func mix(t *wavedag.Tile) error {
+// mixStep is syn_mix's reference: args state, w, np, p_0, ...
+func mixStep(t *wavedag.Tile) error {
 	w, np := t.U32(1), t.U32(2)
 	if t.Err() != nil {
 		return t.Err()
 	}
-	h := fmix32(w + 1)
+	h := mix.Fmix32(w + 1)
 	for i := range np {
 		p := t.U32(3 + int(i))
 		s := t.Uint32s(0, uint64(p), 1)
 		if t.Err() != nil {
 			return t.Err()
 		}
-		h = fmix32(h ^ (s[0] + i))
+		h = mix.Fmix32(h ^ (s[0] + i))
 	}
 	out := t.Uint32s(0, uint64(w), 1)
 	if t.Err() != nil {

@@ -21,6 +21,7 @@ package taint
 import (
 	_ "embed"
 	"fmt"
+	"github.com/gpuplan/gpuplan/examples/internal/mix"
 
 	"github.com/gpuplan/gpuplan/examples/internal/wjson"
 	"github.com/gpuplan/gpuplan/workloads/wavedag"
@@ -191,16 +192,6 @@ func generate(shift int) ([]byte, error) {
 	return wjson.Marshal(w)
 }
 
-// fmix32 is MurmurHash3's finaliser.
-func fmix32(h uint32) uint32 {
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	h ^= h >> 16
-	return h
-}
-
 // step is taint_step's reference: args out, n, salt, np, then per
 // producer in, n_in.
 func step(t *wavedag.Tile) error {
@@ -221,9 +212,9 @@ func step(t *wavedag.Tile) error {
 	}
 	for k := range out {
 		i := uint32(lo) + uint32(k)
-		h := fmix32(salt ^ (i * 0x9e3779b9))
+		h := mix.Fmix32(salt ^ (i * 0x9e3779b9))
 		for p, in := range ins {
-			h = fmix32((h^in[i%uint32(len(in))])*0x27d4eb2d + uint32(p))
+			h = mix.Fmix32((h^in[i%uint32(len(in))])*0x27d4eb2d + uint32(p))
 		}
 		out[k] = h
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/gpuplan/gpuplan/examples/internal/mix"
 	"os"
 	"strings"
 	"testing"
@@ -43,16 +44,6 @@ func loadDefault(t *testing.T) defaultExample {
 	return d
 }
 
-// fmix32 and mix are the hash of taint_step, written out here once more.
-func fmix32(h uint32) uint32 {
-	h ^= h >> 16
-	h *= 0x85ebca6b
-	h ^= h >> 13
-	h *= 0xc2b2ae35
-	h ^= h >> 16
-	return h
-}
-
 // expected computes every wave's output straight from the default
 // example's DAG and the program buffer, wave by wave in id order (the
 // default example's ids are topological).
@@ -76,9 +67,9 @@ func expected(d defaultExample, program []uint32, shift int) [][]uint32 {
 		n := (wv.OutputBytes >> shift) / 4
 		o := make([]uint32, n)
 		for i := range o {
-			h := fmix32(taint.Salt(wv.ID) ^ uint32(i)*0x9e3779b9)
+			h := mix.Fmix32(taint.Salt(wv.ID) ^ uint32(i)*0x9e3779b9)
 			for p, in := range ins {
-				h = fmix32((h^in[i%len(in)])*0x27d4eb2d + uint32(p))
+				h = mix.Fmix32((h^in[i%len(in)])*0x27d4eb2d + uint32(p))
 			}
 			o[i] = h
 		}
