@@ -12,7 +12,9 @@
 #                           partitioned BFS kernels, through short runs of
 #                           three partitions simulated on the GPU, and over
 #                           every e-graph rebuild kernel, through short runs
-#                           of every arm on three generated e-graphs
+#                           of every arm on three generated e-graphs, and
+#                           over the wave runtime (gpuplan run's five arms
+#                           on four small wave DAGs)
 #   gpu-check.sh all        both
 #
 # It prints one PASS or FAIL line per check, then a summary, and exits 1 if
@@ -84,6 +86,12 @@ run_sanitizers() {
     for graph in kron:10 grid:24; do
       sanitize "$tool" "partitioned $graph" "/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log" \
         ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --samples 1 --simulate-devices 3
+    done
+    # The wave runtime: both persistent schedulers, the launch wrappers
+    # (graph-pdl's griddepcontrol too) and the examples' kernels.
+    for wave in examples/quickstart/quickstart.json examples/decode/decode-small.json gen:chain:40:3 gen:wide:300:1000:1; do
+      sanitize "$tool" "run $wave" "/tmp/gpu-check-$tool-run-$(basename "${wave//:/-}" .json).log" \
+        ./bin/gpuplan run "$wave" --samples 1
     done
     for egraph in gen:3000:1 gen:2000:2:chain gen:1500:3:cycle; do
       sanitize "$tool" "$egraph" "/tmp/gpu-check-$tool-${egraph//:/-}.log" \

@@ -28,6 +28,7 @@
 package decode
 
 //go:generate go run ./internal/gen -o decode.json
+//go:generate go run ./internal/gen -layers 2 -hidden 256 -intermediate 512 -o decode-small.json
 
 import (
 	_ "embed"

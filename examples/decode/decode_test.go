@@ -257,6 +257,18 @@ func TestCommittedJSON(t *testing.T) {
 	}
 }
 
+// decode-small.json is the small step the sanitizer runs on a GPU.
+func TestCommittedSmallJSON(t *testing.T) {
+	committed, err := os.ReadFile("decode-small.json")
+	require.NoError(t, err)
+	want, err := decode.Workload(2, 256, 512)
+	require.NoError(t, err)
+	require.Equal(t, string(want), string(committed), "decode-small.json is stale. Fix: run go generate in examples/decode")
+	p, err := wavedag.Load("decode-small.json", wavedag.LoadOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 2*decode.WavesPerLayer, p.Waves())
+}
+
 func TestDependencies(t *testing.T) {
 	data, err := decode.Workload(3, 64, 128)
 	require.NoError(t, err)
