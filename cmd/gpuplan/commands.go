@@ -20,6 +20,7 @@ func commands() []command {
 		{name: "tokenfact", summary: "plan a frontier run over a resident token/fact graph", run: runTokenfact},
 		{name: "partition", summary: "partition a graph over several GPUs: per-device memory and each level's predicted exchange", run: runPartition},
 		{name: "egraph", summary: "pack an e-graph for the GPU and plan its saturation kernels", run: runEgraph},
+		{name: "bfs", summary: "answer BFS queries over a graph kept resident: levels, distances to targets, parents (GPU, or the CPU reference)", run: runBFS},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 		{name: "report", summary: "tabulate and chart recorded evidence (Markdown, CSV, Go benchmark format, JSON; PNG/SVG)", run: runReport},

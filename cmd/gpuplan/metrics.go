@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/gpuplan/gpuplan/executor"
 )
@@ -22,23 +20,8 @@ func (e *env) writeMetrics(path string, s executor.TelemetrySnapshot) error {
 		_, err := e.stdout.Write(buf.Bytes())
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("writing metrics to %s: %w. Fix: check that the directory exists and is writable", path, err)
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if _, err := tmp.Write(buf.Bytes()); err != nil {
-		tmp.Close()
-		return fmt.Errorf("writing metrics to %s: %w. Fix: check the free space of its file system", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("writing metrics to %s: %w. Fix: check the free space of its file system", path, err)
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return fmt.Errorf("writing metrics to %s: %w. Fix: check the directory's permissions", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("writing metrics to %s: %w. Fix: check that %s is not a directory", path, err, path)
+	if err := writeFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("metrics: %w", err)
 	}
 	return nil
 }

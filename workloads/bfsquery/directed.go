@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -162,7 +163,11 @@ func LoadSpec(spec string, seed uint64, lim frontier.Limits) (*frontier.CSR, boo
 			return nil, false, err
 		}
 		g, err := s.Build(seed, lim)
-		return g, false, err
+		if err != nil {
+			return nil, false, err
+		}
+		g.Name = s.Name()
+		return g, false, nil
 	}
 	if path == "" {
 		return nil, true, fmt.Errorf("graph spec %q names no file. Fix: write directed:PATH, PATH an edge list of SRC DST lines", spec)
@@ -174,5 +179,9 @@ func LoadSpec(spec string, seed uint64, lim frontier.Limits) (*frontier.CSR, boo
 	}
 	defer f.Close()
 	g, err := ReadDirected(f, path, f.Size, lim)
-	return g, true, err
+	if err != nil {
+		return nil, true, err
+	}
+	g.Name = "directed-" + strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	return g, true, nil
 }
