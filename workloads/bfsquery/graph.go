@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
@@ -169,11 +171,47 @@ func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Answer, len(qs))
-	for i, q := range qs {
-		out[i] = g.answer(q, levels[slices.Index(roots, q.Root)])
+	index := make(map[int32]int, len(roots))
+	for i, r := range roots {
+		index[r] = i
 	}
+	out := make([]Answer, len(qs))
+	// Each answer scans its root's levels once: they are built in parallel,
+	// a query per worker at a time.
+	forEach(len(qs), func(i int) { out[i] = g.answer(qs[i], levels[index[qs[i].Root]]) })
 	return out, nil
+}
+
+// Check reports whether the graph would answer q, as Batch checks every
+// query first: nil, or a *QueryError naming the field.
+func (g *Graph) Check(q Query) error { return q.check(g.Vertices(), 0) }
+
+// ResidentBytes returns the bytes of the graph's adjacency (its offsets and
+// targets as the GPU session keeps them resident; a directed graph's
+// in-neighbour lists are kept on the host).
+func (g *Graph) ResidentBytes() uint64 {
+	return 4*uint64(len(g.out.Offsets)) + 4*uint64(len(g.out.Targets))
+}
+
+// forEach runs f(0..n-1) on up to GOMAXPROCS workers.
+func forEach(n int, f func(int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // distinctRoots lists the queries' roots once each, in first use.
@@ -254,4 +292,36 @@ func (g *Graph) Close() error {
 		errs = append(errs, g.gpu.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// Footprint is the memory one query holds while its batch runs: its share
+// of the traversal's state (Frontier) and what it reads back and answers
+// (Output). A multi-query plan sums them over a batch.
+type Footprint struct {
+	// Frontier is the query's traversal state: its root's share of a
+	// multi-source pass's masks and level planes, or one root's levels
+	// and vertex queue.
+	Frontier uint64
+	// Output is its root's levels read back to the host and its answer's
+	// levels and parents.
+	Output uint64
+}
+
+// Footprint returns what q holds while its batch runs on g.
+func (g *Graph) Footprint(q Query) Footprint {
+	n := uint64(g.Vertices())
+	f := Footprint{Frontier: 8 * n}
+	if g.ms != nil {
+		p := g.ms.Plan()
+		f.Frontier = (p.MaskBytes + p.OutputBytes + p.Width - 1) / p.Width
+	}
+	answered := n
+	if q.Targets != nil {
+		answered = uint64(len(q.Targets))
+	}
+	if q.Parents {
+		answered *= 2
+	}
+	f.Output = 4*n + 4*answered
+	return f
 }
