@@ -21,6 +21,8 @@ func commands() []command {
 		{name: "partition", summary: "partition a graph over several GPUs: per-device memory and each level's predicted exchange", run: runPartition},
 		{name: "egraph", summary: "pack an e-graph for the GPU and plan its saturation kernels", run: runEgraph},
 		{name: "bfs", summary: "answer BFS queries over a graph kept resident: levels, distances to targets, parents (GPU, or the CPU reference)", run: runBFS},
+		{name: "serve", summary: "serve BFS queries over resident graphs on HTTP/JSON, concurrent queries batched into multi-source passes", run: runServe},
+		{name: "load", summary: "drive a BFS query server with concurrent clients: throughput, latency percentiles, batch sizes, answers checked", run: runLoad},
 		{name: "bench", summary: "measure GPU execution arms side by side and write evidence (cuda build)", run: runBench},
 		{name: "gate", summary: "check release claims against recorded evidence; validate vyre evidence CSVs", run: runGate},
 		{name: "report", summary: "tabulate and chart recorded evidence (Markdown, CSV, Go benchmark format, JSON; PNG/SVG)", run: runReport},

@@ -59,9 +59,19 @@ type ReachResponse struct {
 	Reached   int    `json:"reached"`
 }
 
-// GraphsResponse is the body of GET /v1/graphs.
+// GraphsResponse is the body of GET /v1/graphs: the loaded graphs and
+// how the server batches their queries.
 type GraphsResponse struct {
-	Graphs []GraphInfo `json:"graphs"`
+	Graphs   []GraphInfo `json:"graphs"`
+	Batching Batching    `json:"batching"`
+}
+
+// Batching is how the server batches a graph's queries: the batching
+// window, the most distinct roots of a batch and the queue's depth.
+type Batching struct {
+	WindowNS   int64 `json:"window_ns"`
+	MaxBatch   int   `json:"max_batch"`
+	QueueDepth int   `json:"queue_depth"`
 }
 
 // GraphInfo describes a loaded graph: its vertex count, its edges (each

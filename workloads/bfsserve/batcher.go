@@ -50,6 +50,11 @@ type batcher struct {
 	// all its slots first, so its sends never block and a batch request
 	// is queued whole or refused whole.
 	reserved atomic.Int64
+	// lastEnd and lastRoots are when the previous batch ended and its
+	// distinct roots: the loop's own state, which says whether queries
+	// overlap.
+	lastEnd   time.Time
+	lastRoots int
 }
 
 // traversalKey is the traversal every query of a graph shares: one BFS
@@ -112,7 +117,10 @@ func (b *batcher) loop(stop <-chan struct{}) {
 	for {
 		select {
 		case j := <-b.queue:
-			b.run(b.collect(b.take(j), stop))
+			batch := b.collect(b.take(j), stop)
+			b.lastRoots = distinctJobs(batch)
+			b.run(batch)
+			b.lastEnd = time.Now()
 		case <-stop:
 			for {
 				select {
@@ -128,8 +136,14 @@ func (b *batcher) loop(stop <-chan struct{}) {
 
 // collect gathers a batch from its first job: until the window after the
 // first job's arrival passes or MaxBatch distinct roots are in (a job
-// whose root is in already costs no traversal).
+// whose root is in already costs no traversal). The window applies while
+// queries overlap (the first job queued while the previous batch ran, or
+// that batch held several roots); a lone query takes only what is queued.
 func (b *batcher) collect(first *job, stop <-chan struct{}) []*job {
+	window := b.s.cfg.Window
+	if !b.s.cfg.WaitAlone && !first.enq.Before(b.lastEnd) && b.lastRoots <= 1 {
+		window = 0
+	}
 	batch := []*job{first}
 	roots := map[int32]bool{first.q.Root: true}
 	add := func(j *job) {
@@ -149,7 +163,7 @@ func (b *batcher) collect(first *job, stop <-chan struct{}) []*job {
 			continue
 		default:
 		}
-		wait := time.Until(first.enq.Add(b.s.cfg.Window))
+		wait := time.Until(first.enq.Add(window))
 		if wait <= 0 {
 			break
 		}
@@ -214,7 +228,7 @@ func (b *batcher) runGroup(group []*job) {
 	for i, j := range group {
 		qs[i] = j.q
 	}
-	roots := distinct(qs)
+	roots := distinctJobs(group)
 	start := time.Now()
 	answers, gen, err := b.s.batch(ctx, b.info.Name, qs)
 	elapsed := time.Since(start)
@@ -275,11 +289,11 @@ func allDone(jobs []*job) (context.Context, context.CancelFunc) {
 	}
 }
 
-// distinct counts the queries' distinct roots.
-func distinct(qs []bfsquery.Query) int {
-	seen := make(map[int32]struct{}, len(qs))
-	for _, q := range qs {
-		seen[q.Root] = struct{}{}
+// distinctJobs counts the jobs' distinct roots.
+func distinctJobs(jobs []*job) int {
+	seen := make(map[int32]struct{}, len(jobs))
+	for _, j := range jobs {
+		seen[j.q.Root] = struct{}{}
 	}
 	return len(seen)
 }

@@ -47,8 +47,13 @@ const (
 type Config struct {
 	// Window is the batching window: a graph's first queued query waits at
 	// most this long for others before its batch runs (0: DefaultWindow;
-	// NoWindow runs whatever is queued at once).
+	// NoWindow runs whatever is queued at once). The wait applies while
+	// queries overlap: a query that finds the graph idle, after a batch of
+	// one root, runs at once unless WaitAlone is set.
 	Window time.Duration
+	// WaitAlone makes a query that finds the graph idle wait the window
+	// too.
+	WaitAlone bool
 	// MaxBatch is the most distinct roots of one batch (0:
 	// DefaultMaxBatch); 1 serves the queries one at a time.
 	MaxBatch int

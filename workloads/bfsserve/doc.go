@@ -23,7 +23,8 @@
 //
 // The API:
 //
-//	GET  /v1/graphs                  {"graphs": [{"name", "vertices", "edges", "directed", "backend", "resident_bytes"}]}
+//	GET  /v1/graphs                  {"graphs": [{"name", "vertices", "edges", "directed", "backend", "resident_bytes"}],
+//	                                  "batching": {"window_ns", "max_batch", "queue_depth"}}
 //	GET  /v1/graphs/NAME             one graph's entry
 //	POST /v1/graphs/NAME/bfs         {"root": R, "targets": [T, ...], "max_depth": D, "parents": false}
 //	                                 → {"root": R, "levels": [L, ...], "reached": N, "depth": D}

@@ -126,7 +126,7 @@ func TestFaultUnderLoadNeverAnswersWrong(t *testing.T) {
 // its batching window: the query is answered, then the port closes.
 func TestShutdownFinishesQueriesInFlight(t *testing.T) {
 	f := newFixture(t)
-	s, err := New(context.Background(), Config{Window: 200 * time.Millisecond}, f.gpu)
+	s, err := New(context.Background(), Config{Window: 200 * time.Millisecond, WaitAlone: true}, f.gpu)
 	require.NoError(t, err)
 	l, err := Listen("127.0.0.1:0")
 	require.NoError(t, err)

@@ -165,7 +165,8 @@ func (s *Server) graph(r *http.Request) (*batcher, error) {
 }
 
 func (s *Server) listGraphs(w http.ResponseWriter, _ *http.Request) error {
-	writeJSON(w, http.StatusOK, GraphsResponse{Graphs: s.infos})
+	writeJSON(w, http.StatusOK, GraphsResponse{Graphs: s.infos,
+		Batching: Batching{WindowNS: s.cfg.Window.Nanoseconds(), MaxBatch: s.cfg.MaxBatch, QueueDepth: s.cfg.QueueDepth}})
 	return nil
 }
 

@@ -18,6 +18,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -71,6 +74,9 @@ type LoadConfig struct {
 	// Disconnect is the fraction of queries whose client leaves early, at
 	// a random moment within 2 ms (0 to 1).
 	Disconnect float64
+	// Mixed varies the queries: each draws 1 to 2*Targets targets, a depth
+	// limit (none, or 1 to 8 levels) and asks for parents one time in four.
+	Mixed bool
 	// Client sends the requests (nil: one with a connection per client).
 	Client *http.Client
 	// Progress, when set, is called about every 100 ms with the queries
@@ -298,9 +304,19 @@ func (r *loadRun) client1(ctx context.Context, stop context.CancelFunc, id uint6
 	}
 }
 
-// draw picks a query: a random root of the pool and random targets.
+// draw picks a query: a random root of the pool and random targets, and
+// with Mixed a random target count, depth limit and parents.
 func (r *loadRun) draw(rng *rand.Rand) bfsquery.Query {
-	q := bfsquery.Query{Root: r.cfg.Roots[rng.IntN(len(r.cfg.Roots))], MaxDepth: r.cfg.MaxDepth, Targets: make([]int32, r.cfg.Targets)}
+	targets := r.cfg.Targets
+	q := bfsquery.Query{Root: r.cfg.Roots[rng.IntN(len(r.cfg.Roots))], MaxDepth: r.cfg.MaxDepth}
+	if r.cfg.Mixed {
+		targets = 1 + rng.IntN(2*targets)
+		if d := rng.IntN(9); d > 0 {
+			q.MaxDepth = int32(d)
+		}
+		q.Parents = rng.IntN(4) == 0
+	}
+	q.Targets = make([]int32, targets)
 	for i := range q.Targets {
 		q.Targets[i] = int32(rng.IntN(r.cfg.Vertices))
 	}
@@ -351,7 +367,7 @@ func (r *loadRun) send(ctx context.Context, q bfsquery.Query, leave bool, rng *r
 // queryBody is q's request body.
 func queryBody(q bfsquery.Query) []byte {
 	b := make([]byte, 0, 48+12*len(q.Targets))
-	b = fmt.Appendf(b, `{"root":%d,"max_depth":%d,"targets":[`, q.Root, q.MaxDepth)
+	b = fmt.Appendf(b, `{"root":%d,"max_depth":%d,"parents":%t,"targets":[`, q.Root, q.MaxDepth, q.Parents)
 	for i, t := range q.Targets {
 		if i > 0 {
 			b = append(b, ',')
@@ -453,4 +469,52 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 	}
 	k := int(math.Ceil(p*float64(len(sorted)))) - 1
 	return sorted[min(max(k, 0), len(sorted)-1)]
+}
+
+// Scrape reads a server's /metrics and returns each metric's value, the
+// samples of a labelled metric summed (a histogram's or summary's count):
+// a soak compares them before and after, for example
+// gpuplan_serve_device_resident_bytes, go_goroutines and process_open_fds.
+func Scrape(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
+	if err := checkLoopback(baseURL); err != nil {
+		return nil, err
+	}
+	if client == nil {
+		client = http.DefaultClient
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
+	if err != nil {
+		return nil, err
+	}
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("reading %s/metrics: %w. Fix: check that the server is running", baseURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("reading %s/metrics: status %d. Fix: point at a gpuplan server", baseURL, resp.StatusCode)
+	}
+	p := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := p.TextToMetricFamilies(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return nil, fmt.Errorf("reading %s/metrics: %w. Fix: point at a gpuplan server", baseURL, err)
+	}
+	out := make(map[string]float64, len(families))
+	for name, mf := range families {
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.Gauge != nil:
+				out[name] += m.GetGauge().GetValue()
+			case m.Counter != nil:
+				out[name] += m.GetCounter().GetValue()
+			case m.Histogram != nil:
+				out[name] += float64(m.GetHistogram().GetSampleCount())
+			case m.Summary != nil:
+				out[name] += float64(m.GetSummary().GetSampleCount())
+			case m.Untyped != nil:
+				out[name] += m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out, nil
 }

@@ -104,11 +104,19 @@ func TestSoakWithDisconnectsLeaksNothing(t *testing.T) {
 	go func() { served <- s.Serve(l) }()
 	transport := &http.Transport{MaxIdleConnsPerHost: 32}
 	cfg := loadConfig(t, f, "http://"+l.Addr().String())
-	cfg.Clients, cfg.Queries, cfg.Duration, cfg.Disconnect, cfg.CheckEvery = 32, 0, 700*time.Millisecond, 0.3, 5
+	cfg.Clients, cfg.Queries, cfg.Duration, cfg.Disconnect, cfg.CheckEvery, cfg.Mixed = 32, 0, 700*time.Millisecond, 0.3, 5, true
 	cfg.Client = &http.Client{Transport: transport}
 	warm := f.fake().Stats().DeviceAllocations
+	before, err := Scrape(context.Background(), cfg.Client, cfg.URL)
+	require.NoError(t, err)
 	res, err := RunLoad(context.Background(), cfg)
 	require.NoError(t, err)
+	after, err := Scrape(context.Background(), cfg.Client, cfg.URL)
+	require.NoError(t, err)
+	assert.Positive(t, before["gpuplan_serve_device_resident_bytes"])
+	assert.Equal(t, before["gpuplan_serve_device_resident_bytes"], after["gpuplan_serve_device_resident_bytes"], "no device memory leaks")
+	assert.Greater(t, after["gpuplan_serve_queries_total"], before["gpuplan_serve_queries_total"])
+	assert.Contains(t, after, "go_goroutines")
 	assert.Positive(t, res.Answered)
 	assert.Positive(t, res.Abandoned)
 	assert.Zero(t, res.Failed, res.FirstFailure)

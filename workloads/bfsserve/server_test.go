@@ -205,7 +205,7 @@ func TestAdmission(t *testing.T) {
 // the query is dropped and no batch runs.
 func TestCancelledQueriesDoNotRun(t *testing.T) {
 	f := newFixture(t)
-	s, url := f.start(Config{Window: 300 * time.Millisecond}, f.gpu)
+	s, url := f.start(Config{Window: 300 * time.Millisecond, WaitAlone: true}, f.gpu)
 	before := f.fake().Stats().Launches
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
 	defer cancel()
@@ -225,8 +225,20 @@ func TestCancelledQueriesDoNotRun(t *testing.T) {
 // 504.
 func TestRequestDeadline(t *testing.T) {
 	f := newFixture(t)
-	_, url := f.start(Config{Window: time.Second, Timeout: 50 * time.Millisecond}, f.cpu)
+	_, url := f.start(Config{Window: time.Second, WaitAlone: true, Timeout: 50 * time.Millisecond}, f.cpu)
 	r := post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": 0, "targets": []int{1}})
 	require.Equal(t, http.StatusGatewayTimeout, r.status, "%s", r.body)
 	assert.Equal(t, CodeDeadline, r.apiError(t).Code)
+}
+
+// TestALoneQueryDoesNotWait answers a query that finds the graph idle at
+// once, whatever the window: the window only gathers overlapping queries.
+func TestALoneQueryDoesNotWait(t *testing.T) {
+	f := newFixture(t)
+	_, url := f.start(Config{Window: MaxWindow, Timeout: MaxWindow / 2}, f.cpu)
+	for range 3 {
+		r := post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": 0, "targets": []int{1}})
+		require.Equal(t, http.StatusOK, r.status, "answered before the deadline, half the window: %s", r.body)
+		assert.Equal(t, "1", r.header.Get(BatchRootsHeader))
+	}
 }
