@@ -1,12 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
-
-	"github.com/gpuplan/gpuplan/evidence"
 )
 
 // writeFileAtomic writes data to path whole: to a temporary file beside it,
@@ -31,14 +28,4 @@ func writeFileAtomic(path string, data []byte) error {
 		return fmt.Errorf("writing %s: %w. Fix: check that %s is not a directory", path, err, path)
 	}
 	return nil
-}
-
-// writeEvidenceFile writes evidence rows to path in gpuplan's evidence CSV
-// format.
-func writeEvidenceFile(path string, rows []evidence.Sample) error {
-	var buf bytes.Buffer
-	if err := evidence.WriteSamples(&buf, rows); err != nil {
-		return err
-	}
-	return writeFileAtomic(path, buf.Bytes())
 }

@@ -201,5 +201,3 @@ func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()
 	require.Eventually(t, cond, 10*time.Second, 2*time.Millisecond, msg)
 }
-
-func ptr[T any](v T) *T { return &v }
