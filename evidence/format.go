@@ -476,6 +476,11 @@ func checkHeader(line int, rec []string) error {
 			Msg: "this is a vyre evidence CSV, not gpuplan's evidence format",
 			Fix: "check it with gpuplan gate --vyre FILE (or --vyre-session FILE) and keep it out of evidence/results/"}
 	}
+	if strings.Join(rec, ",") == LoadCSVHeader {
+		return &FormatError{Line: line, Column: 1, Field: sampleColumns[0], Value: rec[0],
+			Msg: "this is load evidence (gpuplan load), not a benchmark's samples",
+			Fix: "read it with gpuplan report FILE, and keep it out of evidence/results/ (under evidence/load/)"}
+	}
 	for i, name := range sampleColumns {
 		if i >= len(rec) {
 			return &FormatError{Line: line, Column: i + 1, Field: name,

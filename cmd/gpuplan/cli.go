@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -32,6 +33,9 @@ type env struct {
 	// inputLimit is the most bytes one input file may hold
 	// (--max-input-bytes).
 	inputLimit int64
+	// ctx, when set, ends long-running commands (serve) in place of
+	// SIGINT and SIGTERM.
+	ctx context.Context
 }
 
 // command is one gpuplan subcommand.

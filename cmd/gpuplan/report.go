@@ -68,6 +68,12 @@ func runReport(e *env, args []string) error {
 	if err := o.check(f); err != nil {
 		return err
 	}
+	if loads, err := loadEvidenceArgs(f.Args()); err != nil || loads != nil {
+		if err != nil {
+			return err
+		}
+		return o.reportLoad(e, loads, *o.limit)
+	}
 	files, err := o.load(e, f)
 	if err != nil {
 		return err

@@ -1,0 +1,227 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/quote"
+	"github.com/gpuplan/gpuplan/workloads/bfsquery"
+)
+
+const bfsAbout = `Answers BFS queries over one graph: the level (distance) from each root of
+every vertex, or of the --targets, within --max-depth, and with --parents
+each one's parent in a BFS tree (the smallest in-neighbour one level
+closer to the root).
+
+The graph is a spec: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or
+file:PATH (an edge list, or Matrix Market for .mtx), all undirected, or
+directed:PATH, an edge list whose SRC DST lines are directed edges. The
+roots are --roots N drawn at random (--seed), or --root-ids.
+
+The CUDA build keeps the graph resident on the GPU (uploaded once) and runs
+the roots there, in multi-source passes of 64 on an undirected graph;
+--cpu, and a build without CUDA, use the parallel CPU reference.
+
+The answers go to -o FILE: CSV (root,vertex,level[,parent], one row per
+root and target) for a .csv file, the binary format (a header, then per
+root its levels and parents; see the README) for any other name, or
+--format csv|binary. Without -o, CSV goes to standard output, up to a
+million rows.`
+
+// bfsOptions are the parsed flags of "gpuplan bfs".
+type bfsOptions struct {
+	graph    string
+	roots    int
+	rootIDs  []int32
+	targets  []int32
+	maxDepth int
+	parents  bool
+	cpu      bool
+	seed     uint64
+	out      string
+	format   string
+	device   int
+	json     bool
+	limits   frontier.Limits
+}
+
+// maxStdoutRows bounds the CSV rows written to standard output.
+const maxStdoutRows = 1 << 20
+
+func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
+	f := e.newFlags("bfs", "bfs --graph SPEC [--roots N | --root-ids A,B,...] [--targets A,B,...] [--max-depth D] [--parents] [--cpu] [-o FILE]", bfsAbout)
+	o := &bfsOptions{limits: frontier.DefaultLimits()}
+	f.StringVar(&o.graph, "graph", "", "the graph: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
+	f.IntVar(&o.roots, "roots", 1, "draw `N` random roots (with --seed)")
+	ids := f.String("root-ids", "", "comma-separated root vertex ids (instead of --roots)")
+	targets := f.String("targets", "", "comma-separated target vertex ids (default: every vertex)")
+	f.IntVar(&o.maxDepth, "max-depth", -1, "report vertices beyond `D` levels as unreached (-1: no limit)")
+	f.BoolVar(&o.parents, "parents", false, "also write each target's parent in a BFS tree")
+	f.BoolVar(&o.cpu, "cpu", false, "answer with the parallel CPU reference instead of the GPU")
+	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated graphs and the random roots")
+	f.StringVar(&o.out, "o", "", "write the answers to `FILE` (default: CSV on standard output)")
+	f.StringVar(&o.format, "format", "auto", "answers format: csv, binary, or auto (by -o's extension: .csv is CSV, others binary)")
+	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	if err := f.parse(args); err != nil {
+		return nil, err
+	}
+	if err := f.noArgs(); err != nil {
+		return nil, err
+	}
+	o.json = f.json
+	bad := func(format string, a ...any) error { return usagef("gpuplan bfs: "+format, a...) }
+	var err error
+	if o.rootIDs, err = parseIDs("--root-ids", *ids); err != nil {
+		return nil, err
+	}
+	if o.targets, err = parseIDs("--targets", *targets); err != nil {
+		return nil, err
+	}
+	switch {
+	case o.graph == "":
+		return nil, bad("--graph is required, for example --graph kron:16 (run 'gpuplan bfs --help' for usage)")
+	case setFlags(f)["roots"] && len(o.rootIDs) > 0:
+		return nil, bad("--roots and --root-ids exclude each other. Fix: give one of them")
+	case o.roots < 1 || o.roots > bfsquery.MaxBatchRoots:
+		return nil, bad("--roots %d is outside 1..%d", o.roots, bfsquery.MaxBatchRoots)
+	case len(o.rootIDs) > bfsquery.MaxBatchRoots:
+		return nil, bad("--root-ids lists %d roots, more than %d. Fix: split the roots over several runs", len(o.rootIDs), bfsquery.MaxBatchRoots)
+	case o.maxDepth < -1 || o.maxDepth > 1<<30:
+		return nil, bad("--max-depth %d is outside -1..%d (-1: no limit)", o.maxDepth, 1<<30)
+	case o.format != "auto" && o.format != "csv" && o.format != "binary":
+		return nil, bad("--format %q is not csv, binary or auto", o.format)
+	case o.format == "binary" && o.out == "":
+		return nil, bad("--format binary needs -o FILE. Fix: name the file to write")
+	case o.device < 0:
+		return nil, bad("--device %d is negative", o.device)
+	}
+	return o, nil
+}
+
+// parseIDs reads a comma-separated list of vertex ids.
+func parseIDs(flag, list string) ([]int32, error) {
+	if list == "" {
+		return nil, nil
+	}
+	var out []int32
+	for _, s := range strings.Split(list, ",") {
+		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
+		if err != nil || v < 0 {
+			return nil, usagef("gpuplan: %s: %q is not a vertex id. Fix: list non-negative ids such as 0,17,42", flag, quote.Text(s))
+		}
+		out = append(out, int32(v))
+	}
+	return out, nil
+}
+
+// runBFS parses "gpuplan bfs" and answers its queries.
+func runBFS(e *env, args []string) error {
+	o, err := parseBFSArgs(e, args)
+	if err != nil {
+		return err
+	}
+	t0 := time.Now()
+	g, directed, err := bfsquery.LoadSpec(o.graph, o.seed, o.limits)
+	if err != nil {
+		return err
+	}
+	e.logf("bfs", "graph %s: %d vertices, %d edge entries%s (loaded in %s)", g.Name, g.NumVertices(), g.NumEdgeEntries(), map[bool]string{true: ", directed"}[directed], time.Since(t0).Round(time.Millisecond))
+	roots := o.rootIDs
+	if roots == nil {
+		if roots, err = frontier.Roots(g, o.roots, o.seed); err != nil {
+			return err
+		}
+	}
+	r, closeGraph, where, err := openQueryGraph(g, bfsquery.Options{Directed: directed}, o.cpu, o.device)
+	if err != nil {
+		return err
+	}
+	defer closeGraph()
+	qs := make([]bfsquery.Query, len(roots))
+	for i, root := range roots {
+		qs[i] = bfsquery.Query{Root: root, Targets: o.targets, MaxDepth: int32(o.maxDepth), Parents: o.parents}
+	}
+	t1 := time.Now()
+	as, err := r.Batch(context.Background(), qs)
+	if err != nil {
+		return err
+	}
+	e.logf("bfs", "%d roots answered on %s in %s", len(roots), where, time.Since(t1).Round(time.Microsecond))
+	set := &bfsquery.Answers{Vertices: g.NumVertices(), Targets: o.targets, Parents: o.parents, Answers: as}
+	if o.json {
+		return writeJSON(e.stdout, set)
+	}
+	return writeAnswers(e, o, set)
+}
+
+// openQueryGraph keeps g resident on the GPU, or answers on the CPU with
+// --cpu and in a build without CUDA. It returns the graph, what closes it
+// (and its executor) and where it answers.
+func openQueryGraph(g *frontier.CSR, opts bfsquery.Options, cpu bool, device int) (*bfsquery.Graph, func() error, string, error) {
+	if cpu || !buildHasCUDA {
+		r, err := bfsquery.OpenCPU(g, opts)
+		what := "the parallel CPU reference"
+		if !cpu {
+			what += " (a build without CUDA)"
+		}
+		if err != nil {
+			return nil, nil, "", err
+		}
+		return r, r.Close, what, nil
+	}
+	x, err := openBenchExecutor(device)
+	if err != nil {
+		return nil, nil, "", err
+	}
+	r, err := bfsquery.Open(x, g, opts)
+	if err != nil {
+		return nil, nil, "", errors.Join(err, x.Close())
+	}
+	return r, func() error { return errors.Join(r.Close(), x.Close()) }, x.Device().Name, nil
+}
+
+// writeAnswers writes the answers as the format and -o say.
+func writeAnswers(e *env, o *bfsOptions, set *bfsquery.Answers) error {
+	binary := o.format == "binary" || (o.format == "auto" && o.out != "" && !strings.EqualFold(filepath.Ext(o.out), ".csv"))
+	if o.out == "" {
+		rows := len(set.Answers) * max(len(set.Targets), set.Vertices*boolInt(set.Targets == nil))
+		if rows > maxStdoutRows {
+			return usagef("gpuplan bfs: %d rows are too many for standard output. Fix: write them to a file with -o FILE (the binary format for large answers), or ask for fewer roots or --targets", rows)
+		}
+		return set.WriteCSV(e.stdout)
+	}
+	var buf bytes.Buffer
+	var err error
+	if binary {
+		err = set.WriteBinary(&buf)
+	} else {
+		err = set.WriteCSV(&buf)
+	}
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(o.out, buf.Bytes()); err != nil {
+		return err
+	}
+	e.logf("bfs", "wrote %d answers to %s (%s)", len(set.Answers), o.out, map[bool]string{true: "binary", false: "CSV"}[binary])
+	return nil
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// logf writes one progress line of a command to standard error.
+func (e *env) logf(cmd, format string, a ...any) {
+	fmt.Fprintf(e.stderr, cmd+": "+format+"\n", a...)
+}

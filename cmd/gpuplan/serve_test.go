@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/workloads/bfsserve"
+)
+
+// syncBuffer is a buffer safe to write from the command and read from the
+// test at once.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+var servingOn = regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`)
+
+// startServe runs "gpuplan serve" until the test ends and returns its
+// base URL and its standard error.
+func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	var stdout, stderr syncBuffer
+	e := &env{stdout: &stdout, stderr: &stderr, ctx: ctx}
+	done := make(chan error, 1)
+	go func() { done <- runServe(e, args) }()
+	var url string
+	require.Eventually(t, func() bool {
+		if m := servingOn.FindStringSubmatch(stderr.String()); m != nil {
+			url = m[1]
+			return true
+		}
+		select {
+		case err := <-done:
+			done <- err
+			return true
+		default:
+			return false
+		}
+	}, 30*time.Second, 5*time.Millisecond)
+	require.NotEmpty(t, url, "serve failed to start: %s", stderr.String())
+	var once sync.Once
+	var stopErr error
+	stop := func() error {
+		once.Do(func() { cancel(); stopErr = <-done })
+		return stopErr
+	}
+	t.Cleanup(func() { _ = stop() })
+	return url, &stderr, stop
+}
+
+func TestServeCommand(t *testing.T) {
+	edges := filepath.Join(t.TempDir(), "d.txt")
+	require.NoError(t, os.WriteFile(edges, []byte("0 1\n1 2\n2 0\n3 0\n"), 0o644))
+	url, stderr, stop := startServe(t, "--graph", "g=grid:4", "--graph", "web=directed:"+edges, "--cpu", "--listen", "127.0.0.1:0", "--log-format", "text")
+
+	resp, err := http.Get(url + "/v1/graphs")
+	require.NoError(t, err)
+	var gs bfsserve.GraphsResponse
+	require.NoError(t, json.NewDecoder(resp.Body).Decode(&gs))
+	resp.Body.Close()
+	require.Len(t, gs.Graphs, 2)
+	assert.Equal(t, 16, gs.Graphs[0].Vertices)
+	assert.Equal(t, int64(4), gs.Graphs[1].Edges)
+	assert.Equal(t, bfsserve.DefaultWindow.Nanoseconds(), gs.Batching.WindowNS)
+
+	resp, err = http.Post(url+"/v1/graphs/g/bfs", "application/json", strings.NewReader(`{"root": 0, "targets": [15, 3], "parents": true}`))
+	require.NoError(t, err)
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.JSONEq(t, `{"root":0,"levels":[6,3],"parents":[11,2],"reached":16,"depth":6}`, string(body))
+
+	resp, err = http.Post(url+"/v1/graphs/web/reach", "application/json", strings.NewReader(`{"root": 0, "targets": [2, 3]}`))
+	require.NoError(t, err)
+	body, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.JSONEq(t, `{"root":0,"reachable":[true,false],"reached":3}`, string(body))
+
+	require.NoError(t, stop())
+	logs := stderr.String()
+	assert.Contains(t, logs, "graph g (grid:4): 16 vertices")
+	assert.Contains(t, logs, "shutting down")
+	assert.Contains(t, logs, `msg=stopped`, "structured logs")
+}
+
+func TestServeRefuses(t *testing.T) {
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"serve"}, exitUsage, "no graph to serve"},
+		{[]string{"serve", "--graph", "kron:10"}, exitUsage, "is not NAME=SPEC"},
+		{[]string{"serve", "--graph", "a b=kron:10"}, exitUsage, "graph name"},
+		{[]string{"serve", "--graph", "k=kron:8", "--graph", "k=grid:4"}, exitUsage, "given twice"},
+		{[]string{"serve", "--graph", "k=kron:abc", "--listen", "127.0.0.1:0"}, exitFailure, "--graph k=kron:abc"},
+		{[]string{"serve", "--graph", "k=file:/no/such/file", "--listen", "127.0.0.1:0"}, exitFailure, "--graph k=file:/no/such/file"},
+		{[]string{"serve", "--graph", "k=grid:4", "--listen", busy.Addr().String()}, exitFailure, "in use"},
+		{[]string{"serve", "--graph", "k=grid:4", "--listen", "nowhere"}, exitFailure, "HOST:PORT"},
+		{[]string{"serve", "--graph", "k=grid:4", "--window", "2s"}, exitUsage, "--window 2s"},
+		{[]string{"serve", "--graph", "k=grid:4", "--max-batch", "0"}, exitUsage, "--max-batch 0"},
+		{[]string{"serve", "--graph", "k=grid:4", "--queue", "0"}, exitUsage, "--queue 0"},
+		{[]string{"serve", "--graph", "k=grid:4", "--timeout", "0s"}, exitUsage, "--timeout"},
+		{[]string{"serve", "--graph", "k=grid:4", "--log-level", "loud"}, exitUsage, "--log-level"},
+		{[]string{"serve", "--graph", "k=grid:4", "--log-format", "xml"}, exitUsage, "--log-format"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, "", c.args...)
+			assert.Equal(t, c.code, code, errs)
+			assert.Contains(t, errs, c.want)
+			assert.Contains(t, errs, "Fix")
+		})
+	}
+}
+
+func TestLoadCommand(t *testing.T) {
+	dir := t.TempDir()
+	csv, svg := filepath.Join(dir, "load.csv"), filepath.Join(dir, "load.svg")
+	out, errs, code := runCLI(t, "", "load", "--graph", "kron:9", "--cpu", "--clients", "1,4", "--windows", "0,100us",
+		"--duration", "300ms", "--warmup", "50ms", "--check-every", "2", "-o", csv, "--chart", svg)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "| kron-9 | cpu | serial | 0s | 4 |")
+	assert.Contains(t, out, "batched / serial")
+	assert.Contains(t, errs, "kron-9 batched window 100µs, 4 clients:")
+	f, err := os.Open(csv)
+	require.NoError(t, err)
+	defer f.Close()
+	rows, err := evidence.ReadLoadCSV(csv, f)
+	require.NoError(t, err)
+	require.Len(t, rows, 6, "two client counts, serial and two windows each")
+	g, err := frontier.Kronecker(9, frontier.DefaultEdgeFactor, 1)
+	require.NoError(t, err)
+	for _, r := range rows {
+		assert.Equal(t, uint64(g.NumVertices()), r.Nodes)
+		assert.Positive(t, r.Answered, r.Key())
+		assert.Positive(t, r.Checked, r.Key())
+		assert.Zero(t, r.Mismatches, r.Key())
+		assert.Equal(t, "none", r.Provenance.DriverVersion)
+	}
+	chart, err := os.ReadFile(svg)
+	require.NoError(t, err)
+	assert.Contains(t, string(chart), "<svg")
+
+	out, errs, code = runCLI(t, "", "report", csv)
+	require.Equal(t, exitOK, code, errs)
+	assert.Contains(t, out, "| kron-9 | cpu | batched | 100µs | 4 |")
+}
+
+// TestLoadDrivesARunningServer runs "gpuplan load --url" against
+// "gpuplan serve", with a short soak: no leak, every answer right.
+func TestLoadDrivesARunningServer(t *testing.T) {
+	url, _, _ := startServe(t, "--graph", "k9=kron:9", "--cpu", "--listen", "127.0.0.1:0", "--window", "100us")
+	out, errs, code := runCLI(t, "", "load", "--graph", "kron:9", "--url", url, "--name", "k9", "--clients", "3",
+		"--duration", "400ms", "--warmup", "0s", "--soak", "--json")
+	require.Equal(t, exitOK, code, errs)
+	var rep struct {
+		Settings []struct {
+			Setting string              `json:"setting"`
+			Result  bfsserve.LoadResult `json:"result"`
+			Leaks   []string            `json:"leaks"`
+		} `json:"settings"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Len(t, rep.Settings, 1)
+	s := rep.Settings[0]
+	assert.Equal(t, "k9 batched window 100µs clients 3", s.Setting)
+	assert.Positive(t, s.Result.Answered)
+	assert.Positive(t, s.Result.Abandoned, "the soak abandons queries")
+	assert.Zero(t, s.Result.Mismatches)
+	assert.Empty(t, s.Leaks)
+
+	_, errs, code = runCLI(t, "", "load", "--graph", "kron:10", "--url", url, "--name", "k9", "--clients", "1", "--duration", "100ms")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "--graph kron:10 has 1024 vertices but the server's graph \"k9\" has 512")
+	_, errs, code = runCLI(t, "", "load", "--graph", "kron:9", "--url", url, "--name", "nope", "--clients", "1", "--duration", "100ms")
+	assert.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, `serves no graph "nope"`)
+}
+
+func TestLoadRefuses(t *testing.T) {
+	cases := []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"load"}, exitUsage, "--graph is required"},
+		{[]string{"load", "--graph", "grid:4", "--clients", "0"}, exitUsage, `--clients: "0" is not a count from 1 to 4096`},
+		{[]string{"load", "--graph", "grid:4", "--clients", "8,x"}, exitUsage, `"x" is not a count`},
+		{[]string{"load", "--graph", "grid:4", "--clients", "5000"}, exitUsage, "from 1 to 4096"},
+		{[]string{"load", "--graph", "grid:4", "--windows", "2s"}, exitUsage, `--windows: "2s" is not a window`},
+		{[]string{"load", "--graph", "grid:4", "--duration", "0s"}, exitUsage, "--duration 0s"},
+		{[]string{"load", "--graph", "grid:4", "--disconnect", "2"}, exitUsage, "--disconnect 2"},
+		{[]string{"load", "--graph", "grid:4", "--url", "http://127.0.0.1:1", "--windows", "1ms"}, exitUsage, "--url drives a running one"},
+		{[]string{"load", "--graph", "grid:4", "--url", "http://127.0.0.1:1", "-o", "x.csv"}, exitUsage, "-o records evidence"},
+		{[]string{"load", "--graph", "grid:4", "--name", "g"}, exitUsage, "--name names the graph"},
+		{[]string{"load", "--graph", "grid:4", "--chart", "x.gif"}, exitUsage, "--chart"},
+		{[]string{"load", "--graph", "grid:4", "--url", "http://10.0.0.1:8080"}, exitFailure, "not a loopback address"},
+		{[]string{"load", "--graph", "grid:4", "--url", "http://127.0.0.1:1"}, exitFailure, "check that the server is running"},
+		{[]string{"load", "--graph", "spiral:4"}, exitFailure, "spiral"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, "", c.args...)
+			assert.Equal(t, c.code, code, errs)
+			assert.Contains(t, errs, c.want)
+			assert.Contains(t, errs, "Fix")
+		})
+	}
+}

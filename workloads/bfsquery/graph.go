@@ -1,0 +1,327 @@
+package bfsquery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
+)
+
+// Defaults of Options.
+const (
+	// DefaultArm is the arm single-root queries run with: the device loop,
+	// the fastest arm on low-diameter graphs.
+	DefaultArm = bfs.ArmDeviceLoop
+	// DefaultBatchWidth is the roots of one multi-source pass.
+	DefaultBatchWidth = 64
+	// MaxBatchRoots bounds the roots of one Batch call.
+	MaxBatchRoots = 1 << 16
+)
+
+// Options configure a resident graph.
+type Options struct {
+	// Directed takes the graph's adjacency as out-edges only: a query
+	// follows edges from source to target, and a parent is an in-neighbour.
+	// The GPU then runs every level top-down, and batches root by root.
+	Directed bool
+	// Arm runs single-root queries on the GPU (zero: DefaultArm).
+	Arm bfs.Arm
+	// BatchWidth is the roots of one multi-source pass, 32 or 64 (0:
+	// DefaultBatchWidth).
+	BatchWidth int
+	// Session configures the GPU session (its zero value picks the
+	// defaults).
+	Session bfs.Config
+}
+
+// Graph is a graph kept resident for BFS queries: on a GPU, one session
+// holds it uploaded once and every query reuses it; on the CPU, the
+// parallel CPU reference answers. Its methods are safe for concurrent use;
+// device work is serialised.
+type Graph struct {
+	name     string
+	out      *frontier.CSR
+	in       *frontier.CSR
+	directed bool
+	opts     Options
+
+	mu     sync.Mutex
+	gpu    *bfs.Session
+	ms     *bfs.MultiSource
+	x      *executor.Executor
+	closed bool
+}
+
+// Open keeps g resident on x and answers queries there: one bfs.Session
+// (the graph uploaded once, every buffer planned and allocated once) and,
+// for an undirected graph, one multi-source pass's buffers for batches.
+func Open(x *executor.Executor, g *frontier.CSR, opts Options) (*Graph, error) {
+	r, err := newGraph(g, opts)
+	if err != nil {
+		return nil, err
+	}
+	cfg := opts.Session
+	if opts.Directed {
+		cfg.Direction = bfs.DirectionTopDown
+	}
+	if r.gpu, err = bfs.NewSession(x, g, cfg); err != nil {
+		return nil, err
+	}
+	r.x = x
+	if !opts.Directed {
+		if r.ms, err = r.gpu.NewMultiSource(r.opts.BatchWidth, r.opts.BatchWidth); err != nil {
+			return nil, errors.Join(err, r.gpu.Close())
+		}
+	}
+	return r, nil
+}
+
+// OpenCPU answers queries over g with the parallel CPU reference.
+func OpenCPU(g *frontier.CSR, opts Options) (*Graph, error) { return newGraph(g, opts) }
+
+func newGraph(g *frontier.CSR, opts Options) (*Graph, error) {
+	if g == nil {
+		return nil, errors.New("the graph is nil. Fix: load or generate one with the frontier package")
+	}
+	if err := g.Check(); err != nil {
+		return nil, err
+	}
+	if opts.Arm == "" {
+		opts.Arm = DefaultArm
+	}
+	if opts.Directed && opts.Arm == bfs.ArmHostLoopScan {
+		return nil, fmt.Errorf("arm %s reads a vertex's neighbours as its in-neighbours, which a directed graph's out-edges are not. Fix: use host-loop, device-loop or megakernel", opts.Arm)
+	}
+	if opts.BatchWidth == 0 {
+		opts.BatchWidth = DefaultBatchWidth
+	}
+	if opts.BatchWidth != 32 && opts.BatchWidth != 64 {
+		return nil, fmt.Errorf("batch width %d. Fix: use 32 or 64 roots per multi-source pass", opts.BatchWidth)
+	}
+	r := &Graph{name: g.Name, out: g, in: g, directed: opts.Directed, opts: opts}
+	if opts.Directed {
+		r.in = Transpose(g)
+	}
+	return r, nil
+}
+
+// Name returns the graph's name.
+func (g *Graph) Name() string { return g.name }
+
+// Vertices returns the vertex count.
+func (g *Graph) Vertices() int { return g.out.NumVertices() }
+
+// Edges returns the edges: out-edges of a directed graph, undirected edges
+// (half the adjacency entries) of an undirected one.
+func (g *Graph) Edges() int64 {
+	if g.directed {
+		return int64(g.out.NumEdgeEntries())
+	}
+	return int64(g.out.NumEdgeEntries() / 2)
+}
+
+// Directed reports whether the graph's edges have a direction.
+func (g *Graph) Directed() bool { return g.directed }
+
+// OnGPU reports whether queries run on a GPU session.
+func (g *Graph) OnGPU() bool { return g.gpu != nil }
+
+// Executor returns the executor a GPU graph is resident on (nil on the
+// CPU).
+func (g *Graph) Executor() *executor.Executor { return g.x }
+
+// CSR returns the graph's out-edges.
+func (g *Graph) CSR() *frontier.CSR { return g.out }
+
+// Query answers one query.
+func (g *Graph) Query(ctx context.Context, q Query) (Answer, error) {
+	as, err := g.Batch(ctx, []Query{q})
+	if err != nil {
+		return Answer{}, err
+	}
+	return as[0], nil
+}
+
+// Batch answers many queries at once. On a GPU, an undirected graph's roots
+// run in multi-source passes of BatchWidth roots (a root repeated runs
+// once); a directed graph's, and every root on the CPU, one at a time. A
+// cancelled context stops between traversals. Every query is checked first
+// (*QueryError), so a bad one answers none.
+func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
+	if len(qs) == 0 {
+		return nil, nil
+	}
+	if len(qs) > MaxBatchRoots {
+		return nil, &QueryError{Field: "queries", Msg: fmt.Sprintf("%d queries in one batch", len(qs)), Fix: fmt.Sprintf("send at most %d", MaxBatchRoots)}
+	}
+	for i := range qs {
+		if err := qs[i].check(g.Vertices(), i); err != nil {
+			return nil, err
+		}
+	}
+	roots := distinctRoots(qs)
+	levels, err := g.levels(ctx, roots)
+	if err != nil {
+		return nil, err
+	}
+	index := make(map[int32]int, len(roots))
+	for i, r := range roots {
+		index[r] = i
+	}
+	out := make([]Answer, len(qs))
+	// Each answer scans its root's levels once: they are built in parallel,
+	// a query per worker at a time.
+	forEach(len(qs), func(i int) { out[i] = g.answer(qs[i], levels[index[qs[i].Root]]) })
+	return out, nil
+}
+
+// Check reports whether the graph would answer q, as Batch checks every
+// query first: nil, or a *QueryError naming the field.
+func (g *Graph) Check(q Query) error { return q.check(g.Vertices(), 0) }
+
+// ResidentBytes returns the bytes of the graph's adjacency (its offsets and
+// targets as the GPU session keeps them resident; a directed graph's
+// in-neighbour lists are kept on the host).
+func (g *Graph) ResidentBytes() uint64 {
+	return 4*uint64(len(g.out.Offsets)) + 4*uint64(len(g.out.Targets))
+}
+
+// forEach runs f(0..n-1) on up to GOMAXPROCS workers.
+func forEach(n int, f func(int)) {
+	workers := min(n, runtime.GOMAXPROCS(0))
+	if workers <= 1 {
+		for i := range n {
+			f(i)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				f(i)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// distinctRoots lists the queries' roots once each, in first use.
+func distinctRoots(qs []Query) []int32 {
+	var roots []int32
+	seen := map[int32]bool{}
+	for _, q := range qs {
+		if !seen[q.Root] {
+			seen[q.Root] = true
+			roots = append(roots, q.Root)
+		}
+	}
+	return roots
+}
+
+// levels runs a BFS from every root and returns each one's levels.
+func (g *Graph) levels(ctx context.Context, roots []int32) ([][]int32, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil, errors.New("the graph is closed. Fix: open it again")
+	}
+	out := make([][]int32, 0, len(roots))
+	if g.ms != nil && len(roots) > 1 {
+		for lo := 0; lo < len(roots); lo += g.opts.BatchWidth {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			// A pass runs exactly BatchWidth roots: the last one is padded
+			// with its first root, whose repeats cost little.
+			chunk := roots[lo:min(lo+g.opts.BatchWidth, len(roots))]
+			pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
+			_, lv, err := g.ms.Run(pass, true)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, lv[:len(chunk)]...)
+		}
+		return out, nil
+	}
+	for _, r := range roots {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		lv, err := g.one(r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lv)
+	}
+	return out, nil
+}
+
+// one runs a BFS from root on the GPU or the CPU.
+func (g *Graph) one(root int32) ([]int32, error) {
+	if g.gpu == nil {
+		return frontier.BFSParallel(g.out, root)
+	}
+	if _, err := g.gpu.Run(g.opts.Arm, root); err != nil {
+		return nil, err
+	}
+	return g.gpu.Levels()
+}
+
+// Close releases the GPU session; closing twice is a no-op.
+func (g *Graph) Close() error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.closed {
+		return nil
+	}
+	g.closed = true
+	var errs []error
+	if g.ms != nil {
+		errs = append(errs, g.ms.Close())
+	}
+	if g.gpu != nil {
+		errs = append(errs, g.gpu.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Footprint is the memory one query holds while its batch runs: its share
+// of the traversal's state (Frontier) and what it reads back and answers
+// (Output). A multi-query plan sums them over a batch.
+type Footprint struct {
+	// Frontier is the query's traversal state: its root's share of a
+	// multi-source pass's masks and level planes, or one root's levels
+	// and vertex queue.
+	Frontier uint64
+	// Output is its root's levels read back to the host and its answer's
+	// levels and parents.
+	Output uint64
+}
+
+// Footprint returns what q holds while its batch runs on g.
+func (g *Graph) Footprint(q Query) Footprint {
+	n := uint64(g.Vertices())
+	f := Footprint{Frontier: 8 * n}
+	if g.ms != nil {
+		p := g.ms.Plan()
+		f.Frontier = (p.MaskBytes + p.OutputBytes + p.Width - 1) / p.Width
+	}
+	answered := n
+	if q.Targets != nil {
+		answered = uint64(len(q.Targets))
+	}
+	if q.Parents {
+		answered *= 2
+	}
+	f.Output = 4*n + 4*answered
+	return f
+}

@@ -1,0 +1,52 @@
+// Package bfsserve serves BFS queries over graphs kept resident on a GPU
+// (or answered by the parallel CPU reference) on HTTP/JSON, batching
+// concurrent queries on one graph into multi-source passes.
+//
+// A Server answers over a Residency, the graphs one Opener call keeps
+// resident (each once, on one executor). Each graph has a batcher: a
+// bounded queue, and a loop that takes the first queued query, waits up to
+// the batching window (Config.Window, 200 µs by default) for others, up to
+// Config.MaxBatch distinct roots (64, one multi-source pass), and runs
+// them as one bfsquery.Graph.Batch. The multi-query plan
+// (planners.PlanMultiQueryExecution) groups a batch within the memory
+// budget; a query the budget cannot hold alone is refused with 503 and the
+// plan's numbers, and a full queue refuses with 429: nothing queues without
+// bound. A client that disconnects, or a request past its deadline,
+// cancels its queries, and a batch whose clients all left stops between
+// traversals.
+//
+// A GPU fault (a launch error, a lost context) fails the batch's queries
+// with 500 and the reason; the server then closes the residency and calls
+// the Opener again (a new context, every graph uploaded again), refusing
+// queries with 503 and reporting "recovering" on /healthz until it is
+// back. An answer is never partial: it is the batch's answer or an error.
+//
+// The API:
+//
+//	GET  /v1/graphs                  {"graphs": [{"name", "vertices", "edges", "directed", "backend", "resident_bytes"}],
+//	                                  "batching": {"window_ns", "max_batch", "queue_depth"}}
+//	GET  /v1/graphs/NAME             one graph's entry
+//	POST /v1/graphs/NAME/bfs         {"root": R, "targets": [T, ...], "max_depth": D, "parents": false}
+//	                                 → {"root": R, "levels": [L, ...], "reached": N, "depth": D}
+//	                                   one level per target, -1 where it is unreached or beyond
+//	                                   max_depth; with "parents": true also "parents": [P, ...]
+//	POST /v1/graphs/NAME/batch       {"queries": [QUERY, ...]} → {"answers": [ANSWER, ...]}
+//	POST /v1/graphs/NAME/reach       {"root": R, "targets": [...], "max_depth": D}
+//	                                 → {"root": R, "reachable": [true, ...], "reached": N}
+//	GET  /v1/graphs/NAME/levels?root=R[&max_depth=D][&parents=true]
+//	                                 every vertex's level (and parent) in bfsquery's binary format
+//	GET  /healthz                    {"status": "ok" | "recovering" | "shutting_down", ...}
+//	GET  /metrics                    Prometheus metrics: request latency histograms, query
+//	                                 outcomes, batch sizes, queue waits, and the executor's telemetry
+//
+// A query without "targets" asks for every vertex, in JSON up to
+// Config.MaxJSONLevels vertices; larger graphs answer every vertex through
+// /levels. Every error is a JSON Error: the status, a code, the request
+// field at fault and a message ending in a "Fix:" sentence. Every
+// answered response carries the Gpuplan-Batch-Roots header: the distinct
+// roots of the batch that answered it.
+//
+// RunLoad drives a server with concurrent clients and reports throughput,
+// latency percentiles and the batch sizes formed, checking a sample of the
+// answers against the CPU reference.
+package bfsserve

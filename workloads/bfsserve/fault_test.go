@@ -1,0 +1,314 @@
+package bfsserve
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/workloads/bfsquery"
+)
+
+// TestGPUFaultsFailInFlightQueriesAndRecover injects a fault on the fake
+// GPU while a query is in flight: it fails with 500 and the reason, the
+// server reports "recovering" and refuses queries until a new residency
+// is open (a new context, the graphs uploaded again), and then answers
+// correctly again, the failed context's memory released.
+func TestGPUFaultsFailInFlightQueriesAndRecover(t *testing.T) {
+	faults := []struct {
+		name   string
+		inject func(*executor.Fake)
+	}{
+		{"launch error", func(f *executor.Fake) { f.Fail("cuLaunchKernel", 719) }},
+		{"copy error", func(f *executor.Fake) { f.Fail("cuMemcpyDtoHAsync", 700) }},
+		{"lost context", func(f *executor.Fake) { _ = f.Close() }},
+	}
+	for _, fault := range faults {
+		t.Run(fault.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.hold = make(chan struct{})
+			f.failOpens = 1
+			s, url := f.start(Config{RecoverBackoff: time.Millisecond}, f.gpu)
+			q := map[string]any{"root": 3, "targets": []int{0, 1, 2, 3}}
+			require.Equal(t, http.StatusOK, post(t, url+"/v1/graphs/kron/bfs", q).status)
+			failed := f.fake()
+			fault.inject(failed)
+
+			r := post(t, url+"/v1/graphs/kron/bfs", q)
+			require.Equal(t, http.StatusInternalServerError, r.status, "%s", r.body)
+			e := r.apiError(t)
+			assert.Equal(t, CodeDeviceFault, e.Code)
+			assert.Contains(t, e.Msg, `graph "kron": the GPU failed the batch`)
+			assert.Contains(t, e.Msg, "Fix:")
+
+			h := call(t, context.Background(), http.MethodGet, url+"/healthz", "")
+			require.Equal(t, http.StatusServiceUnavailable, h.status)
+			var health Health
+			require.NoError(t, json.Unmarshal(h.body, &health))
+			assert.Equal(t, StatusRecovering, health.Status)
+			assert.NotEmpty(t, health.Reason)
+			r = post(t, url+"/v1/graphs/web/bfs", q)
+			require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+			assert.Equal(t, CodeRecovering, r.apiError(t).Code)
+
+			close(f.hold)
+			eventually(t, func() bool { return s.Health().Status == StatusOK }, "the server recovers")
+			assert.Equal(t, uint64(2), s.Health().Generation)
+			assert.Equal(t, 3, f.opens, "one failed reopening, then one that worked")
+			assert.Zero(t, failed.Stats().DeviceAllocations, "the failed context holds no memory")
+			r = post(t, url+"/v1/graphs/kron/bfs", q)
+			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+			var a QueryResponse
+			require.NoError(t, json.Unmarshal(r.body, &a))
+			assert.Equal(t, wantLevels(t, f.kron, bfsquery.Query{Root: 3, Targets: []int32{0, 1, 2, 3}, MaxDepth: -1}), a.Levels)
+			assert.Equal(t, 1.0, counterValue(t, s, "gpuplan_serve_recoveries_total", "", ""))
+		})
+	}
+}
+
+// TestFaultUnderLoadNeverAnswersWrong sends queries from many clients
+// while faults are injected: every response is a correct answer or an
+// error, never a wrong answer.
+func TestFaultUnderLoadNeverAnswersWrong(t *testing.T) {
+	f := newFixture(t)
+	s, url := f.start(Config{Window: time.Millisecond, RecoverBackoff: time.Millisecond}, f.gpu)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var ok, failed sync.Map
+	for c := range 16 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				root := int32((c*31 + i*7) % f.kron.NumVertices())
+				q := bfsquery.Query{Root: root, Targets: []int32{0, 5, 9}, MaxDepth: -1}
+				r := post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": root, "targets": q.Targets})
+				if r.status != http.StatusOK {
+					failed.Store(r.status, true)
+					continue
+				}
+				var a QueryResponse
+				require.NoError(t, json.Unmarshal(r.body, &a))
+				assert.Equal(t, wantLevels(t, f.kron, q), a.Levels, "root %d", root)
+				ok.Store(c, true)
+			}
+		})
+	}
+	for range 3 {
+		time.Sleep(30 * time.Millisecond)
+		gen := s.Health().Generation
+		f.fake().Fail("cuLaunchKernel", 719)
+		eventually(t, func() bool { return s.Health().Generation > gen && s.Health().Status == StatusOK }, "the server recovers")
+	}
+	time.Sleep(30 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+	_, sawFault := failed.Load(http.StatusInternalServerError)
+	assert.True(t, sawFault, "some queries met a fault")
+	n := 0
+	ok.Range(func(any, any) bool { n++; return true })
+	assert.Positive(t, n, "queries were answered between faults")
+}
+
+// TestShutdownFinishesQueriesInFlight shuts down while a query waits in
+// its batching window: the query is answered, then the port closes.
+func TestShutdownFinishesQueriesInFlight(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(context.Background(), Config{Window: 200 * time.Millisecond, WaitAlone: true}, f.gpu)
+	require.NoError(t, err)
+	l, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+	url := "http://" + l.Addr().String()
+	got := make(chan reply, 1)
+	go func() { got <- post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": 2, "targets": []int{1}}) }()
+	eventually(t, func() bool { return queuedOrRunning(s) }, "the query is in flight")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx))
+	require.NoError(t, <-served)
+	r := <-got
+	assert.Equal(t, http.StatusOK, r.status, "%s", r.body)
+	_, err = net.DialTimeout("tcp", l.Addr().String(), time.Second)
+	assert.Error(t, err, "the port is closed")
+	assert.Zero(t, f.fake().Stats().DeviceAllocations, "the graphs are freed")
+	assert.Equal(t, StatusShuttingDown, s.Health().Status)
+}
+
+// queuedOrRunning reports whether a query has reached a batcher.
+func queuedOrRunning(s *Server) bool {
+	for _, b := range s.order {
+		if len(b.queue) > 0 || b.reserved.Load() > 0 {
+			return true
+		}
+	}
+	return counterValue(nil, s, "gpuplan_serve_queries_total", "", "") > 0
+}
+
+// TestListenErrors names a port in use and a malformed address.
+func TestListenErrors(t *testing.T) {
+	l, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	defer l.Close()
+	_, err = Listen(l.Addr().String())
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "in use")
+	assert.Contains(t, err.Error(), "Fix:")
+	_, err = Listen("localhost")
+	require.ErrorContains(t, err, "HOST:PORT")
+	assert.Equal(t, "127.0.0.1:8080", DefaultAddr, "loopback by default")
+}
+
+// TestMetrics exposes the server's histograms, the executor's telemetry
+// and the runtime's collectors in the Prometheus format.
+func TestMetrics(t *testing.T) {
+	f := newFixture(t)
+	_, url := f.start(Config{}, f.gpu)
+	require.Equal(t, http.StatusOK, post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": 1, "targets": []int{2}}).status)
+	r := call(t, context.Background(), http.MethodGet, url+"/metrics", "")
+	require.Equal(t, http.StatusOK, r.status)
+	body := string(r.body)
+	for _, want := range []string{
+		`gpuplan_serve_request_duration_seconds_bucket{code="200",route="bfs"`,
+		`gpuplan_serve_queries_total{graph="kron",outcome="answered"} 1`,
+		`gpuplan_serve_batch_roots_count{graph="kron"} 1`,
+		`gpuplan_serve_queued_queries{graph="web"} 0`,
+		`gpuplan_serve_healthy 1`,
+		"gpuplan_serve_device_resident_bytes",
+		"gpuplan_kernel_launches_total",
+		"gpuplan_host_to_device_bytes_total",
+		"go_goroutines",
+	} {
+		assert.Contains(t, body, want)
+	}
+	if runtime.GOOS == "linux" {
+		assert.Contains(t, body, "process_open_fds")
+	}
+}
+
+// TestWarmQueriesAllocateAndUploadNothing checks the residency promise on
+// the fake GPU: once warm, queries allocate no device memory and upload
+// no graph, only their roots.
+func TestWarmQueriesAllocateAndUploadNothing(t *testing.T) {
+	f := newFixture(t)
+	s, url := f.start(Config{Window: time.Millisecond}, f.gpu)
+	x := s.cur.Load().Executor
+	query := func() {
+		var wg sync.WaitGroup
+		for c := range 8 {
+			wg.Go(func() {
+				r := post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": c * 11, "targets": []int{1, 2}})
+				assert.Equal(t, http.StatusOK, r.status)
+			})
+		}
+		wg.Wait()
+	}
+	query()
+	before, stats := x.Telemetry(), f.fake().Stats()
+	for range 5 {
+		query()
+	}
+	d := x.Telemetry().Sub(before)
+	assert.Zero(t, d.ResidentAllocationBytesRequested, "no resident allocation")
+	assert.Zero(t, d.TransientAllocationBytesRequested, "no transient allocation")
+	assert.Equal(t, stats.DeviceAllocations, f.fake().Stats().DeviceAllocations)
+	graph := 4 * uint64(len(f.kron.Offsets)+len(f.kron.Targets))
+	assert.Less(t, d.HostToDeviceBytes, graph/10, "40 queries upload their roots, not the graph")
+	assert.Positive(t, d.KernelLaunches)
+}
+
+// TestConfigOutOfRange names the field of every bad setting.
+func TestConfigOutOfRange(t *testing.T) {
+	f := newFixture(t)
+	for _, c := range []struct {
+		cfg   Config
+		field string
+	}{
+		{Config{Window: 2 * time.Second}, "Window"},
+		{Config{Window: -5}, "Window"},
+		{Config{MaxBatch: -1}, "MaxBatch"},
+		{Config{MaxBatch: MaxMaxBatch + 1}, "MaxBatch"},
+		{Config{QueueDepth: -1}, "QueueDepth"},
+		{Config{MaxBodyBytes: -1}, "MaxBodyBytes"},
+		{Config{Timeout: -1}, "Timeout"},
+		{Config{MaxBatchQueries: 1 << 20}, "MaxBatchQueries"},
+	} {
+		_, err := New(context.Background(), c.cfg, f.cpu)
+		var ce *ConfigError
+		require.ErrorAs(t, err, &ce, "%+v", c.cfg)
+		assert.Equal(t, c.field, ce.Field)
+		assert.Contains(t, err.Error(), "Fix:")
+	}
+	_, err := New(context.Background(), Config{}, nil)
+	assert.ErrorContains(t, err, "opener is nil")
+	_, err = New(context.Background(), Config{}, func(context.Context) (*Residency, error) {
+		g, _ := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
+		h, _ := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
+		return &Residency{Graphs: []*bfsquery.Graph{g, h}}, nil
+	})
+	assert.ErrorContains(t, err, "two graphs are named")
+	assert.ErrorContains(t, CheckName("a/b"), "Fix:")
+	assert.NoError(t, CheckName("road-usa.v2"))
+}
+
+// counterValue sums a metric's samples whose label has value ("" label:
+// every sample). A nil t reports a gather failure as 0.
+func counterValue(t *testing.T, s *Server, name, label, value string) float64 {
+	mfs, err := s.metrics.reg.Gather()
+	if t != nil {
+		require.NoError(t, err)
+	}
+	sum := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if label != "" && !hasLabel(m.GetLabel(), label, value) {
+				continue
+			}
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
+}
+
+// histogramCount sums a histogram's observation counts.
+func histogramCount(t *testing.T, s *Server, name string) uint64 {
+	mfs, err := s.metrics.reg.Gather()
+	require.NoError(t, err)
+	var n uint64
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			for _, m := range mf.GetMetric() {
+				n += m.GetHistogram().GetSampleCount()
+			}
+		}
+	}
+	return n
+}
+
+func hasLabel[L interface {
+	GetName() string
+	GetValue() string
+}](ls []L, name, value string) bool {
+	for _, l := range ls {
+		if l.GetName() == name && strings.EqualFold(l.GetValue(), value) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,298 @@
+package bfsserve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/gpuplan/gpuplan/workloads/bfsquery"
+)
+
+// Health statuses.
+const (
+	StatusOK           = "ok"
+	StatusRecovering   = "recovering"
+	StatusShuttingDown = "shutting_down"
+)
+
+// Health is what GET /healthz answers: the status, why it is not ok, since
+// when, and the residency's generation (1, plus one per recovery).
+type Health struct {
+	Status     string    `json:"status"`
+	Reason     string    `json:"reason,omitempty"`
+	Since      time.Time `json:"since"`
+	Generation uint64    `json:"generation"`
+	Recoveries uint64    `json:"recoveries"`
+}
+
+// Server answers BFS queries over resident graphs on HTTP/JSON (see the
+// package documentation for the API). Its methods are safe for concurrent
+// use.
+type Server struct {
+	cfg     Config
+	open    Opener
+	log     *slog.Logger
+	infos   []graphInfo
+	byName  map[string]*batcher
+	order   []*batcher
+	metrics *metrics
+	handler http.Handler
+
+	// resMu excludes recovery from batches: a batch holds it shared, a
+	// recovery alone while it closes the failed residency and opens a new
+	// one.
+	resMu  sync.RWMutex
+	res    *Residency
+	graphs map[string]*bfsquery.Graph
+	// cur is the residency as /metrics and /healthz read it, without
+	// waiting for a recovery; nil while one runs.
+	cur        atomic.Pointer[Residency]
+	generation atomic.Uint64
+	health     atomic.Pointer[Health]
+
+	faultMu    sync.Mutex
+	recovering bool
+
+	stop     chan struct{}
+	stopOnce sync.Once
+	workers  sync.WaitGroup
+	httpMu   sync.Mutex
+	https    []*http.Server
+}
+
+// New opens the residency and returns a server over its graphs, its
+// batchers running; Serve answers on a listener, Handler serves it in a
+// caller's own http.Server, and Shutdown stops it.
+func New(ctx context.Context, cfg Config, open Opener) (*Server, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	if open == nil {
+		return nil, errors.New("the opener is nil. Fix: give New a function that opens the graphs")
+	}
+	res, err := open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	graphs, infos, err := res.index()
+	if err != nil {
+		return nil, errors.Join(err, closeResidency(res))
+	}
+	s := &Server{cfg: cfg, open: open, log: cfg.Logger, infos: infos, byName: map[string]*batcher{}, res: res, graphs: graphs, stop: make(chan struct{})}
+	for _, info := range infos {
+		b, err := newBatcher(s, graphs[info.Name], info)
+		if err != nil {
+			return nil, errors.Join(err, closeResidency(res))
+		}
+		s.byName[info.Name] = b
+		s.order = append(s.order, b)
+	}
+	s.cur.Store(res)
+	s.generation.Store(1)
+	s.health.Store(&Health{Status: StatusOK, Since: time.Now(), Generation: 1})
+	s.metrics = newMetrics(cfg.Registry, s)
+	s.handler = s.routes()
+	for _, b := range s.order {
+		s.workers.Go(func() { b.loop(s.stop) })
+	}
+	for _, g := range infos {
+		s.log.Info("graph resident", slog.String("graph", g.Name), slog.Int("vertices", g.Vertices), slog.Int64("edges", g.Edges), slog.Bool("directed", g.Directed), slog.String("backend", g.Backend))
+	}
+	return s, nil
+}
+
+// Handler returns the API's handler.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Health returns the server's health.
+func (s *Server) Health() Health {
+	h := *s.health.Load()
+	h.Generation = s.generation.Load()
+	h.Recoveries = h.Generation - 1
+	return h
+}
+
+// setHealth changes the status.
+func (s *Server) setHealth(status, reason string) {
+	s.health.Store(&Health{Status: status, Reason: reason, Since: time.Now()})
+}
+
+// errStopped is a batch's error once the server has stopped.
+var errStopped = errors.New("the server has stopped. Fix: start it again")
+
+// batch runs qs on the named graph of the current residency, and returns
+// the residency's generation it ran on.
+func (s *Server) batch(ctx context.Context, name string, qs []bfsquery.Query) ([]bfsquery.Answer, uint64, error) {
+	s.resMu.RLock()
+	defer s.resMu.RUnlock()
+	g := s.graphs[name]
+	gen := s.generation.Load()
+	if g == nil {
+		return nil, gen, errStopped
+	}
+	as, err := g.Batch(ctx, qs)
+	return as, gen, err
+}
+
+// fault starts a recovery from a fault of the residency of generation
+// gen, unless one has already started.
+func (s *Server) fault(gen uint64, cause error) {
+	s.faultMu.Lock()
+	defer s.faultMu.Unlock()
+	if s.recovering || gen != s.generation.Load() || s.stopped() {
+		return
+	}
+	s.recovering = true
+	s.setHealth(StatusRecovering, cause.Error())
+	s.workers.Go(func() { s.recover(cause) })
+}
+
+// recover closes the failed residency and opens a new one, with a backoff
+// between attempts, until it succeeds or the server stops.
+func (s *Server) recover(cause error) {
+	s.resMu.Lock()
+	defer s.resMu.Unlock()
+	s.log.Warn("reopening the graphs after a GPU fault", slog.Any("cause", cause))
+	s.cur.Store(nil)
+	if err := closeResidency(s.res); err != nil {
+		s.log.Warn("closing the failed residency", slog.Any("error", err))
+	}
+	s.res, s.graphs = nil, nil
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		select {
+		case <-s.stop:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	wait := s.cfg.RecoverBackoff
+	for attempt := 1; ; attempt++ {
+		res, graphs, err := s.reopen(ctx)
+		if err == nil {
+			s.res, s.graphs = res, graphs
+			s.cur.Store(res)
+			gen := s.generation.Add(1)
+			s.metrics.recoveries.Inc()
+			s.faultMu.Lock()
+			s.recovering = false
+			s.faultMu.Unlock()
+			s.setHealth(StatusOK, "")
+			s.log.Info("graphs reopened", slog.Int("attempt", attempt), slog.Uint64("generation", gen))
+			return
+		}
+		s.log.Warn("reopening the graphs failed", slog.Int("attempt", attempt), slog.Duration("retry_in", wait), slog.Any("error", err))
+		s.setHealth(StatusRecovering, fmt.Sprintf("%v; reopening failed %d times: %v", cause, attempt, err))
+		select {
+		case <-s.stop:
+			return
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 30*time.Second)
+	}
+}
+
+// reopen opens a residency and checks that it holds the same graphs.
+func (s *Server) reopen(ctx context.Context) (*Residency, map[string]*bfsquery.Graph, error) {
+	res, err := s.open(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	graphs, infos, err := res.index()
+	if err == nil {
+		err = sameGraphs(s.infos, infos)
+	}
+	if err != nil {
+		return nil, nil, errors.Join(err, closeResidency(res))
+	}
+	return res, graphs, nil
+}
+
+// stopped reports whether Shutdown has begun.
+func (s *Server) stopped() bool {
+	select {
+	case <-s.stop:
+		return true
+	default:
+		return false
+	}
+}
+
+// Listen listens on addr, a loopback address unless the caller gives
+// another: an empty addr is DefaultAddr. A port in use is an error that
+// says so and how to fix it.
+func Listen(addr string) (net.Listener, error) {
+	if addr == "" {
+		addr = DefaultAddr
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		return nil, fmt.Errorf("listen address %q: %v. Fix: give HOST:PORT, for example 127.0.0.1:8080", addr, err)
+	}
+	l, err := net.Listen("tcp", addr)
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return nil, fmt.Errorf("listen address %s: the port is in use by another process. Fix: stop that process, or listen on another port (for example 127.0.0.1:0 picks a free one)", addr)
+	case err != nil:
+		return nil, fmt.Errorf("listen address %s: %v. Fix: give an address of this machine, for example 127.0.0.1:8080", addr, err)
+	}
+	return l, nil
+}
+
+// DefaultAddr is the address the server listens on by default: loopback
+// only.
+const DefaultAddr = "127.0.0.1:8080"
+
+// Serve answers on l until Shutdown; it returns nil after a graceful
+// shutdown.
+func (s *Server) Serve(l net.Listener) error {
+	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+	s.httpMu.Lock()
+	if s.stopped() {
+		s.httpMu.Unlock()
+		return errStopped
+	}
+	s.https = append(s.https, hs)
+	s.httpMu.Unlock()
+	s.log.Info("serving", slog.String("addr", l.Addr().String()))
+	if err := hs.Serve(l); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops the server gracefully: it stops accepting connections,
+// finishes the queries in flight (until ctx ends), then stops the
+// batchers and closes the graphs.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.setHealth(StatusShuttingDown, "")
+	s.httpMu.Lock()
+	servers := s.https
+	s.httpMu.Unlock()
+	var errs []error
+	for _, hs := range servers {
+		if err := hs.Shutdown(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("finishing the requests in flight: %w", err))
+		}
+	}
+	s.httpMu.Lock()
+	s.stopOnce.Do(func() { close(s.stop) })
+	s.httpMu.Unlock()
+	s.workers.Wait()
+	s.resMu.Lock()
+	defer s.resMu.Unlock()
+	s.cur.Store(nil)
+	errs = append(errs, closeResidency(s.res))
+	s.res, s.graphs = nil, nil
+	s.log.Info("stopped")
+	return errors.Join(errs...)
+}
