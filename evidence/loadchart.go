@@ -15,13 +15,17 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // WriteLoadChart draws the throughput-latency curve of load rows as a PNG
 // or SVG: one line per graph, mode and window through its client counts,
 // answered queries per second across and the p99 latency (solid) and the
 // p50 (dashed) up, both on log scales, each point labelled with its
-// client count.
+// client count. The legend's names (graph, backend, mode) are quoted
+// (quote.Text) where they are not plain printable text, so the chart's
+// text is printable and the SVG is well-formed XML.
 func WriteLoadChart(w io.Writer, rows []LoadRow, format string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -75,7 +79,7 @@ func loadSeries(rows []LoadRow) []loadSeriesRows {
 		if r.Answered == 0 || r.QPS <= 0 || r.P50NS == 0 {
 			continue
 		}
-		name := fmt.Sprintf("%s %s %s", r.Graph, r.Backend, r.Mode)
+		name := fmt.Sprintf("%s %s %s", quote.Text(r.Graph), quote.Text(r.Backend), quote.Text(r.Mode))
 		if r.Mode == LoadBatched {
 			name += " window " + time.Duration(r.WindowNS).String()
 		}
