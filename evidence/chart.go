@@ -90,17 +90,24 @@ func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err er
 		return err
 	}
 	height := chartFrame + chartRowHeight*vg.Length(len(rows))
+	return writeCanvas(w, format, chartWidth, height, func(dc draw.Canvas) {
+		split := chartWidth * chartTimeShare
+		left.Draw(draw.Crop(dc, 0, split-chartWidth, 0, 0))
+		right.Draw(draw.Crop(dc, split, 0, 0, 0))
+	})
+}
+
+// writeCanvas draws on a PNG or SVG canvas of the given size and writes
+// it to w.
+func writeCanvas(w io.Writer, format string, width, height vg.Length, drawOn func(draw.Canvas)) error {
 	var cw vg.CanvasWriterTo
 	if format == ChartPNG {
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(chartWidth, height), vgimg.UseDPI(chartPNGDPI))}
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(chartPNGDPI))}
 	} else {
-		cw = vgsvg.New(chartWidth, height)
+		cw = vgsvg.New(width, height)
 	}
-	dc := draw.New(cw)
-	split := chartWidth * chartTimeShare
-	left.Draw(draw.Crop(dc, 0, split-chartWidth, 0, 0))
-	right.Draw(draw.Crop(dc, split, 0, 0, 0))
-	_, err = cw.WriteTo(w)
+	drawOn(draw.New(cw))
+	_, err := cw.WriteTo(w)
 	return err
 }
 

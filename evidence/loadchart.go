@@ -12,9 +12,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 
 	"github.com/gpuplan/gpuplan/internal/quote"
 )
@@ -51,16 +48,7 @@ func WriteLoadChart(w io.Writer, rows []LoadRow, format string) (err error) {
 			return err
 		}
 	}
-	width, height := 10*vg.Inch, 6*vg.Inch
-	var cw vg.CanvasWriterTo
-	if format == ChartPNG {
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(chartPNGDPI))}
-	} else {
-		cw = vgsvg.New(width, height)
-	}
-	p.Draw(draw.New(cw))
-	_, err = cw.WriteTo(w)
-	return err
+	return writeCanvas(w, format, 10*vg.Inch, 6*vg.Inch, p.Draw)
 }
 
 // loadSeriesRows is one curve: the rows of one graph, backend, mode and
