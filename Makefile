@@ -9,7 +9,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help run test bench fuzz lint vet-cuda cuda-toolkit build-cuda cudalib cudalib-check gpu-test-bins ptx ptx-check gate ci clean
+.PHONY: help run test bench fuzz fuzz-ci lint vet-cuda cuda-toolkit build-cuda cudalib cudalib-check gpu-test-bins ptx ptx-check gate ci clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -25,6 +25,9 @@ bench: ## run the pure-Go benchmarks
 
 fuzz: ## run every fuzz target for FUZZTIME each, one at a time with one worker
 	FUZZTIME=$(FUZZTIME) bash scripts/fuzz.sh
+
+fuzz-ci: ## every fuzz target for one second (in CI; what a fuzzer finds lands under testdata/fuzz/ as a seed)
+	FUZZTIME=1s bash scripts/fuzz.sh
 
 lint: ## go vet, gofmt, staticcheck, and promtool on the telemetry exposition where promtool is installed
 	CGO_ENABLED=0 $(GO) vet ./...
@@ -75,7 +78,7 @@ ptx-check: cuda-toolkit ## check every PTX file with ptxas (sm_80, sm_90), that 
 gate: ## check the release claims in evidence/gates.json against evidence/results/
 	CGO_ENABLED=0 $(GO) run ./cmd/gpuplan gate
 
-ci: test lint cuda-toolkit vet-cuda build-cuda cudalib-check ptx-check gate ## everything CI runs
+ci: test lint fuzz-ci cuda-toolkit vet-cuda build-cuda cudalib-check ptx-check gate ## everything CI runs
 
 clean: ## remove build outputs
 	rm -rf $(BIN)

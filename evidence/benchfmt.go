@@ -2,8 +2,11 @@ package evidence
 
 import (
 	"io"
+	"strings"
 
 	"golang.org/x/perf/benchfmt"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // BenchmarkName is the benchmark name every exported sample carries in
@@ -41,6 +44,21 @@ const (
 //	benchstat -ignore run,commit,gpuplan-version,source-fingerprint old.txt new.txt
 //
 // and to compare the arms of one run side by side: benchstat -col /arm run.txt.
+//
+// Names read from the evidence (the run label, which comes from a file
+// name, the device, the workload, the arm) cannot add lines, keys or
+// results to the output. A configuration value that is not plain printable
+// text (one that is empty, holds a line break or another character that is
+// not printable, holds invalid UTF-8, has leading or trailing space, or
+// starts with '"') is written as a Go string literal, which strconv.Unquote
+// reads back; a value written unquoted never starts with '"'. In the
+// benchmark name, the workload and the arm are percent-encoded: every byte
+// other than an ASCII letter or digit, '.', '_', '-', ':' and '+' is
+// written as '%' and two upper-case hex digits (a space as %20, '/' as %2F,
+// '=' as %3D, '%' as %25, a newline as %0A), and so is the '-' of an arm
+// that ends in '-' and digits, which benchfmt would otherwise read as
+// GOMAXPROCS; url.PathUnescape decodes them. The names of valid evidence
+// need neither and are written unchanged.
 func WriteBenchfmt(w io.Writer, files []ResultFile) error {
 	bw := benchfmt.NewWriter(w)
 	labels := RunLabels(files)
@@ -57,14 +75,14 @@ func WriteBenchfmt(w io.Writer, files []ResultFile) error {
 func benchfmtResult(run string, s *Sample) *benchfmt.Result {
 	p := &s.Provenance
 	r := &benchfmt.Result{
-		Name:  benchfmt.Name(BenchmarkName + "/workload=" + s.Workload.Name + "/arm=" + s.Arm),
+		Name:  benchfmtName(s.Workload.Name, s.Arm),
 		Iters: benchfmtIterationsPerLine,
 	}
 	for _, kv := range [][2]string{
 		{"run", run}, {"device", p.DeviceName}, {"compute-capability", computeString(p.ComputeMajor, p.ComputeMinor)},
 		{"driver", p.DriverVersion}, {"gpuplan-version", p.Version}, {"commit", p.Commit}, {"source-fingerprint", p.SourceFingerprint},
 	} {
-		r.Config = append(r.Config, benchfmt.Config{Key: kv[0], Value: []byte(kv[1]), File: true})
+		r.Config = append(r.Config, benchfmt.Config{Key: kv[0], Value: benchfmtValue(kv[1]), File: true})
 	}
 	bandwidth := s.BytesMoved > 0
 	perIteration := s.Workload.Iterations > 0 && !bandwidth
@@ -88,4 +106,62 @@ func benchfmtResult(run string, s *Sample) *benchfmt.Result {
 		r.Values = append(r.Values, benchfmt.Value{Value: float64(s.BytesMoved) / t * 1e3, Unit: UnitBandwidthMBPerSecond})
 	}
 	return r
+}
+
+// benchfmtValue renders s as a file configuration value of Go's benchmark
+// format: s itself when it is plain printable text, else s as a Go string
+// literal (quote.Text). The result is one line of printable characters and
+// never empty, so it can neither end the configuration line early nor
+// delete the key, as an empty value would.
+func benchfmtValue(s string) []byte { return []byte(quote.Text(s)) }
+
+// benchfmtName is the benchmark name of a sample of workload and arm,
+// "Evidence/workload=W/arm=A" with W and A percent-encoded by
+// benchfmtNamePart; the arm ends the name.
+func benchfmtName(workload, arm string) benchfmt.Name {
+	return benchfmt.Name(BenchmarkName + "/workload=" + benchfmtNamePart(workload, false) + "/arm=" + benchfmtNamePart(arm, true))
+}
+
+// benchfmtNamePart percent-encodes s for one sub-name value of a benchmark
+// name: every byte other than an ASCII letter or digit, '.', '_', '-', ':'
+// and '+' becomes '%' and two upper-case hex digits. When s ends the name
+// (last), a '-' followed only by digits to the end is encoded as well.
+func benchfmtNamePart(s string, last bool) string {
+	keep := -1
+	if last {
+		keep = gomaxprocsSuffix(s)
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if nameByte(c) && i != keep {
+			b.WriteByte(c)
+			continue
+		}
+		const hex = "0123456789ABCDEF"
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&0xf])
+	}
+	return b.String()
+}
+
+// nameByte reports whether c stands for itself in a benchmark name.
+func nameByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+		c == '.' || c == '_' || c == '-' || c == ':' || c == '+'
+}
+
+// gomaxprocsSuffix returns the index of the '-' that starts a trailing run
+// of one or more digits in s, which benchfmt would read as the GOMAXPROCS
+// of the benchmark, or -1 when s has no such suffix.
+func gomaxprocsSuffix(s string) int {
+	i := len(s) - 1
+	for i >= 0 && s[i] >= '0' && s[i] <= '9' {
+		i--
+	}
+	if i < 0 || i == len(s)-1 || s[i] != '-' {
+		return -1
+	}
+	return i
 }

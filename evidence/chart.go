@@ -2,10 +2,12 @@ package evidence
 
 import (
 	"fmt"
-	"github.com/gpuplan/gpuplan/internal/stats"
 	"image/color"
 	"io"
 	"math"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
+	"github.com/gpuplan/gpuplan/internal/stats"
 
 	xfont "golang.org/x/image/font"
 	"gonum.org/v1/plot"
@@ -55,6 +57,12 @@ type chartRow struct {
 // median, so intervals too narrow to see on the log axis are visible
 // there, with their bounds written beside them. External arms are drawn as
 // triangles and marked "(external)".
+//
+// The chart's text is printable: a name (workload, run label, device,
+// commit, arm) that is not plain printable text, such as a file name with
+// a line break, a control character or invalid UTF-8, is written as a Go
+// string literal (quote.Text), and the SVG writer escapes '<', '>', '&'
+// and quotes as XML entities, so the SVG is well-formed XML.
 func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err error) {
 	defer func() {
 		// The plotting library panics on some degenerate inputs; a chart
@@ -82,17 +90,24 @@ func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err er
 		return err
 	}
 	height := chartFrame + chartRowHeight*vg.Length(len(rows))
+	return writeCanvas(w, format, chartWidth, height, func(dc draw.Canvas) {
+		split := chartWidth * chartTimeShare
+		left.Draw(draw.Crop(dc, 0, split-chartWidth, 0, 0))
+		right.Draw(draw.Crop(dc, split, 0, 0, 0))
+	})
+}
+
+// writeCanvas draws on a PNG or SVG canvas of the given size and writes
+// it to w.
+func writeCanvas(w io.Writer, format string, width, height vg.Length, drawOn func(draw.Canvas)) error {
 	var cw vg.CanvasWriterTo
 	if format == ChartPNG {
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(chartWidth, height), vgimg.UseDPI(chartPNGDPI))}
+		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(chartPNGDPI))}
 	} else {
-		cw = vgsvg.New(chartWidth, height)
+		cw = vgsvg.New(width, height)
 	}
-	dc := draw.New(cw)
-	split := chartWidth * chartTimeShare
-	left.Draw(draw.Crop(dc, 0, split-chartWidth, 0, 0))
-	right.Draw(draw.Crop(dc, split, 0, 0, 0))
-	_, err = cw.WriteTo(w)
+	drawOn(draw.New(cw))
+	_, err := cw.WriteTo(w)
 	return err
 }
 
@@ -102,7 +117,8 @@ func chartableMedians(summaries []WorkloadSummary) error {
 	for _, ws := range summaries {
 		for _, a := range ws.Arms {
 			if m := a.Median.Center; !finite(m) || m/1e6 <= 0 {
-				return fmt.Errorf("chart: arm %s of workload %s has median %g ns, which a log scale cannot show. Fix: check the evidence file %s", a.Arm, ws.Workload.Name, m, ws.File)
+				return fmt.Errorf("chart: arm %s of workload %s has median %g ns, which a log scale cannot show. Fix: check the evidence file %s",
+					quote.Text(a.Arm), quote.Text(ws.Workload.Name), m, quote.Text(ws.File))
 			}
 		}
 	}
@@ -127,9 +143,12 @@ func chartRows(summaries []WorkloadSummary) []chartRow {
 	return rows
 }
 
+// chartHeading is the heading of a workload's rows; its names are quoted
+// where they are not plain printable text.
 func chartHeading(ws *WorkloadSummary) string {
-	return fmt.Sprintf("%s · %s (%s) · %s iterations · commit %s",
-		ws.Label(), ws.Device, ws.Compute, groupDigits(ws.Workload.Iterations), shortCommit(ws.Commit))
+	return fmt.Sprintf("%s · run %s · %s (%s) · %s iterations · commit %s",
+		quote.Text(ws.Workload.Name), quote.Text(ws.Run), quote.Text(ws.Device), ws.Compute,
+		groupDigits(ws.Workload.Iterations), quote.Text(shortCommit(ws.Commit)))
 }
 
 // rowY is the y coordinate of row i: row 0 at the top.
@@ -150,7 +169,7 @@ func newPanel(title, xLabel string, rows []chartRow, labels bool) *plot.Plot {
 	for i, r := range rows {
 		label := ""
 		if labels && r.arm != nil {
-			label = armLabel(r.arm.Arm, r.arm.Kind)
+			label = armLabel(quote.Text(r.arm.Arm), r.arm.Kind)
 		}
 		ticks = append(ticks, plot.Tick{Value: rowY(i), Label: label})
 	}

@@ -132,6 +132,9 @@
 // (wall_ns or device_ns). A per-iteration claim (max_ns_per_iteration, no
 // baseline, no min_speedup) judges one arm: its time divided by the
 // workload's iterations (the rows' iterations column: BFS levels, waves).
+// min_speedup is at least 1; a claim that only bounds a slowdown sets
+// "no_regression": true, and its min_speedup in (0, 1] then means the
+// candidate is at most 1/min_speedup times slower than the baseline.
 // Optional fields: "file" picks one results file
 // (relative to the results directory) and "device" requires a device name.
 // CheckClaims judges each claim against the evidence files under

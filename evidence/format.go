@@ -412,44 +412,54 @@ func WriteSamples(w io.Writer, samples []Sample) error {
 // provenance (version, commit, fingerprint, device, compute capability,
 // driver), one size per workload and no duplicate (workload, arm, sample).
 func ReadSamples(source string, r io.Reader) ([]Sample, error) {
+	var (
+		out   []Sample
+		state fileState
+	)
+	header, err := eachRecord(source, r, func(line int, rec []string) error {
+		s, err := parseSampleRecord(line, rec)
+		if err == nil {
+			err = state.add(line, &s)
+		}
+		out = append(out, s)
+		return err
+	}, checkHeader)
+	if err == nil && !header {
+		err = &FormatError{Source: source, Line: 1, Msg: "the file is empty", Fix: "start the file with the header " + SampleCSVHeader}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// eachRecord reads a CSV evidence file ('#' lines are comments): header
+// checks its first record, row every later one, each with its line; the
+// first error stops it, with source set. It reports whether the file had
+// a header.
+func eachRecord(source string, r io.Reader, row, header func(line int, rec []string) error) (bool, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.Comment = '#'
 	cr.ReuseRecord = true
-	var (
-		out   []Sample
-		state fileState
-		first = true
-	)
+	first := true
 	for {
 		rec, err := cr.Read()
 		if errors.Is(err, io.EOF) {
-			break
+			return !first, nil
 		}
 		if err != nil {
-			return nil, withSource(source, csvError(err))
+			return !first, withSource(source, csvError(err))
 		}
 		line, _ := cr.FieldPos(0)
+		check := row
 		if first {
-			first = false
-			if err := checkHeader(line, rec); err != nil {
-				return nil, withSource(source, err)
-			}
-			continue
+			first, check = false, header
 		}
-		s, err := parseSampleRecord(line, rec)
-		if err != nil {
-			return nil, withSource(source, err)
+		if err := check(line, rec); err != nil {
+			return true, withSource(source, err)
 		}
-		if err := state.add(line, &s); err != nil {
-			return nil, withSource(source, err)
-		}
-		out = append(out, s)
 	}
-	if first {
-		return nil, &FormatError{Source: source, Line: 1, Msg: "the file is empty", Fix: "start the file with the header " + SampleCSVHeader}
-	}
-	return out, nil
 }
 
 func withSource(source string, err error) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"io/fs"
+	"strconv"
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
@@ -25,6 +26,14 @@ const (
 // set, no Baseline): on Workload, Candidate's Metric divided by the
 // workload's iterations is at most MaxNSPerIteration ns, at the upper
 // bound of the 95% confidence interval of its median.
+//
+// MinSpeedup is at least 1: a speedup claim says the candidate is faster.
+// A claim that only bounds a slowdown sets NoRegression, and then
+// MinSpeedup lies in (0, 1] and means that the candidate is at most
+// 1/MinSpeedup times slower than the baseline (0.95: at most about 5%
+// slower), judged at the same lower bound. ParseGates refuses a MinSpeedup
+// below 1 without NoRegression, and NoRegression with a MinSpeedup above 1
+// or on a per-iteration claim.
 type Claim struct {
 	Name       string  `json:"name"`
 	Workload   string  `json:"workload"`
@@ -32,6 +41,9 @@ type Claim struct {
 	Candidate  string  `json:"candidate"`
 	Metric     string  `json:"metric"`
 	MinSpeedup float64 `json:"min_speedup,omitempty"`
+	// NoRegression makes a speedup claim a no-regression bound: MinSpeedup
+	// in (0, 1] bounds how much slower the candidate may be.
+	NoRegression bool `json:"no_regression,omitempty"`
 	// MaxNSPerIteration makes the claim a per-iteration claim: the most ns
 	// one iteration (a BFS level, a wave) may take.
 	MaxNSPerIteration float64 `json:"max_ns_per_iteration,omitempty"`
@@ -50,7 +62,11 @@ func (c Claim) String() string {
 	if c.PerIteration() {
 		return fmt.Sprintf("%s on %s (%s) at most %s per iteration", c.Candidate, c.Workload, c.Metric, stats.FormatNs(c.MaxNSPerIteration))
 	}
-	return fmt.Sprintf("%s vs %s on %s (%s) at least %sx", c.Candidate, c.Baseline, c.Workload, c.Metric, formatFloat(c.MinSpeedup))
+	s := fmt.Sprintf("%s vs %s on %s (%s) at least %sx", c.Candidate, c.Baseline, c.Workload, c.Metric, formatFloat(c.MinSpeedup))
+	if c.NoRegression {
+		s += fmt.Sprintf(" (no regression: at most %sx slower)", strconv.FormatFloat(1/c.MinSpeedup, 'g', 3, 64))
+	}
+	return s
 }
 
 // Gates is the content of evidence/gates.json.
@@ -59,23 +75,26 @@ type Gates struct {
 }
 
 type rawClaim struct {
-	Name       *string  `json:"name"`
-	Workload   *string  `json:"workload"`
-	Baseline   *string  `json:"baseline"`
-	Candidate  *string  `json:"candidate"`
-	Metric     *string  `json:"metric"`
-	MinSpeedup *float64 `json:"min_speedup"`
-	MaxNSIter  *float64 `json:"max_ns_per_iteration"`
-	File       string   `json:"file"`
-	Device     string   `json:"device"`
+	Name         *string  `json:"name"`
+	Workload     *string  `json:"workload"`
+	Baseline     *string  `json:"baseline"`
+	Candidate    *string  `json:"candidate"`
+	Metric       *string  `json:"metric"`
+	MinSpeedup   *float64 `json:"min_speedup"`
+	MaxNSIter    *float64 `json:"max_ns_per_iteration"`
+	NoRegression bool     `json:"no_regression"`
+	File         string   `json:"file"`
+	Device       string   `json:"device"`
 }
 
 // ParseGates decodes a gates file strictly: unknown fields, a missing
 // "claims" list or claim field, an unknown metric, a min_speedup or
 // max_ns_per_iteration that is not a finite number above 0, a per-iteration
 // claim with a baseline or a min_speedup, a claim comparing an arm with
-// itself and a repeated claim name are *strictjson.Error values naming the
-// field.
+// itself, a repeated claim name, a min_speedup below 1 on a claim without
+// "no_regression": true, and "no_regression": true with a min_speedup
+// above 1 or on a per-iteration claim are *strictjson.Error values naming
+// the field (and the claim, where the name is known).
 func ParseGates(source string, data []byte) (Gates, error) {
 	var raw struct {
 		Claims *[]rawClaim `json:"claims"`
@@ -102,7 +121,7 @@ func ParseGates(source string, data []byte) (Gates, error) {
 				return Gates{}, strictjson.Required(source, field(req.name), "state the claim's "+req.name)
 			}
 		}
-		c := Claim{Name: *rc.Name, Workload: *rc.Workload, Candidate: *rc.Candidate, Metric: *rc.Metric, File: rc.File, Device: rc.Device}
+		c := Claim{Name: *rc.Name, Workload: *rc.Workload, Candidate: *rc.Candidate, Metric: *rc.Metric, NoRegression: rc.NoRegression, File: rc.File, Device: rc.Device}
 		switch {
 		case perIter && rc.Baseline != nil:
 			return Gates{}, bad("baseline", "a per-iteration claim (max_ns_per_iteration) judges one arm and has no baseline", "drop baseline, or drop max_ns_per_iteration and state min_speedup")
@@ -138,10 +157,34 @@ func ParseGates(source string, data []byte) (Gates, error) {
 		case c.File != "" && (!fs.ValidPath(c.File) || !strings.HasSuffix(c.File, ".csv")):
 			return Gates{}, bad("file", fmt.Sprintf("file %q is not a relative .csv path inside the results directory", c.File), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
 		}
+		if err := checkSpeedupBound(c, bad); err != nil {
+			return Gates{}, err
+		}
 		names[c.Name] = i + 1
 		g.Claims = append(g.Claims, c)
 	}
 	return g, nil
+}
+
+// checkSpeedupBound refuses a claim whose min_speedup would let a slower
+// candidate pass unannounced: a min_speedup below 1 without no_regression,
+// and no_regression on a claim that is not a bound on a slowdown. bad
+// builds the error for a field of the claim.
+func checkSpeedupBound(c Claim, bad func(name, msg, fix string) error) error {
+	switch {
+	case c.NoRegression && c.PerIteration():
+		return bad("no_regression", fmt.Sprintf("claim %q is a per-iteration claim, which has no baseline to bound a regression against", c.Name),
+			"drop no_regression, or state baseline and min_speedup instead of max_ns_per_iteration")
+	case c.PerIteration():
+		return nil
+	case c.NoRegression && c.MinSpeedup > 1:
+		return bad("min_speedup", fmt.Sprintf("claim %q sets no_regression, but its min_speedup %v is above 1, which claims a speedup rather than bounding a slowdown", c.Name, c.MinSpeedup),
+			"drop no_regression to claim the speedup, or state min_speedup in (0, 1], for example 0.95 for at most about 5% slower")
+	case !c.NoRegression && c.MinSpeedup < 1:
+		return bad("min_speedup", fmt.Sprintf("claim %q has min_speedup %v, below 1, so it would hold with %s slower than %s", c.Name, c.MinSpeedup, c.Candidate, c.Baseline),
+			`state min_speedup 1 or more, or add "no_regression": true to the claim to allow the candidate to be at most 1/min_speedup times slower`)
+	}
+	return nil
 }
 
 // MarshalGates renders gates as indented JSON, the committed form.

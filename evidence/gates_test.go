@@ -379,6 +379,7 @@ func FuzzParseGates(f *testing.F) {
 	f.Add([]byte(`{"claims": []}`))
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "candidate": "megakernel", "metric": "wall_ns", "max_ns_per_iteration": 2000}]}`))
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 5}]}`))
+	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 0.9, "no_regression": true}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// No input makes memory grow faster than the input itself.
 		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data), func() {
@@ -395,6 +396,12 @@ func FuzzParseGates(f *testing.F) {
 					continue
 				}
 				require.True(t, c.MinSpeedup > 0 && !math.IsInf(c.MinSpeedup, 0))
+				// Below 1 only as a no-regression bound, which is at most 1.
+				if c.NoRegression {
+					require.LessOrEqual(t, c.MinSpeedup, 1.0)
+				} else {
+					require.GreaterOrEqual(t, c.MinSpeedup, 1.0)
+				}
 				require.NotEqual(t, c.Baseline, c.Candidate)
 			}
 			// Every verdict on no evidence fails with a reason.

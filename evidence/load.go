@@ -2,7 +2,6 @@ package evidence
 
 import (
 	"encoding/csv"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -212,39 +211,26 @@ func IsLoadHeader(line string) bool {
 // ReadLoadCSV reads load evidence; source names it in errors, which are
 // *FormatError with the line, column and a fix.
 func ReadLoadCSV(source string, r io.Reader) ([]LoadRow, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.Comment = '#'
 	var out []LoadRow
 	seen := map[string]int{}
-	first := true
-	for {
-		rec, err := cr.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return nil, withSource(source, csvError(err))
-		}
-		line, _ := cr.FieldPos(0)
-		if first {
-			first = false
-			if strings.Join(rec, ",") != LoadCSVHeader {
-				return nil, &FormatError{Source: source, Line: line, Msg: "the header is not the load evidence header", Fix: "start the file with the header " + LoadCSVHeader}
-			}
-			continue
-		}
+	header, err := eachRecord(source, r, func(line int, rec []string) error {
 		row, err := parseLoadRecord(line, rec)
 		if err == nil {
 			err = checkLoadRows(line, &row, seen)
 		}
-		if err != nil {
-			return nil, withSource(source, err)
-		}
 		out = append(out, row)
+		return err
+	}, func(line int, rec []string) error {
+		if strings.Join(rec, ",") != LoadCSVHeader {
+			return &FormatError{Line: line, Msg: "the header is not the load evidence header", Fix: "start the file with the header " + LoadCSVHeader}
+		}
+		return nil
+	})
+	if err == nil && !header {
+		err = &FormatError{Source: source, Line: 1, Msg: "the file is empty", Fix: "start the file with the header " + LoadCSVHeader}
 	}
-	if first {
-		return nil, &FormatError{Source: source, Line: 1, Msg: "the file is empty", Fix: "start the file with the header " + LoadCSVHeader}
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

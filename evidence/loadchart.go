@@ -12,16 +12,17 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // WriteLoadChart draws the throughput-latency curve of load rows as a PNG
 // or SVG: one line per graph, mode and window through its client counts,
 // answered queries per second across and the p99 latency (solid) and the
 // p50 (dashed) up, both on log scales, each point labelled with its
-// client count.
+// client count. The legend's names (graph, backend, mode) are quoted
+// (quote.Text) where they are not plain printable text, so the chart's
+// text is printable and the SVG is well-formed XML.
 func WriteLoadChart(w io.Writer, rows []LoadRow, format string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -47,16 +48,7 @@ func WriteLoadChart(w io.Writer, rows []LoadRow, format string) (err error) {
 			return err
 		}
 	}
-	width, height := 10*vg.Inch, 6*vg.Inch
-	var cw vg.CanvasWriterTo
-	if format == ChartPNG {
-		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(chartPNGDPI))}
-	} else {
-		cw = vgsvg.New(width, height)
-	}
-	p.Draw(draw.New(cw))
-	_, err = cw.WriteTo(w)
-	return err
+	return writeCanvas(w, format, 10*vg.Inch, 6*vg.Inch, p.Draw)
 }
 
 // loadSeriesRows is one curve: the rows of one graph, backend, mode and
@@ -75,7 +67,7 @@ func loadSeries(rows []LoadRow) []loadSeriesRows {
 		if r.Answered == 0 || r.QPS <= 0 || r.P50NS == 0 {
 			continue
 		}
-		name := fmt.Sprintf("%s %s %s", r.Graph, r.Backend, r.Mode)
+		name := fmt.Sprintf("%s %s %s", quote.Text(r.Graph), quote.Text(r.Backend), quote.Text(r.Mode))
 		if r.Mode == LoadBatched {
 			name += " window " + time.Duration(r.WindowNS).String()
 		}

@@ -144,7 +144,7 @@ func writeMarkdownSection(b *strings.Builder, ws WorkloadSummary) {
 			speed = fmt.Sprintf("%.2fx", a.Speedup.Center)
 			speedCI = fmtSpeedupCI(*a.Speedup)
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", armLabel(a.Arm, a.Kind), a.N,
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", armLabel(mdEscape(a.Arm), a.Kind), a.N,
 			fmtTime(a.Median.Center), fmtTimeCI(a.Median), perIt, perItCI, speed, speedCI)
 	}
 	if len(bandwidth) == 0 {
@@ -153,7 +153,7 @@ func writeMarkdownSection(b *strings.Builder, ws WorkloadSummary) {
 	b.WriteString("\n| bandwidth arm | n | bandwidth | 95% CI (GB/s) | median time | 95% CI |\n")
 	b.WriteString("|---|--:|--:|---|--:|---|\n")
 	for _, a := range bandwidth {
-		fmt.Fprintf(b, "| %s | %d | %s GB/s | %s | %s | %s |\n", a.Arm, a.N,
+		fmt.Fprintf(b, "| %s | %d | %s GB/s | %s | %s | %s |\n", mdEscape(a.Arm), a.N,
 			fmtGBs(a.Bandwidth.Center), fmtGBsCI(*a.Bandwidth), fmtTime(a.Median.Center), fmtTimeCI(a.Median))
 	}
 }

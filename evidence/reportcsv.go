@@ -5,6 +5,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // ReportCSVHeader is the header of the report's CSV form (WriteReportCSV):
@@ -19,6 +21,13 @@ const ReportCSVHeader = "run,file,workload,graph_nodes,graph_edges,iterations,de
 // a bandwidth arm, the time per iteration of a workload without
 // iterations) or an interval bound that is infinite (too few samples) is an
 // empty field.
+//
+// Every row is one line of printable UTF-8. A name (run, file, workload,
+// device, driver, commit, baseline, arm) that is not plain printable text,
+// such as a file name with a line break, an escape character or invalid
+// UTF-8, is written as a Go string literal, which strconv.Unquote reads
+// back; names of valid evidence are written unchanged, and an empty name
+// (no baseline) stays empty.
 func WriteReportCSV(w io.Writer, summaries []WorkloadSummary) error {
 	cw := csv.NewWriter(w)
 	if err := cw.Write(strings.Split(ReportCSVHeader, ",")); err != nil {
@@ -26,10 +35,10 @@ func WriteReportCSV(w io.Writer, summaries []WorkloadSummary) error {
 	}
 	for _, ws := range summaries {
 		wl := ws.Workload
-		head := []string{ws.Run, ws.File, wl.Name, u64(wl.Nodes), u64(wl.Edges), u64(wl.Iterations),
-			ws.Device, ws.Compute, ws.Driver, ws.Commit, ws.Metric, ws.Baseline}
+		head := []string{csvName(ws.Run), csvName(ws.File), csvName(wl.Name), u64(wl.Nodes), u64(wl.Edges), u64(wl.Iterations),
+			csvName(ws.Device), ws.Compute, csvName(ws.Driver), csvName(ws.Commit), ws.Metric, csvName(ws.Baseline)}
 		for _, a := range ws.Arms {
-			rec := append(append([]string(nil), head...), a.Arm, a.Kind.String(), strconv.Itoa(a.N))
+			rec := append(append([]string(nil), head...), csvName(a.Arm), a.Kind.String(), strconv.Itoa(a.N))
 			rec = append(rec, intervalFields(&a.Median)...)
 			rec = append(rec, intervalFields(a.PerIteration)...)
 			rec = append(rec, intervalFields(a.Speedup)...)
@@ -41,6 +50,15 @@ func WriteReportCSV(w io.Writer, summaries []WorkloadSummary) error {
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// csvName is a name as the report CSV writes it: quote.Text of it, or
+// empty when it is empty.
+func csvName(s string) string {
+	if s == "" {
+		return ""
+	}
+	return quote.Text(s)
 }
 
 func u64(v uint64) string { return strconv.FormatUint(v, 10) }

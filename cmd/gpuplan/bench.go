@@ -97,7 +97,11 @@ partition shows the plan) and the arm is the partitioned BFS, exchanging
 the frontier over NCCL after every level (libnccl.so.2 is loaded at run
 time); --simulate-devices P runs P partitions on one GPU, exchanging
 through device copies. It reports GTEPS and every level's exchange bytes
-and time against the partition planner's prediction.
+and time against the partition planner's prediction. The flags of the
+single-GPU arms (--arms, --metrics, every --mega-* flag, --check-every,
+--chunk, --barrier-levels, --direction, --batch, --batch-width, the
+--peer-* flags, and --device with --devices) do not apply there and are
+refused.
 
 Needs a build with CUDA support (make build-cuda).`
 
@@ -177,15 +181,15 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.IntVar(&o.devices, "devices", 1, "partition the graph over `N` GPUs (N > 1: the partitioned BFS over NCCL)")
 	f.IntVar(&o.simulate, "simulate-devices", 0, "run the partitioned BFS as `P` partitions on one GPU (--device), exchanging through device copies")
 	partition := f.String("partition", "edges", "partitioned BFS: blocked (equal vertices) or edges (equal edge entries)")
-	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
+	f.StringVar(&o.sourceRoot, "source-root", "", "with -o: the module root whose measured code the evidence fingerprints (default: the nearest directory above the working directory with go.mod)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if err := f.parse(args); err != nil {
 			return nil, err
 		}
-		return nil, usagef("gpuplan bench: name the benchmark: 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
+		return nil, usagef("gpuplan bench: no benchmark named. Fix: name frontier or egraph first, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
 	}
 	if args[0] != "frontier" {
-		return nil, usagef("gpuplan bench: unknown benchmark %q; the benchmarks are frontier and egraph (run 'gpuplan bench --help' for usage)", args[0])
+		return nil, usagef("gpuplan bench: unknown benchmark %s. Fix: name frontier or egraph, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)", echoText(args[0]))
 	}
 	if err := f.parse(args[1:]); err != nil {
 		return nil, err
@@ -204,11 +208,15 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	if err := o.checkPartitioned(*partition); err != nil {
 		return nil, err
 	}
+	set := setFlags(f)
+	if err := o.checkPartitionedFlags(set); err != nil {
+		return nil, err
+	}
 	o.bench.CopyBytes = uint64(*copyMiB) << 20
 	if err := o.parseArms(*arms); err != nil {
 		return nil, err
 	}
-	if err := o.extra.apply(o, setFlags(f)); err != nil {
+	if err := o.extra.apply(o, set); err != nil {
 		return nil, err
 	}
 	o.progress = isTerminal(e.stderr)
@@ -218,7 +226,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 // parseGraphAndRoots reads --graph and --root-ids.
 func (o *benchOptions) parseGraphAndRoots(graph, rootIDs string) error {
 	if graph == "" {
-		return usagef("gpuplan bench frontier: --graph is required, for example --graph grid:2048 (run 'gpuplan bench --help' for usage)")
+		return usagef("gpuplan bench frontier: --graph is required. Fix: add the graph, for example --graph grid:2048 (run 'gpuplan bench --help' for the kinds)")
 	}
 	spec, err := frontier.ParseSpec(graph)
 	if err != nil {
@@ -231,7 +239,7 @@ func (o *benchOptions) parseGraphAndRoots(graph, rootIDs string) error {
 	for _, s := range strings.Split(rootIDs, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
-			return usagef("gpuplan bench frontier: --root-ids: %q is not an integer. Fix: list vertex ids such as 0,17,42", s)
+			return usagef("gpuplan bench frontier: --root-ids: %s is not an integer. Fix: list vertex ids such as 0,17,42", echoText(s))
 		}
 		o.rootIDs = append(o.rootIDs, v)
 	}
@@ -248,23 +256,23 @@ func (o *benchOptions) check(copyMiB int) error {
 	case o.bench.Samples < 1 || o.bench.Samples > 100000:
 		return usagef("gpuplan bench frontier: --samples %d is outside 1..100000. Fix: use at least 10 so the gate can judge the run", o.bench.Samples)
 	case sc.CheckEvery < 1 || sc.CheckEvery > 1<<16:
-		return usagef("gpuplan bench frontier: --check-every %d is outside 1..65536", sc.CheckEvery)
+		return usagef("gpuplan bench frontier: --check-every %d is outside 1..65536. Fix: give the levels between host checks, for example %d (the default)", sc.CheckEvery, bfs.DefaultCheckEvery)
 	case sc.Chunk < 1 || sc.Chunk > 1<<20:
-		return usagef("gpuplan bench frontier: --chunk %d is outside 1..1048576", sc.Chunk)
+		return usagef("gpuplan bench frontier: --chunk %d is outside 1..1048576. Fix: give the most edges per frontier-queue item, for example %d (the default)", sc.Chunk, bfs.DefaultChunk)
 	case sc.MegakernelThreads < 0 || sc.MegakernelThreads > 1024 || sc.MegakernelThreads%32 != 0:
-		return usagef("gpuplan bench frontier: --mega-threads %d is not 0 or a multiple of 32 up to 1024", sc.MegakernelThreads)
+		return usagef("gpuplan bench frontier: --mega-threads %d is not 0 or a multiple of 32 up to 1024. Fix: use 0 for the default, or 32, 64, ... 1024", sc.MegakernelThreads)
 	case sc.MegakernelBlocksPerSM < 0 || sc.MegakernelBlocksPerSM > 64:
-		return usagef("gpuplan bench frontier: --mega-blocks-per-sm %d is outside 0..64 (0 picks the default, one)", sc.MegakernelBlocksPerSM)
+		return usagef("gpuplan bench frontier: --mega-blocks-per-sm %d is outside 0..64. Fix: use 0 for the default (one), or 1 to 64", sc.MegakernelBlocksPerSM)
 	case sc.MegakernelAhead < 0 || sc.MegakernelAhead > bfs.MaxRunAhead:
-		return usagef("gpuplan bench frontier: --mega-ahead %d is outside 0..65536 (0 picks the default; 1 is level-synchronous)", sc.MegakernelAhead)
+		return usagef("gpuplan bench frontier: --mega-ahead %d is outside 0..%d. Fix: use 0 for the default (%d), 1 for level-synchronous, or up to %d levels", sc.MegakernelAhead, bfs.MaxRunAhead, bfs.DefaultMaxRunAhead, bfs.MaxRunAhead)
 	case o.bench.BarrierLevels < 0 || o.bench.BarrierLevels > 1<<20:
-		return usagef("gpuplan bench frontier: --barrier-levels %d is outside 0..1048576 (0 skips the barrier floor)", o.bench.BarrierLevels)
+		return usagef("gpuplan bench frontier: --barrier-levels %d is outside 0..1048576. Fix: use 0 to skip the barrier floor, or a count such as %d (the default)", o.bench.BarrierLevels, bfs.DefaultBarrierLevels)
 	case o.limits.MaxFileBytes < 1 || o.limits.MaxLoadBytes < 1 || o.limits.VerticesPerByte < 1:
-		return usagef("gpuplan bench frontier: --max-graph-bytes, --max-load-bytes and --vertices-per-byte must be positive")
+		return usagef("gpuplan bench frontier: --max-graph-bytes %d, --max-load-bytes %d and --vertices-per-byte %d must all be positive. Fix: raise the one that is 0 or less, or drop it for its default", o.limits.MaxFileBytes, o.limits.MaxLoadBytes, o.limits.VerticesPerByte)
 	case copyMiB < 0 || copyMiB > 1<<16:
-		return usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536", copyMiB)
+		return usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536. Fix: use 0 to skip the copy ceiling, or a size in MiB such as %d (the default)", copyMiB, bfs.DefaultCopyBytes>>20)
 	case o.device < 0:
-		return usagef("gpuplan bench frontier: --device %d is negative", o.device)
+		return usagef("gpuplan bench frontier: --device %d is negative. Fix: give a CUDA device ordinal, 0 for the first GPU", o.device)
 	}
 	return nil
 }
@@ -275,10 +283,10 @@ func (o *benchOptions) parseArms(arms string) error {
 	for _, a := range strings.Split(arms, ",") {
 		arm, err := bfs.ParseArm(strings.TrimSpace(a))
 		if err != nil {
-			return usagef("gpuplan bench frontier: --arms: unknown arm %q. Fix: use %s", strings.TrimSpace(a), strings.Join(knownBenchArms(), ", "))
+			return usagef("gpuplan bench frontier: --arms: unknown arm %s. Fix: use %s", echoText(strings.TrimSpace(a)), strings.Join(knownBenchArms(), ", "))
 		}
 		if slices.Contains(o.bench.Arms, arm) {
-			return usagef("gpuplan bench frontier: --arms: %q is listed twice", arm)
+			return usagef("gpuplan bench frontier: --arms: %s is listed twice. Fix: list each arm once", echoText(string(arm)))
 		}
 		o.bench.Arms = append(o.bench.Arms, arm)
 	}

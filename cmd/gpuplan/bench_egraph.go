@@ -94,7 +94,7 @@ func parseBenchEgraphArgs(e *env, args []string) (*benchEgraphOptions, error) {
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
 	f.StringVar(&o.metrics, "metrics", "", "write the executor's telemetry after the run as Prometheus text exposition to `FILE` (- for standard output)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
-	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
+	f.StringVar(&o.sourceRoot, "source-root", "", "with -o: the module root whose measured code the evidence fingerprints (default: the nearest directory above the working directory with go.mod)")
 	f.Int64Var(&o.maxBytes, "max-input-bytes", input.DefaultGraphLimit, "refuse an input file larger than `N` bytes")
 	if err := f.parse(args); err != nil {
 		return nil, err
@@ -106,7 +106,23 @@ func parseBenchEgraphArgs(e *env, args []string) (*benchEgraphOptions, error) {
 	if err := o.check(*arms); err != nil {
 		return nil, err
 	}
+	if err := o.checkPeerFlags(setFlags(f)); err != nil {
+		return nil, err
+	}
 	return o, nil
+}
+
+// checkPeerFlags refuses the egg peer's flags without --peer-egg, which
+// would drop them, and a --peer-args a shell could not split.
+func (o *benchEgraphOptions) checkPeerFlags(set map[string]bool) error {
+	if o.peerPath == "" && (set["peer-args"] || set["peer-samples"]) {
+		return usagef("gpuplan bench egraph: --peer-args and --peer-samples need --peer-egg PATH. Fix: add --peer-egg with the path of egg-bench, or drop them")
+	}
+	if o.peerArgs == "" {
+		return nil
+	}
+	_, err := splitShellWords(o.peerArgs)
+	return err
 }
 
 // check refuses flag values out of range and parses --arms.
@@ -115,31 +131,49 @@ func (o *benchEgraphOptions) check(arms string) error {
 	bad := func(format string, a ...any) error { return usagef("gpuplan bench egraph: "+format, a...) }
 	switch {
 	case o.spec == "":
-		return bad("--egraph is required, for example --egraph gen:1e6 or --egraph file:math-1e6.pre.txt (run 'gpuplan bench egraph --help' for usage)")
+		return bad("--egraph is required. Fix: add the input, for example --egraph gen:1e6 or --egraph file:math-1e6.pre.txt (run 'gpuplan bench egraph --help' for usage)")
 	case !strings.HasPrefix(o.spec, "gen:") && !strings.HasPrefix(o.spec, "file:"):
-		return bad("--egraph %q is neither gen:N[:SEED[:SHAPE]] nor file:PATH", o.spec)
+		return bad("--egraph %s is neither gen:N[:SEED[:SHAPE]] nor file:PATH. Fix: generate one with gen:N, for example gen:1e6, or read an egg dump or JSON snapshot with file:PATH", echoText(o.spec))
 	case o.bench.Samples < 1 || o.bench.Samples > 100000:
 		return bad("--samples %d is outside 1..100000. Fix: use at least 10 so the gate can judge the run", o.bench.Samples)
 	case o.bench.CPUSamples < 0 || o.bench.CPUSamples > 100000:
-		return bad("--cpu-samples %d is outside 0..100000", o.bench.CPUSamples)
+		return bad("--cpu-samples %d is outside 0..100000. Fix: use 0 to skip the Go reference, or a count such as %d (the default)", o.bench.CPUSamples, rebuild.DefaultCPUSamples)
 	case sc.CheckEvery < 1 || sc.CheckEvery > 1<<16:
-		return bad("--check-every %d is outside 1..65536", sc.CheckEvery)
+		return bad("--check-every %d is outside 1..65536. Fix: give the rounds between host checks, for example %d (the default)", sc.CheckEvery, rebuild.DefaultCheckEvery)
 	case sc.Threads < 32 || sc.Threads > 1024 || sc.Threads%32 != 0, sc.PersistentThreads < 32 || sc.PersistentThreads > 1024 || sc.PersistentThreads%32 != 0:
-		return bad("--threads %d or --persistent-threads %d is not a multiple of 32 from 32 to 1024", sc.Threads, sc.PersistentThreads)
+		return bad("--threads %d or --persistent-threads %d is not a multiple of 32 from 32 to 1024. Fix: use 32, 64, ... 1024 for both, for example %d and %d (the defaults)", sc.Threads, sc.PersistentThreads, rebuild.DefaultThreads, rebuild.DefaultPersistentThreads)
 	case sc.PersistentBlocksPerSM < 0 || sc.PersistentBlocksPerSM > 64:
-		return bad("--persistent-blocks-per-sm %d is outside 0..64 (0 picks the default, one)", sc.PersistentBlocksPerSM)
+		return bad("--persistent-blocks-per-sm %d is outside 0..64. Fix: use 0 for the default (one), or 1 to 64", sc.PersistentBlocksPerSM)
 	case o.bench.FloorRounds < 0 || o.bench.FloorRounds > 1<<20:
-		return bad("--floor-rounds %d is outside 0..1048576 (0 skips the round floor)", o.bench.FloorRounds)
+		return bad("--floor-rounds %d is outside 0..1048576. Fix: use 0 to skip the round floor, or a count such as %d (the default)", o.bench.FloorRounds, rebuild.DefaultFloorRounds)
 	case o.peerN < 1 || o.peerN > 1000:
-		return bad("--peer-samples %d is outside 1..1000", o.peerN)
+		return bad("--peer-samples %d is outside 1..1000. Fix: give the runs of egg-bench, for example %d (the default)", o.peerN, rebuild.DefaultPeerSamples)
 	case o.peerPath != "" && strings.HasPrefix(o.spec, "gen:"):
-		return bad("--peer-egg runs egg on an egg dump, and %s is generated. Fix: pass --egraph file:PATH with a dump egg-bench wrote", o.spec)
+		return bad("--peer-egg runs egg on an egg dump, and %s is generated. Fix: pass --egraph file:PATH with a dump egg-bench wrote", echoText(o.spec))
 	case o.maxBytes <= 0:
-		return bad("--max-input-bytes %d is not positive", o.maxBytes)
+		return bad("--max-input-bytes %d is not positive. Fix: give the largest input size to accept in bytes, for example %d (the default)", o.maxBytes, input.DefaultGraphLimit)
 	case o.device < 0:
-		return bad("--device %d is negative", o.device)
+		return bad("--device %d is negative. Fix: give a CUDA device ordinal, 0 for the first GPU", o.device)
+	}
+	if err := checkEgraphSpec(o.spec); err != nil {
+		return err
 	}
 	return o.parseArms(arms)
+}
+
+// checkEgraphSpec parses a gen:... --egraph and refuses a file: one that
+// names no file, before anything is loaded.
+func checkEgraphSpec(spec string) error {
+	if spec == "file:" {
+		return usagef("gpuplan bench egraph: --egraph file: names no file. Fix: give the path of an egg dump or a JSON snapshot, for example --egraph file:math-1e6.pre.txt")
+	}
+	if !strings.HasPrefix(spec, "gen:") {
+		return nil
+	}
+	if _, err := egraph.ParseGenSpec(spec); err != nil {
+		return usagef("gpuplan bench egraph: --egraph: %v", err)
+	}
+	return nil
 }
 
 // parseArms reads --arms.
@@ -148,10 +182,10 @@ func (o *benchEgraphOptions) parseArms(arms string) error {
 	for _, a := range strings.Split(arms, ",") {
 		arm, err := rebuild.ParseArm(strings.TrimSpace(a))
 		if err != nil {
-			return usagef("gpuplan bench egraph: --arms: unknown arm %q. Fix: use host-loop, device-loop, persistent", strings.TrimSpace(a))
+			return usagef("gpuplan bench egraph: --arms: unknown arm %s. Fix: use host-loop, device-loop, persistent", echoText(strings.TrimSpace(a)))
 		}
 		if slices.Contains(o.bench.Arms, arm) {
-			return usagef("gpuplan bench egraph: --arms: %q is listed twice", arm)
+			return usagef("gpuplan bench egraph: --arms: %s is listed twice. Fix: list each arm once", echoText(string(arm)))
 		}
 		o.bench.Arms = append(o.bench.Arms, arm)
 	}
@@ -171,7 +205,7 @@ func runBenchEgraph(e *env, args []string) error {
 // protocol (rebuild.Bench) and writes the evidence and the summary.
 func benchEgraph(e *env, o *benchEgraphOptions) error {
 	logf := e.benchLogf
-	fingerprint, err := workloadFingerprint(o.sourceRoot, rebuildWorkload)
+	fingerprint, err := evidenceFingerprint(o.out, o.sourceRoot, rebuildWorkload)
 	if err != nil {
 		return err
 	}
@@ -306,7 +340,7 @@ func (o *benchEgraphOptions) peerConfig(in *benchInput) error {
 		return nil
 	}
 	if in.format != formatDump {
-		return usagef("gpuplan bench egraph: --peer-egg needs an egg dump, and %s is a %s. Fix: pass a dump egg-bench wrote", in.name, in.format)
+		return usagef("gpuplan bench egraph: --peer-egg needs an egg dump, and %s is a %s. Fix: pass a dump egg-bench wrote", echoText(in.name), in.format)
 	}
 	p := &rebuild.PeerConfig{Path: o.peerPath, Samples: o.peerN}
 	var err error
@@ -348,7 +382,7 @@ func splitShellWords(s string) ([]string, error) {
 		}
 	}
 	if quote != 0 {
-		return nil, usagef("gpuplan bench egraph: --peer-args %q has an unclosed %c quote", s, quote)
+		return nil, usagef("gpuplan bench egraph: --peer-args %s has an unclosed %c quote. Fix: close the quote, as a shell would need", echoText(s), quote)
 	}
 	if inWord {
 		out = append(out, string(cur))

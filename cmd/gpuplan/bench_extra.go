@@ -55,19 +55,19 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 	o.bench.Tune = x.tune && (set["mega-tune"] || !(set["mega-ahead"] || set["mega-fixed-ahead"] || set["mega-keep"] || set["mega-top-down"] || set["mega-async"]))
 	switch {
 	case x.keep != 0 && x.keep != bfs.DefaultMegakernelKeep && x.keep != bfs.MaxMegakernelKeep:
-		return usagef("gpuplan bench frontier: --mega-keep %d is not 0, %d or %d", x.keep, bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep)
+		return usagef("gpuplan bench frontier: --mega-keep %d is not 0, %d or %d. Fix: use %d or %d edges, or 0 for the default", x.keep, bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep, bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep)
 	case x.batch < 0 || x.batch > 4096:
 		return usagef("gpuplan bench frontier: --batch %d is outside 0..4096. Fix: use for example 64 (0 measures no batch)", x.batch)
 	case x.batchWidth != 0 && x.batchWidth != 32 && x.batchWidth != 64:
-		return usagef("gpuplan bench frontier: --batch-width %d is not 0, 32 or 64", x.batchWidth)
+		return usagef("gpuplan bench frontier: --batch-width %d is not 0, 32 or 64. Fix: use 32 or 64 roots per pass, or 0 to let the planner pick", x.batchWidth)
 	case x.batchWidth != 0 && x.batch == 0:
-		return usagef("gpuplan bench frontier: --batch-width needs --batch K")
+		return usagef("gpuplan bench frontier: --batch-width needs --batch K. Fix: add --batch K to measure a multi-source batch, or drop --batch-width")
 	case x.peerTimeout <= 0:
-		return usagef("gpuplan bench frontier: --peer-timeout %v is not positive", x.peerTimeout)
+		return usagef("gpuplan bench frontier: --peer-timeout %v is not positive. Fix: give the longest the Gunrock run may take, for example %v (the default)", x.peerTimeout, bfs.DefaultPeerTimeout)
 	case (x.peerDir != "" || x.peerSamples != 0) && x.peerGunrock == "":
-		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need --peer-gunrock PATH")
+		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need --peer-gunrock PATH. Fix: add --peer-gunrock with the path of Gunrock's BFS binary, or drop them")
 	case x.peerSamples < 0 || x.peerSamples > 100000:
-		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000", x.peerSamples)
+		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000. Fix: give Gunrock's samples, or 0 for as many as --samples", x.peerSamples)
 	}
 	if x.batch > 0 {
 		if !set["roots"] && len(o.rootIDs) == 0 {

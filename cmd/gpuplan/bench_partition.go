@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/gpuplan/gpuplan/evidence"
@@ -41,6 +43,42 @@ func (o *benchOptions) checkPartitioned(strategy string) error {
 	return nil
 }
 
+// partitionedIgnored are the flags of the single-GPU arms, which the
+// partitioned BFS does not run, besides the --mega-* flags. --copy-mib is
+// not among them: it only sizes the copy-ceiling measurement, and scripts
+// pass it to every frontier run.
+var partitionedIgnored = []string{"arms", "metrics", "check-every", "chunk", "barrier-levels", "direction",
+	"batch", "batch-width", "peer-gunrock", "peer-dir", "peer-timeout", "peer-samples"}
+
+// checkPartitionedFlags refuses, in the partitioned mode, the flags given
+// (set) that it would ignore, naming them all; --device is one of them
+// with --devices, which opens devices 0 to N-1.
+func (o *benchOptions) checkPartitionedFlags(set map[string]bool) error {
+	if !o.partitioned() {
+		return nil
+	}
+	mode := fmt.Sprintf("--devices %d", o.devices)
+	if o.simulate > 0 {
+		mode = fmt.Sprintf("--simulate-devices %d", o.simulate)
+	}
+	var given []string
+	for name := range set {
+		if strings.HasPrefix(name, "mega-") || slices.Contains(partitionedIgnored, name) || name == "device" && o.simulate == 0 {
+			given = append(given, "--"+name)
+		}
+	}
+	if len(given) == 0 {
+		return nil
+	}
+	slices.Sort(given)
+	verb := "do"
+	if len(given) == 1 {
+		verb = "does"
+	}
+	return usagef("gpuplan bench frontier: %s %s not apply with %s: the partitioned BFS runs one arm of its own, without the single-GPU arms' settings. Fix: drop %s, or leave out %s to measure the single-GPU arms",
+		strings.Join(given, ", "), verb, mode, strings.Join(given, ", "), strings.Fields(mode)[0])
+}
+
 // openPartitioned opens the devices of the partitioned BFS, after checking
 // that the NVIDIA driver library was loaded (CUDA build).
 func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
@@ -66,7 +104,7 @@ func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
 // and the summary.
 func benchPartitioned(e *env, o *benchOptions) error {
 	logf := e.benchLogf
-	fingerprint, err := workloadFingerprint(o.sourceRoot, partbfsWorkload)
+	fingerprint, err := evidenceFingerprint(o.out, o.sourceRoot, partbfsWorkload)
 	if err != nil {
 		return err
 	}

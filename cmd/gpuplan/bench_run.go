@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
@@ -55,7 +57,7 @@ func (e *env) benchLogf(format string, a ...any) {
 // protocol (bfs.Bench) and writes the evidence and the summary.
 func benchFrontier(e *env, o *benchOptions) error {
 	logf := e.benchLogf
-	fingerprint, err := workloadFingerprint(o.sourceRoot, bfsWorkload)
+	fingerprint, err := evidenceFingerprint(o.out, o.sourceRoot, bfsWorkload)
 	if err != nil {
 		return err
 	}
@@ -88,6 +90,9 @@ func benchFrontier(e *env, o *benchOptions) error {
 // graphAndRoots builds the --graph and picks the roots.
 func (o *benchOptions) graphAndRoots(logf func(string, ...any)) (*frontier.CSR, []int32, error) {
 	t0 := time.Now()
+	if err := graphbudget.Check(o.spec, o.spec.Name(), graphbudget.Available(), 1); err != nil {
+		return nil, nil, err
+	}
 	g, err := o.spec.Build(o.seed, o.limits)
 	if err != nil {
 		return nil, nil, err
@@ -197,6 +202,50 @@ func workloadFingerprint(sourceRoot, workload string) (string, error) {
 		}
 	}
 	return evidence.WorkloadFingerprint(root, workload)
+}
+
+// evidenceFingerprint returns the source fingerprint the evidence CSV (-o)
+// records: that of a workload package of the module at sourceRoot
+// (--source-root), or at the nearest directory above the working one with
+// go.mod. Without -o nothing records it, so it is not computed and a
+// missing module root is no error.
+func evidenceFingerprint(out, sourceRoot, workload string) (string, error) {
+	if out == "" {
+		return "", nil
+	}
+	root, err := sourceModuleRoot(sourceRoot)
+	if err != nil {
+		return "", err
+	}
+	name := "--source-root " + echoText(root)
+	if sourceRoot == "" {
+		name = "the module root " + echoText(root) + " (the nearest directory with go.mod from the working directory up; --source-root picks another)"
+	}
+	if info, err := os.Stat(filepath.Join(root, workload)); err != nil || !info.IsDir() {
+		return "", fmt.Errorf("%s has no %s, the measured code whose fingerprint -o records. Fix: pass --source-root the gpuplan checkout (the directory holding go.mod and %s)", name, workload, workload)
+	}
+	fp, err := evidence.WorkloadFingerprint(root, workload)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
+	}
+	return fp, nil
+}
+
+// sourceModuleRoot returns --source-root, which must hold go.mod, or,
+// without it, the nearest directory above the working one that does.
+func sourceModuleRoot(sourceRoot string) (string, error) {
+	if sourceRoot != "" {
+		if _, err := os.Stat(filepath.Join(sourceRoot, "go.mod")); err != nil {
+			return "", fmt.Errorf("--source-root %s holds no go.mod, so it is not the module root whose measured code -o fingerprints. Fix: pass --source-root the gpuplan checkout (the directory holding go.mod), or run from the checkout and leave it out", echoText(sourceRoot))
+		}
+		return sourceRoot, nil
+	}
+	root, err := findModuleRoot(".")
+	if err != nil {
+		wd, _ := filepath.Abs(".")
+		return "", fmt.Errorf("-o records the fingerprint of the measured code, and no directory from %s up holds go.mod, so the module root is unknown. Fix: run from the gpuplan checkout, or pass --source-root DIR (the directory holding go.mod)", echoText(wd))
+	}
+	return root, nil
 }
 
 // evidenceRows turns the samples into evidence rows, after checking every

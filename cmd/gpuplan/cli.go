@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"text/tabwriter"
+	"unicode/utf8"
 
 	"github.com/gpuplan/gpuplan/internal/input"
 	"github.com/gpuplan/gpuplan/internal/quote"
@@ -235,10 +236,10 @@ func runCommand(e *env, cmds []command, name string, args []string) int {
 		case err == nil, errors.Is(err, errHelpShown):
 			return exitOK
 		case errors.As(err, &ue):
-			fmt.Fprintln(e.stderr, err)
+			fmt.Fprintln(e.stderr, boundedMessage(err.Error()))
 			return exitUsage
 		default:
-			fmt.Fprintf(e.stderr, "gpuplan %s: %v\n", name, err)
+			fmt.Fprintf(e.stderr, "gpuplan %s: %s\n", name, boundedMessage(err.Error()))
 			return exitFailure
 		}
 	}
@@ -249,6 +250,30 @@ func runCommand(e *env, cmds []command, name string, args []string) int {
 	sort.Strings(names)
 	fmt.Fprintf(e.stderr, "gpuplan: unknown command %q; known commands: %s. Fix: use one of the known commands ('gpuplan help' describes them)\n", name, strings.Join(names, ", "))
 	return exitUsage
+}
+
+// Bounds of a printed error: a message that echoes megabytes of input
+// keeps its head (what failed, where) and its tail (the Fix).
+const (
+	maxMessageBytes  = 4096
+	messageHeadBytes = 2048
+	messageTailBytes = 1024
+)
+
+// boundedMessage cuts a message longer than maxMessageBytes in its
+// middle, on UTF-8 boundaries, saying how much it left out.
+func boundedMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	head, tail := messageHeadBytes, len(msg)-messageTailBytes
+	for head > 0 && !utf8.RuneStart(msg[head]) {
+		head--
+	}
+	for tail < len(msg) && !utf8.RuneStart(msg[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s ... [%d bytes left out] ... %s", msg[:head], tail-head, msg[tail:])
 }
 
 func printHelp(w io.Writer, cmds []command) {

@@ -50,7 +50,7 @@ Input (JSON object, every field required unless marked optional):
   children     child e-class ids, shared by all rows
   op_arities   arity of every op id (4294967295 = any arity)
   launch       optional {threads_per_block, max_blocks_per_launch};
-               default 256 and 65535
+               default 256 and 65535, at most 1024 and 2147483647
   target_sm    optional compute capability as major*10+minor, for the PTX
                ISA version
   memory_budget_bytes  optional bound on the candidate pairs' equivalence
@@ -72,6 +72,9 @@ func runEgraph(e *env, args []string) error {
 	cfg := egraph.DefaultLaunchConfig()
 	if in.Launch != nil {
 		cfg = *in.Launch
+	}
+	if err := checkEgraphLaunch(source, cfg); err != nil {
+		return err
 	}
 	var out egraphOutput
 	if in.TargetSM != nil {

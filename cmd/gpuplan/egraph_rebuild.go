@@ -12,7 +12,9 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/input"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 const egraphRebuildAbout = `Restore congruence in an e-graph (egg's rebuild) on the CPU and print
@@ -186,6 +188,13 @@ func loadRebuildInput(e *env, o *rebuildOptions, out *rebuildOutput) (*egraph.Gr
 		cfg, err := egraph.ParseGenSpec(o.file)
 		if err != nil {
 			return nil, usagef("gpuplan egraph rebuild: %v", err)
+		}
+		need, err := graphbudget.EGraphBytes(cfg.Nodes)
+		if err == nil {
+			err = graphbudget.CheckBytes(quote.Text(o.file), need, graphbudget.Available())
+		}
+		if err != nil {
+			return nil, err
 		}
 		out.Format, out.Generator = formatGenerated, &cfg
 		return egraph.Generate(cfg)

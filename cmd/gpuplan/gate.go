@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/input"
 	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
@@ -49,7 +50,7 @@ func runGate(e *env, args []string) error {
 		"gate [--root DIR] [--gates FILE] [--results DIR] [--json]\n       gpuplan gate --list-stale [--root DIR] [--results DIR] [--json]\n       gpuplan gate --vyre FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-session FILE [--min-speedup X] [--json]\n       gpuplan gate --vyre-header",
 		gateAbout)
 	root := f.String("root", ".", "module root: the fingerprint of its measured code (the GPU workloads and the packages they import) decides staleness")
-	gatesPath := f.String("gates", "", "gates file (default ROOT/evidence/gates.json)")
+	gatesPath := f.String("gates", "", "gates file, - for standard input (default ROOT/evidence/gates.json)")
 	resultsDir := f.String("results", "", "evidence directory (default ROOT/evidence/results)")
 	vyreFile := f.String("vyre", "", "validate vyre's megakernel speedup CSV `FILE`")
 	sessionFile := f.String("vyre-session", "", "convert vyre's resident graph session CSV `FILE`")
@@ -114,10 +115,54 @@ func runGate(e *env, args []string) error {
 		_, err = fmt.Fprint(e.stdout, csv)
 		return err
 	}
+	if err := checkGateRoot(*root); err != nil {
+		return err
+	}
 	if *listStale {
 		return runListStale(e, f.json, *root, *resultsDir)
 	}
 	return runClaims(e, f.json, *root, *gatesPath, *resultsDir)
+}
+
+// checkGateRoot refuses a --root that is not a directory, naming it.
+func checkGateRoot(root string) error {
+	info, err := os.Stat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("--root %s: no such directory. Fix: %s", echoText(root), gateRootFix)
+	case err != nil:
+		return fmt.Errorf("--root %s: %v. Fix: check the path and its permissions, or %s", echoText(root), pathErrText(err), gateRootFix)
+	case !info.IsDir():
+		return fmt.Errorf("--root %s is not a directory. Fix: %s", echoText(root), gateRootFix)
+	}
+	return nil
+}
+
+// gateRootFix says what --root must name.
+const gateRootFix = "pass --root the module root (the directory holding go.mod, workloads/ and evidence/), or run from it and leave --root out"
+
+// pathErrText is err without the path an *fs.PathError repeats, so that a
+// message can name the path once, quoted.
+func pathErrText(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// rootFingerprints returns the source fingerprints of root's GPU
+// workloads; every error names root.
+func rootFingerprints(root string) (evidence.Fingerprints, error) {
+	info, err := os.Stat(filepath.Join(root, evidence.WorkloadsDir))
+	if err != nil || !info.IsDir() {
+		return nil, fmt.Errorf("--root %s has no %s directory, so its measured code cannot be fingerprinted. Fix: %s", echoText(root), evidence.WorkloadsDir, gateRootFix)
+	}
+	fp, err := evidence.SourceFingerprints(root)
+	if err != nil {
+		return nil, fmt.Errorf("--root %s: %w", echoText(root), err)
+	}
+	return fp, nil
 }
 
 // runListStale prints the names of the evidence files whose source
@@ -152,10 +197,14 @@ func runListStale(e *env, asJSON bool, root, resultsDir string) error {
 // fingerprints of root's GPU workloads.
 func loadEvidence(e *env, root, dir string) ([]evidence.ResultFile, evidence.Fingerprints, error) {
 	files, err := evidence.LoadResultsLimit(dir, e.inputLimit)
+	if err != nil && dir == filepath.Join(root, "evidence", "results") {
+		// The directory is the default under --root: name the root too.
+		return nil, nil, fmt.Errorf("--root %s: %w", echoText(root), err)
+	}
 	if err != nil {
 		return nil, nil, err
 	}
-	fp, err := evidence.SourceFingerprints(root)
+	fp, err := rootFingerprints(root)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -201,22 +250,33 @@ func finitePtr(f float64) *float64 {
 	return &f
 }
 
-func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
+// readGates reads and parses the claims: --gates FILE, standard input for
+// "-", or ROOT/evidence/gates.json without the flag. It returns the name
+// the output shows for them.
+func readGates(e *env, root, gatesPath string) (evidence.Gates, string, error) {
 	if gatesPath == "" {
 		gatesPath = filepath.Join(root, "evidence", "gates.json")
+		if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) {
+			return evidence.Gates{}, "", fmt.Errorf("--root %s has no evidence/gates.json. Fix: create %s with {\"claims\": []}, pass --gates FILE (- for standard input), or %s",
+				echoText(root), echoText(gatesPath), gateRootFix)
+		}
+	} else if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) && gatesPath != input.Stdin {
+		return evidence.Gates{}, "", fmt.Errorf("--gates %s: no such file. Fix: check the path, create it with {\"claims\": []}, or pass --gates - to read the claims from standard input", echoText(gatesPath))
 	}
+	data, source, err := e.readInput(gatesPath)
+	if err != nil {
+		return evidence.Gates{}, "", err
+	}
+	gates, err := evidence.ParseGates(source, data)
+	return gates, source, err
+}
+
+func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	resultsDir, err := resultsDirFor(root, resultsDir)
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("reading gates file %s: no such file. Fix: create %s with {\"claims\": []} or pass --gates", gatesPath, gatesPath)
-	}
-	data, _, err := e.readInput(gatesPath)
-	if err != nil {
-		return err
-	}
-	gates, err := evidence.ParseGates(gatesPath, data)
+	gates, gatesPath, err := readGates(e, root, gatesPath)
 	if err != nil {
 		return err
 	}

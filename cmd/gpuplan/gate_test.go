@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -281,4 +282,74 @@ func TestGateVyreSession(t *testing.T) {
 	_, errs, code = runCLI(t, strings.Replace(vyreSessionCSV, ",250000\n", ",250000,0\n", 1), "gate", "--vyre-session", "-")
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, errs, `resident graph evidence line 2, column 18 (extra): row has 18 fields but must have 17 fields; column 18 "0" is extra. Fix:`)
+}
+
+// TestGateClaimsFromStandardInput checks that --gates - reads the claims
+// from standard input, as --vyre - does.
+func TestGateClaimsFromStandardInput(t *testing.T) {
+	root := gateTree(t, "", 12, 1.19e6)
+	tests := []struct {
+		name  string
+		stdin string
+		code  int
+		out   []string
+		errs  []string
+	}{
+		{"a passing claim", `{"claims": [` + gridClaimJSON + `]}`, exitOK, []string{"gate: 1 claims in <stdin>", "PASS grid megakernel", "gate passed: 1 of 1 claims hold"}, nil},
+		{"no claims", `{"claims": []}`, exitOK, []string{"no claims stated in <stdin>"}, nil},
+		{"a false claim", `{"claims": [` + strings.Replace(gridClaimJSON, `"min_speedup": 5`, `"min_speedup": 50`, 1) + `]}`, exitFailure, []string{"FAIL grid megakernel"}, []string{"gate failed: 1 of 1", "Fix:"}},
+		{"empty input", "", exitFailure, nil, []string{"<stdin>: input is empty", "Fix:"}},
+		{"malformed claims", `{"claims": [{"name": "x"}]}`, exitFailure, nil, []string{`<stdin>: field "claims[0].workload": required field is missing`, "Fix:"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, tc.stdin, "gate", "--root", root, "--gates", "-")
+			require.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errs)
+			for _, w := range tc.out {
+				assert.Contains(t, out, w)
+			}
+			for _, w := range tc.errs {
+				assert.Contains(t, errs, w)
+			}
+		})
+	}
+}
+
+// TestGateRootErrorsNameTheRoot checks that every error about --root
+// names it, quoted, with a fix.
+func TestGateRootErrorsNameTheRoot(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "a file")
+	require.NoError(t, os.WriteFile(file, []byte("x"), 0o644))
+	noWorkloads := gateTree(t, "", 0, 0)
+	require.NoError(t, os.RemoveAll(filepath.Join(noWorkloads, "workloads")))
+	resultsFile := gateTree(t, "", 0, 0)
+	require.NoError(t, os.RemoveAll(filepath.Join(resultsFile, "evidence", "results")))
+	require.NoError(t, os.WriteFile(filepath.Join(resultsFile, "evidence", "results"), []byte("x"), 0o644))
+	missing := filepath.Join(t.TempDir(), "missing")
+	tests := []struct {
+		name string
+		root string
+		args []string
+		want string
+	}{
+		{"missing root", missing, nil, "no such directory"},
+		{"missing root, list-stale", missing, []string{"--list-stale"}, "no such directory"},
+		{"a file", file, nil, "is not a directory"},
+		{"no gates file", t.TempDir(), nil, "has no evidence/gates.json"},
+		{"no workloads", noWorkloads, nil, "has no workloads directory"},
+		{"no workloads, list-stale", noWorkloads, []string{"--list-stale"}, "has no workloads directory"},
+		{"results is a file", resultsFile, nil, "listing results"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, errs, code := runCLI(t, "", append([]string{"gate", "--root", tc.root}, tc.args...)...)
+			require.Equal(t, exitFailure, code, errs)
+			assert.Contains(t, errs, "--root "+strconv.Quote(tc.root))
+			assert.Contains(t, errs, tc.want)
+			assert.Contains(t, errs, "Fix:")
+		})
+	}
+	_, errs, code := runCLI(t, "", "gate", "--root", noWorkloads, "--gates", filepath.Join(missing, "gates.json"))
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, "--gates "+strconv.Quote(filepath.Join(missing, "gates.json"))+": no such file. Fix:")
 }

@@ -80,6 +80,18 @@ func hostileCases() []hostileCase {
 		{"fuse: /dev/zero", []string{"fuse", "/dev/zero"}, exitFailure, []string{"/dev/zero: is a character device, not a regular file"}, nil},
 		{"plan: a directory", []string{"plan", "@tmp"}, exitFailure, []string{"is a directory, not a regular file"}, nil},
 		{"fuse: a bad size limit is a usage error", []string{"fuse", "--max-input-bytes", "0", "@fuse-trailing.json"}, exitUsage, []string{"--max-input-bytes 0 is not a positive number"}, nil},
+		{"partition: a grid whose vertex count wraps", []string{"partition", "--device", "h200", "--graph", "grid:4294967296"}, exitFailure, []string{"grid:4294967296: its grid vertices do not fit 64-bit arithmetic"}, nil},
+		{"partition: a road whose vertex count wraps", []string{"partition", "--device", "h200", "--graph", "road:8589934592"}, exitFailure, []string{"its road vertices do not fit"}, nil},
+		{"bfs: a Kronecker graph beyond the host", []string{"bfs", "--graph", "kron:30", "--cpu"}, exitFailure, []string{"kron:30 needs about 489626271752 bytes"}, nil},
+		{"diagnose: grid y beyond 65535", []string{"diagnose", "--device", "h200", "--grid", "1,65536,1", "--block", "128"}, exitUsage, []string{`--grid "1,65536,1": dimension 2 (y) is above CUDA's limit of 65535`}, nil},
+		{"diagnose: grid x beyond 2^31-1", []string{"diagnose", "--device", "h200", "--grid", "2147483648", "--block", "128"}, exitUsage, []string{"dimension 1 (x) is above CUDA's limit of 2147483647"}, nil},
+		{"diagnose: an empty grid dimension", []string{"diagnose", "--device", "h200", "--grid", "1,,5", "--block", "128"}, exitUsage, []string{`--grid "1,,5": dimension 2 (y) is empty`}, nil},
+		{"diagnose: block z beyond 64", []string{"diagnose", "--device", "h200", "--grid", "1", "--block", "1,1,65"}, exitUsage, []string{"dimension 3 (z) is above CUDA's limit of 64"}, nil},
+		{"occupancy: 300 registers a thread", []string{"occupancy", "--device", "h200", "--regs", "300", "--block", "128"}, exitUsage, []string{"--regs (registers_per_thread) 300 is above 255"}, nil},
+		{"occupancy: a 2000-thread block", []string{"occupancy", "--device", "h200", "--regs", "32", "--block", "2000"}, exitUsage, []string{"--block (block_size) 2000 is outside 1..1024"}, nil},
+		{"serve: a graph spec that cannot load", []string{"serve", "--graph", "k=kron:abc", "--listen", "127.0.0.1:0"}, exitFailure, []string{"--graph k=kron:abc"}, nil},
+		{"load: a client count out of range", []string{"load", "--graph", "kron:8", "--clients", "0"}, exitUsage, []string{`--clients: "0" is not a count from 1 to 4096`}, nil},
+		{"load: a batching window out of range", []string{"load", "--graph", "kron:8", "--windows", "5s"}, exitUsage, []string{`--windows: "5s" is not a window`}, nil},
 	}
 }
 

@@ -33,7 +33,7 @@ type kernelFlags struct {
 }
 
 func (kf *kernelFlags) add(f *flags, dynUsage string) {
-	f.IntVar(&kf.regs, "regs", 0, "registers per thread (as ptxas -v reports)")
+	f.IntVar(&kf.regs, "regs", 0, "registers per thread (as ptxas -v reports), 0 to 255")
 	f.IntVar(&kf.smem, "smem", 0, "static shared memory per block in bytes")
 	f.IntVar(&kf.dyn, "dyn", 0, dynUsage)
 	f.BoolVar(&kf.optIn, "opt-in", false, "the kernel opted in to the device's maximum dynamic shared memory per block")
@@ -65,6 +65,27 @@ func kernelFlagError(cmd string, err error) error {
 	return err
 }
 
+// checkRegsFlag refuses --regs above the most registers a thread can use
+// on any CUDA device (below 0 the exact model refuses it).
+func checkRegsFlag(cmd string, regs int) error {
+	if regs > cudaMaxRegistersPerThread {
+		return usagef("gpuplan %s: --regs (registers_per_thread) %d is above %d, the most registers a thread can use on any CUDA device (ptxas never assigns more). Fix: give the count ptxas -v prints for the kernel, 0 to %d",
+			cmd, regs, cudaMaxRegistersPerThread, cudaMaxRegistersPerThread)
+	}
+	return nil
+}
+
+// checkBlockFlag refuses a --block below 1 or above the device's max
+// threads per block, which no launch on it can have.
+func checkBlockFlag(d occupancy.Device, label string, block int) error {
+	if block < 1 || block > d.MaxThreadsPerBlock {
+		return usagef("gpuplan occupancy: --block (block_size) %d is outside 1..%d, the max threads per block of %s. Fix: give the threads per block from 1 to %d, for example 128",
+			block, d.MaxThreadsPerBlock, echoText(label), d.MaxThreadsPerBlock)
+	}
+	return nil
+}
+
+// kernel is the kernel the flags describe.
 func (kf *kernelFlags) kernel() occupancy.Kernel {
 	return occupancy.Kernel{RegistersPerThread: kf.regs, StaticSharedBytes: kf.smem, DynamicSharedBytes: kf.dyn,
 		OptIn: kf.optIn, MaxThreadsPerBlock: kf.maxThreads, CarveoutPercent: kf.carveout}
@@ -94,7 +115,7 @@ func runOccupancy(e *env, args []string) error {
 	df.add(f)
 	var kf kernelFlags
 	kf.add(f, "dynamic shared memory per block in bytes")
-	block := f.Int("block", 0, "threads per block")
+	block := f.Int("block", 0, "threads per block, 1 to the device's max threads per block")
 	sweep := f.Bool("sweep", false, "compute every block size 32..1024 in steps of 32")
 	if err := f.parse(args); err != nil {
 		return err
@@ -113,12 +134,17 @@ func runOccupancy(e *env, args []string) error {
 	if err := k.Validate(); err != nil {
 		return kernelFlagError("occupancy", err)
 	}
-	if !*sweep && (*block < 1 || *block > 1<<30) {
-		return usagef("gpuplan occupancy: --block (block_size) %d is outside 1..1073741824. Fix: give the threads per block, for example 128", *block)
+	if err := checkRegsFlag("occupancy", kf.regs); err != nil {
+		return err
 	}
 	d, label, err := df.resolve(e, "occupancy")
 	if err != nil {
 		return err
+	}
+	if !*sweep {
+		if err := checkBlockFlag(d, label, *block); err != nil {
+			return err
+		}
 	}
 	if *sweep {
 		return occupancySweepRun(e, f.json, d, label, k)

@@ -36,7 +36,7 @@ func TestOccupancyCommandWorkedChecksJSON(t *testing.T) {
 		{[]string{"--regs", "10", "--block", "96"}, 21, "warps"},
 		{[]string{"--regs", "10", "--dyn", "20000", "--block", "96"}, 11, "shared-memory"},
 		{[]string{"--regs", "238", "--block", "128"}, 2, "registers"},
-		{[]string{"--regs", "256", "--block", "128"}, 0, "registers"},
+		{[]string{"--regs", "255", "--block", "1024"}, 0, "registers"},
 		{[]string{"--regs", "0", "--dyn", "60000", "--block", "128"}, 0, "shared-memory"},
 		{[]string{"--regs", "0", "--dyn", "60000", "--opt-in", "--block", "128"}, 3, "shared-memory"},
 	}
@@ -62,7 +62,7 @@ func TestOccupancyCommandWorkedChecksJSON(t *testing.T) {
 }
 
 func TestOccupancyCommandCannotRun(t *testing.T) {
-	out, errs, code := runCLI(t, "", "occupancy", "--device", "h100", "--regs", "300", "--block", "128")
+	out, errs, code := runCLI(t, "", "occupancy", "--device", "h100", "--regs", "255", "--block", "1024")
 	require.Equal(t, exitOK, code, errs)
 	assert.Contains(t, out, "cannot run: 0 blocks per SM, limited by registers")
 }
@@ -97,7 +97,7 @@ func TestOccupancyCommandSweep(t *testing.T) {
 	}
 
 	// Nothing runs: no best.
-	out, _, code = runCLI(t, "", "occupancy", "--device", "h200", "--regs", "300", "--sweep")
+	out, _, code = runCLI(t, "", "occupancy", "--device", "h200", "--regs", "32", "--dyn", "60000", "--sweep")
 	require.Equal(t, exitOK, code)
 	assert.Contains(t, out, "no block size can run")
 	assert.NotContains(t, out, "<- best")
@@ -139,6 +139,15 @@ func TestOccupancyCommandErrors(t *testing.T) {
 		{"negative dyn", "", []string{"--device", "h200", "--regs", "1", "--dyn", "-5", "--sweep"}, exitUsage, []string{"dynamic_shared_bytes", "Fix:"}},
 		{"bad carveout", "", []string{"--device", "h200", "--regs", "1", "--carveout", "150", "--block", "32"}, exitUsage, []string{"carveout_percent"}},
 		{"missing file", "", []string{"--device-file", "/nonexistent/x.json", "--regs", "1", "--block", "32"}, exitFailure, []string{"Fix:"}},
+		{"regs above 255", "", []string{"--device", "h200", "--regs", "300", "--block", "128"}, exitUsage,
+			[]string{"--regs (registers_per_thread) 300 is above 255", "Fix: give the count ptxas -v prints"}},
+		{"regs 256 in a sweep", "", []string{"--device", "h200", "--regs", "256", "--sweep"}, exitUsage, []string{"--regs (registers_per_thread) 256 is above 255", "Fix:"}},
+		{"block above the device maximum", "", []string{"--device", "h200", "--regs", "32", "--block", "2000"}, exitUsage,
+			[]string{`--block (block_size) 2000 is outside 1..1024, the max threads per block of "h200"`, "Fix: give the threads per block from 1 to 1024"}},
+		{"block one above", "", []string{"--device", "h100", "--regs", "32", "--block", "1025"}, exitUsage, []string{"1025 is outside 1..1024", "Fix:"}},
+		{"negative block", "", []string{"--device", "h100", "--regs", "32", "--block", "-1"}, exitUsage, []string{"-1 is outside 1..1024", "Fix:"}},
+		{"block above a profile's maximum", h200With(t, `{"max_threads_per_block":512,"max_block_dim":[512,512,64]}`),
+			[]string{"--device-file", "-", "--regs", "32", "--block", "1024"}, exitUsage, []string{`1024 is outside 1..512, the max threads per block of "<stdin>"`, "Fix:"}},
 		{"bad profile", `{"name": "x", "sm_count": 3, "bogus": 1}`, []string{"--device-file", "-", "--regs", "1", "--block", "32"}, exitFailure, []string{`field "bogus"`, "unknown field", "Fix:"}},
 	}
 	for _, tc := range tests {

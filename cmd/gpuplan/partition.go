@@ -9,6 +9,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/bytesize"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
@@ -82,6 +83,9 @@ func runPartition(e *env, args []string) error {
 		*count = len(strings.Split(*names, ",")) // a list of names sets the count
 	}
 	if err := o.parse(*graph, *count, *names, *memory, *strategy); err != nil {
+		return err
+	}
+	if err := graphbudget.Check(o.spec, *graph, graphbudget.Available(), 1); err != nil {
 		return err
 	}
 	g, err := o.spec.Build(o.seed, frontier.DefaultLimits())

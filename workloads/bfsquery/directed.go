@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/input"
 )
 
@@ -154,12 +155,16 @@ func buildDirected(name string, n int, src, dst []int32) *frontier.CSR {
 // LoadSpec loads a graph spec: frontier's specs (grid:N, kron:SCALE,
 // road:N, rgg:N[:DEGREE], file:PATH) give undirected graphs, and
 // "directed:PATH" a directed edge list. It reports whether the graph is
-// directed.
+// directed. A generated graph that would not fit the host memory
+// available is refused before anything is allocated (graphbudget.Check).
 func LoadSpec(spec string, seed uint64, lim frontier.Limits) (*frontier.CSR, bool, error) {
 	path, ok := strings.CutPrefix(spec, DirectedPrefix)
 	if !ok {
 		s, err := frontier.ParseSpec(spec)
 		if err != nil {
+			return nil, false, err
+		}
+		if err := graphbudget.Check(s, spec, graphbudget.Available(), 0); err != nil {
 			return nil, false, err
 		}
 		g, err := s.Build(seed, lim)

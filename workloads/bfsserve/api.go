@@ -18,18 +18,12 @@ type QueryRequest struct {
 	Parents  bool    `json:"parents"`
 }
 
-// QueryResponse answers a QueryRequest: one level per target, -1 where
-// the target is unreached (or beyond the depth limit); with parents, each
-// target's parent, -1 for the root and unreached targets. Reached counts
-// the vertices within the depth limit and Depth is the largest level among
-// them.
-type QueryResponse struct {
-	Root    int32   `json:"root"`
-	Levels  []int32 `json:"levels"`
-	Parents []int32 `json:"parents,omitempty"`
-	Reached int     `json:"reached"`
-	Depth   int32   `json:"depth"`
-}
+// QueryResponse answers a QueryRequest: the query's bfsquery.Answer, one
+// level per target, -1 where the target is unreached (or beyond the depth
+// limit); with parents, each target's parent, -1 for the root and
+// unreached targets; "reached" counts the vertices within the depth limit
+// and "depth" is the largest level among them.
+type QueryResponse = bfsquery.Answer
 
 // BatchRequest is the body of POST /v1/graphs/NAME/batch: many queries
 // answered together.
@@ -114,11 +108,6 @@ func toQuery(root *int64, targets []int64, maxDepth *int64, parents bool, n, max
 		q.Targets[i] = int32(t)
 	}
 	return q, nil
-}
-
-// response is an answer as the API returns it.
-func response(a bfsquery.Answer) QueryResponse {
-	return QueryResponse{Root: a.Root, Levels: a.Levels, Parents: a.Parents, Reached: a.Reached, Depth: a.Depth}
 }
 
 // reach is an answer as reachability flags.

@@ -312,3 +312,28 @@ func hasLabel[L interface {
 	}
 	return false
 }
+
+// TestShutdownDoesNotWaitForSilentConnections opens a connection that
+// sends nothing, as a client's transport dials spares: shutdown closes it
+// rather than waiting for it.
+func TestShutdownDoesNotWaitForSilentConnections(t *testing.T) {
+	f := newFixture(t)
+	s, err := New(context.Background(), Config{}, f.cpu)
+	require.NoError(t, err)
+	l, err := Listen("127.0.0.1:0")
+	require.NoError(t, err)
+	served := make(chan error, 1)
+	go func() { served <- s.Serve(l) }()
+	conn, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	eventually(t, func() bool {
+		s.httpMu.Lock()
+		defer s.httpMu.Unlock()
+		return len(s.fresh) == 1
+	}, "the server sees the connection")
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	require.NoError(t, s.Shutdown(ctx), "shutdown ends before its deadline")
+	require.NoError(t, <-served)
+}

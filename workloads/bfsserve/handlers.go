@@ -191,34 +191,18 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func (s *Server) bfs(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.graph(r)
-	if err != nil {
-		return err
-	}
 	var req QueryRequest
-	if err := s.decode(w, r, &req); err != nil {
-		return err
-	}
-	q, err := b.query(req.Root, req.Targets, req.MaxDepth, req.Parents, "")
+	b, err := s.decodeFor(w, r, &req)
 	if err != nil {
 		return err
 	}
-	outs, err := s.ask(r.Context(), b, []bfsquery.Query{q})
-	if err != nil {
-		return err
-	}
-	w.Header().Set(BatchRootsHeader, strconv.Itoa(outs[0].roots))
-	writeJSON(w, http.StatusOK, response(outs[0].a))
-	return nil
+	return s.one(w, r, b, req, func(a bfsquery.Answer) any { return a })
 }
 
 func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.graph(r)
-	if err != nil {
-		return err
-	}
 	var req BatchRequest
-	if err := s.decode(w, r, &req); err != nil {
+	b, err := s.decodeFor(w, r, &req)
+	if err != nil {
 		return err
 	}
 	switch {
@@ -240,7 +224,7 @@ func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
 	resp := BatchResponse{Answers: make([]QueryResponse, len(outs))}
 	roots := 0
 	for i, o := range outs {
-		resp.Answers[i] = response(o.a)
+		resp.Answers[i] = o.a
 		roots = max(roots, o.roots)
 	}
 	w.Header().Set(BatchRootsHeader, strconv.Itoa(roots))
@@ -249,18 +233,29 @@ func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) reach(w http.ResponseWriter, r *http.Request) error {
-	b, err := s.graph(r)
+	var req ReachRequest
+	b, err := s.decodeFor(w, r, &req)
 	if err != nil {
 		return err
 	}
-	var req ReachRequest
-	if err := s.decode(w, r, &req); err != nil {
-		return err
-	}
 	if req.Targets == nil {
-		req.Targets = []int64{}
+		req.Targets = []int64{} // the count alone, not every vertex's flag
 	}
-	q, err := b.query(req.Root, req.Targets, req.MaxDepth, false, "")
+	return s.one(w, r, b, QueryRequest{Root: req.Root, Targets: req.Targets, MaxDepth: req.MaxDepth}, func(a bfsquery.Answer) any { return reach(a) })
+}
+
+// decodeFor returns the named graph's batcher and decodes the body into v.
+func (s *Server) decodeFor(w http.ResponseWriter, r *http.Request, v any) (*batcher, error) {
+	b, err := s.graph(r)
+	if err != nil {
+		return nil, err
+	}
+	return b, s.decode(w, r, v)
+}
+
+// one answers one query and writes what render makes of its answer.
+func (s *Server) one(w http.ResponseWriter, r *http.Request, b *batcher, req QueryRequest, render func(bfsquery.Answer) any) error {
+	q, err := b.query(req.Root, req.Targets, req.MaxDepth, req.Parents, "")
 	if err != nil {
 		return err
 	}
@@ -269,7 +264,7 @@ func (s *Server) reach(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	w.Header().Set(BatchRootsHeader, strconv.Itoa(outs[0].roots))
-	writeJSON(w, http.StatusOK, reach(outs[0].a))
+	writeJSON(w, http.StatusOK, render(outs[0].a))
 	return nil
 }
 

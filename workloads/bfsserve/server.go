@@ -65,6 +65,10 @@ type Server struct {
 	workers  sync.WaitGroup
 	httpMu   sync.Mutex
 	https    []*http.Server
+	// fresh holds the connections accepted that have sent no request yet:
+	// shutdown closes them at once, where the HTTP server would wait five
+	// seconds for them (a client's transport dials such spares).
+	fresh map[net.Conn]struct{}
 }
 
 // New opens the residency and returns a server over its graphs, its
@@ -255,7 +259,7 @@ const DefaultAddr = "127.0.0.1:8080"
 // shutdown.
 func (s *Server) Serve(l net.Listener) error {
 	hs := &http.Server{Handler: s.handler, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute,
-		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn)}
+		ErrorLog: slog.NewLogLogger(s.log.Handler(), slog.LevelWarn), ConnState: s.trackConn}
 	s.httpMu.Lock()
 	if s.stopped() {
 		s.httpMu.Unlock()
@@ -270,6 +274,48 @@ func (s *Server) Serve(l net.Listener) error {
 	return nil
 }
 
+// trackConn keeps the set of connections that have sent no request.
+func (s *Server) trackConn(c net.Conn, state http.ConnState) {
+	s.httpMu.Lock()
+	defer s.httpMu.Unlock()
+	if s.fresh == nil {
+		s.fresh = map[net.Conn]struct{}{}
+	}
+	if state == http.StateNew {
+		s.fresh[c] = struct{}{}
+	} else {
+		delete(s.fresh, c)
+	}
+}
+
+// shutdownHTTP shuts hs down, closing the connections that have sent no
+// request as they appear until it is done.
+func (s *Server) shutdownHTTP(ctx context.Context, hs *http.Server) error {
+	done := make(chan error, 1)
+	go func() { done <- hs.Shutdown(ctx) }()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tick.C:
+			s.closeFresh()
+		}
+	}
+}
+
+// closeFresh closes the connections that have sent no request: none of
+// them holds a query in flight.
+func (s *Server) closeFresh() {
+	s.httpMu.Lock()
+	defer s.httpMu.Unlock()
+	for c := range s.fresh {
+		_ = c.Close()
+		delete(s.fresh, c)
+	}
+}
+
 // Shutdown stops the server gracefully: it stops accepting connections,
 // finishes the queries in flight (until ctx ends), then stops the
 // batchers and closes the graphs.
@@ -280,7 +326,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.httpMu.Unlock()
 	var errs []error
 	for _, hs := range servers {
-		if err := hs.Shutdown(ctx); err != nil {
+		if err := s.shutdownHTTP(ctx, hs); err != nil {
 			errs = append(errs, fmt.Errorf("finishing the requests in flight: %w", err))
 		}
 	}
