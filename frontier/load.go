@@ -244,10 +244,3 @@ func ReadMatrixMarket(r io.Reader, source string, lim Limits) (*CSR, error) {
 	}
 	return ParseMatrixMarket(data, source, lim)
 }
-
-func truncate(b []byte) string {
-	if len(b) > 60 {
-		return string(b[:60]) + "..."
-	}
-	return string(b)
-}

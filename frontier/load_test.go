@@ -535,3 +535,13 @@ func benchmarkParse(b *testing.B, mtx bool) {
 		b.ReportMetric(float64(m)*float64(b.N)/b.Elapsed().Seconds(), "edges/s")
 	})
 }
+
+// TestHugeFieldsAreCutInErrors reads an edge list whose vertex id is a
+// megabyte long: the error repeats at most quote.MaxEcho bytes of it.
+func TestHugeFieldsAreCutInErrors(t *testing.T) {
+	text := "0 " + strings.Repeat("9x", 1<<19) + "\n"
+	_, err := ParseEdgeList([]byte(text), "huge.txt", DefaultLimits())
+	require.Error(t, err)
+	assert.Less(t, len(err.Error()), 400)
+	assert.Contains(t, err.Error(), `"... is not an integer`)
+}

@@ -3,6 +3,7 @@ package frontier
 import (
 	"bytes"
 	"fmt"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"runtime"
 	"strconv"
 	"strings"
@@ -184,7 +185,7 @@ func parseEdgeChunk(data []byte, source string, lim Limits) chunkResult {
 		for i := range ids {
 			v, ok := parseInt64(f[i])
 			if !ok {
-				r.err = &ParseError{Source: source, Line: l.n, Msg: fmt.Sprintf("vertex id %q is not an integer", f[i]), Fix: "use non-negative decimal vertex ids"}
+				r.err = &ParseError{Source: source, Line: l.n, Msg: fmt.Sprintf("vertex id %s is not an integer", echo(f[i])), Fix: "use non-negative decimal vertex ids"}
 				break
 			}
 			if v < 0 || v >= int64(lim.MaxVertices) {
@@ -390,7 +391,7 @@ func parseMTXHeader(data []byte, source string) (mtxHeader, error) {
 		for i := range sz {
 			v, ok := parseInt64(f[i])
 			if !ok || v < 0 {
-				return mtxHeader{}, &ParseError{Source: source, Line: l.n, Msg: fmt.Sprintf("size field %q is not a non-negative integer", f[i]), Fix: "write the size line as three non-negative integers"}
+				return mtxHeader{}, &ParseError{Source: source, Line: l.n, Msg: fmt.Sprintf("size field %s is not a non-negative integer", echo(f[i])), Fix: "write the size line as three non-negative integers"}
 			}
 			sz[i] = v
 		}
@@ -407,10 +408,10 @@ func parseMTXHeader(data []byte, source string) (mtxHeader, error) {
 func parseBanner(header []byte, source string) (mtxHeader, error) {
 	var hf [6][]byte
 	if k := fields(header, hf[:]); k != 5 || !strings.EqualFold(string(hf[0]), "%%MatrixMarket") {
-		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("malformed header %q", truncate(header)), Fix: "start the file with '%%MatrixMarket matrix coordinate pattern symmetric'"}
+		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("malformed header %s", echo(header)), Fix: "start the file with '%%MatrixMarket matrix coordinate pattern symmetric'"}
 	}
 	if !strings.EqualFold(string(hf[1]), "matrix") || !strings.EqualFold(string(hf[2]), "coordinate") {
-		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("object %q format %q is not a coordinate matrix", hf[1], hf[2]), Fix: "convert dense (array) matrices to coordinate format"}
+		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("object %s format %s is not a coordinate matrix", echo(hf[1]), echo(hf[2])), Fix: "convert dense (array) matrices to coordinate format"}
 	}
 	h := mtxHeader{valueFields: 1}
 	switch strings.ToLower(string(hf[3])) {
@@ -418,12 +419,12 @@ func parseBanner(header []byte, source string) (mtxHeader, error) {
 		h.valueFields = 0
 	case "real", "integer", "double":
 	default:
-		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("field %q is not supported", hf[3]), Fix: "use pattern, real or integer"}
+		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("field %s is not supported", echo(hf[3])), Fix: "use pattern, real or integer"}
 	}
 	switch strings.ToLower(string(hf[4])) {
 	case "general", "symmetric":
 	default:
-		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("symmetry %q is not supported", hf[4]), Fix: "use general or symmetric"}
+		return mtxHeader{}, &ParseError{Source: source, Line: 1, Msg: fmt.Sprintf("symmetry %s is not supported", echo(hf[4])), Fix: "use general or symmetric"}
 	}
 	return h, nil
 }
@@ -469,7 +470,7 @@ func parseMTXEntry(f [][]byte, source string, line int, n int64) (u, v int32, er
 	for i := range ids {
 		x, ok := parseInt64(f[i])
 		if !ok {
-			return 0, 0, &ParseError{Source: source, Line: line, Msg: fmt.Sprintf("index %q is not an integer", f[i]), Fix: "use 1-based decimal indices"}
+			return 0, 0, &ParseError{Source: source, Line: line, Msg: fmt.Sprintf("index %s is not an integer", echo(f[i])), Fix: "use 1-based decimal indices"}
 		}
 		if x < 1 || x > n {
 			return 0, 0, &VertexRangeError{Source: source, Line: line, Vertex: x, NumVertices: int(n), OneBased: true}
@@ -478,8 +479,12 @@ func parseMTXEntry(f [][]byte, source string, line int, n int64) (u, v int32, er
 	}
 	if len(f) == 3 {
 		if _, err := strconv.ParseFloat(string(f[2]), 64); err != nil {
-			return 0, 0, &ParseError{Source: source, Line: line, Msg: fmt.Sprintf("value %q is not a number", f[2]), Fix: "write a numeric value or declare the field as pattern"}
+			return 0, 0, &ParseError{Source: source, Line: line, Msg: fmt.Sprintf("value %s is not a number", echo(f[2])), Fix: "write a numeric value or declare the field as pattern"}
 		}
 	}
 	return ids[0], ids[1], nil
 }
+
+// echo is an input's bytes as an error message repeats them: quoted and
+// cut to quote.MaxEcho bytes.
+func echo(b []byte) string { return quote.Cut(string(b), quote.MaxEcho) }

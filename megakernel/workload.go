@@ -239,6 +239,10 @@ func (w *Workload) validate(src string) error {
 			return strictjson.Required(src, "graph."+f.name, "add graph."+f.name+" (an unsigned integer)")
 		}
 	}
+	if *w.Graph.NodeCount == 0 && *w.Graph.EdgeCount > 0 {
+		return fieldErr(src, "graph.edge_count", "give the graph's node count, or 0 edges for a graph of none",
+			"%d edges over 0 nodes: an edge needs two endpoints", *w.Graph.EdgeCount)
+	}
 	if w.ScheduleSample == nil {
 		return strictjson.Required(src, "schedule_sample", "add \"schedule_sample\": {\"dispatch_cost_ns\", \"frontier_density\", \"readback_bytes\"}")
 	}

@@ -25,6 +25,7 @@ func FuzzLoadDeviceJSON(f *testing.F) {
 	f.Add([]byte(`{"name":"x"}`))
 	f.Add([]byte(`{"sm_count": -1}`))
 	f.Add([]byte(`{} {}`))
+	f.Add([]byte("{}\x00"))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// No input makes memory grow faster than the input itself.

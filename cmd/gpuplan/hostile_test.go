@@ -91,6 +91,7 @@ func hostileCases() []hostileCase {
 		{"occupancy: a 2000-thread block", []string{"occupancy", "--device", "h200", "--regs", "32", "--block", "2000"}, exitUsage, []string{"--block (block_size) 2000 is outside 1..1024"}, nil},
 		{"serve: a graph spec that cannot load", []string{"serve", "--graph", "k=kron:abc", "--listen", "127.0.0.1:0"}, exitFailure, []string{"--graph k=kron:abc"}, nil},
 		{"load: a client count out of range", []string{"load", "--graph", "kron:8", "--clients", "0"}, exitUsage, []string{`--clients: "0" is not a count from 1 to 4096`}, nil},
+		{"plan: edges without nodes", []string{"plan", "@plan-edges-without-nodes.json"}, exitFailure, []string{`field "graph.edge_count": 4000 edges over 0 nodes`}, nil},
 		{"load: a batching window out of range", []string{"load", "--graph", "kron:8", "--windows", "5s"}, exitUsage, []string{`--windows: "5s" is not a window`}, nil},
 	}
 }

@@ -43,3 +43,36 @@ func All(ss []string) []string {
 	}
 	return ss
 }
+
+// MaxEcho is the most bytes of an input that a message repeats.
+const MaxEcho = 200
+
+// Cut returns s as a message repeats it: in double quotes, escaped as Text
+// escapes it, and, when that is longer than n bytes, cut at a character
+// boundary and followed by "...", so that the whole is at most n bytes
+// (and never less than `""...`).
+func Cut(s string, n int) string {
+	q := quoted(s)
+	if len(q) <= n {
+		return q
+	}
+	const more = "..."
+	for k := min(len(s), n); k > 0; k-- {
+		if k < len(s) && !utf8.RuneStart(s[k]) {
+			continue
+		}
+		if q = quoted(s[:k]); len(q)+len(more) <= n {
+			return q + more
+		}
+	}
+	return `""` + more
+}
+
+// quoted is s through Text, in double quotes even where Text leaves it as
+// it is.
+func quoted(s string) string {
+	if t := Text(s); t != s {
+		return t
+	}
+	return strconv.Quote(s)
+}

@@ -89,8 +89,11 @@ func DecodeWith(source string, data []byte, v any, o Options) error {
 	}
 	w := &walker{scanner: scanner{data: data}, source: source, opts: o, types: map[reflect.Type]*typeInfo{}}
 	err := w.value(w.info(t.Elem()))
-	if err == nil && w.peek() != 0 {
-		return &Error{Source: source, Msg: "trailing data after the JSON value", Fix: "remove everything after the closing brace"}
+	if w.skipSpace(); err == nil && w.pos < len(w.data) {
+		// A NUL byte is data too: the check is the position, not peek's 0.
+		line, col := lineCol(w.data, w.pos)
+		return &Error{Source: source, Msg: fmt.Sprintf("trailing data after the JSON value at line %d, column %d (byte %d)", line, col, w.pos),
+			Fix: "remove everything after the closing brace"}
 	}
 	if err != nil {
 		return w.convertWalk(err)

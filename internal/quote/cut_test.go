@@ -1,4 +1,4 @@
-package main
+package quote
 
 import (
 	"strings"
@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-func TestEchoText(t *testing.T) {
+func TestCut(t *testing.T) {
 	tests := []struct {
 		name, in, want string
 	}{
@@ -19,12 +19,12 @@ func TestEchoText(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			assert.Equal(t, tc.want, echoText(tc.in))
+			assert.Equal(t, tc.want, Cut(tc.in, MaxEcho))
 		})
 	}
 	for _, long := range []string{strings.Repeat("a", 5000), strings.Repeat("\x1b", 300), strings.Repeat("é", 300), strings.Repeat("a", 199) + "\x00"} {
-		got := echoText(long)
-		assert.LessOrEqual(t, len(got), maxEchoBytes, got)
+		got := Cut(long, MaxEcho)
+		assert.LessOrEqual(t, len(got), MaxEcho, got)
 		assert.True(t, strings.HasSuffix(got, `"...`), got)
 		assert.True(t, utf8.ValidString(got), got)
 	}
