@@ -26,8 +26,9 @@ directed:PATH, an edge list whose SRC DST lines are directed edges. The
 roots are --roots N drawn at random (--seed), or --root-ids.
 
 The CUDA build keeps the graph resident on the GPU (uploaded once) and runs
-the roots there, in multi-source passes of 64 on an undirected graph;
---cpu, and a build without CUDA, use the parallel CPU reference.
+the roots there; --cpu, and a build without CUDA, use the parallel CPU
+reference. Either way an undirected graph's roots run in multi-source
+passes of 64.
 
 The answers go to -o FILE: CSV (root,vertex,level[,parent], one row per
 root and target) for a .csv file, the binary format (a header, then per

@@ -4,12 +4,13 @@
 //
 // Open keeps a graph on an executor: one bfs.Session holds it uploaded
 // once, with every buffer planned and allocated once, and every query
-// reuses it; OpenCPU answers with frontier.BFSParallel instead. A Query
-// asks for the levels from a root of a set of targets (every vertex by
-// default), within a depth limit, and for each target's parent in a BFS
-// tree; Batch answers many queries at once, their roots in multi-source
-// passes of 64 roots on an undirected graph on a GPU (iBFS's idea: one scan
-// of an edge serves every root of the pass). A directed graph (Options.
+// reuses it; OpenCPU answers with the parallel CPU reference instead
+// (frontier.BFSParallel for one root, frontier.MultiSourceBFS for several).
+// A Query asks for the levels from a root of a set of targets (every
+// vertex by default), within a depth limit, and for each target's parent in
+// a BFS tree; Batch answers many queries at once, an undirected graph's
+// roots in multi-source passes of 64 roots (iBFS's idea: one scan of an
+// edge serves every root of the pass), on the GPU or the CPU. A directed graph (Options.
 // Directed, "directed:PATH" specs, ReadDirected) follows out-edges, runs
 // every level top-down on the GPU and takes its parents among the
 // in-neighbours (Transpose). Parents are derived from the levels: the

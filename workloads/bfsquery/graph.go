@@ -149,9 +149,9 @@ func (g *Graph) Query(ctx context.Context, q Query) (Answer, error) {
 	return as[0], nil
 }
 
-// Batch answers many queries at once. On a GPU, an undirected graph's roots
-// run in multi-source passes of BatchWidth roots (a root repeated runs
-// once); a directed graph's, and every root on the CPU, one at a time. A
+// Batch answers many queries at once. An undirected graph's roots run in
+// multi-source passes (a root repeated runs once): of BatchWidth roots on a
+// GPU, of up to 64 on the CPU; a directed graph's one at a time. A
 // cancelled context stops between traversals. Every query is checked first
 // (*QueryError), so a bad one answers none.
 func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
@@ -252,6 +252,9 @@ func (g *Graph) levels(ctx context.Context, roots []int32) ([][]int32, error) {
 		}
 		return out, nil
 	}
+	if g.gpu == nil && !g.directed && len(roots) > 1 {
+		return cpuPasses(ctx, g.out, roots)
+	}
 	for _, r := range roots {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -261,6 +264,24 @@ func (g *Graph) levels(ctx context.Context, roots []int32) ([][]int32, error) {
 			return nil, err
 		}
 		out = append(out, lv)
+	}
+	return out, nil
+}
+
+// cpuPasses runs an undirected graph's roots on the CPU in multi-source
+// passes of up to frontier.MaxMultiSourceRoots, one scan of an edge
+// serving every root of a pass.
+func cpuPasses(ctx context.Context, g *frontier.CSR, roots []int32) ([][]int32, error) {
+	out := make([][]int32, 0, len(roots))
+	for lo := 0; lo < len(roots); lo += frontier.MaxMultiSourceRoots {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		lv, err := frontier.MultiSourceBFS(g, roots[lo:min(lo+frontier.MaxMultiSourceRoots, len(roots))])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, lv...)
 	}
 	return out, nil
 }
