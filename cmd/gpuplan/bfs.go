@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -140,7 +139,7 @@ func runBFS(e *env, args []string) error {
 			return err
 		}
 	}
-	r, closeGraph, where, err := openQueryGraph(g, bfsquery.Options{Directed: directed}, o.cpu, o.device)
+	r, closeGraph, where, err := openQueryGraph(g, directed, o.cpu, o.device)
 	if err != nil {
 		return err
 	}
@@ -163,29 +162,22 @@ func runBFS(e *env, args []string) error {
 }
 
 // openQueryGraph keeps g resident on the GPU, or answers on the CPU with
-// --cpu and in a build without CUDA. It returns the graph, what closes it
-// (and its executor) and where it answers.
-func openQueryGraph(g *frontier.CSR, opts bfsquery.Options, cpu bool, device int) (*bfsquery.Graph, func() error, string, error) {
-	if cpu || !buildHasCUDA {
-		r, err := bfsquery.OpenCPU(g, opts)
-		what := "the parallel CPU reference"
-		if !cpu {
-			what += " (a build without CUDA)"
-		}
-		if err != nil {
-			return nil, nil, "", err
-		}
-		return r, r.Close, what, nil
-	}
-	x, err := openBenchExecutor(device)
+// --cpu and in a build without CUDA, as the server opens its graphs. It
+// returns the graph, what closes it (and its executor) and where it
+// answers.
+func openQueryGraph(g *frontier.CSR, directed, cpu bool, device int) (*bfsquery.Graph, func() error, string, error) {
+	res, err := residencyOpener([]servedGraph{{g, directed}}, cpu, device)(context.Background())
 	if err != nil {
 		return nil, nil, "", err
 	}
-	r, err := bfsquery.Open(x, g, opts)
-	if err != nil {
-		return nil, nil, "", errors.Join(err, x.Close())
+	where := "the parallel CPU reference"
+	switch {
+	case res.Executor != nil:
+		where = res.Executor.Device().Name
+	case !cpu:
+		where += " (a build without CUDA)"
 	}
-	return r, func() error { return errors.Join(r.Close(), x.Close()) }, x.Device().Name, nil
+	return res.Graphs[0], res.Close, where, nil
 }
 
 // writeAnswers writes the answers as the format and -o say.

@@ -74,12 +74,17 @@ func (d *loadDriver) inProcess(ctx context.Context) ([]loadRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	res, err := shared.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info := bfsserve.Info(res.Graphs[0])
 	var rows []loadRow
 	for _, st := range d.o.settings() {
 		if ctx.Err() != nil {
 			break
 		}
-		row, err := d.runSetting(ctx, shared, st, name)
+		row, err := d.runSetting(ctx, shared, st, info)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +119,7 @@ func (d *loadDriver) provenance(ctx context.Context, shared *sharedResidency) (e
 
 // runSetting serves the graph with one setting's configuration on a
 // loopback port, warms it, and measures it.
-func (d *loadDriver) runSetting(ctx context.Context, shared *sharedResidency, st setting, name string) (loadRow, error) {
+func (d *loadDriver) runSetting(ctx context.Context, shared *sharedResidency, st setting, info bfsserve.GraphInfo) (loadRow, error) {
 	cfg := bfsserve.Config{Window: st.window, MaxBatch: st.maxBatch, QueueDepth: max(bfsserve.DefaultQueueDepth, 2*st.clients),
 		Logger: slog.New(slog.NewTextHandler(d.e.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 	if st.window == 0 {
@@ -130,7 +135,7 @@ func (d *loadDriver) runSetting(ctx context.Context, shared *sharedResidency, st
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(l) }()
-	row, err := d.measure(ctx, "http://"+l.Addr().String(), name, st)
+	row, err := d.measure(ctx, "http://"+l.Addr().String(), info, st)
 	drain, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if err := errors.Join(err, s.Shutdown(drain), <-served); err != nil {
@@ -141,8 +146,9 @@ func (d *loadDriver) runSetting(ctx context.Context, shared *sharedResidency, st
 
 // measure warms the server, runs the setting's load, and, in a soak,
 // compares the server's memory, goroutines and descriptors before and
-// after.
-func (d *loadDriver) measure(ctx context.Context, url, name string, st setting) (loadRow, error) {
+// after. g is the served graph as the server lists it.
+func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphInfo, st setting) (loadRow, error) {
+	name := g.Name
 	transport := &http.Transport{MaxIdleConnsPerHost: st.clients, DisableCompression: true}
 	client := &http.Client{Transport: transport}
 	defer transport.CloseIdleConnections()
@@ -176,8 +182,8 @@ func (d *loadDriver) measure(ctx context.Context, url, name string, st setting) 
 		return loadRow{}, err
 	}
 	bar.update(1000, 1000, label)
-	row := loadRow{LoadRow: evidence.LoadRow{Graph: name, Nodes: uint64(d.g.NumVertices()), Edges: graphEdges(d.g, d.directed),
-		Backend: backendName(d.o.cpu), Mode: st.mode, WindowNS: uint64(st.window), MaxBatch: uint64(st.maxBatch), Clients: uint64(st.clients)}}
+	row := loadRow{LoadRow: evidence.LoadRow{Graph: name, Nodes: uint64(g.Vertices), Edges: uint64(g.Edges),
+		Backend: g.Backend, Mode: st.mode, WindowNS: uint64(st.window), MaxBatch: uint64(st.maxBatch), Clients: uint64(st.clients)}}
 	row.fill(res)
 	if d.o.soak {
 		after, err := d.settle(ctx, client, transport, url)
@@ -269,11 +275,10 @@ func (d *loadDriver) remote(ctx context.Context) ([]loadRow, error) {
 	var rows []loadRow
 	for _, c := range d.o.clients {
 		st.clients = c
-		row, err := d.measure(ctx, d.o.url, name, st)
+		row, err := d.measure(ctx, d.o.url, *g, st)
 		if err != nil {
 			return nil, err
 		}
-		row.Backend = g.Backend
 		rows = append(rows, row)
 	}
 	return rows, nil
@@ -381,21 +386,6 @@ func loadJSON(rows []loadRow, ev []evidence.LoadRow) any {
 		out.Speedups = append(out.Speedups, speedup{Graph: s.Batched.Graph, Clients: s.Batched.Clients, Window: time.Duration(s.Batched.WindowNS).String(), Ratio: s.Ratio})
 	}
 	return out
-}
-
-// graphEdges counts a graph's edges as the server lists them.
-func graphEdges(g *frontier.CSR, directed bool) uint64 {
-	if directed {
-		return uint64(g.NumEdgeEntries())
-	}
-	return uint64(g.NumEdgeEntries() / 2)
-}
-
-func backendName(cpu bool) string {
-	if cpu || !buildHasCUDA {
-		return "cpu"
-	}
-	return "gpu"
 }
 
 // servedName makes a graph's name a valid served name.

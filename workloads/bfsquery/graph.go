@@ -227,63 +227,57 @@ func distinctRoots(qs []Query) []int32 {
 	return roots
 }
 
-// levels runs a BFS from every root and returns each one's levels.
+// levels runs a BFS from every root and returns each one's levels: an
+// undirected graph's roots in multi-source passes (on the GPU, of
+// BatchWidth roots; on the CPU, of up to frontier.MaxMultiSourceRoots), a
+// directed graph's one at a time.
 func (g *Graph) levels(ctx context.Context, roots []int32) ([][]int32, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return nil, errors.New("the graph is closed. Fix: open it again")
 	}
-	out := make([][]int32, 0, len(roots))
-	if g.ms != nil && len(roots) > 1 {
-		for lo := 0; lo < len(roots); lo += g.opts.BatchWidth {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-			// A pass runs exactly BatchWidth roots: the last one is padded
-			// with its first root, whose repeats cost little.
-			chunk := roots[lo:min(lo+g.opts.BatchWidth, len(roots))]
-			pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
-			_, lv, err := g.ms.Run(pass, true)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, lv[:len(chunk)]...)
-		}
-		return out, nil
+	switch {
+	case len(roots) > 1 && g.ms != nil:
+		return inPasses(ctx, roots, g.opts.BatchWidth, g.gpuPass)
+	case len(roots) > 1 && g.gpu == nil && !g.directed:
+		return inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([][]int32, error) {
+			return frontier.MultiSourceBFS(g.out, pass)
+		})
 	}
-	if g.gpu == nil && !g.directed && len(roots) > 1 {
-		return cpuPasses(ctx, g.out, roots)
-	}
-	for _, r := range roots {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		lv, err := g.one(r)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, lv)
-	}
-	return out, nil
+	return inPasses(ctx, roots, 1, func(pass []int32) ([][]int32, error) {
+		lv, err := g.one(pass[0])
+		return [][]int32{lv}, err
+	})
 }
 
-// cpuPasses runs an undirected graph's roots on the CPU in multi-source
-// passes of up to frontier.MaxMultiSourceRoots, one scan of an edge
-// serving every root of a pass.
-func cpuPasses(ctx context.Context, g *frontier.CSR, roots []int32) ([][]int32, error) {
+// inPasses runs roots in passes of at most width, stopping between passes
+// once ctx ends, and returns every root's levels in order.
+func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int32) ([][]int32, error)) ([][]int32, error) {
 	out := make([][]int32, 0, len(roots))
-	for lo := 0; lo < len(roots); lo += frontier.MaxMultiSourceRoots {
+	for lo := 0; lo < len(roots); lo += width {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		lv, err := frontier.MultiSourceBFS(g, roots[lo:min(lo+frontier.MaxMultiSourceRoots, len(roots))])
+		lv, err := run(roots[lo:min(lo+width, len(roots))])
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, lv...)
 	}
 	return out, nil
+}
+
+// gpuPass runs one multi-source pass on the GPU. A pass runs exactly
+// BatchWidth roots: a short one is padded with its first root, whose
+// repeats cost little.
+func (g *Graph) gpuPass(chunk []int32) ([][]int32, error) {
+	pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
+	_, lv, err := g.ms.Run(pass, true)
+	if err != nil {
+		return nil, err
+	}
+	return lv[:len(chunk)], nil
 }
 
 // one runs a BFS from root on the GPU or the CPU.

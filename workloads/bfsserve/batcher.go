@@ -26,8 +26,7 @@ type job struct {
 type outcome struct {
 	a     bfsquery.Answer
 	err   error
-	roots int           // distinct roots of its batch
-	wait  time.Duration // queued before its batch ran
+	roots int // distinct roots of its batch
 }
 
 // batcher gathers one graph's queries into batches: the first queued
@@ -117,8 +116,8 @@ func (b *batcher) loop(stop <-chan struct{}) {
 	for {
 		select {
 		case j := <-b.queue:
-			batch := b.collect(b.take(j), stop)
-			b.lastRoots = distinctJobs(batch)
+			var batch []*job
+			batch, b.lastRoots = b.collect(b.take(j), stop)
 			b.run(batch)
 			b.lastEnd = time.Now()
 		case <-stop:
@@ -139,7 +138,8 @@ func (b *batcher) loop(stop <-chan struct{}) {
 // whose root is in already costs no traversal). The window applies while
 // queries overlap (the first job queued while the previous batch ran, or
 // that batch held several roots); a lone query takes only what is queued.
-func (b *batcher) collect(first *job, stop <-chan struct{}) []*job {
+// It returns the batch and its distinct roots.
+func (b *batcher) collect(first *job, stop <-chan struct{}) ([]*job, int) {
 	window := b.s.cfg.Window
 	if !b.s.cfg.WaitAlone && !first.enq.Before(b.lastEnd) && b.lastRoots <= 1 {
 		window = 0
@@ -176,12 +176,12 @@ func (b *batcher) collect(first *job, stop <-chan struct{}) []*job {
 		case j := <-b.queue:
 			add(j)
 		case <-timer.C:
-			return batch
+			return batch, len(roots)
 		case <-stop:
-			return batch
+			return batch, len(roots)
 		}
 	}
-	return batch
+	return batch, len(roots)
 }
 
 // run answers a batch: the jobs still wanted, in the groups the
@@ -255,9 +255,8 @@ func (b *batcher) runGroup(group []*job) {
 	}
 	b.s.log.Debug("batch", slog.String("graph", b.info.Name), slog.Int("queries", len(group)), slog.Int("roots", roots), slog.Duration("elapsed", elapsed))
 	for i, j := range group {
-		wait := start.Sub(j.enq)
-		m.queueWait.WithLabelValues(b.info.Name).Observe(wait.Seconds())
-		j.done <- outcome{a: answers[i], roots: roots, wait: wait}
+		m.queueWait.WithLabelValues(b.info.Name).Observe(start.Sub(j.enq).Seconds())
+		j.done <- outcome{a: answers[i], roots: roots}
 	}
 }
 

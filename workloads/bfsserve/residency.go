@@ -53,6 +53,15 @@ type graphInfo struct {
 	Resident uint64 `json:"resident_bytes"`
 }
 
+// Info describes a resident graph as GET /v1/graphs lists it.
+func Info(g *bfsquery.Graph) GraphInfo {
+	backend := "cpu"
+	if g.OnGPU() {
+		backend = "gpu"
+	}
+	return graphInfo{Name: g.Name(), Vertices: g.Vertices(), Edges: g.Edges(), Directed: g.Directed(), Backend: backend, Resident: g.ResidentBytes()}
+}
+
 // index checks a residency's graphs and returns them by name.
 func (r *Residency) index() (map[string]*bfsquery.Graph, []graphInfo, error) {
 	if r == nil || len(r.Graphs) == 0 {
@@ -71,11 +80,7 @@ func (r *Residency) index() (map[string]*bfsquery.Graph, []graphInfo, error) {
 			return nil, nil, fmt.Errorf("two graphs are named %q. Fix: give every graph its own name", g.Name())
 		}
 		byName[g.Name()] = g
-		backend := "cpu"
-		if g.OnGPU() {
-			backend = "gpu"
-		}
-		infos = append(infos, graphInfo{Name: g.Name(), Vertices: g.Vertices(), Edges: g.Edges(), Directed: g.Directed(), Backend: backend, Resident: g.ResidentBytes()})
+		infos = append(infos, Info(g))
 	}
 	return byName, infos, nil
 }
