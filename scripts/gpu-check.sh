@@ -15,6 +15,9 @@
 #                           of every arm on three generated e-graphs, and
 #                           over the wave runtime (gpuplan run's five arms
 #                           on four small wave DAGs)
+#   gpu-check.sh sanitize-bfs, sanitize-run, sanitize-egraph
+#                           the same over one family of kernels: the BFS
+#                           kernels, the wave runtime or the e-graph kernels
 #   gpu-check.sh all        both
 #
 # It prints one PASS or FAIL line per check, then a summary, and exits 1 if
@@ -63,48 +66,70 @@ sanitize() {
   fi
 }
 
+sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+
+# sanitize_bfs TOOL: every BFS kernel. The top-down arms and the adaptive
+# megakernel on the grid and the road graph, the direction-optimizing level
+# kernel and megakernel (bottom-up levels) on the Kronecker and random
+# geometric graphs, the multi-source kernels (--batch) on all, the
+# high-degree run-ahead path on the Kronecker graph with every level
+# top-down, and the partitioned kernels over three simulated devices.
+sanitize_bfs() {
+  local tool=$1 run graph extra
+  for run in "grid:64|" "kron:10|" "road:48|" "rgg:4000:8|" "kron:10|--direction top-down"; do
+    graph=${run%%|*}
+    extra=${run#*|}
+    # shellcheck disable=SC2086 # extra is a list of flags
+    sanitize "$tool" "$graph $extra" "/tmp/gpu-check-$tool-${graph//:/-}${extra:+-top-down}.log" \
+      ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --batch 2 --samples 1 --copy-mib 1 --barrier-levels 8 \
+      --arms host-loop,device-loop,megakernel,host-loop-scan $extra
+  done
+  # Multi-source levels that push hubs (degree 1024 or more) over the grid.
+  sanitize "$tool" "multi-source hubs kron:15" "/tmp/gpu-check-$tool-ms-hubs.log" \
+    ./bin/gpuplan bench frontier --graph kron:15 --roots 4 --batch 4 --samples 1 --copy-mib 1 --barrier-levels 0 --arms host-loop
+  for graph in kron:10 grid:24; do
+    sanitize "$tool" "partitioned $graph" "/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log" \
+      ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --samples 1 --simulate-devices 3
+  done
+}
+
+# sanitize_run TOOL: the wave runtime. Both persistent schedulers, the
+# launch wrappers (graph-pdl's griddepcontrol too) and the examples' kernels.
+sanitize_run() {
+  local tool=$1 wave
+  for wave in examples/quickstart/quickstart.json examples/decode/decode-small.json gen:chain:40:3 gen:wide:300:1000:1; do
+    sanitize "$tool" "run $wave" "/tmp/gpu-check-$tool-run-$(basename "${wave//:/-}" .json).log" \
+      ./bin/gpuplan run "$wave" --samples 1
+  done
+}
+
+# sanitize_egraph TOOL: every e-graph rebuild kernel, through every arm on
+# three generated e-graphs.
+sanitize_egraph() {
+  local tool=$1 egraph
+  for egraph in gen:3000:1 gen:2000:2:chain gen:1500:3:cycle; do
+    sanitize "$tool" "$egraph" "/tmp/gpu-check-$tool-${egraph//:/-}.log" \
+      ./bin/gpuplan bench egraph --egraph "$egraph" --samples 1 --cpu-samples 0 --floor-rounds 4
+  done
+}
+
+# run_sanitizers FAMILY...: memcheck, racecheck and synccheck over each
+# family's kernels (bfs, run, egraph).
 run_sanitizers() {
-  local sanitizer run graph extra egraph
-  sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-  # Every kernel: the top-down arms and the adaptive megakernel on the grid
-  # and the road graph, the direction-optimizing level kernel and megakernel
-  # (bottom-up levels) on the Kronecker and random geometric graphs, the
-  # multi-source kernels (--batch) on all, and the high-degree run-ahead path
-  # on the Kronecker graph with every level top-down.
+  local tool family
   for tool in memcheck racecheck synccheck; do
-    for run in "grid:64|" "kron:10|" "road:48|" "rgg:4000:8|" "kron:10|--direction top-down"; do
-      graph=${run%%|*}
-      extra=${run#*|}
-      # shellcheck disable=SC2086 # extra is a list of flags
-      sanitize "$tool" "$graph $extra" "/tmp/gpu-check-$tool-${graph//:/-}${extra:+-top-down}.log" \
-        ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --batch 2 --samples 1 --copy-mib 1 --barrier-levels 8 \
-        --arms host-loop,device-loop,megakernel,host-loop-scan $extra
-    done
-    # Multi-source levels that push hubs (degree 1024 or more) over the grid.
-    sanitize "$tool" "multi-source hubs kron:15" "/tmp/gpu-check-$tool-ms-hubs.log" \
-      ./bin/gpuplan bench frontier --graph kron:15 --roots 4 --batch 4 --samples 1 --copy-mib 1 --barrier-levels 0 --arms host-loop
-    for graph in kron:10 grid:24; do
-      sanitize "$tool" "partitioned $graph" "/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log" \
-        ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --samples 1 --simulate-devices 3
-    done
-    # The wave runtime: both persistent schedulers, the launch wrappers
-    # (graph-pdl's griddepcontrol too) and the examples' kernels.
-    for wave in examples/quickstart/quickstart.json examples/decode/decode-small.json gen:chain:40:3 gen:wide:300:1000:1; do
-      sanitize "$tool" "run $wave" "/tmp/gpu-check-$tool-run-$(basename "${wave//:/-}" .json).log" \
-        ./bin/gpuplan run "$wave" --samples 1
-    done
-    for egraph in gen:3000:1 gen:2000:2:chain gen:1500:3:cycle; do
-      sanitize "$tool" "$egraph" "/tmp/gpu-check-$tool-${egraph//:/-}.log" \
-        ./bin/gpuplan bench egraph --egraph "$egraph" --samples 1 --cpu-samples 0 --floor-rounds 4
+    for family in "$@"; do
+      "sanitize_$family" "$tool"
     done
   done
 }
 
 case "$mode" in
   tests) run_tests ;;
-  sanitize) run_sanitizers ;;
-  all) run_tests; run_sanitizers ;;
-  *) echo "usage: gpu-check.sh tests|sanitize|all" >&2; exit 2 ;;
+  sanitize) run_sanitizers bfs run egraph ;;
+  sanitize-bfs | sanitize-run | sanitize-egraph) run_sanitizers "${mode#sanitize-}" ;;
+  all) run_tests; run_sanitizers bfs run egraph ;;
+  *) echo "usage: gpu-check.sh tests|sanitize|sanitize-bfs|sanitize-run|sanitize-egraph|all" >&2; exit 2 ;;
 esac
 echo "== summary"
 printf '%s\n' "${results[@]}"
