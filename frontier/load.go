@@ -54,8 +54,8 @@ func DefaultLimits() Limits {
 		MaxLoadBytes: DefaultLoadBudget, MaxFileBytes: input.DefaultGraphLimit}
 }
 
-// withDefaults fills the zero fields of lim with the defaults.
-func (lim Limits) withDefaults() Limits {
+// WithDefaults returns lim with its zero fields set to the defaults.
+func (lim Limits) WithDefaults() Limits {
 	d := DefaultLimits()
 	if lim.MaxVertices <= 0 {
 		lim.MaxVertices = d.MaxVertices
@@ -192,7 +192,7 @@ func checkSize(source string, line int, n, m, fileBytes int64, lim Limits) error
 // Market for ".mtx", otherwise a whitespace-separated edge list (".el",
 // ".txt", ".edges", ...). The graph is treated as undirected.
 func LoadFile(path string, lim Limits) (*CSR, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	data, err := input.ReadFile(path, nil, lim.MaxFileBytes)
 	if err != nil {
 		return nil, fmt.Errorf("reading graph: %w", err)
@@ -226,7 +226,7 @@ func readAll(r io.Reader, source string, lim Limits) ([]byte, error) {
 // ReadEdgeList reads all of r (at most lim.MaxFileBytes bytes) and parses
 // it with ParseEdgeList.
 func ReadEdgeList(r io.Reader, source string, lim Limits) (*CSR, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	data, err := readAll(r, source, lim)
 	if err != nil {
 		return nil, err
@@ -237,7 +237,7 @@ func ReadEdgeList(r io.Reader, source string, lim Limits) (*CSR, error) {
 // ReadMatrixMarket reads all of r (at most lim.MaxFileBytes bytes) and
 // parses it with ParseMatrixMarket.
 func ReadMatrixMarket(r io.Reader, source string, lim Limits) (*CSR, error) {
-	lim = lim.withDefaults()
+	lim = lim.WithDefaults()
 	data, err := readAll(r, source, lim)
 	if err != nil {
 		return nil, err

@@ -205,7 +205,7 @@ func FuzzReadEdgeList(f *testing.F) {
 	for _, s := range []string{"0 1\n1 2\n", "# c\n5 3 1.0\n", "0,1\n", "1 1\n", "x y\n", "0 99999999999\n", "0 268435455", "0 1\n2\n3 4\n"} {
 		f.Add(s)
 	}
-	lim := Limits{MaxVertices: 1 << 16, MaxEdges: 1 << 12}.withDefaults()
+	lim := Limits{MaxVertices: 1 << 16, MaxEdges: 1 << 12}.WithDefaults()
 	f.Fuzz(func(t *testing.T, in string) {
 		g, err := checkPieces(t, func(parts int) (*CSR, error) { return parseEdgeList([]byte(in), "fuzz", lim, parts) })
 		checkLoaded(t, g, err)
@@ -225,7 +225,7 @@ func FuzzReadMatrixMarket(f *testing.F) {
 	} {
 		f.Add(s)
 	}
-	lim := Limits{MaxVertices: 1 << 16, MaxEdges: 1 << 12}.withDefaults()
+	lim := Limits{MaxVertices: 1 << 16, MaxEdges: 1 << 12}.WithDefaults()
 	f.Fuzz(func(t *testing.T, in string) {
 		g, err := checkPieces(t, func(parts int) (*CSR, error) { return parseMatrixMarket([]byte(in), "fuzz", lim, parts) })
 		checkLoaded(t, g, err)

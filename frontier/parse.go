@@ -22,7 +22,7 @@ const parseChunkBytes = 256 << 10
 // pieces on every CPU; errors name the same line a line-by-line reading
 // would (the first bad one).
 func ParseEdgeList(data []byte, source string, lim Limits) (*CSR, error) {
-	return parseEdgeList(data, source, lim.withDefaults(), parseParts(len(data)))
+	return parseEdgeList(data, source, lim.WithDefaults(), parseParts(len(data)))
 }
 
 // ParseMatrixMarket parses a Matrix Market coordinate file as an
@@ -36,7 +36,7 @@ func ParseEdgeList(data []byte, source string, lim Limits) (*CSR, error) {
 // names the input in errors. The entries are parsed in pieces on every
 // CPU; errors name the same line a line-by-line reading would.
 func ParseMatrixMarket(data []byte, source string, lim Limits) (*CSR, error) {
-	return parseMatrixMarket(data, source, lim.withDefaults(), parseParts(len(data)))
+	return parseMatrixMarket(data, source, lim.WithDefaults(), parseParts(len(data)))
 }
 
 // parseParts returns how many pieces a parse of size bytes is cut into:

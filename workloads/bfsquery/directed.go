@@ -28,7 +28,7 @@ const DirectedPrefix = "directed:"
 // (frontier.LoadBytes). Errors name the line (*frontier.ParseError,
 // *frontier.TooLargeError, *frontier.LoadBudgetError).
 func ReadDirected(r io.Reader, source string, size int64, lim frontier.Limits) (*frontier.CSR, error) {
-	lim = withDefaults(lim)
+	lim = lim.WithDefaults()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	var src, dst []int32
@@ -68,27 +68,6 @@ func ReadDirected(r io.Reader, source string, size int64, lim frontier.Limits) (
 		return nil, &frontier.LoadBudgetError{Source: source, Line: line, Vertices: n, Edges: int64(len(src)), Bytes: need, Budget: lim.MaxLoadBytes}
 	}
 	return buildDirected(source, int(n), src, dst), nil
-}
-
-// withDefaults fills lim's zero fields.
-func withDefaults(lim frontier.Limits) frontier.Limits {
-	d := frontier.DefaultLimits()
-	if lim.MaxVertices <= 0 {
-		lim.MaxVertices = d.MaxVertices
-	}
-	if lim.MaxEdges <= 0 {
-		lim.MaxEdges = d.MaxEdges
-	}
-	if lim.VerticesPerByte <= 0 {
-		lim.VerticesPerByte = d.VerticesPerByte
-	}
-	if lim.MaxLoadBytes == 0 {
-		lim.MaxLoadBytes = d.MaxLoadBytes
-	}
-	if lim.MaxFileBytes <= 0 {
-		lim.MaxFileBytes = d.MaxFileBytes
-	}
-	return lim
 }
 
 // parseEdge reads "SRC DST".
@@ -177,7 +156,7 @@ func LoadSpec(spec string, seed uint64, lim frontier.Limits) (*frontier.CSR, boo
 	if path == "" {
 		return nil, true, fmt.Errorf("graph spec %q names no file. Fix: write directed:PATH, PATH an edge list of SRC DST lines", spec)
 	}
-	lim = withDefaults(lim)
+	lim = lim.WithDefaults()
 	f, err := input.Open(path, nil, lim.MaxFileBytes)
 	if err != nil {
 		return nil, true, err
