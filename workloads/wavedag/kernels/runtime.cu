@@ -12,8 +12,11 @@
 //                      groups, with a grid barrier between groups.
 //
 // A block runs one task at a time with threads [0, wave threads); the
-// others wait at the block barrier. Producers publish a tile's completion
-// after a block barrier and a fence: a per-wave counter of completed tiles
+// others wait at the block barrier. Thread 0 copies the current wave's
+// table entry into shared memory once, through the read-only cache, so the
+// waves' tables are not read again after each acquire. Producers publish a
+// tile's completion after a block barrier and a fence (one fence for all
+// the waves of a fused unit, which publish together at its end): a per-wave counter of completed tiles
 // (cumulative over runs: a run's target is epoch x tiles) and, for waves
 // whose consumers read single tiles, a per-tile flag holding the epoch.
 // Claims run in plan order, producers first, so the lowest claimed and
@@ -38,6 +41,7 @@ struct gp_state {
     unsigned long long epoch;
     unsigned long long watchdog_ns;
     unsigned long long waits_done;
+    unsigned int meta[WAVE_WORDS];  // the current wave's table entry
     unsigned int wave;
     unsigned int tile;
     unsigned int threads;
@@ -55,9 +59,9 @@ static __device__ __forceinline__ unsigned long long ld_acquire64(const unsigned
     return v;
 }
 
-static __device__ __forceinline__ unsigned int ld_acquire32(const unsigned int *p) {
+static __device__ __forceinline__ unsigned int ld_relaxed32(const unsigned int *p) {
     unsigned int v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 }
 
@@ -66,6 +70,10 @@ static __device__ __forceinline__ unsigned long long ld_relaxed64(const unsigned
     asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
     return v;
 }
+
+// ld_table reads a word of the plan image's tables, which no launch
+// writes, through the read-only cache.
+static __device__ __forceinline__ unsigned int ld_table(const unsigned int *p) { return __ldg(p); }
 
 static __device__ __forceinline__ void fence_acq_rel() { asm volatile("fence.acq_rel.gpu;" ::: "memory"); }
 
@@ -117,22 +125,22 @@ static __device__ bool overdue(unsigned int polls, unsigned long long t0, unsign
 }
 
 // wait_producers waits, on thread 0, until every producer tile the current
-// tile reads is done; false when the watchdog gave up.
+// tile reads is done; false when the watchdog gave up. It polls with
+// relaxed loads and acquires once, with a fence, when all are done.
 static __device__ bool wait_producers() {
-    const unsigned int *w = gp_st.waves + gp_st.wave * WAVE_WORDS;
-    unsigned int first = w[WAVE_WAIT_FIRST], count = w[WAVE_WAIT_COUNT];
+    unsigned int first = gp_st.meta[WAVE_WAIT_FIRST], count = gp_st.meta[WAVE_WAIT_COUNT];
     unsigned long long t0 = 0;
     for (unsigned int i = 0; i < count; i++) {
         const unsigned int *wt = gp_st.waits + (first + i) * WAIT_WORDS;
-        unsigned int p = wt[WAIT_PRODUCER], kind = wt[WAIT_KIND];
+        unsigned int p = ld_table(wt + WAIT_PRODUCER), kind = ld_table(wt + WAIT_KIND);
         const unsigned int *pw = gp_st.waves + p * WAVE_WORDS;
-        unsigned int ptiles = pw[WAVE_TILES];
+        unsigned int ptiles = ld_table(pw + WAVE_TILES);
         if (kind == MAP_ALL) {
             gp_st.waits_done++;
             unsigned long long target = gp_st.epoch * ptiles;
             const unsigned long long *c = gp_st.counters + p;
             unsigned long long v;
-            for (unsigned int polls = 1; (v = ld_acquire64(c)) < target; polls++) {
+            for (unsigned int polls = 1; (v = ld_relaxed64(c)) < target; polls++) {
                 if (t0 == 0) t0 = now_ns();
                 if (overdue(polls, t0, DIAG_COUNTER, p, ~0ull, v, target)) return false;
             }
@@ -140,21 +148,24 @@ static __device__ bool wait_producers() {
         }
         unsigned int lo = gp_st.tile, hi = gp_st.tile + 1;
         if (kind == MAP_BLOCK) {
-            unsigned long long b = wt[WAIT_BLOCK];
+            unsigned long long b = ld_table(wt + WAIT_BLOCK);
             unsigned long long l = min((unsigned long long)gp_st.tile * b, (unsigned long long)ptiles);
             lo = (unsigned int)l;
             hi = (unsigned int)min(l + b, (unsigned long long)ptiles);
         }
-        const unsigned int *f = gp_st.flags + pw[WAVE_FLAG_FIRST];
+        const unsigned int *f = gp_st.flags + ld_table(pw + WAVE_FLAG_FIRST);
         unsigned int e = (unsigned int)gp_st.epoch;
         for (unsigned int q = lo; q < hi; q++) {
             gp_st.waits_done++;
             unsigned int v;
-            for (unsigned int polls = 1; (int)((v = ld_acquire32(f + q)) - e) < 0; polls++) {
+            for (unsigned int polls = 1; (int)((v = ld_relaxed32(f + q)) - e) < 0; polls++) {
                 if (t0 == 0) t0 = now_ns();
                 if (overdue(polls, t0, DIAG_FLAG, p, q, v, e)) return false;
             }
         }
+    }
+    if (count > 0) {
+        fence_acq_rel();
     }
     return true;
 }
@@ -197,23 +208,25 @@ static __device__ void init(GP_SCHED_WAITS_PARAMS) {
     }
 }
 
-// begin sets the block's current wave and tile (thread 0).
-static __device__ __forceinline__ const unsigned int *begin(unsigned int wave, unsigned int tile, unsigned int waited) {
-    const unsigned int *w = gp_st.waves + wave * WAVE_WORDS;
+// begin sets the block's current wave and tile and copies the wave's table
+// entry (thread 0).
+static __device__ __forceinline__ void begin(unsigned int wave, unsigned int tile, unsigned int waited) {
+    const uint4 *w = reinterpret_cast<const uint4 *>(gp_st.waves + wave * WAVE_WORDS);
+    uint4 a = __ldg(w), b = __ldg(w + 1);
+    gp_st.meta[0] = a.x, gp_st.meta[1] = a.y, gp_st.meta[2] = a.z, gp_st.meta[3] = a.w;
+    gp_st.meta[4] = b.x, gp_st.meta[5] = b.y, gp_st.meta[6] = b.z, gp_st.meta[7] = b.w;
     gp_st.wave = wave;
     gp_st.tile = tile;
-    gp_st.threads = w[WAVE_THREADS];
+    gp_st.threads = a.z;
     gp_st.waited = waited;
-    return w;
 }
 
 // run calls the current wave's function on its threads, then, behind a
 // block barrier, makes sure a prologue wave waited before its completion
 // is published.
 static __device__ void run(const unsigned long long *args) {
-    const unsigned int *w = gp_st.waves + gp_st.wave * WAVE_WORDS;
     if (threadIdx.x < gp_st.threads && !gp_st.aborted) {
-        gp_dispatch(w[WAVE_FN], gp_st.tile, w[WAVE_TILES], args + w[WAVE_ARG_FIRST]);
+        gp_dispatch(gp_st.meta[WAVE_FN], gp_st.tile, gp_st.meta[WAVE_TILES], args + gp_st.meta[WAVE_ARG_FIRST]);
     }
     __syncthreads();
     if (threadIdx.x == 0 && !gp_st.waited && !gp_st.aborted) {
@@ -224,15 +237,37 @@ static __device__ void run(const unsigned long long *args) {
     }
 }
 
-// publish marks the current tile done (thread 0, after a block barrier).
-static __device__ __forceinline__ void publish() {
-    const unsigned int *w = gp_st.waves + gp_st.wave * WAVE_WORDS;
-    fence_acq_rel();
-    if (w[WAVE_FLAG_BITS] & WAVE_PUBLISHES) {
-        unsigned int *f = gp_st.flags + w[WAVE_FLAG_FIRST] + gp_st.tile;
+// publish_tile marks tile of wave done, given the wave's flag bits and
+// first flag (thread 0, after the fence that releases its writes).
+static __device__ __forceinline__ void publish_tile(unsigned int wave, unsigned int tile, unsigned int bits, unsigned int flag_first) {
+    if (bits & WAVE_PUBLISHES) {
+        unsigned int *f = gp_st.flags + flag_first + tile;
         asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(f), "r"((unsigned int)gp_st.epoch) : "memory");
     }
-    asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(gp_st.counters + gp_st.wave) : "memory");
+    asm volatile("red.relaxed.gpu.global.add.u64 [%0], 1;" ::"l"(gp_st.counters + wave) : "memory");
+}
+
+// publish marks the current tile done (thread 0, after a block barrier):
+// behind a fence in the waits arm, without one in the barriers arm, whose
+// grid barrier orders the waves and whose counters are read by the next
+// launch only.
+static __device__ __forceinline__ void publish(bool fence) {
+    if (fence) {
+        fence_acq_rel();
+    }
+    publish_tile(gp_st.wave, gp_st.tile, gp_st.meta[WAVE_FLAG_BITS], gp_st.meta[WAVE_FLAG_FIRST]);
+}
+
+// publish_unit marks the current tile of every wave of a fused unit done,
+// behind one fence: the last wave (in the block's state) first, then the
+// others (thread 0, after a block barrier).
+static __device__ void publish_unit(const unsigned int *order, unsigned int first, unsigned int count) {
+    publish(true);
+    for (unsigned int j = 0; j + 1 < count; j++) {
+        unsigned int wave = ld_table(order + first + j);
+        const unsigned int *w = gp_st.waves + wave * WAVE_WORDS;
+        publish_tile(wave, gp_st.tile, ld_table(w + WAVE_FLAG_BITS), ld_table(w + WAVE_FLAG_FIRST));
+    }
 }
 
 // finish adds the block's statistics and, in the last block to finish,
@@ -283,15 +318,15 @@ extern "C" __global__ void gp_sched_waits(GP_SCHED_WAITS_PARAMS) {
         if (task >= ntasks) {
             break;
         }
-        unsigned int unit = tasks[task * TASK_WORDS], tile = tasks[task * TASK_WORDS + 1];
+        unsigned int unit = ld_table(tasks + task * TASK_WORDS), tile = ld_table(tasks + task * TASK_WORDS + 1);
         const unsigned int *u = units + unit * UNIT_WORDS;
-        unsigned int first = u[UNIT_FIRST], count = u[UNIT_COUNT];
+        unsigned int first = ld_table(u + UNIT_FIRST), count = ld_table(u + UNIT_COUNT);
         for (unsigned int j = 0; j < count; j++) {
             if (threadIdx.x == 0) {
                 // Only a unit's first wave waits: the others read the tile
                 // this block just ran.
-                const unsigned int *w = begin(order[first + j], tile, j > 0);
-                if (j == 0 && !(w[WAVE_FLAG_BITS] & WAVE_PROLOGUE)) {
+                begin(ld_table(order + first + j), tile, j > 0);
+                if (j == 0 && !(gp_st.meta[WAVE_FLAG_BITS] & WAVE_PROLOGUE)) {
                     if (!wait_producers()) {
                         gp_st.aborted = 1;
                     }
@@ -300,11 +335,11 @@ extern "C" __global__ void gp_sched_waits(GP_SCHED_WAITS_PARAMS) {
             }
             __syncthreads();
             run(args);
-            if (threadIdx.x == 0 && !gp_st.aborted) {
-                publish();
-            }
-            __syncthreads();
         }
+        if (threadIdx.x == 0 && !gp_st.aborted) {
+            publish_unit(order, first, count);
+        }
+        __syncthreads();
         done++;
         if (gp_st.aborted) {
             // Every block leaves once the watchdog gave up; a block still
@@ -333,7 +368,7 @@ static __device__ bool grid_barrier(unsigned int group) {
             atomicAdd(&ctl[CTL_BARRIERS], 1ull);
         } else {
             unsigned long long t0 = now_ns();
-            for (unsigned int polls = 1; ld_acquire64(&ctl[CTL_BAR_GEN]) == gen; polls++) {
+            for (unsigned int polls = 1; ld_relaxed64(&ctl[CTL_BAR_GEN]) == gen; polls++) {
                 if (overdue(polls, t0, DIAG_BARRIER, ~0ull, group, ld_relaxed64(&ctl[CTL_BAR_COUNT]), gridDim.x)) {
                     ok = false;
                     break;
@@ -352,12 +387,12 @@ extern "C" __global__ void gp_sched_barriers(GP_SCHED_BARRIERS_PARAMS) {
     for (unsigned int g = 0; g < ngroups; g++) {
         for (unsigned int t = groups[g] + blockIdx.x; t < groups[g + 1]; t += gridDim.x) {
             if (threadIdx.x == 0) {
-                begin(tasks[t * TASK_WORDS], tasks[t * TASK_WORDS + 1], 1);
+                begin(ld_table(tasks + t * TASK_WORDS), ld_table(tasks + t * TASK_WORDS + 1), 1);
             }
             __syncthreads();
             run(args);
             if (threadIdx.x == 0) {
-                publish();
+                publish(false);
             }
             __syncthreads();
             done++;
