@@ -335,6 +335,10 @@ extern "C" __global__ void gp_sched_waits(GP_SCHED_WAITS_PARAMS) {
             }
             __syncthreads();
             run(args);
+            if (j + 1 < count) {
+                // The next wave's begin rewrites the state run just read.
+                __syncthreads();
+            }
         }
         if (threadIdx.x == 0 && !gp_st.aborted) {
             publish_unit(order, first, count);
