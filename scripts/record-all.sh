@@ -37,9 +37,16 @@ fail=0
 # wanted NAME: whether NAME is to be recorded (every file without NAMEs).
 wanted() { [ "$only" = "  " ] || [[ "$only" == *" $1 "* ]]; }
 
-# bench NAME FLAGS...: records OUTDIR/NAME.csv, its output in OUTDIR/NAME.log.
+# bench NAME FLAGS...: records OUTDIR/NAME.csv, its output in OUTDIR/NAME.log,
+# with the copy ceiling measured beside the arms.
 bench() {
   run_bench frontier "$1" --copy-mib 1024 "${@:2}"
+}
+
+# partitioned NAME FLAGS...: the same for the partitioned BFS, which
+# measures no copy ceiling.
+partitioned() {
+  run_bench frontier "$@"
 }
 
 # egraph NAME FLAGS...: records the e-graph file OUTDIR/NAME.csv.
@@ -74,7 +81,7 @@ stream1() {
   bench rgg-2000000-8 --graph rgg:2000000:8 --roots 8 --samples 10 --peer-gunrock "$peer" --peer-samples 10 || return 1
   bench rgg-2000000-8-top-down --graph rgg:2000000:8 --roots 8 --samples 10 --direction top-down --arms host-loop,megakernel || return 1
   bench kron-25-h200 --graph kron:25 --roots 16 --samples 10 || return 1
-  bench kron-22-sim2 --graph kron:22 --simulate-devices 2 --roots 8 --samples 5
+  partitioned kron-22-sim2 --graph kron:22 --simulate-devices 2 --roots 8 --samples 5
 }
 
 if [ "$gpus" -ge 2 ]; then
@@ -85,7 +92,7 @@ if [ "$gpus" -ge 2 ]; then
   wait $p0 || fail=1
   wait $p1 || fail=1
   lib=${GPUPLAN_NCCL_LIBRARY:-$(find /usr /opt -name libnccl.so.2 2>/dev/null | head -n 1)}
-  GPUPLAN_NCCL_LIBRARY=$lib bench kron-26-p2 --graph kron:26 --devices 2 --roots 8 --samples 5 || fail=1
+  GPUPLAN_NCCL_LIBRARY=$lib partitioned kron-26-p2 --graph kron:26 --devices 2 --roots 8 --samples 5 || fail=1
 elif [ "$gpus" -eq 1 ]; then
   stream0 || fail=1
   stream1 || fail=1

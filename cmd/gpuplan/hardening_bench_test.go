@@ -175,6 +175,7 @@ func TestBenchPartitionedRefusesIgnoredFlags(t *testing.T) {
 		{"simulated", []string{"--simulate-devices", "3", "--arms", "host-loop", "--batch", "4"}, "--arms, --batch do not apply with --simulate-devices 3"},
 		{"direction", []string{"--devices", "2", "--direction", "top-down"}, "--direction does not apply"},
 		{"peer", []string{"--devices", "2", "--peer-gunrock", "/opt/bfs"}, "--peer-gunrock does not apply"},
+		{"copy ceiling", []string{"--simulate-devices", "2", "--copy-mib", "1024"}, "--copy-mib does not apply with --simulate-devices 2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -186,7 +187,7 @@ func TestBenchPartitionedRefusesIgnoredFlags(t *testing.T) {
 		})
 	}
 	for _, args := range [][]string{
-		{"--devices", "2", "--roots", "4", "--samples", "3", "--copy-mib", "1024", "--partition", "blocked", "--seed", "7", "-o", "x.csv", "--summary", "x.md"},
+		{"--devices", "2", "--roots", "4", "--samples", "3", "--partition", "blocked", "--seed", "7", "-o", "x.csv", "--summary", "x.md"},
 		{"--simulate-devices", "2", "--device", "1"},
 		{"--arms", "host-loop", "--metrics", "m.prom", "--mega-ahead", "4", "--device", "1"},
 	} {
