@@ -145,23 +145,31 @@ func TestPlanCLIErrors(t *testing.T) {
 		assert.Equal(t, exitOK, code, errs)
 	})
 	t.Run("device file relative to the workload", func(t *testing.T) {
-		dev, errs, code := runCLI(t, "", "devices", "h100-sxm", "--json")
-		if code != exitOK {
-			t.Skipf("devices command unavailable: %s", errs)
-		}
+		// The profile document 'devices --device NAME --json' writes is a
+		// device file a workload reads, here renamed so the plan shows it.
+		doc, errs, code := runCLI(t, "", "devices", "--device", "h100-sxm", "--json")
+		require.Equal(t, exitOK, code, errs)
 		var d map[string]any
-		require.NoError(t, json.Unmarshal([]byte(dev), &d))
-		if inner, ok := d["device"].(map[string]any); ok {
-			d = inner
-		}
-		write("dev.json", `{"name": "Custom H100", "cc_major": 9, "cc_minor": 0, "sm_count": 132, "warp_size": 32,
+		require.NoError(t, json.Unmarshal([]byte(doc), &d))
+		assert.Equal(t, "gpuplan.device-profile/v1", d["schema"])
+		inner, ok := d["device"].(map[string]any)
+		require.True(t, ok, "the profile document has a device object: %s", doc)
+		assert.EqualValues(t, 132, inner["sm_count"])
+		inner["name"] = "Custom H100"
+		edited, err := json.Marshal(d)
+		require.NoError(t, err)
+		write("dev.json", string(edited))
+		// A bare device object is a device file too.
+		write("bare.json", `{"name": "Bare H100", "cc_major": 9, "cc_minor": 0, "sm_count": 132, "warp_size": 32,
 		  "max_threads_per_block": 1024, "max_threads_per_sm": 2048, "max_blocks_per_sm": 32,
 		  "registers_per_sm": 65536, "registers_per_block": 65536, "registers_per_thread": 255,
 		  "shared_mem_per_sm": 233472, "shared_mem_per_block": 49152, "total_memory_bytes": 85520809984,
 		  "cooperative_launch": true}`)
-		p := write("w.json", strings.Replace(base, `"device": "h100-sxm"`, `"device_file": "dev.json"`, 1))
-		out, errs, code := runCLI(t, "", "plan", p)
-		require.Equal(t, exitOK, code, errs)
-		assert.Contains(t, out, "Custom H100: sm 9.0")
+		for file, name := range map[string]string{"dev.json": "Custom H100", "bare.json": "Bare H100"} {
+			p := write("w-"+file, strings.Replace(base, `"device": "h100-sxm"`, `"device_file": "`+file+`"`, 1))
+			out, errs, code := runCLI(t, "", "plan", p)
+			require.Equal(t, exitOK, code, errs)
+			assert.Contains(t, out, name+": sm 9.0")
+		}
 	})
 }

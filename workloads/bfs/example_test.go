@@ -73,3 +73,52 @@ func ExamplePickSetting() {
 	fmt.Println(m)
 	// Output: fixed 16, keep 512
 }
+
+// Example is the shortest library path: a graph kept resident in one
+// session, a BFS from a root in each arm, the levels downloaded and checked
+// against the CPU reference. Here the executor runs on the CPU fake backend
+// with the kernels emulated; on a GPU, open it with executor.Open(0,
+// executor.Options{}) in the CUDA build instead: the levels are the same.
+func Example() {
+	dev, err := occupancy.Lookup("h100")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	x, err := executor.New(bfs.NewFake(dev, 1), executor.Options{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer x.Close()
+	g, err := frontier.Grid(4) // vertex (r, c) is r*4+c
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	s, err := bfs.NewSession(x, g, bfs.Config{}) // uploads the graph once
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer s.Close()
+	want, _ := frontier.BFS(g, 0)
+	for _, arm := range bfs.Arms() {
+		run, err := s.Run(arm, 0)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		levels, err := s.Levels()
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		fmt.Println(arm, run.Levels, levels[:4], levels[15], slices.Equal(levels, want))
+	}
+	// Output:
+	// host-loop 7 [0 1 2 3] 6 true
+	// device-loop 7 [0 1 2 3] 6 true
+	// megakernel 7 [0 1 2 3] 6 true
+	// host-loop-scan 7 [0 1 2 3] 6 true
+}
