@@ -54,6 +54,9 @@ type batcher struct {
 	// overlap.
 	lastEnd   time.Time
 	lastRoots int
+	// at is the graph's series labels in the current residency: set at
+	// each opening, under the server's resMu.
+	at atomic.Pointer[series]
 }
 
 // traversalKey is the traversal every query of a graph shares: one BFS
@@ -64,6 +67,7 @@ func newBatcher(s *Server, g *bfsquery.Graph, info graphInfo) (*batcher, error) 
 	h := fnv.New64a()
 	h.Write([]byte(info.Name))
 	b := &batcher{s: s, info: info, g0: g, hash: h.Sum64() | 1, budget: s.cfg.BudgetBytes, queue: make(chan *job, s.cfg.QueueDepth)}
+	b.relabel(g)
 	if b.budget == 0 {
 		var err error
 		full := g.Footprint(bfsquery.Query{Parents: true})
@@ -74,13 +78,23 @@ func newBatcher(s *Server, g *bfsquery.Graph, info graphInfo) (*batcher, error) 
 	return b, nil
 }
 
+// relabel takes the series labels of g, the graph as now resident.
+func (b *batcher) relabel(g *bfsquery.Graph) {
+	at := seriesOf(g)
+	b.at.Store(&at)
+}
+
+// labels returns the graph's series labels.
+func (b *batcher) labels() series { return *b.at.Load() }
+
 // admit checks that the query alone fits the budget, so that it is refused
-// at once rather than after queueing.
-func (b *batcher) admit(foot bfsquery.Footprint) error {
+// at once rather than after queueing; field names the query in the
+// request ("query", or "queries[3]" in a batch).
+func (b *batcher) admit(field string, foot bfsquery.Footprint) error {
 	_, err := planners.PlanMultiQueryExecution([]planners.MultiQuery{b.multiQuery(0, foot)}, b.budget)
 	var me *planners.MultiQueryError
 	if errors.As(err, &me) && me.Kind == planners.MultiQueryOverBudget {
-		return overBudget("query", me)
+		return overBudget(field, me)
 	}
 	return err
 }
@@ -230,11 +244,11 @@ func (b *batcher) runGroup(group []*job) {
 	}
 	roots := distinctJobs(group)
 	start := time.Now()
-	answers, gen, err := b.s.batch(ctx, b.info.Name, qs)
+	answers, on, err := b.s.batch(ctx, b, qs)
 	elapsed := time.Since(start)
-	m := b.s.metrics
-	m.batchRoots.WithLabelValues(b.info.Name).Observe(float64(roots))
-	m.passTime.WithLabelValues(b.info.Name).Observe(elapsed.Seconds())
+	m, at := b.s.metrics, on.at.values()
+	m.batchRoots.WithLabelValues(at...).Observe(float64(roots))
+	m.passTime.WithLabelValues(at...).Observe(elapsed.Seconds())
 	var qe *bfsquery.QueryError
 	switch {
 	case err == nil:
@@ -248,14 +262,15 @@ func (b *batcher) runGroup(group []*job) {
 		return
 	default:
 		b.s.log.Error("batch failed on the GPU", slog.String("graph", b.info.Name), slog.Int("queries", len(group)), slog.Int("roots", roots), slog.Any("error", err))
-		m.faults.Inc()
-		b.s.fault(gen, err)
+		m.faults.WithLabelValues(at...).Inc()
+		b.s.fault(on.gen, err)
 		b.fail(group, deviceFault(b.info.Name, err))
 		return
 	}
 	b.s.log.Debug("batch", slog.String("graph", b.info.Name), slog.Int("queries", len(group)), slog.Int("roots", roots), slog.Duration("elapsed", elapsed))
+	wait := m.queueWait.WithLabelValues(at...)
 	for i, j := range group {
-		m.queueWait.WithLabelValues(b.info.Name).Observe(start.Sub(j.enq).Seconds())
+		wait.Observe(start.Sub(j.enq).Seconds())
 		j.done <- outcome{a: answers[i], roots: roots}
 	}
 }

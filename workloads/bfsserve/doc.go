@@ -39,6 +39,14 @@
 //	GET  /metrics                    Prometheus metrics: request latency histograms, query
 //	                                 outcomes, batch sizes, queue waits, and the executor's telemetry
 //
+// A graph's series carry the labels graph (its configured name), backend
+// ("gpu" or "cpu") and device (the GPU's name, or "cpu"); the request and
+// query series add route (bfs, batch, reach, levels, ...), and code or
+// outcome. A request naming a graph that is not loaded is counted with an
+// empty graph label: request input never makes a label value. The
+// executor's telemetry carries backend and device, less the CUDA-graph
+// counters, which the query path never moves.
+//
 // A query without "targets" asks for every vertex, in JSON up to
 // Config.MaxJSONLevels vertices; larger graphs answer every vertex through
 // /levels. Every error is a JSON Error: the status, a code, the request

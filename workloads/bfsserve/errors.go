@@ -60,10 +60,16 @@ func queueFull(graph string, queued, want, depth int) *Error {
 		Msg: fmt.Sprintf("graph %q has %d of %d queries queued, no room for %d more. Fix: retry after a moment, send fewer concurrent queries, or raise the queue depth", graph, queued, depth, want)}
 }
 
-// overBudget is the 503 of a query the budget cannot hold even alone.
+// overBudget is the 503 of a query the budget cannot hold even alone;
+// field names it ("query", or "queries[3]" in a batch).
 func overBudget(field string, e *planners.MultiQueryError) *Error {
+	which := ""
+	if field != "query" {
+		which = " in " + field
+	}
 	return &Error{Status: http.StatusServiceUnavailable, Code: CodeOverBudget, Field: field,
-		Msg: fmt.Sprintf("%s: the query alone needs %d bytes (the graph, its traversal state, its levels and its answer) but a batch's budget is %d bytes. Fix: ask for fewer targets or no parents, or raise the server's budget to at least %d bytes", field, e.RequiredBytes, e.BudgetBytes, e.RequiredBytes)}
+		Msg: fmt.Sprintf("%s: the query alone needs %d bytes (the graph, its traversal state, its levels and its answer) but a batch's budget is %d bytes. Fix: ask for fewer targets or no parents%s, or raise the server's budget to at least %d bytes",
+			field, e.RequiredBytes, e.BudgetBytes, which, e.RequiredBytes)}
 }
 
 // deviceFault is the 500 of the queries of a batch the GPU failed.

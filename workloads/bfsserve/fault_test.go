@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"net"
 	"net/http"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -170,33 +169,6 @@ func TestListenErrors(t *testing.T) {
 	_, err = Listen("localhost")
 	require.ErrorContains(t, err, "HOST:PORT")
 	assert.Equal(t, "127.0.0.1:8080", DefaultAddr, "loopback by default")
-}
-
-// TestMetrics exposes the server's histograms, the executor's telemetry
-// and the runtime's collectors in the Prometheus format.
-func TestMetrics(t *testing.T) {
-	f := newFixture(t)
-	_, url := f.start(Config{}, f.gpu)
-	require.Equal(t, http.StatusOK, post(t, url+"/v1/graphs/kron/bfs", map[string]any{"root": 1, "targets": []int{2}}).status)
-	r := call(t, context.Background(), http.MethodGet, url+"/metrics", "")
-	require.Equal(t, http.StatusOK, r.status)
-	body := string(r.body)
-	for _, want := range []string{
-		`gpuplan_serve_request_duration_seconds_bucket{code="200",route="bfs"`,
-		`gpuplan_serve_queries_total{graph="kron",outcome="answered"} 1`,
-		`gpuplan_serve_batch_roots_count{graph="kron"} 1`,
-		`gpuplan_serve_queued_queries{graph="web"} 0`,
-		`gpuplan_serve_healthy 1`,
-		"gpuplan_serve_device_resident_bytes",
-		"gpuplan_kernel_launches_total",
-		"gpuplan_host_to_device_bytes_total",
-		"go_goroutines",
-	} {
-		assert.Contains(t, body, want)
-	}
-	if runtime.GOOS == "linux" {
-		assert.Contains(t, body, "process_open_fds")
-	}
 }
 
 // TestWarmQueriesAllocateAndUploadNothing checks the residency promise on

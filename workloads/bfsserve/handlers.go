@@ -21,15 +21,23 @@ import (
 // request).
 const BatchRootsHeader = "Gpuplan-Batch-Roots"
 
+// Routes that ask queries, the route label of their metrics.
+const (
+	routeBFS    = "bfs"
+	routeBatch  = "batch"
+	routeReach  = "reach"
+	routeLevels = "levels"
+)
+
 // routes builds the API's handler.
 func (s *Server) routes() http.Handler {
 	mux := http.NewServeMux()
 	s.route(mux, http.MethodGet, "/v1/graphs", "graphs", s.listGraphs)
 	s.route(mux, http.MethodGet, "/v1/graphs/{name}", "graph", s.getGraph)
-	s.route(mux, http.MethodPost, "/v1/graphs/{name}/bfs", "bfs", s.bfs)
-	s.route(mux, http.MethodPost, "/v1/graphs/{name}/batch", "batch", s.batchQueries)
-	s.route(mux, http.MethodPost, "/v1/graphs/{name}/reach", "reach", s.reach)
-	s.route(mux, http.MethodGet, "/v1/graphs/{name}/levels", "levels", s.levels)
+	s.route(mux, http.MethodPost, "/v1/graphs/{name}/bfs", routeBFS, s.bfs)
+	s.route(mux, http.MethodPost, "/v1/graphs/{name}/batch", routeBatch, s.batchQueries)
+	s.route(mux, http.MethodPost, "/v1/graphs/{name}/reach", routeReach, s.reach)
+	s.route(mux, http.MethodGet, "/v1/graphs/{name}/levels", routeLevels, s.levels)
 	s.route(mux, http.MethodGet, "/healthz", "healthz", s.healthz)
 	metrics := s.metrics.handler(s)
 	s.route(mux, http.MethodGet, "/metrics", "metrics", func(w http.ResponseWriter, r *http.Request) error {
@@ -64,7 +72,7 @@ func (s *Server) route(mux *http.ServeMux, method, path, name string, fn apiFunc
 			s.writeError(rec, err)
 		}
 		status := rec.code()
-		s.metrics.requests.WithLabelValues(name, code(status)).Observe(time.Since(start).Seconds())
+		s.metrics.requests.WithLabelValues(s.requestSeries(r).values(name, code(status))...).Observe(time.Since(start).Seconds())
 		level := slog.LevelDebug
 		if status >= 500 {
 			level = slog.LevelWarn
@@ -72,6 +80,15 @@ func (s *Server) route(mux *http.ServeMux, method, path, name string, fn apiFunc
 		s.log.Log(r.Context(), level, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", status), slog.Duration("elapsed", time.Since(start)), slog.String("remote", r.RemoteAddr))
 	})
+}
+
+// requestSeries returns the series labels of the loaded graph a request
+// names, or none: a name that is not loaded creates no series.
+func (s *Server) requestSeries(r *http.Request) series {
+	if b := s.byName[r.PathValue("name")]; b != nil {
+		return b.labels()
+	}
+	return series{}
 }
 
 // statusWriter remembers the status written.
@@ -196,7 +213,7 @@ func (s *Server) bfs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	return s.one(w, r, b, req, func(a bfsquery.Answer) any { return a })
+	return s.one(w, r, b, routeBFS, req, func(a bfsquery.Answer) any { return a })
 }
 
 func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
@@ -217,7 +234,7 @@ func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
 			return err
 		}
 	}
-	outs, err := s.ask(r.Context(), b, qs)
+	outs, err := s.ask(r.Context(), b, routeBatch, qs)
 	if err != nil {
 		return err
 	}
@@ -241,7 +258,7 @@ func (s *Server) reach(w http.ResponseWriter, r *http.Request) error {
 	if req.Targets == nil {
 		req.Targets = []int64{} // the count alone, not every vertex's flag
 	}
-	return s.one(w, r, b, QueryRequest{Root: req.Root, Targets: req.Targets, MaxDepth: req.MaxDepth}, func(a bfsquery.Answer) any { return reach(a) })
+	return s.one(w, r, b, routeReach, QueryRequest{Root: req.Root, Targets: req.Targets, MaxDepth: req.MaxDepth}, func(a bfsquery.Answer) any { return reach(a) })
 }
 
 // decodeFor returns the named graph's batcher and decodes the body into v.
@@ -253,13 +270,14 @@ func (s *Server) decodeFor(w http.ResponseWriter, r *http.Request, v any) (*batc
 	return b, s.decode(w, r, v)
 }
 
-// one answers one query and writes what render makes of its answer.
-func (s *Server) one(w http.ResponseWriter, r *http.Request, b *batcher, req QueryRequest, render func(bfsquery.Answer) any) error {
+// one answers one query of route and writes what render makes of its
+// answer.
+func (s *Server) one(w http.ResponseWriter, r *http.Request, b *batcher, route string, req QueryRequest, render func(bfsquery.Answer) any) error {
 	q, err := b.query(req.Root, req.Targets, req.MaxDepth, req.Parents, "")
 	if err != nil {
 		return err
 	}
-	outs, err := s.ask(r.Context(), b, []bfsquery.Query{q})
+	outs, err := s.ask(r.Context(), b, route, []bfsquery.Query{q})
 	if err != nil {
 		return err
 	}
@@ -309,7 +327,7 @@ func (s *Server) levels(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	outs, err := s.ask(r.Context(), b, []bfsquery.Query{q})
+	outs, err := s.ask(r.Context(), b, routeLevels, []bfsquery.Query{q})
 	if err != nil {
 		return err
 	}
@@ -334,50 +352,80 @@ func (b *batcher) query(root *int64, targets []int64, maxDepth *int64, parents b
 	return q, b.g0.Check(q)
 }
 
-// ask queues the queries on b and waits for their answers, within the
-// request's deadline; a client that leaves cancels them.
-func (s *Server) ask(ctx context.Context, b *batcher, qs []bfsquery.Query) ([]outcome, error) {
-	count := func(outcome string, n int) { s.metrics.queries.WithLabelValues(b.info.Name, outcome).Add(float64(n)) }
-	if h := s.Health(); h.Status != StatusOK {
-		count(outcomeRefused, len(qs))
-		if h.Status == StatusRecovering {
-			return nil, recovering(h.Reason)
-		}
-		return nil, shuttingDown
+// ask queues the queries of route on b and waits for their answers,
+// within the request's deadline; a client that leaves cancels them. It
+// counts them by outcome.
+func (s *Server) ask(ctx context.Context, b *batcher, route string, qs []bfsquery.Query) ([]outcome, error) {
+	count := func(outcome string) {
+		s.metrics.queries.WithLabelValues(b.labels().values(route, outcome)...).Add(float64(len(qs)))
+	}
+	if err := s.admitting(); err != nil {
+		count(outcomeRefused)
+		return nil, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
+	jobs, err := b.jobs(ctx, route, qs)
+	if err == nil {
+		err = b.enqueue(jobs)
+	}
+	if err != nil {
+		count(outcomeRefused)
+		return nil, err
+	}
+	outs, kind, err := await(ctx, jobs)
+	count(kind)
+	return outs, err
+}
+
+// admitting refuses queries while the server is not answering.
+func (s *Server) admitting() error {
+	switch h := s.Health(); h.Status {
+	case StatusOK:
+		return nil
+	case StatusRecovering:
+		return recovering(h.Reason)
+	default:
+		return shuttingDown
+	}
+}
+
+// jobs makes the queries' jobs, refusing the first query that the budget
+// cannot hold alone by its field: "query", or "queries[i]" in a batch.
+func (b *batcher) jobs(ctx context.Context, route string, qs []bfsquery.Query) ([]*job, error) {
 	now := time.Now()
 	jobs := make([]*job, len(qs))
 	for i, q := range qs {
 		j := &job{ctx: ctx, q: q, foot: b.g0.Footprint(q), enq: now, done: make(chan outcome, 1)}
-		if err := b.admit(j.foot); err != nil {
-			count(outcomeRefused, len(qs))
+		field := "query"
+		if route == routeBatch {
+			field = fmt.Sprintf("queries[%d]", i)
+		}
+		if err := b.admit(field, j.foot); err != nil {
 			return nil, err
 		}
 		jobs[i] = j
 	}
-	if err := b.enqueue(jobs); err != nil {
-		count(outcomeRefused, len(qs))
-		return nil, err
-	}
+	return jobs, nil
+}
+
+// await waits for the jobs' outcomes until ctx ends, and returns them with
+// the outcome label of the whole request.
+func await(ctx context.Context, jobs []*job) ([]outcome, string, error) {
 	outs := make([]outcome, len(jobs))
 	for i, j := range jobs {
 		select {
 		case outs[i] = <-j.done:
 		case <-ctx.Done():
-			count(outcomeCancelled, len(qs))
-			return nil, fromContext(ctx.Err())
+			return nil, outcomeCancelled, fromContext(ctx.Err())
 		}
 		if err := outs[i].err; err != nil {
 			kind := outcomeFailed
 			if e := asError(err); e.Code == CodeCancelled || e.Code == CodeDeadline {
 				kind = outcomeCancelled
 			}
-			count(kind, len(qs))
-			return nil, err
+			return nil, kind, err
 		}
 	}
-	count(outcomeAnswered, len(qs))
-	return outs, nil
+	return outs, outcomeAnswered, nil
 }

@@ -132,18 +132,24 @@ func (s *Server) setHealth(status, reason string) {
 // errStopped is a batch's error once the server has stopped.
 var errStopped = errors.New("the server has stopped. Fix: start it again")
 
-// batch runs qs on the named graph of the current residency, and returns
-// the residency's generation it ran on.
-func (s *Server) batch(ctx context.Context, name string, qs []bfsquery.Query) ([]bfsquery.Answer, uint64, error) {
+// ranOn is the residency a batch ran on: its generation, and the
+// graph's series labels in it.
+type ranOn struct {
+	gen uint64
+	at  series
+}
+
+// batch runs qs on b's graph of the current residency.
+func (s *Server) batch(ctx context.Context, b *batcher, qs []bfsquery.Query) ([]bfsquery.Answer, ranOn, error) {
 	s.resMu.RLock()
 	defer s.resMu.RUnlock()
-	g := s.graphs[name]
-	gen := s.generation.Load()
+	g := s.graphs[b.info.Name]
+	on := ranOn{gen: s.generation.Load(), at: b.labels()}
 	if g == nil {
-		return nil, gen, errStopped
+		return nil, on, errStopped
 	}
 	as, err := g.Batch(ctx, qs)
-	return as, gen, err
+	return as, on, err
 }
 
 // fault starts a recovery from a fault of the residency of generation
@@ -183,8 +189,7 @@ func (s *Server) recover(cause error) {
 	for attempt := 1; ; attempt++ {
 		res, graphs, err := s.reopen(ctx)
 		if err == nil {
-			s.res, s.graphs = res, graphs
-			s.cur.Store(res)
+			s.install(res, graphs)
 			gen := s.generation.Add(1)
 			s.metrics.recoveries.Inc()
 			s.faultMu.Lock()
@@ -203,6 +208,16 @@ func (s *Server) recover(cause error) {
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
+}
+
+// install makes a reopened residency current, under resMu: its graphs
+// answer and label the metrics from now on.
+func (s *Server) install(res *Residency, graphs map[string]*bfsquery.Graph) {
+	s.res, s.graphs = res, graphs
+	for _, b := range s.order {
+		b.relabel(graphs[b.info.Name])
+	}
+	s.cur.Store(res)
 }
 
 // reopen opens a residency and checks that it holds the same graphs.

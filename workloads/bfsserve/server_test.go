@@ -201,6 +201,52 @@ func TestAdmission(t *testing.T) {
 	assert.Equal(t, http.StatusOK, r.status, "a query within the budget is answered: %s", r.body)
 }
 
+// TestOverBudgetNamesTheQuery refuses a query that the budget cannot hold
+// alone by its field: "query" for one query, "queries[i]" for the first
+// such query of a batch, in a message that ends with its Fix.
+func TestOverBudgetNamesTheQuery(t *testing.T) {
+	f := newFixture(t)
+	cpu, err := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
+	require.NoError(t, err)
+	small := cpu.Footprint(bfsquery.Query{Targets: []int32{1}})
+	budget := cpu.ResidentBytes() + small.Frontier + small.Output + 64
+	s, url := f.start(Config{BudgetBytes: budget}, f.cpu)
+	fits := map[string]any{"root": 0, "targets": []int{1}}
+	over := map[string]any{"root": 1, "targets": make([]int, 200), "parents": true}
+	batch := func(qs ...map[string]any) any { return map[string]any{"queries": qs} }
+	for _, c := range []struct {
+		name  string
+		route string
+		body  any
+		field string
+	}{
+		{"one query", "bfs", over, "query"},
+		{"batch of one", "batch", batch(over), "queries[0]"},
+		{"second of two", "batch", batch(fits, over), "queries[1]"},
+		{"first of two over", "batch", batch(fits, fits, over, over), "queries[2]"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := post(t, url+"/v1/graphs/kron/"+c.route, c.body)
+			require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+			var raw map[string]any
+			require.NoError(t, json.Unmarshal(r.body, &raw))
+			assert.Equal(t, c.field, raw["field"], "the JSON error names the query")
+			e := r.apiError(t)
+			assert.Equal(t, CodeOverBudget, e.Code)
+			assert.True(t, strings.HasPrefix(e.Msg, c.field+": "), e.Msg)
+			assert.Regexp(t, `\. Fix: [^.]+$`, e.Msg, "the message ends with its Fix")
+			assert.Contains(t, e.Msg, strconv.FormatUint(budget, 10), "the plan's numbers")
+			if c.route == "batch" {
+				assert.Contains(t, e.Msg[strings.Index(e.Msg, "Fix:"):], c.field, "the Fix names the query")
+			}
+		})
+	}
+	assert.Equal(t, 7.0, counterValue(t, s, "gpuplan_serve_queries_total", "route", "batch"), "the batches' 7 queries, by their route")
+	assert.Equal(t, 8.0, counterValue(t, s, "gpuplan_serve_queries_total", "outcome", outcomeRefused), "every query refused")
+	r := post(t, url+"/v1/graphs/kron/batch", batch(fits, fits))
+	assert.Equal(t, http.StatusOK, r.status, "a batch within the budget is answered: %s", r.body)
+}
+
 // TestCancelledQueriesDoNotRun leaves before the batching window ends:
 // the query is dropped and no batch runs.
 func TestCancelledQueriesDoNotRun(t *testing.T) {
