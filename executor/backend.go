@@ -30,6 +30,15 @@ type LinkInput struct {
 	PTX  []byte
 }
 
+// LinkOptions are the options of one JIT link. MaxRegisters caps the
+// registers per thread of every function the link compiles
+// (CU_JIT_MAX_REGISTERS): a persistent kernel that calls many functions
+// takes the largest one's count, so a cap trades spills for co-resident
+// blocks. 0 leaves the choice to the compiler.
+type LinkOptions struct {
+	MaxRegisters int
+}
+
 // GraphEdge is a dependency of a graph node on From. A programmatic edge
 // (Hopper's programmatic dependent launch) lets the dependent kernel start
 // before From finishes: it must execute griddepcontrol.wait before it
@@ -194,7 +203,7 @@ type Backend interface {
 	// (cuLinkCreate, cuLinkAddData, cuLinkComplete) and loads it
 	// (cuModuleLoadData). It returns the linker's information log; a
 	// failed link is a *LinkError carrying the error log.
-	LinkModule(inputs []LinkInput) (ModuleRef, string, error)
+	LinkModule(inputs []LinkInput, opts LinkOptions) (ModuleRef, string, error)
 
 	// GraphCreate creates an empty CUDA graph (cuGraphCreate).
 	GraphCreate() (GraphRef, error)

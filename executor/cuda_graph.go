@@ -36,7 +36,7 @@ func (b *cudaBackend) StreamWaitEvent(s StreamRef, e EventRef) error {
 
 // LinkModule links the inputs with the driver's JIT linker and loads the
 // image. Each input is passed NUL-terminated, as the linker reads PTX.
-func (b *cudaBackend) LinkModule(inputs []LinkInput) (ModuleRef, string, error) {
+func (b *cudaBackend) LinkModule(inputs []LinkInput, opts LinkOptions) (ModuleRef, string, error) {
 	var r ModuleRef
 	var info string
 	err := b.do(func() error {
@@ -65,7 +65,7 @@ func (b *cudaBackend) LinkModule(inputs []LinkInput) (ModuleRef, string, error) 
 		*infoBuf, *errBuf = 0, 0
 		var mod unsafe.Pointer
 		var step, input C.int
-		code := int(C.gp_link(C.int(n), (**C.char)(data), &sizes[0], (**C.char)(names), infoBuf, linkLogBytes, errBuf, linkLogBytes, &mod, &step, &input))
+		code := int(C.gp_link(C.int(n), (**C.char)(data), &sizes[0], (**C.char)(names), C.uint(opts.MaxRegisters), infoBuf, linkLogBytes, errBuf, linkLogBytes, &mod, &step, &input))
 		info = C.GoString(infoBuf)
 		if code != 0 {
 			return linkFailure(inputs, code, int(step), int(input), C.GoString(errBuf))

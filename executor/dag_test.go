@@ -113,6 +113,27 @@ func TestLinkModuleResolvesAndRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "link input 0 (empty.ptx)")
 }
 
+func TestLinkModuleWithRegisterCap(t *testing.T) {
+	x, _ := dagFake(t, false, 1)
+	inputs := []LinkInput{{Name: "dag.ptx", PTX: []byte(dagPTX)}, {Name: "helper.ptx", PTX: []byte(dagHelperPTX)}}
+	plain, err := x.LinkModule(inputs...)
+	require.NoError(t, err)
+	capped, err := x.LinkModuleWith(LinkOptions{MaxRegisters: 64}, inputs...)
+	require.NoError(t, err)
+	require.NotSame(t, plain, capped, "a register cap is another image")
+	again, err := x.LinkModuleWith(LinkOptions{MaxRegisters: 64}, inputs...)
+	require.NoError(t, err)
+	require.Same(t, capped, again, "the same cap hits the module cache")
+	none, err := x.LinkModuleWith(LinkOptions{}, inputs...)
+	require.NoError(t, err)
+	require.Same(t, plain, none, "no cap is LinkModule's image")
+	for _, r := range []int{-1, 1, MinLinkRegisters - 1, MaxLinkRegisters + 1, 1 << 20} {
+		_, err := x.LinkModuleWith(LinkOptions{MaxRegisters: r}, inputs...)
+		require.ErrorContains(t, err, "MaxRegisters", r)
+		require.ErrorContains(t, err, "Fix: use 0 for no cap", r)
+	}
+}
+
 // word reads word 0 of b.
 func word(t *testing.T, x *Executor, b Buffer) uint32 {
 	got, err := x.Download(b)

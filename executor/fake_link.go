@@ -13,7 +13,7 @@ import (
 // prototype, and the entries of every input become the module's kernels
 // (FakeConfig.Link, then FakeConfig.Kernels, give their Go functions). A
 // refused link is a *LinkError whose log reads like the driver's.
-func (f *Fake) LinkModule(inputs []LinkInput) (ModuleRef, string, error) {
+func (f *Fake) LinkModule(inputs []LinkInput, _ LinkOptions) (ModuleRef, string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.check("cuLinkComplete"); err != nil {

@@ -12,6 +12,10 @@ const (
 	// MaxLinkLogShown is the most bytes of a link log a LinkError's message
 	// shows; the whole log stays in LinkError.Log.
 	MaxLinkLogShown = 4096
+	// MinLinkRegisters and MaxLinkRegisters bound LinkOptions.MaxRegisters
+	// (besides 0, no cap).
+	MinLinkRegisters = 16
+	MaxLinkRegisters = 255
 )
 
 // linkKeyDomain separates the cache keys of linked modules from those of
@@ -48,10 +52,13 @@ func (e *LinkError) Error() string {
 
 // linkKey hashes the inputs of a link, names and PTX, for one compute
 // capability.
-func linkKey(major, minor int, inputs []LinkInput) ModuleKey {
-	parts := make([][]byte, 0, 2*len(inputs))
+func linkKey(major, minor int, inputs []LinkInput, opts LinkOptions) ModuleKey {
+	parts := make([][]byte, 0, 2*len(inputs)+1)
 	for _, in := range inputs {
 		parts = append(parts, []byte(in.Name), in.PTX)
+	}
+	if opts.MaxRegisters > 0 {
+		parts = append(parts, fmt.Appendf(nil, "max-registers=%d", opts.MaxRegisters))
 	}
 	return moduleKey(linkKeyDomain, major, minor, parts...)
 }
@@ -64,8 +71,17 @@ func linkKey(major, minor int, inputs []LinkInput) ModuleKey {
 // the linker's log. Module.LinkLog returns the information log of a
 // successful link.
 func (x *Executor) LinkModule(inputs ...LinkInput) (*Module, error) {
+	return x.LinkModuleWith(LinkOptions{}, inputs...)
+}
+
+// LinkModuleWith is LinkModule with the link's options; a MaxRegisters
+// outside MinLinkRegisters..MaxLinkRegisters (besides 0) is refused.
+func (x *Executor) LinkModuleWith(opts LinkOptions, inputs ...LinkInput) (*Module, error) {
 	if len(inputs) == 0 || len(inputs) > MaxLinkInputs {
 		return nil, invalidArg("link inputs", fmt.Sprintf("Fix: pass 1 to %d PTX inputs.", MaxLinkInputs), "%d inputs", len(inputs))
+	}
+	if r := opts.MaxRegisters; r != 0 && (r < MinLinkRegisters || r > MaxLinkRegisters) {
+		return nil, invalidArg("link option MaxRegisters", fmt.Sprintf("Fix: use 0 for no cap, or %d to %d.", MinLinkRegisters, MaxLinkRegisters), "is %d", r)
 	}
 	for i, in := range inputs {
 		if len(in.PTX) == 0 {
@@ -77,7 +93,7 @@ func (x *Executor) LinkModule(inputs ...LinkInput) (*Module, error) {
 	if x.closed {
 		return nil, ErrClosed
 	}
-	return x.cachedModuleLocked(linkKey(x.dev.Major, x.dev.Minor, inputs), func() (ModuleRef, string, error) { return x.b.LinkModule(inputs) })
+	return x.cachedModuleLocked(linkKey(x.dev.Major, x.dev.Minor, inputs, opts), func() (ModuleRef, string, error) { return x.b.LinkModule(inputs, opts) })
 }
 
 // LinkLog returns the linker's information log of a module LinkModule

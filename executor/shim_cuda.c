@@ -148,14 +148,15 @@ int gp_launch(void *fn, unsigned int gx, unsigned int gy, unsigned int gz,
 }
 
 int gp_link(int n, const char *const *data, const unsigned long long *sizes, const char *const *names,
-            char *info, unsigned int info_size, char *err, unsigned int err_size, void **mod, int *step, int *input) {
-    CUjit_option opts[4] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
-    void *vals[4] = {info, (void *)(size_t)info_size, err, (void *)(size_t)err_size};
+            unsigned int max_regs, char *info, unsigned int info_size, char *err, unsigned int err_size, void **mod,
+            int *step, int *input) {
+    CUjit_option opts[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                            CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_MAX_REGISTERS};
+    void *vals[5] = {info, (void *)(size_t)info_size, err, (void *)(size_t)err_size, (void *)(size_t)max_regs};
     CUlinkState st;
     *step = 1;
     *input = -1;
-    CUresult r = cuLinkCreate(4, opts, vals, &st);
+    CUresult r = cuLinkCreate(max_regs > 0 ? 5 : 4, opts, vals, &st);
     if (r != CUDA_SUCCESS) {
         return (int)r;
     }

@@ -29,8 +29,10 @@ int gp_launch(void *fn, unsigned int gx, unsigned int gy, unsigned int gz,
 // NUL) and loads the image into *mod. The logs are written into the
 // caller's buffers; *step is 1 (cuLinkCreate), 2 (cuLinkAddData of input
 // *input), 3 (cuLinkComplete) or 4 (cuModuleLoadData) when a call fails.
+// max_regs > 0 caps every compiled function's registers per thread.
 int gp_link(int n, const char *const *data, const unsigned long long *sizes, const char *const *names,
-            char *info, unsigned int info_size, char *err, unsigned int err_size, void **mod, int *step, int *input);
+            unsigned int max_regs, char *info, unsigned int info_size, char *err, unsigned int err_size, void **mod,
+            int *step, int *input);
 int gp_stream_wait_event(void *stream, void *event);
 int gp_graph_create(void **g);
 // gp_graph_add_kernel adds a kernel node with plain dependencies deps[i]

@@ -91,6 +91,7 @@ func parseRunArgs(e *env, args []string) (*runOptions, bool, error) {
 	f.DurationVar(&o.bench.Session.Watchdog, "watchdog", wavedag.DefaultWatchdog, "abort a persistent run whose block waits longer than `D` for one producer or barrier")
 	grid := f.Uint("grid", 0, "persistent arms' grid in blocks (0: the co-resident grid the occupancy model sizes)")
 	f.IntVar(&o.bench.Session.Streams, "streams", wavedag.DefaultStreams, "the streams arm's pool of streams")
+	f.IntVar(&o.bench.Session.MaxRegisters, "max-regs", 0, "cap the persistent arms' registers per thread at `N` (16..255; 0: no cap), for more co-resident blocks")
 	f.Uint64Var(&o.copyMiB, "copy-mib", 0, "also measure the copy-bandwidth ceiling with buffers of `N` MiB (0: skip it)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
@@ -123,6 +124,8 @@ func (o *runOptions) check(grid uint) error {
 		return bad("--streams %d is outside 1..%d", o.bench.Session.Streams, wavedag.MaxStreams)
 	case o.copyMiB > 64<<10:
 		return bad("--copy-mib %d is above 65536 (64 GiB)", o.copyMiB)
+	case o.bench.Session.MaxRegisters != 0 && (o.bench.Session.MaxRegisters < executor.MinLinkRegisters || o.bench.Session.MaxRegisters > executor.MaxLinkRegisters):
+		return bad("--max-regs %d is outside %d..%d. Fix: use 0 for no cap, or a count such as 64", o.bench.Session.MaxRegisters, executor.MinLinkRegisters, executor.MaxLinkRegisters)
 	case o.device < 0:
 		return bad("--device %d is negative", o.device)
 	}

@@ -110,6 +110,8 @@ func TestRunRefuses(t *testing.T) {
 		{"bad samples", []string{"run", quickstart, "--samples", "0"}, exitUsage, []string{"--samples 0 is outside 1..100000"}},
 		{"bad arm", []string{"run", quickstart, "--arms", "waits,fast"}, exitUsage, []string{`arm "fast" is unknown`}},
 		{"bad watchdog", []string{"run", quickstart, "--watchdog", "0s"}, exitUsage, []string{"--watchdog 0s is outside"}},
+		{"bad register cap", []string{"run", quickstart, "--max-regs", "300"}, exitUsage, []string{"--max-regs 300 is outside 16..255", "Fix:"}},
+		{"register cap too low", []string{"run", quickstart, "--max-regs", "8"}, exitUsage, []string{"--max-regs 8 is outside"}},
 		{"bad spec", []string{"run", "gen:spiral:3"}, exitUsage, []string{"Fix:"}},
 		{"no module", []string{"run", noModule}, exitFailure, []string{`field "module"`, "gpuplan plan plans it as it is"}},
 		{"missing file", []string{"run", filepath.Join(dir, "nope.json")}, exitFailure, []string{"nope.json"}},

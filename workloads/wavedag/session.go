@@ -52,6 +52,12 @@ type Options struct {
 	Grid uint32
 	// Streams is the streams arm's pool (0: DefaultStreams).
 	Streams int
+	// MaxRegisters caps the registers per thread of the persistent
+	// schedulers' image, which takes the heaviest wave function's count
+	// (0: no cap; else executor.MinLinkRegisters..MaxLinkRegisters). A
+	// lower cap can give the persistent grid more blocks per SM; the
+	// launch arms keep each function's own count.
+	MaxRegisters int
 }
 
 // Session is a program resident on one device: its buffers, argument
@@ -147,6 +153,9 @@ func Open(x *executor.Executor, p *Program, opts Options) (*Session, error) {
 	if opts.Streams > MaxStreams {
 		return nil, fmt.Errorf("a pool of %d streams. Fix: use at most %d", opts.Streams, MaxStreams)
 	}
+	if r := opts.MaxRegisters; r != 0 && (r < executor.MinLinkRegisters || r > executor.MaxLinkRegisters) {
+		return nil, fmt.Errorf("a register cap of %d per thread. Fix: use 0 for no cap, or %d to %d", r, executor.MinLinkRegisters, executor.MaxLinkRegisters)
+	}
 	im, err := BuildImage(p)
 	if err != nil {
 		return nil, err
@@ -229,7 +238,7 @@ func (s *Session) link() error {
 	if err != nil {
 		return fmt.Errorf("%s: linking the launch arms' wrappers with %s: %w", s.p.Source, s.p.ModuleName, err)
 	}
-	s.schedMod, err = s.x.LinkModule(user, executor.LinkInput{Name: RuntimeInputName, PTX: runtimePTX},
+	s.schedMod, err = s.x.LinkModuleWith(executor.LinkOptions{MaxRegisters: s.opts.MaxRegisters}, user, executor.LinkInput{Name: RuntimeInputName, PTX: runtimePTX},
 		executor.LinkInput{Name: DispatchInputName, PTX: dispatch})
 	if err != nil {
 		return fmt.Errorf("%s: linking the persistent schedulers with %s: %w", s.p.Source, s.p.ModuleName, err)

@@ -37,7 +37,7 @@ func TestArmsMatchTheReference(t *testing.T) {
 	want, err := Reference(p, testFuncs())
 	require.NoError(t, err)
 	for _, seed := range []uint64{1, 2, 3} {
-		s, x := openFake(t, p, testFuncs(), seed, Options{Grid: 5})
+		s, x := openFake(t, p, testFuncs(), seed, Options{Grid: 5, MaxRegisters: 32 * int(seed)})
 		arms := Arms()
 		for round := range 3 {
 			for k := range arms {
@@ -172,6 +172,7 @@ func TestOpenRefuses(t *testing.T) {
 			"the run needs 40480 bytes on the device (buffers 34000, plan image 1008, state 5120, argument slots 352) but the memory budget is 36000"},
 		{"grid not co-resident", nil, Options{Grid: 1 << 20}, "cannot be co-resident"},
 		{"too many streams", nil, Options{Streams: 1000}, "Fix: use at most 64"},
+		{"register cap", nil, Options{MaxRegisters: 300}, "a register cap of 300 per thread. Fix: use 0 for no cap, or 16 to 255"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
