@@ -63,17 +63,33 @@
 //     driver work as an NVTX range (ProfilerRanges), libnvToolsExt being
 //     loaded at run time; without it the ranges are off.
 //
-// # Without a GPU
+// # Without a GPU or the driver
 //
 // gorgonia.org/cu calls cuInit in its package init and exits the process if
 // it fails. The shim defines cuInit itself, so the executable's definition
 // wins: it runs the JIT cache rules (ConfigureJITCacheDefault, vyre's rules)
-// before the driver initialises, calls the real cuInit, records its result
-// and reports success. A CUDA build therefore starts on a machine without a
-// GPU, and Open and DeviceCount return one clear sentence
-// (errors.Is(err, ErrUnavailable)). The CUDA build still links libcuda.so.1:
-// without the NVIDIA driver library installed the dynamic loader refuses to
-// start it; use the default build there.
+// before the driver initialises, calls the real cuInit (found with
+// dlsym(RTLD_NEXT)), records its result and reports success. A CUDA build
+// therefore starts on a machine without a GPU, and Open and DeviceCount
+// return one clear sentence (errors.Is(err, ErrUnavailable)).
+//
+// The CUDA build of gpuplan also starts without the NVIDIA driver library:
+// on linux/amd64 it does not link libcuda.so.1 but loads it at run time.
+// internal/cudalib defines every driver function the binary calls (except
+// cuInit) as a trampoline into a table that a C constructor fills, before
+// the Go runtime and so before gorgonia's init, by opening $GPUPLAN_LIBCUDA
+// or libcuda.so.1 with dlopen (RTLD_GLOBAL, so that the shim's cuInit finds
+// the real one); cmd/gpuplan links with --as-needed, so the linker drops
+// the -lcuda that gorgonia and this package pass. Without the library
+// every trampoline returns CUDA_ERROR_NOT_INITIALIZED, the shim finds no
+// cuInit, and Open and DeviceCount return an *UnavailableError;
+// cudalib.LoadError gives the dynamic loader's reason, which the command
+// checks before it opens a GPU. The executor does not import cudalib: a
+// program that links the executor without it (the executor's own test
+// binaries, say), a build with the cudalib_direct tag and other platforms
+// link libcuda.so.1 as a plain dependency, and need the driver library
+// installed to start. Building always needs a libcuda.so to link against
+// (the driver's, or the CUDA toolkit's stub).
 //
 // # Kernels
 //

@@ -203,18 +203,65 @@ func (w *Workload) noRunFields(src string) error {
 
 func finiteIn(v float64, lo, hi float64) bool { return checked.Finite(v) && v >= lo && v <= hi }
 
+// requiredField is one field a workload must give: its name in its
+// object, whether the input gives it (a non-null value; for a string, a
+// non-empty one) and the fix that says what to add.
+type requiredField struct {
+	name  string
+	given bool
+	fix   string
+}
+
+// checkRequired is the one check of required workload fields: the first of
+// fields the input does not give is strictjson's required-field error
+// (strictjson.Required), naming its path, at(name), and ending in the fix.
+// The path is only built for the error.
+func checkRequired(src string, at func(name string) string, fields ...requiredField) error {
+	for _, f := range fields {
+		if !f.given {
+			return strictjson.Required(src, at(f.name), f.fix)
+		}
+	}
+	return nil
+}
+
+// topLevel is the path of a top-level field: its name.
+func topLevel(name string) string { return name }
+
+// validate checks the planning fields after decoding, in the order the
+// fields are documented, and derives the analysis kind, the waves indexed
+// by id and the dependencies.
 func (w *Workload) validate(src string) error {
-	if w.Analysis == nil {
-		return strictjson.Required(src, "analysis", "add \"analysis\": \"dataflow\" (or ifds, reaching_definitions, liveness, points_to, parser_frontend, custom:<n>)")
+	for _, check := range []func(src string) error{w.validateAnalysis, w.validateDevice, w.validateLaunch,
+		w.validateGraph, w.validateSample, w.validateTuning, w.validateWaves, w.validateDependencies} {
+		if err := check(src); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (w *Workload) validateAnalysis(src string) error {
+	if err := checkRequired(src, topLevel, requiredField{"analysis", w.Analysis != nil,
+		"add \"analysis\": \"dataflow\" (or ifds, reaching_definitions, liveness, points_to, parser_frontend, custom:<n>)"}); err != nil {
+		return err
 	}
 	kind, err := ParseAnalysisKind(*w.Analysis)
 	if err != nil {
 		return &WorkloadError{Source: src, Field: "analysis", Err: err}
 	}
 	w.kind = kind
+	return nil
+}
+
+// validateDevice checks that exactly one of device and device_file is
+// given, and not empty.
+func (w *Workload) validateDevice(src string) error {
+	if err := checkRequired(src, topLevel, requiredField{"device", w.Device != nil || w.DeviceFile != nil,
+		"add \"device\": \"h100-sxm\" (a built-in profile) or \"device_file\": \"profile.json\""}); err != nil {
+		return err
+	}
 	switch {
-	case w.Device == nil && w.DeviceFile == nil:
-		return strictjson.Required(src, "device", "add \"device\": \"h100-sxm\" (a built-in profile) or \"device_file\": \"profile.json\"")
 	case w.Device != nil && w.DeviceFile != nil:
 		return fieldErr(src, "device_file", "give either device or device_file, not both", "both device and device_file are set")
 	case w.Device != nil && *w.Device == "":
@@ -222,108 +269,155 @@ func (w *Workload) validate(src string) error {
 	case w.DeviceFile != nil && *w.DeviceFile == "":
 		return fieldErr(src, "device_file", "give the path of a device profile JSON file", "device_file is empty")
 	}
-	if w.LaunchOverheadNS == nil {
-		return strictjson.Required(src, "launch_overhead_ns", "add the measured per-launch overhead in nanoseconds (about 4000 for a stream launch on Hopper)")
+	return nil
+}
+
+func (w *Workload) validateLaunch(src string) error {
+	if err := checkRequired(src, topLevel, requiredField{"launch_overhead_ns", w.LaunchOverheadNS != nil,
+		"add the measured per-launch overhead in nanoseconds (about 4000 for a stream launch on Hopper)"}); err != nil {
+		return err
 	}
 	if !finiteIn(*w.LaunchOverheadNS, 0, math.MaxFloat64) {
 		return fieldErr(src, "launch_overhead_ns", "give a finite overhead >= 0 in nanoseconds", "launch overhead %v is negative", *w.LaunchOverheadNS)
 	}
-	if w.Graph == nil {
-		return strictjson.Required(src, "graph", "add \"graph\": {\"node_count\", \"edge_count\", \"bytes_per_node\", \"bytes_per_edge\"}")
+	return nil
+}
+
+func (w *Workload) validateGraph(src string) error {
+	if err := checkRequired(src, topLevel, requiredField{"graph", w.Graph != nil,
+		"add \"graph\": {\"node_count\", \"edge_count\", \"bytes_per_node\", \"bytes_per_edge\"}"}); err != nil {
+		return err
 	}
-	for _, f := range []struct {
-		name string
-		v    *uint64
-	}{{"node_count", w.Graph.NodeCount}, {"edge_count", w.Graph.EdgeCount}, {"bytes_per_node", w.Graph.BytesPerNode}, {"bytes_per_edge", w.Graph.BytesPerEdge}} {
-		if f.v == nil {
-			return strictjson.Required(src, "graph."+f.name, "add graph."+f.name+" (an unsigned integer)")
-		}
+	g := w.Graph
+	count := func(name string, v *uint64) requiredField {
+		return requiredField{name, v != nil, "add graph." + name + " (an unsigned integer)"}
 	}
-	if *w.Graph.NodeCount == 0 && *w.Graph.EdgeCount > 0 {
+	if err := checkRequired(src, func(name string) string { return "graph." + name },
+		count("node_count", g.NodeCount), count("edge_count", g.EdgeCount),
+		count("bytes_per_node", g.BytesPerNode), count("bytes_per_edge", g.BytesPerEdge)); err != nil {
+		return err
+	}
+	if *g.NodeCount == 0 && *g.EdgeCount > 0 {
 		return fieldErr(src, "graph.edge_count", "give the graph's node count, or 0 edges for a graph of none",
-			"%d edges over 0 nodes: an edge needs two endpoints", *w.Graph.EdgeCount)
+			"%d edges over 0 nodes: an edge needs two endpoints", *g.EdgeCount)
 	}
-	if w.ScheduleSample == nil {
-		return strictjson.Required(src, "schedule_sample", "add \"schedule_sample\": {\"dispatch_cost_ns\", \"frontier_density\", \"readback_bytes\"}")
+	return nil
+}
+
+func (w *Workload) validateSample(src string) error {
+	if err := checkRequired(src, topLevel, requiredField{"schedule_sample", w.ScheduleSample != nil,
+		"add \"schedule_sample\": {\"dispatch_cost_ns\", \"frontier_density\", \"readback_bytes\"}"}); err != nil {
+		return err
 	}
 	s := w.ScheduleSample
+	if err := checkRequired(src, func(name string) string { return "schedule_sample." + name },
+		requiredField{"dispatch_cost_ns", s.DispatchCostNS != nil, "add the measured dispatch cost in nanoseconds"},
+		requiredField{"frontier_density", s.FrontierDensity != nil, "add the measured active fraction of the frontier, in [0, 1]"},
+		requiredField{"readback_bytes", s.ReadbackBytes != nil, "add the bytes read back per dispatch (0 if none)"}); err != nil {
+		return err
+	}
 	switch {
-	case s.DispatchCostNS == nil:
-		return strictjson.Required(src, "schedule_sample.dispatch_cost_ns", "add the measured dispatch cost in nanoseconds")
-	case s.FrontierDensity == nil:
-		return strictjson.Required(src, "schedule_sample.frontier_density", "add the measured active fraction of the frontier, in [0, 1]")
-	case s.ReadbackBytes == nil:
-		return strictjson.Required(src, "schedule_sample.readback_bytes", "add the bytes read back per dispatch (0 if none)")
 	case !finiteIn(*s.DispatchCostNS, math.SmallestNonzeroFloat64, math.MaxFloat64):
 		return fieldErr(src, "schedule_sample.dispatch_cost_ns", "give a positive dispatch cost in nanoseconds", "dispatch cost %v is not positive", *s.DispatchCostNS)
 	case !finiteIn(*s.FrontierDensity, 0, 1):
 		return fieldErr(src, "schedule_sample.frontier_density", "give the active fraction of the frontier, between 0 and 1", "frontier density %v is outside [0, 1]", *s.FrontierDensity)
 	}
+	return nil
+}
+
+// validateTuning checks the optional fusion pressure and iteration budget.
+func (w *Workload) validateTuning(src string) error {
 	if w.FusionPressure != nil && !finiteIn(*w.FusionPressure, 0, 1) {
 		return fieldErr(src, "fusion_pressure", "give a fusion pressure between 0 and 1, or leave it out to derive it", "fusion pressure %v is outside [0, 1]", *w.FusionPressure)
 	}
 	if w.MaxDeviceIters != nil && *w.MaxDeviceIters == 0 {
 		return &WorkloadError{Source: src, Field: "max_device_iterations", Err: &EmptyIterationBudgetError{}}
 	}
-	if len(w.Waves) == 0 {
-		return strictjson.Required(src, "waves", "list at least one wave: {\"id\": 0, \"frontier_bytes\": ..., \"scratch_bytes\": ..., \"output_bytes\": ...}")
+	return nil
+}
+
+// validateWaves checks the waves and indexes them by id.
+func (w *Workload) validateWaves(src string) error {
+	if err := checkRequired(src, topLevel, requiredField{"waves", len(w.Waves) > 0,
+		"list at least one wave: {\"id\": 0, \"frontier_bytes\": ..., \"scratch_bytes\": ..., \"output_bytes\": ...}"}); err != nil {
+		return err
 	}
 	n := len(w.Waves)
 	if n > MaxWaves {
 		return fieldErr(src, "waves", fmt.Sprintf("plan at most %d waves", MaxWaves), "%d waves do not fit 32-bit wave ids", n)
 	}
 	w.waves = make([]FrontierWave, n)
-	seen := make([]int, n)
+	seen := make([]int, n) // seen[id] is the position of the wave with that id, or -1
 	for i := range seen {
 		seen[i] = -1
 	}
-	for i, wv := range w.Waves {
-		f := func(name string) string { return fmt.Sprintf("waves[%d].%s", i, name) }
-		switch {
-		case wv.ID == nil:
-			return strictjson.Required(src, f("id"), fmt.Sprintf("give every wave an id in [0, %d)", n))
-		case wv.FrontierBytes == nil:
-			return strictjson.Required(src, f("frontier_bytes"), "give the wave's frontier bytes (0 if none)")
-		case wv.ScratchBytes == nil:
-			return strictjson.Required(src, f("scratch_bytes"), "give the wave's scratch bytes (0 if none)")
-		case wv.OutputBytes == nil:
-			return strictjson.Required(src, f("output_bytes"), "give the wave's output bytes (0 if none)")
+	idFix := fmt.Sprintf("give every wave an id in [0, %d)", n)
+	for i := range w.Waves {
+		if err := w.validateWave(src, i, seen, idFix); err != nil {
+			return err
 		}
-		id := *wv.ID
-		if id < 0 || id >= int64(n) {
-			return fieldErr(src, f("id"), fmt.Sprintf("number the waves 0..%d, each exactly once", n-1), "wave id %d is out of range [0, %d)", id, n)
-		}
-		if seen[id] >= 0 {
-			return fieldErr(src, f("id"), fmt.Sprintf("number the waves 0..%d, each exactly once", n-1), "wave id %d is already used by waves[%d]", id, seen[id])
-		}
-		seen[id] = i
-		w.waves[id] = FrontierWave{FrontierBytes: *wv.FrontierBytes, ScratchBytes: *wv.ScratchBytes, OutputBytes: *wv.OutputBytes}
 	}
+	return nil
+}
+
+// validateWave checks waves[i] (idFix is the fix of a missing id) and
+// records it under its id.
+func (w *Workload) validateWave(src string, i int, seen []int, idFix string) error {
+	wv, n := w.Waves[i], len(w.Waves)
+	f := func(name string) string { return fmt.Sprintf("waves[%d].%s", i, name) }
+	if err := checkRequired(src, f, requiredField{"id", wv.ID != nil, idFix},
+		requiredField{"frontier_bytes", wv.FrontierBytes != nil, "give the wave's frontier bytes (0 if none)"},
+		requiredField{"scratch_bytes", wv.ScratchBytes != nil, "give the wave's scratch bytes (0 if none)"},
+		requiredField{"output_bytes", wv.OutputBytes != nil, "give the wave's output bytes (0 if none)"}); err != nil {
+		return err
+	}
+	id := *wv.ID
+	renumber := func() string { return fmt.Sprintf("number the waves 0..%d, each exactly once", n-1) }
+	if id < 0 || id >= int64(n) {
+		return fieldErr(src, f("id"), renumber(), "wave id %d is out of range [0, %d)", id, n)
+	}
+	if seen[id] >= 0 {
+		return fieldErr(src, f("id"), renumber(), "wave id %d is already used by waves[%d]", id, seen[id])
+	}
+	seen[id] = i
+	w.waves[id] = FrontierWave{FrontierBytes: *wv.FrontierBytes, ScratchBytes: *wv.ScratchBytes, OutputBytes: *wv.OutputBytes}
+	return nil
+}
+
+func (w *Workload) validateDependencies(src string) error {
 	if len(w.Dependencies) > MaxDependencies {
 		return fieldErr(src, "dependencies", fmt.Sprintf("give at most %d dependencies", MaxDependencies), "%d dependencies do not fit 32-bit offsets", len(w.Dependencies))
 	}
 	w.deps = make([]Dependency, len(w.Dependencies))
-	for i, d := range w.Dependencies {
-		f := func(name string) string { return fmt.Sprintf("dependencies[%d].%s", i, name) }
-		if d.Before == nil {
-			return strictjson.Required(src, f("before"), "give the id of the wave that must finish first")
+	for i := range w.Dependencies {
+		if err := w.validateDependency(src, i); err != nil {
+			return err
 		}
-		if d.After == nil {
-			return strictjson.Required(src, f("after"), "give the id of the wave that waits")
-		}
-		for _, e := range []struct {
-			name string
-			v    int64
-		}{{"before", *d.Before}, {"after", *d.After}} {
-			if e.v < 0 || e.v >= int64(n) {
-				return fieldErr(src, f(e.name), fmt.Sprintf("use the id of a listed wave, 0..%d", n-1), "unknown wave id %d (the workload has %d waves)", e.v, n)
-			}
-		}
-		if *d.Before == *d.After {
-			return &WorkloadError{Source: src, Field: fmt.Sprintf("dependencies[%d]", i), Err: &SelfDependencyError{Wave: int(*d.Before), Index: i}}
-		}
-		w.deps[i] = Dependency{Before: int(*d.Before), After: int(*d.After)}
 	}
+	return nil
+}
+
+// validateDependency checks dependencies[i] against the waves.
+func (w *Workload) validateDependency(src string, i int) error {
+	d, n := w.Dependencies[i], len(w.Waves)
+	f := func(name string) string { return fmt.Sprintf("dependencies[%d].%s", i, name) }
+	if err := checkRequired(src, f,
+		requiredField{"before", d.Before != nil, "give the id of the wave that must finish first"},
+		requiredField{"after", d.After != nil, "give the id of the wave that waits"}); err != nil {
+		return err
+	}
+	for _, e := range []struct {
+		name string
+		v    int64
+	}{{"before", *d.Before}, {"after", *d.After}} {
+		if e.v < 0 || e.v >= int64(n) {
+			return fieldErr(src, f(e.name), fmt.Sprintf("use the id of a listed wave, 0..%d", n-1), "unknown wave id %d (the workload has %d waves)", e.v, n)
+		}
+	}
+	if *d.Before == *d.After {
+		return &WorkloadError{Source: src, Field: fmt.Sprintf("dependencies[%d]", i), Err: &SelfDependencyError{Wave: int(*d.Before), Index: i}}
+	}
+	w.deps[i] = Dependency{Before: int(*d.Before), After: int(*d.After)}
 	return nil
 }
 

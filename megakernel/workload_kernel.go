@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
-	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
 // Limits of a workload whose waves run kernels.
@@ -268,12 +267,13 @@ func (w *Workload) validateRunDefaults(src string) error {
 	}
 	var total, readback uint64
 	for i, b := range w.Buffers {
-		if b.Bytes == nil {
-			return strictjson.Required(src, fmt.Sprintf("buffers[%d].bytes", i), "give the buffer's size in bytes")
+		f := func(name string) string { return fmt.Sprintf("buffers[%d].%s", i, name) }
+		if err := checkRequired(src, f, requiredField{"bytes", b.Bytes != nil, "give the buffer's size in bytes"}); err != nil {
+			return err
 		}
 		var err error
 		if total, err = checked.Add(total, *b.Bytes, "buffer bytes"); err != nil {
-			return &WorkloadError{Source: src, Field: fmt.Sprintf("buffers[%d].bytes", i), Err: checked.Inputs(err, "the sum of buffers[].bytes")}
+			return &WorkloadError{Source: src, Field: f("bytes"), Err: checked.Inputs(err, "the sum of buffers[].bytes")}
 		}
 	}
 	if w.Graph == nil {
@@ -357,9 +357,10 @@ func (w *Workload) validateBuffers(src string) error {
 	seen := make(map[string]int, len(w.Buffers))
 	for i, b := range w.Buffers {
 		f := func(name string) string { return fmt.Sprintf("buffers[%d].%s", i, name) }
+		if err := checkRequired(src, f, requiredField{"name", b.Name != "", "give the buffer a name that waves' arguments refer to"}); err != nil {
+			return err
+		}
 		switch {
-		case b.Name == "":
-			return strictjson.Required(src, f("name"), "give the buffer a name that waves' arguments refer to")
 		case !nameRE.MatchString(b.Name) || len(b.Name) > 128:
 			return fieldErr(src, f("name"), minIdentifierMessage+", at most 128 characters", "buffer name %q is not a plain name", clipName(b.Name))
 		case *b.Bytes == 0:
@@ -382,22 +383,23 @@ func validateInit(src, field string, b WorkloadBuffer) error {
 		return nil
 	}
 	sub := func(name string) string { return field + "." + name }
+	if err := checkRequired(src, sub, requiredField{"fill", in.Fill != "", "give \"zeros\", \"random\" or \"file\""}); err != nil {
+		return err
+	}
 	switch in.Fill {
 	case FillZeros:
 		if in.Seed != nil || in.Type != "" || in.Min != nil || in.Max != nil || in.Path != "" {
 			return fieldErr(src, field, "give a zeros fill no other field", "a zeros fill has seed, type, min, max or path")
 		}
 	case FillFile:
-		if in.Path == "" {
-			return strictjson.Required(src, sub("path"), "give the file holding the buffer's bytes, relative to the workload file")
+		if err := checkRequired(src, sub, requiredField{"path", in.Path != "", "give the file holding the buffer's bytes, relative to the workload file"}); err != nil {
+			return err
 		}
 		if in.Seed != nil || in.Type != "" || in.Min != nil || in.Max != nil {
 			return fieldErr(src, field, "give a file fill only its path", "a file fill has seed, type, min or max")
 		}
 	case FillRandom:
 		return validateRandomInit(src, field, b)
-	case "":
-		return strictjson.Required(src, sub("fill"), "give \"zeros\", \"random\" or \"file\"")
 	default:
 		return fieldErr(src, sub("fill"), "use \"zeros\", \"random\" or \"file\"", "fill %q is unknown", clipName(in.Fill))
 	}
@@ -407,8 +409,8 @@ func validateInit(src, field string, b WorkloadBuffer) error {
 func validateRandomInit(src, field string, b WorkloadBuffer) error {
 	in := b.Init
 	sub := func(name string) string { return field + "." + name }
-	if in.Seed == nil {
-		return strictjson.Required(src, sub("seed"), "give the random fill a seed (any unsigned integer), so runs are repeatable")
+	if err := checkRequired(src, sub, requiredField{"seed", in.Seed != nil, "give the random fill a seed (any unsigned integer), so runs are repeatable"}); err != nil {
+		return err
 	}
 	if in.Path != "" {
 		return fieldErr(src, sub("path"), "remove path from a random fill", "a random fill has a path")
@@ -446,8 +448,8 @@ func (w *Workload) validateOutputs(src string) error {
 	seen := map[string]int{}
 	for i, o := range w.Outputs {
 		f := func(name string) string { return fmt.Sprintf("outputs[%d].%s", i, name) }
-		if o.Buffer == "" {
-			return strictjson.Required(src, f("buffer"), "name the buffer to read back")
+		if err := checkRequired(src, f, requiredField{"buffer", o.Buffer != "", "name the buffer to read back"}); err != nil {
+			return err
 		}
 		b := w.bufferIndex(o.Buffer)
 		if b < 0 {
@@ -502,26 +504,29 @@ func (o WorkloadOutput) OutputTolerance() float64 {
 	return 0
 }
 
+// validateWaveKernel checks waves[i]'s kernel: its required fields first,
+// then their values.
 func (w *Workload) validateWaveKernel(src string, i int) error {
 	wv := w.Waves[i]
-	f := func(name string) string { return fmt.Sprintf("waves[%d].kernel.%s", i, name) }
 	k := wv.Kernel
-	if k == nil {
-		return strictjson.Required(src, fmt.Sprintf("waves[%d].kernel", i), "give every wave of a workload with a module its kernel: {\"function\", \"tiles\", \"block\", \"args\"}")
+	if err := checkRequired(src, func(name string) string { return fmt.Sprintf("waves[%d].%s", i, name) }, requiredField{"kernel", k != nil,
+		"give every wave of a workload with a module its kernel: {\"function\", \"tiles\", \"block\", \"args\"}"}); err != nil {
+		return err
+	}
+	f := func(name string) string { return fmt.Sprintf("waves[%d].kernel.%s", i, name) }
+	if err := checkRequired(src, f,
+		requiredField{"function", k.Function != "", "name the wave's device function in the module (declared with GP_WAVE)"},
+		requiredField{"tiles", k.Tiles != nil, "give the number of tiles (blocks) the wave runs"},
+		requiredField{"block", k.Block != nil, "give the threads per tile, a multiple of 32 up to 1024"}); err != nil {
+		return err
 	}
 	switch {
-	case k.Function == "":
-		return strictjson.Required(src, f("function"), "name the wave's device function in the module (declared with GP_WAVE)")
 	case !symbolRE.MatchString(k.Function) || len(k.Function) > 256:
 		return fieldErr(src, f("function"), "name an extern \"C\" device function: letters, digits, '_' and '$'", "function name %q is not a PTX symbol", clipName(k.Function))
 	case strings.HasPrefix(k.Function, "gp_"):
 		return fieldErr(src, f("function"), "rename the function: names starting with gp_ belong to gpuplan's runtime", "function %s uses the reserved prefix gp_", k.Function)
-	case k.Tiles == nil:
-		return strictjson.Required(src, f("tiles"), "give the number of tiles (blocks) the wave runs")
 	case *k.Tiles == 0 || *k.Tiles > MaxWaveTiles:
 		return fieldErr(src, f("tiles"), fmt.Sprintf("give 1 to %d tiles", MaxWaveTiles), "wave %d has %d tiles", *wv.ID, *k.Tiles)
-	case k.Block == nil:
-		return strictjson.Required(src, f("block"), "give the threads per tile, a multiple of 32 up to 1024")
 	case *k.Block == 0 || *k.Block > MaxBlockThreads || *k.Block%32 != 0:
 		return fieldErr(src, f("block"), "give a multiple of 32 from 32 to 1024", "block of %d threads", *k.Block)
 	case k.SharedBytes > MaxWaveSharedBytes:

@@ -232,3 +232,58 @@ func ExamplePlanWorkload() {
 	fmt.Println(p.Groups, p.GlobalBarriers, p.Execution.Topology)
 	// Output: [[0] [1]] 1 FusedWave
 }
+
+// TestDecodeWorkloadRequiredMessages pins the whole message of a missing
+// required field, planning and run fields alike: every one is strictjson's
+// required-field error naming the path and ending in its own fix.
+func TestDecodeWorkloadRequiredMessages(t *testing.T) {
+	wave := func(m map[string]any, i int) map[string]any { return m["waves"].([]any)[i].(map[string]any) }
+	tests := []struct {
+		name string
+		base string
+		edit func(m map[string]any)
+		want string
+	}{
+		{"analysis", minimalWorkload, func(m map[string]any) { delete(m, "analysis") },
+			`field "analysis": required field is missing. Fix: add "analysis": "dataflow" (or ifds, reaching_definitions, liveness, points_to, parser_frontend, custom:<n>)`},
+		{"device", minimalWorkload, func(m map[string]any) { delete(m, "device") },
+			`field "device": required field is missing. Fix: add "device": "h100-sxm" (a built-in profile) or "device_file": "profile.json"`},
+		{"graph field", minimalWorkload, func(m map[string]any) { delete(m["graph"].(map[string]any), "bytes_per_edge") },
+			`field "graph.bytes_per_edge": required field is missing. Fix: add graph.bytes_per_edge (an unsigned integer)`},
+		{"sample field", minimalWorkload, func(m map[string]any) { m["schedule_sample"].(map[string]any)["readback_bytes"] = nil },
+			`field "schedule_sample.readback_bytes": required field is missing. Fix: add the bytes read back per dispatch (0 if none)`},
+		{"wave id", minimalWorkload, func(m map[string]any) { delete(wave(m, 1), "id") },
+			`field "waves[1].id": required field is missing. Fix: give every wave an id in [0, 2)`},
+		{"dependency after", minimalWorkload, func(m map[string]any) { delete(m["dependencies"].([]any)[0].(map[string]any), "after") },
+			`field "dependencies[0].after": required field is missing. Fix: give the id of the wave that waits`},
+		{"buffer bytes", moduleWorkload, func(m map[string]any) { delete(m["buffers"].([]any)[1].(map[string]any), "bytes") },
+			`field "buffers[1].bytes": required field is missing. Fix: give the buffer's size in bytes`},
+		{"buffer name", moduleWorkload, func(m map[string]any) { m["buffers"].([]any)[0].(map[string]any)["name"] = "" },
+			`field "buffers[0].name": required field is missing. Fix: give the buffer a name that waves' arguments refer to`},
+		{"init fill", moduleWorkload, func(m map[string]any) {
+			delete(m["buffers"].([]any)[1].(map[string]any)["init"].(map[string]any), "fill")
+		},
+			`field "buffers[1].init.fill": required field is missing. Fix: give "zeros", "random" or "file"`},
+		{"output buffer", moduleWorkload, func(m map[string]any) { delete(m["outputs"].([]any)[0].(map[string]any), "buffer") },
+			`field "outputs[0].buffer": required field is missing. Fix: name the buffer to read back`},
+		{"kernel tiles", moduleWorkload, func(m map[string]any) { delete(wave(m, 2)["kernel"].(map[string]any), "tiles") },
+			`field "waves[2].kernel.tiles": required field is missing. Fix: give the number of tiles (blocks) the wave runs`},
+		{"kernel block", moduleWorkload, func(m map[string]any) { delete(wave(m, 0)["kernel"].(map[string]any), "block") },
+			`field "waves[0].kernel.block": required field is missing. Fix: give the threads per tile, a multiple of 32 up to 1024`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var m map[string]any
+			require.NoError(t, json.Unmarshal([]byte(tc.base), &m))
+			tc.edit(m)
+			b, err := json.Marshal(m)
+			require.NoError(t, err)
+			_, err = megakernel.DecodeWorkload("w.json", b)
+			require.Error(t, err)
+			assert.Equal(t, "w.json: "+tc.want, err.Error())
+			var se *strictjson.Error
+			require.ErrorAs(t, err, &se)
+			assert.Equal(t, "required field is missing", se.Msg)
+		})
+	}
+}

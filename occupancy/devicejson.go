@@ -24,13 +24,71 @@ func invalid(field, fix, format string, args ...any) error {
 	return &InvalidDeviceError{Field: field, Msg: fmt.Sprintf(format, args...), Fix: fix}
 }
 
-// requiredDeviceFields are the JSON fields a custom profile must give. The
-// other fields have defaults (see LoadDeviceJSON).
+// requiredDeviceFields are the JSON fields a custom profile must give; the
+// others are optionalDeviceFields.
 var requiredDeviceFields = []string{
 	"name", "cc_major", "cc_minor", "sm_count", "warp_size",
 	"max_threads_per_block", "max_threads_per_sm", "max_blocks_per_sm",
 	"registers_per_sm", "registers_per_block", "registers_per_thread",
 	"shared_mem_per_sm", "shared_mem_per_block", "total_memory_bytes",
+}
+
+// DefaultedField is an optional field that a custom device profile left
+// out (or gave as null), with the default it got.
+type DefaultedField struct {
+	// Field is the device field's JSON name, for example
+	// "memory_clock_khz".
+	Field string `json:"field"`
+	// Value is the default as the device holds it, for example "256" or
+	// "[1024 1024 64]".
+	Value string `json:"value"`
+	// Meaning says what the default stands for, for example "unknown: no
+	// bandwidth estimate".
+	Meaning string `json:"meaning"`
+}
+
+// optionalField is one optional device field: its JSON name, what its
+// default means, and set, which gives d the default (it may read the
+// required fields) and returns it.
+type optionalField struct {
+	name    string
+	meaning string
+	set     func(d *Device) any
+}
+
+// optionalDeviceFields are the fields a custom profile may leave out, in
+// Device's order, each with its documented default (see LoadDeviceJSON).
+var optionalDeviceFields = []optionalField{
+	{"ordinal", "a profile, not a live GPU", func(d *Device) any { d.Ordinal = 0; return d.Ordinal }},
+	{"register_alloc_unit", "registers per warp allocation on every current GPU", func(d *Device) any { d.RegisterAllocUnit = 256; return d.RegisterAllocUnit }},
+	{"sub_partitions", "warp schedulers per SM on sm_70 and later", func(d *Device) any { d.SubPartitions = 4; return d.SubPartitions }},
+	{"shared_mem_per_block_optin", "shared_mem_per_block: no opt-in above the default", func(d *Device) any {
+		d.SharedMemPerBlockOptIn = d.SharedMemPerBlock
+		return d.SharedMemPerBlockOptIn
+	}},
+	{"reserved_shared_mem_per_block", "1024 on cc 8.0 and later, 0 before", func(d *Device) any {
+		d.ReservedSharedMemPerBlk = 0
+		if d.Major >= 8 {
+			d.ReservedSharedMemPerBlk = 1024
+		}
+		return d.ReservedSharedMemPerBlk
+	}},
+	{"shared_mem_alloc_unit", "128 on cc 8.0 and later, 256 before", func(d *Device) any {
+		d.SharedMemAllocUnit = 256
+		if d.Major >= 8 {
+			d.SharedMemAllocUnit = 128
+		}
+		return d.SharedMemAllocUnit
+	}},
+	{"shared_mem_carveouts_kib", "none: the exact model uses the whole shared_mem_per_sm", func(d *Device) any { d.SharedMemCarveoutsKiB = nil; return []int{} }},
+	{"l2_bytes", "unknown", func(d *Device) any { d.L2Bytes = 0; return d.L2Bytes }},
+	{"memory_bus_bits", "unknown: no bandwidth estimate", func(d *Device) any { d.MemoryBusBits = 0; return d.MemoryBusBits }},
+	{"memory_clock_khz", "unknown: no bandwidth estimate", func(d *Device) any { d.MemoryClockKHz = 0; return d.MemoryClockKHz }},
+	{"cooperative_launch", "no cooperative launch: no grid-wide barriers", func(d *Device) any { d.CooperativeLaunch = false; return d.CooperativeLaunch }},
+	{"concurrent_kernels", "kernels do not run concurrently", func(d *Device) any { d.ConcurrentKernels = false; return d.ConcurrentKernels }},
+	{"async_engines", "no copy engine counted", func(d *Device) any { d.AsyncEngines = 0; return d.AsyncEngines }},
+	{"max_grid_dim", "every current GPU's grid limits", func(d *Device) any { d.MaxGridDim = defaultMaxGridDim; return d.MaxGridDim }},
+	{"max_block_dim", "every current GPU's block limits", func(d *Device) any { d.MaxBlockDim = defaultMaxBlockDim; return d.MaxBlockDim }},
 }
 
 // LoadDeviceJSON decodes a custom device profile: a ProfileDocument (an
@@ -47,15 +105,26 @@ var requiredDeviceFields = []string{
 // registers_per_block, registers_per_thread, shared_mem_per_sm,
 // shared_mem_per_block and total_memory_bytes.
 //
-// Defaults for absent optional fields: register_alloc_unit 256,
-// sub_partitions 4, shared_mem_per_block_optin = shared_mem_per_block,
-// reserved_shared_mem_per_block 1024 on cc >= 8.0 and 0 before,
-// shared_mem_alloc_unit 128 on cc >= 8.0 and 256 before, no carveouts (the
-// exact model then uses the whole shared_mem_per_sm), max_grid_dim
-// [2147483647, 65535, 65535] and max_block_dim [1024, 1024, 64]. Booleans
-// default to false and the remaining numbers to 0 (0 memory clock or bus
-// width means the bandwidth is unknown).
+// Every other field is optional, and absent or null it gets its default
+// (LoadDeviceJSONDefaults says which did): ordinal 0; register_alloc_unit
+// 256; sub_partitions 4; shared_mem_per_block_optin = shared_mem_per_block;
+// reserved_shared_mem_per_block 1024 on cc >= 8.0 and 0 before;
+// shared_mem_alloc_unit 128 on cc >= 8.0 and 256 before;
+// shared_mem_carveouts_kib none (the exact model then uses the whole
+// shared_mem_per_sm); l2_bytes 0 (unknown); memory_bus_bits and
+// memory_clock_khz 0 (unknown: the bandwidth estimate is 0);
+// cooperative_launch and concurrent_kernels false; async_engines 0;
+// max_grid_dim [2147483647, 65535, 65535]; max_block_dim [1024, 1024, 64].
 func LoadDeviceJSON(source string, data []byte) (Device, error) {
+	d, _, err := LoadDeviceJSONDefaults(source, data)
+	return d, err
+}
+
+// LoadDeviceJSONDefaults is LoadDeviceJSON that also returns the optional
+// fields the profile left out, with the defaults they got, in the order of
+// Device's fields (none for a complete profile, such as the ones `gpuplan
+// devices --json` writes).
+func LoadDeviceJSONDefaults(source string, data []byte) (Device, []DefaultedField, error) {
 	if source == "" {
 		source = "<input>"
 	}
@@ -67,47 +136,28 @@ func LoadDeviceJSON(source string, data []byte) (Device, error) {
 
 // loadDeviceObject decodes a bare device object: the rules of
 // LoadDeviceJSON.
-func loadDeviceObject(source string, data []byte) (Device, error) {
+func loadDeviceObject(source string, data []byte) (Device, []DefaultedField, error) {
 	var d Device
 	present := map[string]bool{}
 	if err := strictjson.DecodeWith(source, data, &d, strictjson.Options{Present: present, NullIsAbsent: true}); err != nil {
-		return Device{}, err
+		return Device{}, nil, err
 	}
 	for _, f := range requiredDeviceFields {
 		if !present[f] {
-			return Device{}, strictjson.Required(source, f, fmt.Sprintf("add %q to the profile (gpuplan devices --device h100-sxm --json shows a complete profile under \"device\")", f))
+			return Device{}, nil, strictjson.Required(source, f, fmt.Sprintf("add %q to the profile (gpuplan devices --device h100-sxm --json shows a complete profile under \"device\")", f))
 		}
 	}
-	has := func(f string) bool { return present[f] }
-	if !has("register_alloc_unit") {
-		d.RegisterAllocUnit = 256
-	}
-	if !has("sub_partitions") {
-		d.SubPartitions = 4
-	}
-	if !has("shared_mem_per_block_optin") {
-		d.SharedMemPerBlockOptIn = d.SharedMemPerBlock
-	}
-	if !has("reserved_shared_mem_per_block") && d.Major >= 8 {
-		d.ReservedSharedMemPerBlk = 1024
-	}
-	if !has("shared_mem_alloc_unit") {
-		d.SharedMemAllocUnit = 256
-		if d.Major >= 8 {
-			d.SharedMemAllocUnit = 128
+	var defaulted []DefaultedField
+	for _, f := range optionalDeviceFields {
+		if !present[f.name] {
+			defaulted = append(defaulted, DefaultedField{Field: f.name, Value: fmt.Sprint(f.set(&d)), Meaning: f.meaning})
 		}
-	}
-	if !has("max_grid_dim") {
-		d.MaxGridDim = defaultMaxGridDim
-	}
-	if !has("max_block_dim") {
-		d.MaxBlockDim = defaultMaxBlockDim
 	}
 	if err := d.Validate(); err != nil {
 		ie := err.(*InvalidDeviceError)
-		return Device{}, &strictjson.Error{Source: source, Field: ie.Field, Msg: ie.Msg, Fix: ie.Fix}
+		return Device{}, nil, &strictjson.Error{Source: source, Field: ie.Field, Msg: ie.Msg, Fix: ie.Fix}
 	}
-	return d, nil
+	return d, defaulted, nil
 }
 
 // Validate checks that d describes a possible CUDA device. The first

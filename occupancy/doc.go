@@ -18,8 +18,10 @@
 // vectors port; "rtx5090-sm120" carries the CUDA sm_120 limits instead.
 //
 // LoadDeviceJSON decodes a custom profile strictly: unknown fields, type
-// mismatches, trailing data, missing required fields and impossible values
-// (Device.Validate) are errors naming the field and the fix. Closest and Diff
+// mismatches, trailing data, a missing one of the 14 required fields and
+// impossible values (Device.Validate) are errors naming the field and the
+// fix. Every other field has a documented default, and
+// LoadDeviceJSONDefaults also returns the fields that got one. Closest and Diff
 // compare a live or custom device with the built-in profiles, and
 // Device.BandwidthBytesPerSec estimates the peak bandwidth as 2 x memory
 // clock x bus width (within 1% of the datasheet for every built-in profile).

@@ -77,32 +77,33 @@ func isProfileDocument(data []byte) bool {
 }
 
 // loadProfileDocument decodes a ProfileDocument strictly and returns its
-// device; errors inside the device name their field as device.<field>.
-func loadProfileDocument(source string, data []byte) (Device, error) {
+// device and the device fields that got defaults; errors inside the device
+// name their field as device.<field>.
+func loadProfileDocument(source string, data []byte) (Device, []DefaultedField, error) {
 	var w profileWire
 	if err := strictjson.Decode(source, data, &w); err != nil {
-		return Device{}, err
+		return Device{}, nil, err
 	}
 	if err := checkSchema(source, w.Schema); err != nil {
-		return Device{}, err
+		return Device{}, nil, err
 	}
 	if len(w.Device) == 0 || bytes.Equal(bytes.TrimSpace(w.Device), []byte("null")) {
-		return Device{}, strictjson.Required(source, "device", `add "device": {...} (gpuplan devices --device h100-sxm --json writes a complete profile)`)
+		return Device{}, nil, strictjson.Required(source, "device", `add "device": {...} (gpuplan devices --device h100-sxm --json writes a complete profile)`)
 	}
-	d, err := loadDeviceObject(source, w.Device)
+	d, defaulted, err := loadDeviceObject(source, w.Device)
 	if err != nil {
 		var se *strictjson.Error
 		if errors.As(err, &se) {
 			se.Field = joinField("device", se.Field)
 		}
-		return Device{}, err
+		return Device{}, nil, err
 	}
 	if w.BandwidthBytesPerSec != nil && *w.BandwidthBytesPerSec != d.BandwidthBytesPerSec() {
-		return Device{}, &strictjson.Error{Source: source, Field: "bandwidth_bytes_per_sec",
+		return Device{}, nil, &strictjson.Error{Source: source, Field: "bandwidth_bytes_per_sec",
 			Msg: fmt.Sprintf("is %d, but the device's memory clock and bus width give %d", *w.BandwidthBytesPerSec, d.BandwidthBytesPerSec()),
 			Fix: "remove bandwidth_bytes_per_sec (it is derived), or change device.memory_clock_khz and device.memory_bus_bits"}
 	}
-	return d, nil
+	return d, defaulted, nil
 }
 
 func checkSchema(source, schema string) error {

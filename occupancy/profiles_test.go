@@ -3,6 +3,10 @@ package occupancy
 import (
 	"encoding/json"
 	"errors"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -199,28 +203,143 @@ func TestLoadDeviceJSONRoundTrip(t *testing.T) {
 	}
 }
 
+// TestLoadDeviceJSONDefaults checks every optional field's default and
+// that LoadDeviceJSONDefaults names exactly the fields that got one, in
+// Device's order, whether left out or null, in a bare object or a profile
+// document.
 func TestLoadDeviceJSONDefaults(t *testing.T) {
-	m := profileJSON(t, mustLookup(t, "h100"))
-	for _, f := range []string{"register_alloc_unit", "sub_partitions", "shared_mem_per_block_optin", "reserved_shared_mem_per_block",
-		"shared_mem_alloc_unit", "shared_mem_carveouts_kib", "max_grid_dim", "max_block_dim", "l2_bytes", "ordinal"} {
-		delete(m, f)
+	all := make([]string, len(optionalDeviceFields))
+	for i, f := range optionalDeviceFields {
+		all[i] = f.name
 	}
+	h100 := mustLookup(t, "h100")
+	tests := []struct {
+		name      string
+		edit      func(m map[string]any)
+		document  bool
+		check     func(t *testing.T, d Device)
+		defaulted []string
+	}{
+		{"complete", func(map[string]any) {}, false, func(t *testing.T, d Device) { assert.Equal(t, h100, d) }, nil},
+		{"complete document", func(map[string]any) {}, true, func(t *testing.T, d Device) { assert.Equal(t, h100, d) }, nil},
+		{"every optional field left out, cc 9.0", func(m map[string]any) {
+			for _, f := range all {
+				delete(m, f)
+			}
+		}, false, func(t *testing.T, d Device) {
+			assert.Equal(t, 0, d.Ordinal)
+			assert.Equal(t, 256, d.RegisterAllocUnit)
+			assert.Equal(t, 4, d.SubPartitions)
+			assert.Equal(t, d.SharedMemPerBlock, d.SharedMemPerBlockOptIn)
+			assert.Equal(t, 1024, d.ReservedSharedMemPerBlk)
+			assert.Equal(t, 128, d.SharedMemAllocUnit)
+			assert.Empty(t, d.SharedMemCarveoutsKiB)
+			assert.Zero(t, d.L2Bytes)
+			assert.Zero(t, d.BandwidthBytesPerSec(), "no bus width or clock: no bandwidth estimate")
+			assert.False(t, d.CooperativeLaunch)
+			assert.False(t, d.ConcurrentKernels)
+			assert.Zero(t, d.AsyncEngines)
+			assert.Equal(t, defaultMaxGridDim, d.MaxGridDim)
+			assert.Equal(t, defaultMaxBlockDim, d.MaxBlockDim)
+		}, all},
+		{"every optional field null, cc 7.0", func(m map[string]any) {
+			for _, f := range all {
+				m[f] = nil
+			}
+			m["cc_major"] = 7
+		}, false, func(t *testing.T, d Device) {
+			assert.Equal(t, 0, d.ReservedSharedMemPerBlk)
+			assert.Equal(t, 256, d.SharedMemAllocUnit)
+		}, all},
+		{"inside a document", func(m map[string]any) {
+			delete(m, "memory_clock_khz")
+			delete(m, "register_alloc_unit")
+		}, true, func(t *testing.T, d Device) {
+			assert.Zero(t, d.MemoryClockKHz)
+			assert.Equal(t, 256, d.RegisterAllocUnit)
+		}, []string{"register_alloc_unit", "memory_clock_khz"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m := profileJSON(t, h100)
+			tc.edit(m)
+			var v any = m
+			if tc.document {
+				v = map[string]any{"schema": ProfileSchema, "device": m}
+			}
+			b, err := json.Marshal(v)
+			require.NoError(t, err)
+			d, defaulted, err := LoadDeviceJSONDefaults("x.json", b)
+			require.NoError(t, err)
+			tc.check(t, d)
+			var names []string
+			for _, f := range defaulted {
+				names = append(names, f.Field)
+				assert.NotEmpty(t, f.Value, f.Field)
+				assert.NotEmpty(t, f.Meaning, f.Field)
+			}
+			assert.Equal(t, tc.defaulted, names)
+			plain, err := LoadDeviceJSON("x.json", b)
+			require.NoError(t, err)
+			assert.Equal(t, d, plain, "LoadDeviceJSON decodes the same device")
+		})
+	}
+	_, defaulted, err := LoadDeviceJSONDefaults("x.json", []byte(`{"name":"x"}`))
+	require.ErrorContains(t, err, `field "cc_major": required field is missing. Fix:`)
+	assert.Nil(t, defaulted)
+	m := profileJSON(t, h100)
+	delete(m, "memory_bus_bits")
+	delete(m, "max_block_dim")
 	b, _ := json.Marshal(m)
-	d, err := LoadDeviceJSON("x.json", b)
+	_, defaulted, err = LoadDeviceJSONDefaults("x.json", b)
 	require.NoError(t, err)
-	assert.Equal(t, 256, d.RegisterAllocUnit)
-	assert.Equal(t, 4, d.SubPartitions)
-	assert.Equal(t, d.SharedMemPerBlock, d.SharedMemPerBlockOptIn)
-	assert.Equal(t, 1024, d.ReservedSharedMemPerBlk)
-	assert.Equal(t, 128, d.SharedMemAllocUnit)
-	assert.Equal(t, defaultMaxGridDim, d.MaxGridDim)
-	assert.Equal(t, defaultMaxBlockDim, d.MaxBlockDim)
-	m["cc_major"] = 7
-	b, _ = json.Marshal(m)
-	d, err = LoadDeviceJSON("x.json", b)
+	assert.Equal(t, []DefaultedField{
+		{Field: "memory_bus_bits", Value: "0", Meaning: "unknown: no bandwidth estimate"},
+		{Field: "max_block_dim", Value: "[1024 1024 64]", Meaning: "every current GPU's block limits"},
+	}, defaulted)
+}
+
+// TestDeviceFieldsRequiredOrDefaulted checks that every JSON field of
+// Device is either required or has a documented default, in Device's
+// order, so that no field a profile leaves out silently becomes 0; and
+// that LoadDeviceJSON's documentation names each one.
+func TestDeviceFieldsRequiredOrDefaulted(t *testing.T) {
+	required := map[string]bool{}
+	for _, f := range requiredDeviceFields {
+		required[f] = true
+	}
+	var optional []string
+	for _, f := range optionalDeviceFields {
+		assert.False(t, required[f.name], "%s is both required and optional", f.name)
+		optional = append(optional, f.name)
+	}
+	var wantOptional []string
+	typ := reflect.TypeFor[Device]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !required[name] {
+			wantOptional = append(wantOptional, name)
+		}
+		delete(required, name)
+	}
+	assert.Empty(t, required, "required fields Device does not have")
+	assert.Equal(t, wantOptional, optional, "the optional fields, in Device's order")
+	assert.Len(t, requiredDeviceFields, 14)
+
+	fset := token.NewFileSet()
+	file, err := parser.ParseFile(fset, "devicejson.go", nil, parser.ParseComments)
 	require.NoError(t, err)
-	assert.Equal(t, 0, d.ReservedSharedMemPerBlk)
-	assert.Equal(t, 256, d.SharedMemAllocUnit)
+	var doc string
+	for _, d := range file.Decls {
+		if fd, ok := d.(*ast.FuncDecl); ok && fd.Name.Name == "LoadDeviceJSON" {
+			doc = fd.Doc.Text()
+		}
+	}
+	require.NotEmpty(t, doc)
+	flat := strings.Join(strings.Fields(doc), " ")
+	for _, f := range append(append([]string{}, requiredDeviceFields...), optional...) {
+		assert.Contains(t, flat, f, "LoadDeviceJSON's documentation names %s", f)
+	}
 }
 
 func TestLoadDeviceJSONErrors(t *testing.T) {

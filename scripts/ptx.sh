@@ -23,6 +23,9 @@ mode=${1:-check}
 NVCCFLAGS=(-ptx -arch=compute_80 -O3 -std=c++14 -lineinfo)
 # The wave ABI header relocatable sources include.
 abi_dir=workloads/wavedag/kernels
+# The device helpers the workloads' kernels share ("gpuplan_device.h"),
+# staged with each source and passed with -I.
+shared_dir=internal/kernelabi/kernels
 relocatable() { grep -q '^// gpuplan: relocatable device code' "$1"; }
 mapfile -t sources < <(git ls-files '*/kernels/*.cu' 2>/dev/null || find . -path '*/kernels/*.cu')
 if [ ${#sources[@]} -eq 0 ]; then
@@ -54,7 +57,7 @@ for cu in "${sources[@]}"; do
   # a fixed path (under a lock: the path is shared) and rewrite the .file
   # directives to paths relative to the repository root, so the PTX does not
   # depend on where the repository is checked out.
-  flags=("${NVCCFLAGS[@]}")
+  flags=("${NVCCFLAGS[@]}" -I "$stage/$shared_dir")
   ptxas_flags=()
   if relocatable "$cu"; then
     flags=(-ptx -arch=compute_80 -O3 -std=c++14 -rdc=true -I "$stage/$abi_dir")
@@ -63,9 +66,10 @@ for cu in "${sources[@]}"; do
   (
     flock 9
     rm -rf "$stage"
-    mkdir -p "$stage/$(dirname "$cu")" "$stage/$abi_dir"
+    mkdir -p "$stage/$(dirname "$cu")" "$stage/$abi_dir" "$stage/$shared_dir"
     cp -R "$(dirname "$cu")"/. "$stage/$(dirname "$cu")"/
     cp "$abi_dir/gpuplan_wave.h" "$stage/$abi_dir/"
+    cp "$shared_dir"/*.h "$stage/$shared_dir/"
     nvcc "${flags[@]}" -o "$tmp/raw.ptx" "$stage/$cu"
   ) 9>"$stage.lock"
   sed -E "/^[[:space:]]*\.file[[:space:]]/ s#\"$stage/#\"#" "$tmp/raw.ptx" >"$tmp/out.ptx"

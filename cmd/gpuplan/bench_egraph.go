@@ -413,8 +413,7 @@ func egraphEvidenceRows(res *rebuild.BenchResult, prov evidence.Provenance, in *
 	p.Date = now
 	var rows []evidence.Sample
 	add := func(wl evidence.Workload, smp rebuild.Sample) {
-		rows = append(rows, evidence.Sample{Provenance: p, Workload: wl, Arm: smp.Arm, Index: smp.Index, WallNS: smp.WallNs, DeviceNS: smp.DeviceNs,
-			Checksum: smp.Checksum, TimedUploads: smp.TimedUploads, TimedAllocations: smp.TimedAllocations, TimedHostSyncs: smp.TimedHostSyncs})
+		rows = append(rows, evidenceRow(p, wl, smp))
 	}
 	for _, smp := range res.Samples {
 		add(w, smp)

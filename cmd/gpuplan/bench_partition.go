@@ -155,8 +155,7 @@ func writePartitionedOutputs(e *env, o *benchOptions, res *partbfs.BenchResult, 
 		for i, s := range res.Samples {
 			p := prov
 			p.Date = now
-			out[i] = evidence.Sample{Provenance: p, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
-				Checksum: s.Checksum, BytesMoved: s.BytesMoved}
+			out[i] = evidenceRow(p, w, s)
 		}
 		return out
 	}

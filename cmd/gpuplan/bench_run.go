@@ -257,9 +257,7 @@ func evidenceRows(res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CS
 	for i, s := range res.Samples {
 		p := prov
 		p.Date = now
-		rows[i] = evidence.Sample{Provenance: p, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
-			Checksum: s.Checksum, TimedUploads: s.TimedUploads, TimedAllocations: s.TimedAllocations, TimedHostSyncs: s.TimedHostSyncs,
-			BytesMoved: s.BytesMoved}
+		rows[i] = evidenceRow(p, w, s)
 	}
 	return rows
 }

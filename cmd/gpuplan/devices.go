@@ -15,6 +15,9 @@ import (
 type deviceFlags struct {
 	name string
 	file string
+	// defaulted are the optional fields the --device-file profile left
+	// out, set by resolve.
+	defaulted []occupancy.DefaultedField
 }
 
 func (df *deviceFlags) add(f *flags) {
@@ -34,7 +37,9 @@ func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, er
 		return occupancy.Device{}, "", usagef("gpuplan %s: missing --device NAME or --device-file FILE; known devices: %s. Fix: add --device with a known name or --device-file with a profile JSON (see 'gpuplan %s --help')",
 			cmd, strings.Join(occupancy.ProfileNames(), ", "), cmd)
 	case df.file != "":
-		return loadDeviceFile(e, df.file)
+		d, source, defaulted, err := loadDeviceFile(e, df.file)
+		df.defaulted = defaulted
+		return d, source, err
 	}
 	p, err := occupancy.LookupProfile(df.name)
 	if err != nil {
@@ -44,14 +49,15 @@ func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, er
 }
 
 // loadDeviceFile reads and decodes a device profile file and returns it
-// with the input's name ("<stdin>" for -).
-func loadDeviceFile(e *env, path string) (occupancy.Device, string, error) {
+// with the input's name ("<stdin>" for -) and the optional fields it left
+// out.
+func loadDeviceFile(e *env, path string) (occupancy.Device, string, []occupancy.DefaultedField, error) {
 	data, source, err := e.readInput(path)
 	if err != nil {
-		return occupancy.Device{}, "", err
+		return occupancy.Device{}, "", nil, err
 	}
-	d, err := occupancy.LoadDeviceJSON(source, data)
-	return d, source, err
+	d, defaulted, err := occupancy.LoadDeviceJSONDefaults(source, data)
+	return d, source, defaulted, err
 }
 
 // deviceRow is one device in the devices listing (JSON form).
@@ -73,8 +79,9 @@ vyre's synthetic RTX 5090 profile (kept for parity), "rtx5090-sm120" the
 CUDA sm_120 limits.
 
 With --device NAME or --device-file FILE, show every field of one profile
-(a custom file is checked strictly and compared with its closest built-in
-profile). With --json, one profile is written as a versioned profile
+(a custom file is checked strictly, the optional fields it leaves out are
+listed with the defaults they got, and it is compared with its closest
+built-in profile). With --json, one profile is written as a versioned profile
 document ("schema": "gpuplan.device-profile/v1") that --device-file, and a
 workload's device_file, read back: save it, edit it, plan against it.
 With --probe, read every live GPU (needs a CUDA build): the driver
@@ -120,7 +127,7 @@ func runDevices(e *env, args []string) error {
 		if err != nil {
 			return err
 		}
-		return showDevice(e, f.json, d, label, df.file != "")
+		return showDevice(e, f.json, d, label, df.file != "", df.defaulted)
 	}
 	ps := occupancy.Profiles()
 	if f.json {
@@ -188,13 +195,25 @@ func probeDevices(e *env, o probeOptions) error {
 
 // showDevice prints one device: its fields as a table, or with --json its
 // profile document (occupancy.ProfileDocument), which --device-file reads
-// back. A custom profile is compared with its closest built-in profile.
-func showDevice(e *env, jsonOut bool, d occupancy.Device, label string, custom bool) error {
+// back. The table of a custom profile lists the fields it left out with
+// the defaults they got (defaulted), and compares it with its closest
+// built-in profile.
+func showDevice(e *env, jsonOut bool, d occupancy.Device, label string, custom bool, defaulted []occupancy.DefaultedField) error {
 	out := occupancy.NewProfileDocument(label, d, custom)
 	if jsonOut {
 		return writeJSON(e.stdout, out)
 	}
 	writeDeviceFields(e.stdout, label, d)
+	if len(defaulted) > 0 {
+		fmt.Fprintf(e.stdout, "\ndefaults of the %d fields the profile leaves out:\n", len(defaulted))
+		tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
+		for _, f := range defaulted {
+			fmt.Fprintf(tw, "  %s\t%s\t%s\n", f.Field, f.Value, f.Meaning)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
 	if custom {
 		fmt.Fprintf(e.stdout, "\nclosest built-in profile: %s", out.Closest)
 		if len(out.DiffFromClosest) == 0 {
@@ -233,7 +252,11 @@ func writeDeviceFields(w io.Writer, label string, d occupancy.Device) {
 	row("L2", "%d B", d.L2Bytes)
 	row("memory", "%d B", d.TotalMemoryBytes)
 	row("memory bus, clock", "%d bits, %d kHz", d.MemoryBusBits, d.MemoryClockKHz)
-	row("bandwidth estimate", "%.1f GB/s", float64(d.BandwidthBytesPerSec())/1e9)
+	if bw := d.BandwidthBytesPerSec(); bw > 0 {
+		row("bandwidth estimate", "%.1f GB/s", float64(bw)/1e9)
+	} else {
+		row("bandwidth estimate", "unknown (memory bus width or clock is 0)")
+	}
 	row("cooperative launch, concurrent kernels", "%t, %t", d.CooperativeLaunch, d.ConcurrentKernels)
 	row("async engines", "%d", d.AsyncEngines)
 	row("max grid", "%v", d.MaxGridDim)

@@ -69,6 +69,44 @@ func TestDevicesShowOne(t *testing.T) {
 	assert.Equal(t, d, det.Device)
 }
 
+// A custom profile's table lists the optional fields it leaves out with
+// the defaults they got; a complete one lists none.
+func TestDevicesShowDefaults(t *testing.T) {
+	d, _ := occupancy.Lookup("h100-sxm")
+	complete, _ := json.Marshal(d)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(complete, &m))
+	delete(m, "memory_clock_khz")
+	m["async_engines"] = nil
+	partial, _ := json.Marshal(m)
+	tests := []struct {
+		name    string
+		profile []byte
+		want    []string
+		not     []string
+	}{
+		{"complete", complete, []string{"bandwidth estimate                      3352.3 GB/s"}, []string{"defaults of"}},
+		{"clock and engines left out", partial, []string{
+			"defaults of the 2 fields the profile leaves out:",
+			"memory_clock_khz  0  unknown: no bandwidth estimate",
+			"async_engines     0  no copy engine counted",
+			"bandwidth estimate                      unknown (memory bus width or clock is 0)",
+		}, []string{"GB/s"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, string(tc.profile), "devices", "--device-file", "-")
+			require.Equal(t, exitOK, code, errs)
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, out, n)
+			}
+		})
+	}
+}
+
 // What devices --json writes, --device-file reads: the same device, and
 // identical to its built-in profile; so do the commands that plan against a
 // profile file.

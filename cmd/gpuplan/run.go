@@ -348,8 +348,8 @@ func runEvidenceRows(res *wavedag.BenchResult, prov evidence.Provenance) []evide
 		}
 		pr := prov
 		pr.Date = now
-		rows = append(rows, evidence.Sample{Provenance: pr, Workload: w, Arm: s.Arm, Index: s.Index, WallNS: s.WallNs, DeviceNS: s.DeviceNs,
-			Checksum: sum, BytesMoved: s.BytesMoved})
+		s.Checksum = sum
+		rows = append(rows, evidenceRow(pr, w, s))
 	}
 	return rows
 }

@@ -18,17 +18,31 @@
 // Every parameter is 8 bytes wide, as the executor passes it: a pointer
 // (the type parameter P), uint64, int64 or float64. The `c` tag is the
 // parameter's C declaration, copied into the generated header.
+//
+// Parameters that several kernels share are a struct of their own,
+// embedded where they stand in each kernel's list; its `c` tag names the
+// macro the header defines for the group, which each kernel's parameter
+// list then names instead of repeating the group:
+//
+//	type StateParams[P executor.Buffer | executor.DevPtr] struct {
+//		Level P      `c:"int *level"`
+//		N     uint64 `c:"unsigned long long n"`
+//	}
+//
+//	type StepParams[P executor.Buffer | executor.DevPtr] struct {
+//		StateParams[P] `c:"STATE_PARAMS"`
+//		Depth uint64   `c:"unsigned long long depth"`
+//	}
 package kernelabi
 
 import (
-	"bytes"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/gpuplan/gpuplan/executor"
 )
@@ -71,12 +85,18 @@ type Const struct {
 	Tunable bool
 }
 
-// param is one field of a parameter struct.
+// param is one parameter: a field of a parameter struct, or of a group
+// embedded in it.
 type param struct {
 	field string
+	// index is the field's index path in the parameter struct.
+	index []int
 	decl  string
 	kind  reflect.Kind
 	ptr   bool
+	// groups are the macros of the embedded groups the field lies in,
+	// outermost first: none for a field of the struct itself.
+	groups []string
 }
 
 var (
@@ -85,7 +105,8 @@ var (
 	identRE    = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// params reads a parameter struct's fields.
+// params reads a parameter struct's fields, an embedded group's in its
+// place.
 func params(v any) ([]param, error) {
 	t := reflect.TypeOf(v)
 	for t != nil && t.Kind() == reflect.Pointer {
@@ -94,10 +115,44 @@ func params(v any) ([]param, error) {
 	if t == nil || t.Kind() != reflect.Struct {
 		return nil, fmt.Errorf("kernel parameters are %v, not a struct. Fix: declare a struct whose fields are the parameters in order", t)
 	}
-	out := make([]param, 0, t.NumField())
+	if c, ok := paramCache.Load(t); ok {
+		return c.(cachedParams).ps, c.(cachedParams).err
+	}
+	ps, err := fields(t, nil, nil)
+	paramCache.Store(t, cachedParams{ps, err})
+	return ps, err
+}
+
+// paramCache holds each parameter struct type's parameters (cachedParams),
+// read once: an emulation decodes every launch's arguments. Callers do not
+// modify what params returns.
+var paramCache sync.Map
+
+type cachedParams struct {
+	ps  []param
+	err error
+}
+
+// fields reads the fields of struct type t, which lies at index path at in
+// the parameter struct, inside the groups named by groups.
+func fields(t reflect.Type, at []int, groups []string) ([]param, error) {
+	var out []param
 	for i := range t.NumField() {
 		f := t.Field(i)
-		p := param{field: f.Name, decl: strings.TrimSpace(f.Tag.Get("c")), kind: f.Type.Kind()}
+		index := slices.Concat(at, []int{i})
+		tag := strings.TrimSpace(f.Tag.Get("c"))
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			if !identRE.MatchString(tag) {
+				return nil, fmt.Errorf("parameter group %s.%s has tag %q, not a macro name. Fix: tag the embedded struct with the name of the macro its parameters get, for example `c:\"STATE_PARAMS\"`", t.Name(), f.Name, tag)
+			}
+			sub, err := fields(f.Type, index, slices.Concat(groups, []string{tag}))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, sub...)
+			continue
+		}
+		p := param{field: f.Name, index: index, decl: tag, kind: f.Type.Kind(), groups: groups}
 		switch {
 		case f.Type == bufferType || f.Type == devPtrType:
 			p.ptr = true
@@ -123,7 +178,7 @@ func Args(v any) ([]executor.Arg, error) {
 	}
 	args := make([]executor.Arg, len(ps))
 	for i, p := range ps {
-		f := rv.Field(i)
+		f := rv.FieldByIndex(p.index)
 		switch {
 		case f.Type() == bufferType:
 			args[i] = executor.Ptr(f.Interface().(executor.Buffer))
@@ -167,7 +222,7 @@ func Decode(vals []uint64, dst any) error {
 	}
 	s := rv.Elem()
 	for i, p := range ps {
-		f := s.Field(i)
+		f := s.FieldByIndex(p.index)
 		switch {
 		case f.Type() == devPtrType, p.kind == reflect.Uint64:
 			f.SetUint(vals[i])
@@ -178,41 +233,6 @@ func Decode(vals []uint64, dst any) error {
 		default:
 			f.SetFloat(math.Float64frombits(vals[i]))
 		}
-	}
-	return nil
-}
-
-// Validate checks the module: a name, unique kernel names, valid parameter
-// structs with C declarations whose names are unique per kernel, and
-// unique constant names that are C identifiers.
-func (m Module) Validate() error {
-	if !identRE.MatchString(m.Name) {
-		return fmt.Errorf("module name %q is not an identifier. Fix: name the module like its .cu file", m.Name)
-	}
-	seen := map[string]bool{}
-	for i, k := range m.Kernels {
-		if !identRE.MatchString(k.Name) || seen[k.Name] {
-			return fmt.Errorf("kernels[%d].name %q is empty, not an identifier or repeated. Fix: give each kernel its extern \"C\" name once", i, k.Name)
-		}
-		seen[k.Name] = true
-		ps, err := params(k.Params)
-		if err != nil {
-			return fmt.Errorf("kernel %s: %w", k.Name, err)
-		}
-		names := map[string]bool{}
-		for _, p := range ps {
-			n := declName(p.decl)
-			if n == "" || names[n] {
-				return fmt.Errorf("kernel %s: parameter %s declares %q, whose name is missing or repeated. Fix: end each `c` tag with a unique parameter name", k.Name, p.field, p.decl)
-			}
-			names[n] = true
-		}
-	}
-	for i, c := range m.Consts {
-		if !identRE.MatchString(c.Name) || seen[c.Name] {
-			return fmt.Errorf("consts[%d].name %q is empty, not an identifier or repeated. Fix: give each constant a unique C macro name", i, c.Name)
-		}
-		seen[c.Name] = true
 	}
 	return nil
 }
@@ -229,134 +249,23 @@ func declName(decl string) string {
 	return n
 }
 
-// ParamsMacro returns the name of the macro holding kernel name's parameter
-// list: the upper-cased name and _PARAMS.
-func ParamsMacro(name string) string { return strings.ToUpper(name) + "_PARAMS" }
-
-// Header renders the C header of the module: the constants as macros and,
-// for each kernel, a macro with its parameter list, which the CUDA source
-// uses as `extern "C" __global__ void name(NAME_PARAMS)`. A kernel with the
-// same parameter list as an earlier one gets that kernel's macro by name.
-func (m Module) Header() ([]byte, error) {
-	if err := m.Validate(); err != nil {
-		return nil, err
-	}
-	var b bytes.Buffer
-	guard := "GPUPLAN_" + strings.ToUpper(m.Name) + "_ABI_H"
-	b.WriteString("// Code generated by go generate from the kernel ABI declared in Go. DO NOT EDIT.\n")
-	comment(&b, m.Doc, "")
-	fmt.Fprintf(&b, "#ifndef %s\n#define %s\n", guard, guard)
-	for _, c := range m.Consts {
-		if c.Doc != "" {
-			b.WriteString("\n")
-			comment(&b, c.Doc, "")
-		}
-		lit := fmt.Sprintf("%du", c.Value)
-		if c.Value > math.MaxUint32 {
-			lit = fmt.Sprintf("%dull", c.Value)
-		}
-		if c.Tunable {
-			fmt.Fprintf(&b, "#ifndef %s\n#define %s %s\n#endif\n", c.Name, c.Name, lit)
-		} else {
-			fmt.Fprintf(&b, "#define %s %s\n", c.Name, lit)
-		}
-	}
-	// A kernel whose parameter list an earlier kernel already has names
-	// that kernel's macro instead of repeating the list.
-	seen := map[string]string{}
-	for _, k := range m.Kernels {
-		ps, _ := params(k.Params)
-		b.WriteString("\n")
-		comment(&b, k.Doc, "")
-		decls := make([]string, len(ps))
-		for i, p := range ps {
-			decls[i] = p.decl
-		}
-		list := strings.Join(decls, ", \\\n    ")
-		if first, ok := seen[list]; ok {
-			fmt.Fprintf(&b, "#define %s %s\n", ParamsMacro(k.Name), first)
-			continue
-		}
-		seen[list] = ParamsMacro(k.Name)
-		fmt.Fprintf(&b, "#define %s \\\n    %s\n", ParamsMacro(k.Name), list)
-	}
-	fmt.Fprintf(&b, "\n#endif  // %s\n", guard)
-	return b.Bytes(), nil
-}
-
-// comment writes text as // lines.
-func comment(b *bytes.Buffer, text, indent string) {
-	for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
-		if text == "" {
-			return
-		}
-		line = strings.TrimRight(line, " ")
-		if line == "" {
-			fmt.Fprintf(b, "%s//\n", indent)
-			continue
-		}
-		fmt.Fprintf(b, "%s// %s\n", indent, line)
-	}
-}
-
-var (
-	entryRE = regexp.MustCompile(`\.visible\s+\.entry\s+([A-Za-z_$][A-Za-z0-9_$]*)\s*\(([^)]*)\)`)
-	paramRE = regexp.MustCompile(`\.param\s+\.(\w+)`)
-)
-
-// CheckPTX checks a compiled module against the ABI: every declared kernel
-// is an entry of the PTX with exactly as many parameters as its struct has
-// fields, each 8 bytes wide (.u64), and the PTX has no entry the ABI does
-// not declare.
-func (m Module) CheckPTX(ptx []byte) error {
-	entries := map[string][]string{}
-	for _, e := range entryRE.FindAllSubmatch(ptx, -1) {
-		var kinds []string
-		for _, p := range paramRE.FindAllSubmatch(e[2], -1) {
-			kinds = append(kinds, string(p[1]))
-		}
-		entries[string(e[1])] = kinds
-	}
-	var errs []string
-	for _, k := range m.Kernels {
-		ps, err := params(k.Params)
-		if err != nil {
-			return fmt.Errorf("kernel %s: %w", k.Name, err)
-		}
-		kinds, ok := entries[k.Name]
-		if !ok {
-			errs = append(errs, fmt.Sprintf("kernel %s is declared in Go but is not an entry of the PTX", k.Name))
-			continue
-		}
-		delete(entries, k.Name)
-		if len(kinds) != len(ps) {
-			errs = append(errs, fmt.Sprintf("kernel %s takes %d parameters in the PTX, %d in the Go ABI", k.Name, len(kinds), len(ps)))
-		}
-		for i, kd := range kinds {
-			if kd != "u64" && kd != "b64" {
-				errs = append(errs, fmt.Sprintf("kernel %s parameter %d is .%s in the PTX, not 8 bytes", k.Name, i, kd))
-			}
-		}
-	}
-	for _, name := range slices.Sorted(maps.Keys(entries)) {
-		errs = append(errs, fmt.Sprintf("PTX entry %s is not declared in the Go ABI", name))
-	}
-	if len(errs) > 0 {
-		return fmt.Errorf("module %s: %s. Fix: declare the kernels once in Go, regenerate the header (go generate) and the PTX (make ptx)", m.Name, strings.Join(errs, "; "))
-	}
-	return nil
-}
-
-// Index returns the position of the named field in the parameter struct
-// v, or an error naming the field.
+// Index returns the position in the launch arguments of the named field
+// of the parameter struct v (a field of an embedded group counts where the
+// group stands), or an error naming the field.
 func Index(v any, field string) (int, error) {
 	t := reflect.TypeOf(v)
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
 	if t != nil && t.Kind() == reflect.Struct {
-		if f, ok := t.FieldByName(field); ok && len(f.Index) == 1 {
-			return f.Index[0], nil
+		if f, ok := t.FieldByName(field); ok {
+			ps, err := params(v)
+			if err != nil {
+				return 0, err
+			}
+			if i := slices.IndexFunc(ps, func(p param) bool { return slices.Equal(p.index, f.Index) }); i >= 0 {
+				return i, nil
+			}
 		}
 	}
 	return 0, fmt.Errorf("parameter struct %v has no field %s. Fix: name a declared parameter", t, field)

@@ -1,6 +1,7 @@
 package kernelabi
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -132,4 +133,115 @@ func TestCheckPTX(t *testing.T) {
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), tt.want, name)
 	}
+}
+
+type stateParams[P ptr] struct {
+	Data P      `c:"float *data"`
+	N    uint64 `c:"unsigned long long n"`
+}
+
+type stepParams[P ptr] struct {
+	stateParams[P] `c:"STATE_PARAMS"`
+	Depth          uint64 `c:"unsigned long long depth"`
+}
+
+type runParams[P ptr] struct {
+	Out            P `c:"int *out"`
+	stateParams[P] `c:"STATE_PARAMS"`
+	Rounds         uint64 `c:"unsigned long long rounds"`
+}
+
+var groupModule = Module{Name: "grp", Kernels: []Kernel{
+	{Name: "grp_step", Doc: "One step.", Params: stepParams[executor.DevPtr]{}},
+	{Name: "grp_run", Doc: "Every step.", Params: runParams[executor.DevPtr]{}},
+	{Name: "grp_step2", Params: stepParams[executor.DevPtr]{}},
+}}
+
+func TestHeaderGroups(t *testing.T) {
+	h, err := groupModule.Header()
+	require.NoError(t, err)
+	s := string(h)
+	group := "// Parameters shared by grp_step, grp_run and grp_step2.\n#define STATE_PARAMS \\\n    float *data, \\\n    unsigned long long n\n"
+	assert.Contains(t, s, group)
+	assert.Less(t, strings.Index(s, group), strings.Index(s, "#define GRP_STEP_PARAMS"), "a group is defined before its first kernel")
+	assert.Contains(t, s, "// One step.\n#define GRP_STEP_PARAMS \\\n    STATE_PARAMS, \\\n    unsigned long long depth\n")
+	assert.Contains(t, s, "#define GRP_RUN_PARAMS \\\n    int *out, \\\n    STATE_PARAMS, \\\n    unsigned long long rounds\n", "a group stands where it is embedded")
+	assert.Contains(t, s, "#define GRP_STEP2_PARAMS GRP_STEP_PARAMS\n")
+	assert.Equal(t, 1, strings.Count(s, "float *data"), "the group's list is written once")
+}
+
+func TestGroupArgsDecodeIndex(t *testing.T) {
+	b := executor.Buffer{ID: 1, Len: 8}
+	args, err := Args(runParams[executor.Buffer]{Out: b, stateParams: stateParams[executor.Buffer]{Data: b, N: 5}, Rounds: 3})
+	require.NoError(t, err)
+	assert.Equal(t, []executor.Arg{executor.Ptr(b), executor.Ptr(b), executor.U64(5), executor.U64(3)}, args)
+	var got runParams[executor.DevPtr]
+	require.NoError(t, Decode([]uint64{0x10, 0x20, 5, 3}, &got))
+	assert.Equal(t, runParams[executor.DevPtr]{Out: 0x10, stateParams: stateParams[executor.DevPtr]{Data: 0x20, N: 5}, Rounds: 3}, got)
+	for field, want := range map[string]int{"Out": 0, "Data": 1, "N": 2, "Rounds": 3} {
+		i, err := Index(runParams[executor.Buffer]{}, field)
+		require.NoError(t, err, field)
+		assert.Equal(t, want, i, field)
+	}
+	_, err = Index(runParams[executor.Buffer]{}, "stateParams")
+	assert.ErrorContains(t, err, "no field stateParams", "a group is not a parameter")
+	assert.Equal(t, "STATE_PARAMS", list(mustParams(t, stepParams[executor.DevPtr]{}), 0)[0])
+}
+
+func mustParams(t *testing.T, v any) []param {
+	t.Helper()
+	ps, err := params(v)
+	require.NoError(t, err)
+	return ps
+}
+
+func TestGroupValidate(t *testing.T) {
+	type untagged[P ptr] struct {
+		stateParams[P]
+		Depth uint64 `c:"unsigned long long depth"`
+	}
+	type otherState[P ptr] struct {
+		Data P `c:"float *data"`
+	}
+	type clash[P ptr] struct {
+		otherState[P] `c:"STATE_PARAMS"`
+		Depth         uint64 `c:"unsigned long long depth"`
+	}
+	type twice[P ptr] struct {
+		stateParams[P] `c:"STATE_PARAMS"`
+		More           uint64 `c:"unsigned long long n"`
+	}
+	for name, tt := range map[string]struct {
+		m    Module
+		want string
+	}{
+		"untagged":  {Module{Name: "m", Kernels: []Kernel{{Name: "k", Params: untagged[executor.DevPtr]{}}}}, "not a macro name"},
+		"two lists": {Module{Name: "m", Kernels: []Kernel{{Name: "a", Params: stepParams[executor.DevPtr]{}}, {Name: "b", Params: clash[executor.DevPtr]{}}}}, "has two parameter lists"},
+		"dup name":  {Module{Name: "m", Kernels: []Kernel{{Name: "k", Params: twice[executor.DevPtr]{}}}}, "missing or repeated"},
+		"const":     {Module{Name: "m", Kernels: []Kernel{{Name: "k", Params: stepParams[executor.DevPtr]{}}}, Consts: []Const{{Name: "STATE_PARAMS"}}}, "has the name of a constant"},
+		"kernel":    {Module{Name: "m", Kernels: []Kernel{{Name: "state", Params: stepParams[executor.DevPtr]{}}}}, "kernel's parameter macro"},
+	} {
+		err := tt.m.Validate()
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), tt.want, name)
+		assert.Contains(t, err.Error(), "Fix:", name)
+	}
+	require.NoError(t, groupModule.Validate())
+}
+
+func TestGenerate(t *testing.T) {
+	var stderr strings.Builder
+	assert.Equal(t, 2, generate(groupModule, nil, &stderr))
+	assert.Contains(t, stderr.String(), "usage: genheader OUT.h")
+	out := t.TempDir() + "/grp_abi.h"
+	stderr.Reset()
+	require.Equal(t, 0, generate(groupModule, []string{out}, &stderr), stderr.String())
+	got, err := os.ReadFile(out)
+	require.NoError(t, err)
+	want, err := groupModule.Header()
+	require.NoError(t, err)
+	assert.Equal(t, string(want), string(got))
+	assert.Equal(t, 1, generate(Module{Name: "a-b"}, []string{out}, &stderr))
+	assert.Contains(t, stderr.String(), "genheader: module name")
+	assert.Equal(t, 1, generate(groupModule, []string{t.TempDir() + "/missing/x.h"}, &stderr), "an unwritable path")
 }

@@ -55,40 +55,12 @@ type QueueLevelParams[P Ptr] struct {
 	PhaseEnd   uint64 `c:"unsigned long long phase_end"`
 }
 
-// DoLevelParams are the parameters of KernelDoLevel. Direction is
-// DirTopDown or DirBottomUp when the host decided the level's direction,
-// 0 when the kernel decides it by the device rule. The last two are the
-// split-dispatch phase range, as for KernelQueueLevel.
-type DoLevelParams[P Ptr] struct {
-	Offsets    P      `c:"const unsigned int *__restrict__ offsets"`
-	Targets    P      `c:"const int *__restrict__ targets"`
-	Level      P      `c:"int *level"`
-	Q0         P      `c:"uint2 *q0"`
-	Q1         P      `c:"uint2 *q1"`
-	Vis0       P      `c:"unsigned int *vis0"`
-	Vis1       P      `c:"unsigned int *vis1"`
-	Ctl        P      `c:"unsigned int *ctl"`
-	Log        P      `c:"uint4 *dlog"`
-	N          uint64 `c:"unsigned long long n"`
-	Chunk      uint64 `c:"unsigned long long chunk"`
-	QCap       uint64 `c:"unsigned long long qcap"`
-	LowDegree  uint64 `c:"unsigned long long low_degree"`
-	LogCap     uint64 `c:"unsigned long long log_cap"`
-	Direction  uint64 `c:"unsigned long long direction"`
-	DepthBase  uint64 `c:"unsigned long long depth_base"`
-	PhaseBegin uint64 `c:"unsigned long long phase_begin"`
-	PhaseEnd   uint64 `c:"unsigned long long phase_end"`
-}
-
-// MegakernelParams are the parameters of KernelMegakernel. Ahead is the
-// deepest run-ahead; Adapt (1) lets the depth adapt from each step's
-// lowered labels, 0 keeps it at Ahead. Direction is MegaTopDown (every
-// level top-down), MegaAuto (the device rule decides every level) or
-// MegaAsync (every level top-down, without grid barriers, within a window
-// of Ahead - 1 labels). Keep
-// is a block's keep budget in edges: MaxMegakernelKeep when at least that,
-// else DefaultMegakernelKeep.
-type MegakernelParams[P Ptr] struct {
+// TraversalParams are the parameters KernelDoLevel and the megakernels
+// begin with: the graph, the levels, the frontier queues, the visited
+// bitmaps, the control words and the decision log, then the vertex count,
+// the item size, the queues' capacity and whether the graph's average
+// degree is low.
+type TraversalParams[P Ptr] struct {
 	Offsets   P      `c:"const unsigned int *__restrict__ offsets"`
 	Targets   P      `c:"const int *__restrict__ targets"`
 	Level     P      `c:"int *level"`
@@ -102,12 +74,37 @@ type MegakernelParams[P Ptr] struct {
 	Chunk     uint64 `c:"unsigned long long chunk"`
 	QCap      uint64 `c:"unsigned long long qcap"`
 	LowDegree uint64 `c:"unsigned long long low_degree"`
-	MaxSteps  uint64 `c:"unsigned long long max_steps"`
-	Ahead     uint64 `c:"unsigned long long ahead"`
-	Adapt     uint64 `c:"unsigned long long adapt"`
-	Direction uint64 `c:"unsigned long long direction"`
-	LogCap    uint64 `c:"unsigned long long log_cap"`
-	Keep      uint64 `c:"unsigned long long keep"`
+}
+
+// DoLevelParams are the parameters of KernelDoLevel. Direction is
+// DirTopDown or DirBottomUp when the host decided the level's direction,
+// 0 when the kernel decides it by the device rule. The last two are the
+// split-dispatch phase range, as for KernelQueueLevel.
+type DoLevelParams[P Ptr] struct {
+	TraversalParams[P] `c:"BFS_TRAVERSAL_PARAMS"`
+	LogCap             uint64 `c:"unsigned long long log_cap"`
+	Direction          uint64 `c:"unsigned long long direction"`
+	DepthBase          uint64 `c:"unsigned long long depth_base"`
+	PhaseBegin         uint64 `c:"unsigned long long phase_begin"`
+	PhaseEnd           uint64 `c:"unsigned long long phase_end"`
+}
+
+// MegakernelParams are the parameters of KernelMegakernel. Ahead is the
+// deepest run-ahead; Adapt (1) lets the depth adapt from each step's
+// lowered labels, 0 keeps it at Ahead. Direction is MegaTopDown (every
+// level top-down), MegaAuto (the device rule decides every level) or
+// MegaAsync (every level top-down, without grid barriers, within a window
+// of Ahead - 1 labels). Keep
+// is a block's keep budget in edges: MaxMegakernelKeep when at least that,
+// else DefaultMegakernelKeep.
+type MegakernelParams[P Ptr] struct {
+	TraversalParams[P] `c:"BFS_TRAVERSAL_PARAMS"`
+	MaxSteps           uint64 `c:"unsigned long long max_steps"`
+	Ahead              uint64 `c:"unsigned long long ahead"`
+	Adapt              uint64 `c:"unsigned long long adapt"`
+	Direction          uint64 `c:"unsigned long long direction"`
+	LogCap             uint64 `c:"unsigned long long log_cap"`
+	Keep               uint64 `c:"unsigned long long keep"`
 }
 
 // MSInitParams are the parameters of KernelMSInit: a multi-source pass of

@@ -36,8 +36,9 @@ func TestABIArgsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	ptr, err := x.DevicePtr(b)
 	require.NoError(t, err)
-	args := kernelabi.MustArgs(MegakernelParams[executor.Buffer]{Offsets: b, Targets: b, Level: b, Q0: b, Q1: b, Vis0: b, Vis1: b, Ctl: b, Log: b,
-		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4, Adapt: 1, Direction: MegaAuto, LogCap: 12, Keep: 384})
+	args := kernelabi.MustArgs(MegakernelParams[executor.Buffer]{TraversalParams: TraversalParams[executor.Buffer]{Offsets: b, Targets: b,
+		Level: b, Q0: b, Q1: b, Vis0: b, Vis1: b, Ctl: b, Log: b, N: 7, Chunk: 256, QCap: 9, LowDegree: 1},
+		MaxSteps: 11, Ahead: 4, Adapt: 1, Direction: MegaAuto, LogCap: 12, Keep: 384})
 	require.Len(t, args, 19)
 	var got MegakernelParams[executor.DevPtr]
 	vals := make([]uint64, 19)
@@ -46,8 +47,9 @@ func TestABIArgsRoundTrip(t *testing.T) {
 	}
 	copy(vals[9:], []uint64{7, 256, 9, 1, 11, 4, 1, MegaAuto, 12, 384})
 	require.NoError(t, kernelabi.Decode(vals, &got))
-	assert.Equal(t, MegakernelParams[executor.DevPtr]{Offsets: ptr, Targets: ptr, Level: ptr, Q0: ptr, Q1: ptr, Vis0: ptr, Vis1: ptr, Ctl: ptr, Log: ptr,
-		N: 7, Chunk: 256, QCap: 9, LowDegree: 1, MaxSteps: 11, Ahead: 4, Adapt: 1, Direction: MegaAuto, LogCap: 12, Keep: 384}, got)
+	assert.Equal(t, MegakernelParams[executor.DevPtr]{TraversalParams: TraversalParams[executor.DevPtr]{Offsets: ptr, Targets: ptr,
+		Level: ptr, Q0: ptr, Q1: ptr, Vis0: ptr, Vis1: ptr, Ctl: ptr, Log: ptr, N: 7, Chunk: 256, QCap: 9, LowDegree: 1},
+		MaxSteps: 11, Ahead: 4, Adapt: 1, Direction: MegaAuto, LogCap: 12, Keep: 384}, got)
 	split, err := kernelabi.SplitArgs(QueueLevelParams[executor.Buffer]{})
 	require.NoError(t, err)
 	assert.Len(t, split, 10, "the split dispatch appends the phase range")

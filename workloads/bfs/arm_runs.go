@@ -206,11 +206,8 @@ func (s *Session) launchMegakernel(r *Run, ahead uint64, adapt, async bool) (con
 	}
 	w := s.word[:8]
 	t, err := s.x.LaunchRead(k, s.plans.MegakernelGrid.Config(), s.buf.ctl, 4*(CtlResult+ResultChanged), w, kernelabi.MustArgs(MegakernelParams[executor.Buffer]{
-		Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1,
-		Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
-		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
-		MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations), Ahead: ahead, Adapt: b2u(adapt), Direction: dir,
-		LogCap: s.logEntries(), Keep: uint64(s.cfg.MegakernelKeep)})...)
+		TraversalParams: s.doLevelParams(0, 0).TraversalParams, MaxSteps: uint64(s.plans.Convergence.MaxDeviceIterations),
+		Ahead: ahead, Adapt: b2u(adapt), Direction: dir, LogCap: s.logEntries(), Keep: uint64(s.cfg.MegakernelKeep)})...)
 	if err != nil {
 		return control{syncs: 1}, 0, err
 	}

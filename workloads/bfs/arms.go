@@ -3,12 +3,12 @@ package bfs
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Arm names one way of driving the BFS levels from the host.
@@ -36,14 +36,7 @@ const (
 func Arms() []Arm { return []Arm{ArmHostLoop, ArmDeviceLoop, ArmMegakernel, ArmHostLoopScan} }
 
 // ParseArm returns the arm named s.
-func ParseArm(s string) (Arm, error) {
-	for _, a := range Arms() {
-		if string(a) == s {
-			return a, nil
-		}
-	}
-	return "", fmt.Errorf("unknown BFS arm %q. Fix: use host-loop, device-loop, megakernel or host-loop-scan", s)
-}
+func ParseArm(s string) (Arm, error) { return harness.ParseArm("BFS", Arms(), s) }
 
 // Run is the measurement of one BFS from one root with one arm.
 type Run struct {
@@ -107,32 +100,27 @@ func (s *Session) Run(arm Arm, root int32) (Run, error) {
 	if err := frontier.CheckRoot(s.g, int64(root)); err != nil {
 		return Run{}, err
 	}
-	start := s.x.Telemetry()
+	m := harness.NewMeter(s.x)
 	if err := s.reset(root); err != nil {
 		return Run{}, err
 	}
 	r := Run{Arm: arm, Root: root}
-	before := s.x.Telemetry()
-	t0 := time.Now()
-	c, err := s.traverse(&r)
-	r.WallNs = uint64(time.Since(t0))
-	timed := s.x.Telemetry().Sub(before)
-	if err != nil {
+	if err := m.Time(func() (uint64, error) { c, err := s.traverse(&r); return c.syncs, err }); err != nil {
+		r.WallNs = m.WallNs
 		return r, err
 	}
-	r.Launches = timed.KernelLaunches
-	r.TimedUploads = timed.HostUploadOperations
-	if timed.ResidentAllocationBytesRequested+timed.TransientAllocationBytesRequested > 0 {
-		r.TimedAllocations = 1
-	}
-	r.TimedHostSyncs = timed.SyncPoints - min(timed.SyncPoints, c.syncs)
-	err = s.checkControl(&r)
+	err := s.checkControl(&r)
 	if err == nil {
 		err = s.readSteps(&r)
 	}
-	all := s.x.Telemetry().Sub(start)
-	r.Syncs, r.Readbacks, r.ReadbackBytes = all.SyncPoints, all.DeviceReadbackOperations, all.DeviceToHostBytes
+	r.account(m.Finish())
 	return r, err
+}
+
+// account records the telemetry's accounting of the run.
+func (r *Run) account(a harness.Accounting) {
+	r.WallNs, r.Launches, r.Syncs, r.Readbacks, r.ReadbackBytes = a.WallNs, a.Launches, a.Syncs, a.Readbacks, a.ReadbackBytes
+	r.TimedUploads, r.TimedAllocations, r.TimedHostSyncs = a.TimedUploads, a.TimedAllocations, a.TimedHostSyncs
 }
 
 // traverse runs the arm's traversal.
@@ -237,10 +225,10 @@ func (s *Session) checkControl(r *Run) error {
 // doLevelParams are the direction-optimizing level kernel's parameters for
 // levels counted from depthBase, in direction dir (0: the device decides).
 func (s *Session) doLevelParams(depthBase, dir uint64) DoLevelParams[executor.Buffer] {
-	return DoLevelParams[executor.Buffer]{Offsets: s.buf.offsets, Targets: s.buf.targets, Level: s.buf.level,
-		Q0: s.buf.q0, Q1: s.buf.q1, Vis0: s.buf.vis0, Vis1: s.buf.vis1, Ctl: s.buf.ctl, Log: s.buf.log,
-		N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(), LowDegree: b2u(s.lowDeg),
-		LogCap: s.logEntries(), Direction: dir, DepthBase: depthBase, PhaseBegin: 0, PhaseEnd: 1}
+	return DoLevelParams[executor.Buffer]{TraversalParams: TraversalParams[executor.Buffer]{Offsets: s.buf.offsets,
+		Targets: s.buf.targets, Level: s.buf.level, Q0: s.buf.q0, Q1: s.buf.q1, Vis0: s.buf.vis0, Vis1: s.buf.vis1,
+		Ctl: s.buf.ctl, Log: s.buf.log, N: uint64(s.g.NumVertices()), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap(),
+		LowDegree: b2u(s.lowDeg)}, LogCap: s.logEntries(), Direction: dir, DepthBase: depthBase, PhaseBegin: 0, PhaseEnd: 1}
 }
 
 // levelParams are the per-level kernel's parameters for levels counted

@@ -8,22 +8,22 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // The benchmark protocol's fixed sizes.
 const (
 	// DefaultSamples is the timed samples per arm.
-	DefaultSamples = 30
+	DefaultSamples = harness.DefaultSamples
 	// DefaultCopyBytes is the size of each buffer of the copy ceiling.
-	DefaultCopyBytes = 1 << 30
+	DefaultCopyBytes = harness.DefaultCopyBytes
 	// DefaultBarrierLevels is the barriers each launch of the barrier-floor
 	// measurement crosses; barrierFloorLaunches is its launches.
 	DefaultBarrierLevels = 4096
 	barrierFloorLaunches = 10
 	// minCopySamples is the fewest copy-ceiling samples, whatever Samples.
-	minCopySamples = 10
+	minCopySamples = harness.MinCopySamples
 )
 
 // DefaultArms are the arms measured unless the configuration names others.
@@ -67,27 +67,18 @@ type BenchConfig struct {
 	Log func(format string, args ...any)
 }
 
-// Sample is one timed sample of one arm: one traversal from every root.
-type Sample struct {
-	Arm      string
-	Index    uint64
-	WallNs   float64
-	DeviceNs float64
-	// Checksum combines the roots' level checksums (identical levels give
-	// the reference's).
-	Checksum string
-	// Pollution of the timed region, summed over the roots.
-	TimedUploads, TimedAllocations, TimedHostSyncs uint64
-	// BytesMoved is set for the copy ceiling: bytes read plus written.
-	BytesMoved uint64
-}
-
 // ArmSession is one arm's resident session check: a batch of every root,
 // the plan's prediction against the telemetry.
 type ArmSession struct {
 	Arm   Arm          `json:"arm"`
 	Check SessionCheck `json:"check"`
 }
+
+// Sample is one timed sample of one arm: one traversal from every root.
+// Its Checksum combines the roots' level checksums (identical levels give
+// the reference's), its pollution is summed over the roots, and BytesMoved
+// is set for the copy ceiling.
+type Sample = harness.Sample
 
 // BenchResult is everything one benchmark run measured and planned.
 type BenchResult struct {
@@ -177,12 +168,8 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	if cfg.Arms == nil {
 		cfg.Arms = DefaultArms()
 	}
-	if cfg.Samples == 0 {
-		cfg.Samples = DefaultSamples
-	}
-	if cfg.Log == nil {
-		cfg.Log = func(string, ...any) {}
-	}
+	harness.Fill(&cfg.Samples, DefaultSamples)
+	cfg.Log = harness.LogOr(cfg.Log)
 	b := &bench{cfg: cfg, g: g, roots: roots, res: &BenchResult{}}
 	t0 := time.Now()
 	var err error
@@ -283,9 +270,7 @@ func (b *bench) planArm() error {
 		return err
 	}
 	b.res.ArmPlan = p
-	b.cfg.Log("arm plan: %s (topology %s, %s; level %s, launch overhead %s, frontier density %.2g, fusion pressure %.2f)",
-		p.Arm, p.Decision.Topology, p.Decision.Reason(), stats.FormatNs(p.Profile.LevelNs), stats.FormatNs(p.LaunchOverheadNs),
-		p.Sample.FrontierDensity, p.FusionPressure)
+	b.cfg.Log("arm plan: %s", p.Describe("level", p.Profile.LevelNs))
 	return nil
 }
 
@@ -307,25 +292,26 @@ func (b *bench) tune() error {
 // runChecked runs one traversal and checks its levels against the
 // reference (the download and the check are outside the timed region).
 func (b *bench) runChecked(arm Arm, i int) (Run, error) {
-	r, err := b.s.Run(arm, b.roots[i])
-	if err != nil {
-		return r, err
-	}
-	lv, err := b.s.Levels()
-	if err != nil {
-		return r, err
-	}
+	run := func() (Run, error) { return b.s.Run(arm, b.roots[i]) }
+	levels := func(Run) ([]int32, error) { return b.s.Levels() }
+	return harness.Checked(run, levels, func(r Run, lv []int32) error { return b.check(i, r, lv) })
+}
+
+// check holds a traversal from roots[i] against the reference: its levels,
+// its level count and its direction decisions.
+func (b *bench) check(i int, r Run, lv []int32) error {
+	arm := r.Arm
 	if !slices.Equal(lv, b.refs[i]) {
 		verr := frontier.Validate(b.g, b.roots[i], lv)
-		return r, fmt.Errorf("arm %s from root %d: the GPU levels differ from the CPU reference (%v). Fix: this is a kernel bug; run the arms one at a time to isolate it", arm, b.roots[i], verr)
+		return fmt.Errorf("arm %s from root %d: the GPU levels differ from the CPU reference (%v). Fix: this is a kernel bug; run the arms one at a time to isolate it", arm, b.roots[i], verr)
 	}
 	if r.Levels != b.stats[i].Levels {
-		return r, fmt.Errorf("arm %s from root %d: the device counted %d levels, the reference %d. Fix: this is a kernel bug", arm, b.roots[i], r.Levels, b.stats[i].Levels)
+		return fmt.Errorf("arm %s from root %d: the device counted %d levels, the reference %d. Fix: this is a kernel bug", arm, b.roots[i], r.Levels, b.stats[i].Levels)
 	}
 	if b.s.ArmOptimizing(arm) && arm != ArmHostLoopScan && !slices.Equal(r.Decisions, b.decisions[i]) {
-		return r, fmt.Errorf("arm %s from root %d: its %d direction decisions differ from the CPU reference's %d. Fix: this is a bug in the kernels' frontier counts or direction rule", arm, b.roots[i], len(r.Decisions), len(b.decisions[i]))
+		return fmt.Errorf("arm %s from root %d: its %d direction decisions differ from the CPU reference's %d. Fix: this is a bug in the kernels' frontier counts or direction rule", arm, b.roots[i], len(r.Decisions), len(b.decisions[i]))
 	}
-	return r, nil
+	return nil
 }
 
 // warmUp runs every arm from every root once, untimed, and records and

@@ -72,13 +72,7 @@ func (d *emuDevice) buSearch(vin []uint32, active [32]bool, b, e [32]uint32) (fo
 		}
 	}
 	for {
-		var incl, excl [32]uint32
-		var run uint32
-		for l := range 32 {
-			excl[l] = run
-			run += rem[l]
-			incl[l] = run
-		}
+		excl, incl, run := warpScan(&rem)
 		if run == 0 {
 			break
 		}
@@ -219,4 +213,15 @@ func (d *emuDevice) doLevel(dep, dir uint32) uint32 {
 		d.flush(qout, out)
 	}
 	return uint32(d.ctl64(CtlCountsWord(int(dep+1))) >> 32)
+}
+
+// warpScan returns the exclusive and inclusive prefix sums of the 32 lanes'
+// values v, as a warp's scan gives each lane, and their total.
+func warpScan(v *[32]uint32) (excl, incl [32]uint32, total uint32) {
+	for l := range 32 {
+		excl[l] = total
+		total += v[l]
+		incl[l] = total
+	}
+	return excl, incl, total
 }

@@ -175,13 +175,7 @@ func (m *emuMS[W]) pullWarp(missing [32]W, b, e [32]uint32) (fresh [32]W) {
 		}
 	}
 	for {
-		var incl, excl [32]uint32
-		var run uint32
-		for l := range 32 {
-			excl[l] = run
-			run += rem[l]
-			incl[l] = run
-		}
+		excl, incl, run := warpScan(&rem)
 		if run == 0 {
 			break
 		}
@@ -278,13 +272,13 @@ func noteHub(ctl, hubs []uint32, line int, u, deg uint32) {
 
 // msArrays maps a pass's seen, frontier and next words of n vertices.
 func msArrays[W msWord](l *executor.FakeLaunch, seen, cur, next executor.DevPtr, n uint64) (s, c, x []W, err error) {
-	if s, err = view[W](l, seen, n); err != nil {
+	if s, err = kernelabi.View[W](l, seen, n); err != nil {
 		return
 	}
-	if c, err = view[W](l, cur, n); err != nil {
+	if c, err = kernelabi.View[W](l, cur, n); err != nil {
 		return
 	}
-	x, err = view[W](l, next, n)
+	x, err = kernelabi.View[W](l, next, n)
 	return
 }
 
@@ -295,28 +289,24 @@ func addCounts(ctl []uint32, i int, nf, mf uint32) {
 	ctl[i], ctl[i+1] = uint32(v), uint32(v>>32)
 }
 
-func (e *Emulation) runMSInit(l *executor.FakeLaunch) error {
-	var p MSInitParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
+func (e *Emulation) runMSInit(l *executor.FakeLaunch, p MSInitParams[executor.DevPtr]) error {
 	if p.Width != 32 && p.Width != 64 || p.NRoots > p.Width {
 		return fmt.Errorf("%s: width %d, %d roots", KernelMSInit, p.Width, p.NRoots)
 	}
-	ctl, err := view[uint32](l, p.Ctl, CtlWords)
+	ctl, err := kernelabi.View[uint32](l, p.Ctl, CtlWords)
 	if err != nil {
 		return err
 	}
 	words := p.N * p.Width / 32
 	if p.Phase == 0 {
 		for _, ptr := range []executor.DevPtr{p.Seen, p.Cur, p.Next} {
-			w, err := view[uint32](l, ptr, words)
+			w, err := kernelabi.View[uint32](l, ptr, words)
 			if err != nil {
 				return err
 			}
 			clear(w)
 		}
-		planes, err := view[uint32](l, p.Planes, p.PlaneWords)
+		planes, err := kernelabi.View[uint32](l, p.Planes, p.PlaneWords)
 		if err != nil {
 			return err
 		}
@@ -336,15 +326,15 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 	if err != nil {
 		return err
 	}
-	roots, err := view[uint32](l, p.Roots, p.NRoots)
+	roots, err := kernelabi.View[uint32](l, p.Roots, p.NRoots)
 	if err != nil {
 		return err
 	}
-	offsets, err := view[uint32](l, p.Offsets, p.N+1)
+	offsets, err := kernelabi.View[uint32](l, p.Offsets, p.N+1)
 	if err != nil {
 		return err
 	}
-	list, err := view[uint32](l, p.List, p.N)
+	list, err := kernelabi.View[uint32](l, p.List, p.N)
 	if err != nil {
 		return err
 	}
@@ -372,54 +362,58 @@ func msRoots[W msWord](l *executor.FakeLaunch, p MSInitParams[executor.DevPtr], 
 	return nil
 }
 
-// msLevelMemory maps the arrays a multi-source level or its finish sees:
-// the planes up to the group of label lab's highest bit.
-func msLevelMemory[W msWord](l *executor.FakeLaunch, offsets, targets, seen, cur, next, planes, ctl executor.DevPtr, n, lab uint64, seed uint64) (*emuMS[W], error) {
+// msLaunch is the buffers of a multi-source level or its finish: the
+// graph (targets 0: not read), the pass's words, planes and control words,
+// the level's frontier (in) and next frontier (out), its hubs, and the
+// graph's hubs with their count.
+type msLaunch struct {
+	offsets, targets, seen, cur, next, planes, ctl executor.DevPtr
+	in, out, hubs, graphHubs                       executor.DevPtr
+	n, graphHubc                                   uint64
+}
+
+// msLevelMemory maps what a multi-source level or its finish sees (the
+// planes up to the group of label lab's highest bit) and returns its
+// vertex lists.
+func msLevelMemory[W msWord](l *executor.FakeLaunch, b msLaunch, lab uint64, seed uint64) (m *emuMS[W], in, out []uint32, err error) {
 	width := uint64(bits.Len64(uint64(^W(0))))
-	m := &emuMS[W]{width: width, n: n, lab: uint32(lab), rng: rand.New(rand.NewPCG(seed, 3))}
-	var err error
-	if m.offsets, err = view[uint32](l, offsets, n+1); err != nil {
-		return nil, err
+	n := b.n
+	m = &emuMS[W]{width: width, n: n, lab: uint32(lab), graphHubc: b.graphHubc, rng: rand.New(rand.NewPCG(seed, 3))}
+	if m.offsets, err = kernelabi.View[uint32](l, b.offsets, n+1); err != nil {
+		return nil, nil, nil, err
 	}
-	if targets != 0 {
-		if m.targets, err = view[int32](l, targets, max(1, uint64(m.offsets[n]))); err != nil {
-			return nil, err
+	if b.targets != 0 {
+		if m.targets, err = kernelabi.View[int32](l, b.targets, max(1, uint64(m.offsets[n]))); err != nil {
+			return nil, nil, nil, err
 		}
 	}
-	if m.seen, m.cur, m.next, err = msArrays[W](l, seen, cur, next, n); err != nil {
-		return nil, err
+	if m.seen, m.cur, m.next, err = msArrays[W](l, b.seen, b.cur, b.next, n); err != nil {
+		return nil, nil, nil, err
 	}
 	groups := planners.PlaneGroups(uint64(bits.Len64(lab)), width)
 	m.per = planners.PlanesPerGroup(width)
-	if m.planes, err = view[W](l, planes, groups*n*m.per); err != nil {
-		return nil, err
+	if m.planes, err = kernelabi.View[W](l, b.planes, groups*n*m.per); err != nil {
+		return nil, nil, nil, err
 	}
-	m.ctl, err = view[uint32](l, ctl, CtlWords)
-	return m, err
+	if m.ctl, err = kernelabi.View[uint32](l, b.ctl, CtlWords); err != nil {
+		return nil, nil, nil, err
+	}
+	in, out, err = m.mapLists(l, b)
+	return m, in, out, err
 }
 
-func (e *Emulation) runMSLevel(l *executor.FakeLaunch) error {
-	var p MSLevelParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
+func (e *Emulation) runMSLevel(l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr]) error {
 	if p.Width == 64 {
-		return msLevel[uint64](l, p, e.nextSeed())
+		return msLevel[uint64](l, p, e.seeds.Next())
 	}
-	return msLevel[uint32](l, p, e.nextSeed())
+	return msLevel[uint32](l, p, e.seeds.Next())
 }
 
 // msLevel mirrors msbfs_level.
 func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr], seed uint64) error {
-	m, err := msLevelMemory[W](l, p.Offsets, p.Targets, p.Seen, p.Cur, p.Next, p.Planes, p.Ctl, p.N, p.Depth+1, seed)
-	if err != nil {
-		return err
-	}
-	in, err := view[uint32](l, p.ListIn, p.N)
-	if err != nil {
-		return err
-	}
-	out, err := view[uint32](l, p.ListOut, p.N)
+	m, in, out, err := msLevelMemory[W](l, msLaunch{offsets: p.Offsets, targets: p.Targets, seen: p.Seen, cur: p.Cur, next: p.Next,
+		planes: p.Planes, ctl: p.Ctl, in: p.ListIn, out: p.ListOut, hubs: p.Hubs, graphHubs: p.GraphHubs, n: p.N, graphHubc: p.GraphHubc},
+		p.Depth+1, seed)
 	if err != nil {
 		return err
 	}
@@ -427,13 +421,6 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 	m.ctl[CtlCountWord(d+2)] = 0
 	m.ctl[CtlCountsWord(d+2)], m.ctl[CtlCountsWord(d+2)+1] = 0, 0
 	m.ctl[CtlCountWord(d+2)+CtlHubs], m.ctl[CtlCountWord(d+2)+CtlHubs+1] = 0, 0
-	if m.hubs, err = hubView(l, p.Hubs); err != nil {
-		return err
-	}
-	if m.graphHubs, err = hubView(l, p.GraphHubs); err != nil {
-		return err
-	}
-	m.graphHubc = p.GraphHubc
 	if p.Pull != 0 {
 		full := ^W(0)
 		if p.NRoots < uint64(bits.Len64(uint64(^W(0)))) {
@@ -447,11 +434,7 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 	return nil
 }
 
-func (e *Emulation) runMSFinish(l *executor.FakeLaunch) error {
-	var p MSFinishParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
+func (e *Emulation) runMSFinish(l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
 	if p.Width == 64 {
 		return msFinish[uint64](l, p)
 	}
@@ -460,29 +443,31 @@ func (e *Emulation) runMSFinish(l *executor.FakeLaunch) error {
 
 // msFinish mirrors msbfs_finish.
 func msFinish[W msWord](l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
-	m, err := msLevelMemory[W](l, p.Offsets, 0, p.Seen, p.Cur, p.Next, p.Planes, p.Ctl, p.N, p.Depth+1, 0)
+	m, in, out, err := msLevelMemory[W](l, msLaunch{offsets: p.Offsets, seen: p.Seen, cur: p.Cur, next: p.Next, planes: p.Planes,
+		ctl: p.Ctl, in: p.ListIn, out: p.ListOut, hubs: p.Hubs, graphHubs: p.GraphHubs, n: p.N, graphHubc: p.GraphHubc}, p.Depth+1, 0)
 	if err != nil {
 		return err
 	}
-	in, err := view[uint32](l, p.ListIn, p.N)
-	if err != nil {
-		return err
-	}
-	out, err := view[uint32](l, p.ListOut, p.N)
-	if err != nil {
-		return err
-	}
-	if m.hubs, err = hubView(l, p.Hubs); err != nil {
-		return err
-	}
-	if m.graphHubs, err = hubView(l, p.GraphHubs); err != nil {
-		return err
-	}
-	m.graphHubc = p.GraphHubc
 	d := int(p.Depth)
 	nf, mf := m.finish(p.Pull != 0, in, out, m.ctl[CtlCountWord(d)], CtlCountWord(d+1), CtlCountWord(d+1)+CtlHubs)
 	addCounts(m.ctl, CtlCountsWord(d+1), nf, mf)
 	return nil
+}
+
+// mapLists maps a level's lists: the hub lists into m, the vertex lists
+// returned.
+func (m *emuMS[W]) mapLists(l *executor.FakeLaunch, b msLaunch) (in, out []uint32, err error) {
+	if in, err = kernelabi.View[uint32](l, b.in, m.n); err != nil {
+		return nil, nil, err
+	}
+	if out, err = kernelabi.View[uint32](l, b.out, m.n); err != nil {
+		return nil, nil, err
+	}
+	if m.hubs, err = hubView(l, b.hubs); err != nil {
+		return nil, nil, err
+	}
+	m.graphHubs, err = hubView(l, b.graphHubs)
+	return in, out, err
 }
 
 // hubView is a multi-source pass's whole hub list.
@@ -491,5 +476,5 @@ func hubView(l *executor.FakeLaunch, hubs executor.DevPtr) ([]uint32, error) {
 	if err != nil {
 		return nil, err
 	}
-	return view[uint32](l, hubs, n/4)
+	return kernelabi.View[uint32](l, hubs, n/4)
 }

@@ -16,60 +16,35 @@ import (
 // backend with these kernels runs every arm, the overflow and rerun paths
 // included, without a GPU.
 type Emulation struct {
-	seed     uint64
-	launches uint64
+	seeds kernelabi.LaunchSeeds
 }
 
 // NewEmulation returns the emulation with a seed for its orders.
-func NewEmulation(seed uint64) *Emulation { return &Emulation{seed: seed} }
+func NewEmulation(seed uint64) *Emulation { return &Emulation{seeds: kernelabi.NewLaunchSeeds(seed)} }
 
 // Kernels returns the fake kernels of every BFS entry point, with the
 // register and shared-memory use the occupancy model sees (close to what
 // ptxas reports for the real kernels).
 func (e *Emulation) Kernels() map[string]executor.FakeKernel {
-	k := func(run func(*executor.FakeLaunch) error, regs, smem int) executor.FakeKernel {
-		return executor.FakeKernel{Run: run, Attrs: executor.FuncAttributes{NumRegs: regs, StaticSharedBytes: smem, MaxThreadsPerBlock: 1024}}
-	}
-	narrow := k(e.runMegakernel(false), 96, 34000)
-	narrow.Attrs.MaxThreadsPerBlock = MegakernelNarrowThreads
-	async := k(e.runMegakernel(true), 110, 36000)
-	async.Attrs.MaxThreadsPerBlock = MegakernelNarrowThreads
-	return map[string]executor.FakeKernel{
-		KernelMegakernelNarrow: narrow,
-		KernelMegakernelAsync:  async,
-		KernelInit:             k(e.runInit, 16, 0),
-		KernelWaveScan:         k(e.runScan, 20, 0),
-		KernelQueueLevel:       k(e.runQueueLevel, 40, 8*levelBlockQueueItems+8),
-		KernelDoLevel:          k(e.runDoLevel, 48, 8*levelBlockQueueItems+32),
-		KernelMegakernel:       k(e.runMegakernel(false), 64, 34000),
-		KernelBarrierOnly:      k(func(*executor.FakeLaunch) error { return nil }, 16, 8),
-		KernelCopy:             k(e.runCopy, 16, 0),
-		KernelMSInit:           k(e.runMSInit, 25, 0),
-		KernelMSLevel:          k(e.runMSLevel, 40, 4*msListCap+24),
-		KernelMSFinish:         k(e.runMSFinish, 25, 24),
-	}
+	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
+		KernelInit:             {Run: kernelabi.Emulate(e.runInit), Regs: 16},
+		KernelWaveScan:         {Run: kernelabi.Emulate(e.runScan), Regs: 20},
+		KernelQueueLevel:       {Run: kernelabi.Emulate(e.runQueueLevel), Regs: 40, Smem: 8*levelBlockQueueItems + 8},
+		KernelDoLevel:          {Run: kernelabi.Emulate(e.runDoLevel), Regs: 48, Smem: 8*levelBlockQueueItems + 32},
+		KernelMegakernel:       {Run: e.runMegakernel(false), Regs: 64, Smem: 34000},
+		KernelMegakernelNarrow: {Run: e.runMegakernel(false), Regs: 96, Smem: 34000, MaxThreads: MegakernelNarrowThreads},
+		KernelMegakernelAsync:  {Run: e.runMegakernel(true), Regs: 110, Smem: 36000, MaxThreads: MegakernelNarrowThreads},
+		KernelBarrierOnly:      {Regs: 16, Smem: 8},
+		KernelCopy:             {Run: kernelabi.Emulate(e.runCopy), Regs: 16},
+		KernelMSInit:           {Run: kernelabi.Emulate(e.runMSInit), Regs: 25},
+		KernelMSLevel:          {Run: kernelabi.Emulate(e.runMSLevel), Regs: 40, Smem: 4*msListCap + 24},
+		KernelMSFinish:         {Run: kernelabi.Emulate(e.runMSFinish), Regs: 25, Smem: 24},
+	})
 }
 
 // NewFake returns a fake backend for dev with the BFS kernels emulated.
 func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
 	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: NewEmulation(seed).Kernels()})
-}
-
-// nextSeed gives each launch its own order.
-func (e *Emulation) nextSeed() uint64 {
-	e.launches++
-	return e.seed*0x9e3779b97f4a7c15 + e.launches
-}
-
-// view returns n values of T at ptr in fake device memory.
-func view[T any](l *executor.FakeLaunch, ptr executor.DevPtr, n uint64) ([]T, error) {
-	var z T
-	size := uint64(unsafe.Sizeof(z))
-	b, err := l.Bytes(ptr, n*size)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), nil
 }
 
 // memory maps the kernels' buffers: n vertices (the targets' length is
@@ -83,25 +58,25 @@ func memory(l *executor.FakeLaunch, offsets, targets, level, q0, q1, ctl executo
 func memoryDO(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (emuMemory, error) {
 	var m emuMemory
 	var err error
-	if m.offsets, err = view[uint32](l, offsets, n+1); err != nil {
+	if m.offsets, err = kernelabi.View[uint32](l, offsets, n+1); err != nil {
 		return m, err
 	}
 	if targets != 0 {
-		if m.targets, err = view[int32](l, targets, max(1, uint64(m.offsets[n]))); err != nil {
+		if m.targets, err = kernelabi.View[int32](l, targets, max(1, uint64(m.offsets[n]))); err != nil {
 			return m, err
 		}
 	}
-	if m.level, err = view[int32](l, level, n); err != nil {
+	if m.level, err = kernelabi.View[int32](l, level, n); err != nil {
 		return m, err
 	}
 	for i, q := range []executor.DevPtr{q0, q1} {
 		if q == 0 {
 			continue
 		}
-		if m.q[i], err = view[item](l, q, qcap); err != nil {
+		if m.q[i], err = kernelabi.View[item](l, q, qcap); err != nil {
 			return m, err
 		}
-		if m.qlab[i], err = view[uint32](l, q+executor.DevPtr(8*qcap), qcap); err != nil {
+		if m.qlab[i], err = kernelabi.View[uint32](l, q+executor.DevPtr(8*qcap), qcap); err != nil {
 			return m, err
 		}
 	}
@@ -109,16 +84,16 @@ func memoryDO(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis
 		if v == 0 {
 			continue
 		}
-		if m.vis[i], err = view[uint32](l, v, (n+31)/32); err != nil {
+		if m.vis[i], err = kernelabi.View[uint32](l, v, (n+31)/32); err != nil {
 			return m, err
 		}
 	}
 	if log != 0 {
-		if m.log, err = view[uint32](l, log, 4*logCap); err != nil {
+		if m.log, err = kernelabi.View[uint32](l, log, 4*logCap); err != nil {
 			return m, err
 		}
 	}
-	m.ctl, err = view[uint32](l, ctl, CtlWords)
+	m.ctl, err = kernelabi.View[uint32](l, ctl, CtlWords)
 	return m, err
 }
 
@@ -129,11 +104,7 @@ func grid(l *executor.FakeLaunch) (nwarps, perBlock uint32) {
 	return c.Grid[0] * c.Grid[1] * c.Grid[2] * ((threads + 31) / 32), (threads + 31) / 32
 }
 
-func (e *Emulation) runInit(l *executor.FakeLaunch) error {
-	var p InitParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
+func (e *Emulation) runInit(l *executor.FakeLaunch, p InitParams[executor.DevPtr]) error {
 	if p.Root >= p.N {
 		return fmt.Errorf("%s: root %d of %d vertices", KernelInit, p.Root, p.N)
 	}
@@ -146,18 +117,28 @@ func (e *Emulation) runInit(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runQueueLevel(l *executor.FakeLaunch) error {
-	var p QueueLevelParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
+// oneLevel reports whether a per-level launch covers one level, its split
+// phase range one phase; when not, it flags MisusePhases, as the kernels
+// do, and the launch does nothing else.
+func oneLevel(l *executor.FakeLaunch, ctl executor.DevPtr, begin, end uint64) (bool, error) {
+	words, err := kernelabi.View[uint32](l, ctl, CtlWords)
+	if err != nil || end == begin+1 {
+		return err == nil, err
 	}
-	ctl, err := view[uint32](l, p.Ctl, CtlWords)
-	if err != nil {
+	words[CtlResult+ResultMisuse] = MisusePhases
+	return false, nil
+}
+
+// device returns the emulated device of a launch over m, with blocks
+// staging blockItems queue items, in the launch's own order.
+func (e *Emulation) device(l *executor.FakeLaunch, m emuMemory, chunk, qcap uint64, blockItems uint32) *emuDevice {
+	nwarps, perBlock := grid(l)
+	return newEmuDevice(m, uint32(chunk), uint32(qcap), nwarps, perBlock, blockItems, e.seeds.Next())
+}
+
+func (e *Emulation) runQueueLevel(l *executor.FakeLaunch, p QueueLevelParams[executor.DevPtr]) error {
+	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
 		return err
-	}
-	if p.PhaseEnd != p.PhaseBegin+1 {
-		ctl[CtlResult+ResultMisuse] = MisusePhases
-		return nil
 	}
 	n, err := vertices(l, p.Level, p.Offsets)
 	if err != nil {
@@ -167,35 +148,28 @@ func (e *Emulation) runQueueLevel(l *executor.FakeLaunch) error {
 	if err != nil {
 		return err
 	}
-	nwarps, perBlock := grid(l)
-	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, levelBlockQueueItems, e.nextSeed())
-	d.queueLevel(uint32(p.DepthBase + p.PhaseBegin))
+	e.device(l, m, p.Chunk, p.QCap, levelBlockQueueItems).queueLevel(uint32(p.DepthBase + p.PhaseBegin))
 	return nil
 }
 
-func (e *Emulation) runDoLevel(l *executor.FakeLaunch) error {
-	var p DoLevelParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
+// traversal maps the memory of a direction-optimizing level or megakernel
+// launch, with a decision log of logCap entries.
+func traversal(l *executor.FakeLaunch, p TraversalParams[executor.DevPtr], logCap uint64) (emuMemory, error) {
+	return memoryDO(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Vis0, p.Vis1, p.Ctl, p.Log, p.N, p.QCap, logCap)
+}
+
+func (e *Emulation) runDoLevel(l *executor.FakeLaunch, p DoLevelParams[executor.DevPtr]) error {
+	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
 		return err
-	}
-	ctl, err := view[uint32](l, p.Ctl, CtlWords)
-	if err != nil {
-		return err
-	}
-	if p.PhaseEnd != p.PhaseBegin+1 {
-		ctl[CtlResult+ResultMisuse] = MisusePhases
-		return nil
 	}
 	if p.LogCap < 2 || p.Direction > DirBottomUp {
 		return fmt.Errorf("%s: log of %d entries, direction %d", KernelDoLevel, p.LogCap, p.Direction)
 	}
-	m, err := memoryDO(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Vis0, p.Vis1, p.Ctl, p.Log, p.N, p.QCap, p.LogCap)
+	m, err := traversal(l, p.TraversalParams, p.LogCap)
 	if err != nil {
 		return err
 	}
-	nwarps, perBlock := grid(l)
-	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, levelBlockQueueItems, e.nextSeed())
-	d.doLevel(uint32(p.DepthBase+p.PhaseBegin), uint32(p.Direction))
+	e.device(l, m, p.Chunk, p.QCap, levelBlockQueueItems).doLevel(uint32(p.DepthBase+p.PhaseBegin), uint32(p.Direction))
 	return nil
 }
 
@@ -203,28 +177,23 @@ func (e *Emulation) runDoLevel(l *executor.FakeLaunch) error {
 // asynchronous one's (async), which alone runs direction MegaAsync, or the
 // others'.
 func (e *Emulation) runMegakernel(async bool) func(l *executor.FakeLaunch) error {
-	return func(l *executor.FakeLaunch) error { return e.runMega(l, async) }
+	return kernelabi.Emulate(func(l *executor.FakeLaunch, p MegakernelParams[executor.DevPtr]) error { return e.runMega(l, p, async) })
 }
 
-func (e *Emulation) runMega(l *executor.FakeLaunch, async bool) error {
-	var p MegakernelParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	m, err := memoryDO(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Vis0, p.Vis1, p.Ctl, p.Log, p.N, p.QCap, max(p.LogCap, 1))
+func (e *Emulation) runMega(l *executor.FakeLaunch, p MegakernelParams[executor.DevPtr], async bool) error {
+	m, err := traversal(l, p.TraversalParams, max(p.LogCap, 1))
 	if err != nil {
 		return err
 	}
-	if uint64(l.Config.Grid[0])*uint64(l.Config.Grid[1])*uint64(l.Config.Grid[2]) > MaxMegakernelBlocks {
+	switch {
+	case uint64(l.Config.Grid[0])*uint64(l.Config.Grid[1])*uint64(l.Config.Grid[2]) > MaxMegakernelBlocks:
 		m.ctl[CtlResult+ResultMisuse] = MisuseGrid
 		return nil
-	}
-	if p.Direction == MegaAsync && !async {
+	case p.Direction == MegaAsync && !async:
 		m.ctl[CtlResult+ResultMisuse] = MisuseAsync
 		return nil
 	}
-	nwarps, perBlock := grid(l)
-	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), nwarps, perBlock, megaBlockQueueItems, e.nextSeed())
+	d := e.device(l, m, p.Chunk, p.QCap, megaBlockQueueItems)
 	edges := keepBudget(p.Keep)
 	d.setKeep(edges/keepEdgesPerItem, edges, keepLow, keepItemEdges)
 	if p.Direction == MegaAsync {
@@ -237,11 +206,7 @@ func (e *Emulation) runMega(l *executor.FakeLaunch, async bool) error {
 	return nil
 }
 
-func (e *Emulation) runScan(l *executor.FakeLaunch) error {
-	var p ScanParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
+func (e *Emulation) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr]) error {
 	m, err := memory(l, p.Offsets, p.Targets, p.Level, 0, 0, p.Ctl, p.N, 0)
 	if err != nil {
 		return err
@@ -265,21 +230,8 @@ func (e *Emulation) runScan(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runCopy(l *executor.FakeLaunch) error {
-	var p CopyParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	src, err := l.Bytes(p.Src, 16*p.N16)
-	if err != nil {
-		return err
-	}
-	dst, err := l.Bytes(p.Dst, 16*p.N16)
-	if err != nil {
-		return err
-	}
-	copy(dst, src)
-	return nil
+func (e *Emulation) runCopy(l *executor.FakeLaunch, p CopyParams[executor.DevPtr]) error {
+	return kernelabi.CopyBytes(l, p.Src, p.Dst, 16*p.N16)
 }
 
 // vertices finds the vertex count of a launch that does not pass it: the

@@ -5,6 +5,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // BarrierFloor measures the megakernel's synchronisation alone: reps
@@ -18,20 +19,13 @@ func (s *Session) BarrierFloor(levels, reps int) ([]uint64, error) {
 	}
 	cfg := s.plans.MegakernelGrid.Config()
 	args := kernelabi.MustArgs(BarrierParams[executor.Buffer]{Ctl: s.buf.ctl, Levels: uint64(levels)})
-	out := make([]uint64, 0, reps)
-	for i := -1; i < reps; i++ {
+	return harness.Repeat(reps, func() (uint64, error) {
 		if err := s.reset(0); err != nil {
-			return nil, err
+			return 0, err
 		}
 		t, err := s.x.Launch(s.k.barrier, cfg, args...)
-		if err != nil {
-			return nil, err
-		}
-		if i >= 0 {
-			out = append(out, t.DeviceNs)
-		}
-	}
-	return out, nil
+		return t.DeviceNs, err
+	})
 }
 
 // CopyRun is one timed device-to-device copy.
@@ -67,15 +61,8 @@ func (s *Session) CopyCeiling(size uint64, reps int) ([]CopyRun, error) {
 	cfg := plan.Config()
 	cfg.Cooperative = false
 	args := kernelabi.MustArgs(CopyParams[executor.Buffer]{Src: src, Dst: dst, N16: n16})
-	out := make([]CopyRun, 0, reps)
-	for i := -1; i < reps; i++ {
+	return harness.Repeat(reps, func() (CopyRun, error) {
 		t, err := s.x.Launch(s.k.copy, cfg, args...)
-		if err != nil {
-			return nil, err
-		}
-		if i >= 0 {
-			out = append(out, CopyRun{Bytes: 2 * 16 * n16, WallNs: t.WallNs, DeviceNs: t.DeviceNs})
-		}
-	}
-	return out, nil
+		return CopyRun{Bytes: 2 * 16 * n16, WallNs: t.WallNs, DeviceNs: t.DeviceNs}, err
+	})
 }

@@ -9,11 +9,12 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // PeerArm is the evidence arm of Gunrock's BFS, an external arm
@@ -71,39 +72,14 @@ type PeerResult struct {
 // check refuses a binary that is missing or cannot be run, before any
 // measurement.
 func (c *PeerConfig) check() error {
-	st, err := os.Stat(c.Binary)
-	if err != nil {
+	err := harness.CheckExecutable(c.Binary)
+	switch {
+	case errors.Is(err, harness.ErrNotExecutable):
+		return fmt.Errorf("peer gunrock: %q is not an executable file. Fix: pass the bfs binary the peer bundle's build produced", c.Binary)
+	case err != nil:
 		return fmt.Errorf("peer gunrock: binary %q: %w. Fix: build it with the peer bundle's run.sh (BUILD_DIR=... ./run.sh build) and pass its bin/bfs", c.Binary, err)
 	}
-	if !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
-		return fmt.Errorf("peer gunrock: %q is not an executable file. Fix: pass the bfs binary the peer bundle's build produced", c.Binary)
-	}
 	return nil
-}
-
-// runExec runs bin under the operating system, its output (stdout and
-// stderr) into out.
-func runExec(ctx context.Context, bin string, args, env []string, out io.Writer) error {
-	cmd := exec.CommandContext(ctx, bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stdout, cmd.Stderr = out, out
-	return cmd.Run()
-}
-
-// limitedBuffer keeps at most limit bytes and reports what it refused.
-type limitedBuffer struct {
-	bytes.Buffer
-	limit int64
-	over  bool
-}
-
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - int64(b.Len()); int64(len(p)) > room {
-		b.over = true
-		p = p[:max(room, 0)]
-	}
-	b.Buffer.Write(p)
-	return len(p), nil
 }
 
 // peer runs Gunrock on the graph and roots, checks every run against the
@@ -147,11 +123,11 @@ func (c *PeerConfig) dir() (string, func(), error) {
 	if c.Dir != "" {
 		return c.Dir, func() {}, os.MkdirAll(c.Dir, 0o755)
 	}
-	d, err := os.MkdirTemp("", "gpuplan-gunrock-")
+	d, cleanup, err := harness.TempDir("gpuplan-gunrock-")
 	if err != nil {
 		return "", nil, fmt.Errorf("peer gunrock: %w. Fix: pass a writable directory for the graph file", err)
 	}
-	return d, func() { _ = os.RemoveAll(d) }, nil
+	return d, cleanup, nil
 }
 
 // run runs the binary, bounded in time and output.
@@ -165,18 +141,16 @@ func (c *PeerConfig) run(args []string) ([]byte, error) {
 	}
 	run := c.exec
 	if run == nil {
-		run = runExec
+		run = harness.Exec
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	out := &limitedBuffer{limit: limit}
+	out := &harness.LimitedBuffer{Limit: limit}
 	err := run(ctx, c.Binary, args, []string{"GUNROCK_WARMUP=1"}, out)
 	if err != nil {
-		tail := out.String()
-		tail = tail[max(0, len(tail)-2000):]
-		return nil, fmt.Errorf("peer gunrock: %s failed: %w; the end of its output:\n%s\nFix: run it by hand with the same graph to see why (the peer bundle's README lists its requirements)", c.Binary, err, tail)
+		return nil, fmt.Errorf("peer gunrock: %s failed: %w; the end of its output:\n%s\nFix: run it by hand with the same graph to see why (the peer bundle's README lists its requirements)", c.Binary, err, harness.Tail(out.String(), 2000))
 	}
-	if out.over {
+	if out.Over() {
 		return nil, fmt.Errorf("peer gunrock: %s printed more than %d bytes. Fix: raise the output limit or check what it printed", c.Binary, limit)
 	}
 	return out.Bytes(), nil

@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/megakernel"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Plans are the plan values a Session consumes. Every decision a session
@@ -103,13 +104,7 @@ func PlanMemory(g *frontier.CSR, queueBytes, budget uint64) (megakernel.MemoryPl
 	if err != nil {
 		return megakernel.MemoryPlan{}, err
 	}
-	// The session allocates exactly what the sparse topology plans: its
-	// scratch is not scaled.
-	plan, err := megakernel.PlanMemoryBudget(megakernel.SparseFrontier, req)
-	if err != nil {
-		return megakernel.MemoryPlan{}, fmt.Errorf("BFS over %s: %w", g.Name, err)
-	}
-	return plan, nil
+	return harness.PlanMemory("BFS over "+g.Name, req)
 }
 
 // QueueProfile returns the work queue profile of one frontier queue of g:
@@ -165,14 +160,7 @@ type Profile struct {
 
 // ArmPlan is the execution arm the megakernel topology selection picks for
 // a graph from its measured profile.
-type ArmPlan struct {
-	Arm              Arm                         `json:"arm"`
-	Decision         megakernel.TopologyDecision `json:"decision"`
-	Sample           megakernel.ScheduleSample   `json:"sample"`
-	LaunchOverheadNs float64                     `json:"launch_overhead_ns"`
-	FusionPressure   float64                     `json:"fusion_pressure"`
-	Profile          Profile                     `json:"profile"`
-}
+type ArmPlan = harness.ArmPlan[Arm, Profile]
 
 // ArmForTopology maps an execution topology to the arm that runs it: a
 // fused wave or a warp-sparse frontier (small frontiers of a low-degree
@@ -180,10 +168,7 @@ type ArmPlan struct {
 // cooperative launch, the megakernel; every other topology has levels large
 // enough to fill the device, and runs as the device loop.
 func ArmForTopology(t megakernel.Topology) Arm {
-	if t == megakernel.FusedWave || t == megakernel.WarpSparseFrontier {
-		return ArmMegakernel
-	}
-	return ArmDeviceLoop
+	return harness.TopologyArm(t, ArmMegakernel, ArmDeviceLoop)
 }
 
 // PlanArm selects the topology from a measured profile: the schedule sample
@@ -196,13 +181,5 @@ func PlanArm(p Profile, graph megakernel.GraphShape, mem megakernel.MemoryPlan) 
 	}
 	sample := megakernel.ScheduleSample{DispatchCostNS: p.LevelNs, ReadbackBytes: p.ReadbackBytes,
 		FrontierDensity: float64(p.Reached) / (float64(p.Levels) * float64(p.Vertices))}
-	fp, err := megakernel.ScheduleFusionPressure([]megakernel.ScheduleSample{sample}, p.LaunchOverheadNs,
-		megakernel.DerivedFusionSteps, megakernel.DerivedFusionDt)
-	if err != nil {
-		return ArmPlan{}, err
-	}
-	d := megakernel.SelectTopology(sample, graph, megakernel.MemoryBudget{RequiredBytes: mem.RequiredBytes, BudgetBytes: mem.BudgetBytes},
-		p.LaunchOverheadNs, fp[0])
-	return ArmPlan{Arm: ArmForTopology(d.Topology), Decision: d, Sample: sample, LaunchOverheadNs: p.LaunchOverheadNs,
-		FusionPressure: fp[0], Profile: p}, nil
+	return harness.PlanArm(p, sample, p.LaunchOverheadNs, graph, mem, ArmForTopology)
 }

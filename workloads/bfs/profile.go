@@ -1,19 +1,15 @@
 package bfs
 
 import (
-	"fmt"
-
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
-
-// overheadLaunches is how many empty launches measure the launch overhead.
-const overheadLaunches = 64
 
 // ProfileArm measures the graph as the arm plan needs it and plans the arm:
 // one host-loop traversal from root (after an untimed one) gives the cost of
 // a level and the levels, the CPU reference's reached count gives the
-// frontier density, and overheadLaunches per-level launches that find an
+// frontier density, and harness.OverheadLaunches per-level launches that find an
 // empty queue, each with its 4-byte readback and sync, give the launch
 // overhead.
 func (s *Session) ProfileArm(root int32, reached int) (ArmPlan, error) {
@@ -36,25 +32,7 @@ func (s *Session) ProfileArm(root int32, reached int) (ArmPlan, error) {
 // launchOverhead times per-level launches at depth, whose queue is empty
 // after a finished traversal, with the host loop's readback and sync each.
 func (s *Session) launchOverhead(depth uint64) (float64, error) {
-	args := kernelabi.MustArgs(s.levelParams(depth))
-	cfg := executor.Linear(1, uint32(s.cfg.LevelThreads))
-	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
-		vals, err := l.Resolve(args)
-		if err != nil {
-			return err
-		}
-		for range overheadLaunches {
-			if err := l.Launch(s.k.level, cfg, vals); err != nil {
-				return err
-			}
-			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(int(depth%3))), s.word[:4]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("measuring the launch overhead: %w", err)
-	}
-	return float64(t.WallNs) / overheadLaunches, nil
+	return harness.LaunchOverhead(s.x, harness.Probe{Kernel: s.k.level, Config: executor.Linear(1, uint32(s.cfg.LevelThreads)),
+		Args: kernelabi.MustArgs(s.levelParams(depth)), Buffer: s.buf.ctl,
+		Offset: 4 * uint64(CtlCountWord(int(depth%3))), Into: s.word[:4]})
 }

@@ -3,12 +3,12 @@ package bfs
 import (
 	"encoding/binary"
 	"fmt"
-	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/megakernel"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Defaults of Config.
@@ -134,35 +134,28 @@ func (c Config) withDefaults(g *frontier.CSR) Config {
 	if c.Direction == "" {
 		c.Direction = DirectionAuto
 	}
-	fill := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	fill(&c.Chunk, DefaultChunk)
-	fill(&c.CheckEvery, DefaultCheckEvery)
-	fill(&c.LevelThreads, DefaultLevelThreads)
-	fill(&c.MegakernelThreads, DefaultMegakernelThreads(low))
-	fill(&c.MegakernelBlocksPerSM, DefaultMegakernelBlocksPerSM)
-	fill(&c.MegakernelAhead, DefaultMaxRunAhead)
-	fill(&c.MegakernelKeep, DefaultMegakernelKeep)
+	harness.Fill(&c.Chunk, DefaultChunk)
+	harness.Fill(&c.CheckEvery, DefaultCheckEvery)
+	harness.Fill(&c.LevelThreads, DefaultLevelThreads)
+	harness.Fill(&c.MegakernelThreads, DefaultMegakernelThreads(low))
+	harness.Fill(&c.MegakernelBlocksPerSM, DefaultMegakernelBlocksPerSM)
+	harness.Fill(&c.MegakernelAhead, DefaultMaxRunAhead)
+	harness.Fill(&c.MegakernelKeep, DefaultMegakernelKeep)
 	return c
 }
 
 // validate checks a Config after withDefaults.
 func (c Config) validate() error {
-	bad := func(field string, v int, fix string) error {
-		return fmt.Errorf("BFS config %s = %d: %s", field, v, fix)
-	}
+	bad := func(field string, v int, fix string) error { return harness.ConfigError("BFS", field, v, fix) }
 	switch {
 	case c.Chunk < 1:
 		return bad("Chunk", c.Chunk, "Fix: use a positive chunk, or 0 for the default")
 	case c.CheckEvery < 1:
 		return bad("CheckEvery", c.CheckEvery, "Fix: check at least every level, or pass 0 for the default")
-	case c.LevelThreads < 32 || c.LevelThreads > 1024 || c.LevelThreads%32 != 0:
-		return bad("LevelThreads", c.LevelThreads, "Fix: use a multiple of 32 from 32 to 1024")
-	case c.MegakernelThreads < 32 || c.MegakernelThreads > 1024 || c.MegakernelThreads%32 != 0:
-		return bad("MegakernelThreads", c.MegakernelThreads, "Fix: use a multiple of 32 from 32 to 1024")
+	case !harness.ValidBlockSize(c.LevelThreads):
+		return bad("LevelThreads", c.LevelThreads, harness.BlockSizeFix)
+	case !harness.ValidBlockSize(c.MegakernelThreads):
+		return bad("MegakernelThreads", c.MegakernelThreads, harness.BlockSizeFix)
 	case c.MegakernelBlocksPerSM < 1:
 		return bad("MegakernelBlocksPerSM", c.MegakernelBlocksPerSM, "Fix: use a positive cap, or 0 for the default")
 	case c.MegakernelAhead < 1 || c.MegakernelAhead > MaxRunAhead:
@@ -259,47 +252,35 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 	if err := cfg.checkAsyncDirection(s.optimizing); err != nil {
 		return nil, err
 	}
-	before := x.Telemetry()
-	queue, err := s.planMemory()
+	var queue planners.DeviceWorkQueueProfile
+	plan := func() (err error) {
+		queue, err = s.planMemory()
+		return err
+	}
+	launches := func() error { return s.planLaunches(queue) }
+	opened, err := harness.Open(x, plan, []func() error{s.loadKernels, launches, s.allocate, s.upload}, s.Close)
 	if err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = s.Close()
-		}
-	}()
-	if err := s.loadKernels(); err != nil {
-		return nil, err
-	}
-	if err := s.planLaunches(queue); err != nil {
-		return nil, err
-	}
-	if err := s.allocate(); err != nil {
-		return nil, err
-	}
-	targets := bytesOf(g.Targets)
+	s.opened = opened
+	return s, nil
+}
+
+// upload uploads the graph, once.
+func (s *Session) upload() error {
+	targets := bytesOf(s.g.Targets)
 	if len(targets) == 0 { // a graph without edges has a 4-byte targets buffer
 		targets = make([]byte, 4)
 	}
-	if err := x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: bytesOf(g.Offsets)}, {Buffer: s.buf.targets, Data: targets}}); err != nil {
-		return nil, err
-	}
-	s.opened = x.Telemetry().Sub(before)
-	ok = true
-	return s, nil
+	return s.x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: bytesOf(s.g.Offsets)}, {Buffer: s.buf.targets, Data: targets}})
 }
 
 // planMemory plans one frontier queue's bytes and the resident memory, and
 // returns the queue profile.
 func (s *Session) planMemory() (planners.DeviceWorkQueueProfile, error) {
-	budget, err := s.x.Budget()
+	budget, err := harness.Budget(s.x, s.cfg.MaxResidentBytes)
 	if err != nil {
 		return planners.DeviceWorkQueueProfile{}, err
-	}
-	if s.cfg.MaxResidentBytes != 0 {
-		budget = min(budget, s.cfg.MaxResidentBytes)
 	}
 	qp, err := QueueProfile(s.g, s.cfg.Chunk, budget)
 	if err != nil {
@@ -327,21 +308,12 @@ func (s *Session) planMemory() (planners.DeviceWorkQueueProfile, error) {
 // loadKernels loads the module and its entry points.
 func (s *Session) loadKernels() error {
 	var err error
-	if s.mod, err = s.x.LoadModule(bfsPTX); err != nil {
-		return err
-	}
-	for _, k := range []struct {
-		dst  **executor.Kernel
-		name string
-	}{{&s.k.init, KernelInit}, {&s.k.scan, KernelWaveScan}, {&s.k.level, KernelQueueLevel}, {&s.k.doLevel, KernelDoLevel},
-		{&s.k.mega, megakernelFor(s.cfg.MegakernelThreads)}, {&s.k.megaAsync, KernelMegakernelAsync},
-		{&s.k.barrier, KernelBarrierOnly}, {&s.k.copy, KernelCopy},
-		{&s.k.msInit, KernelMSInit}, {&s.k.msLevel, KernelMSLevel}, {&s.k.msFinish, KernelMSFinish}} {
-		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
-			return err
-		}
-	}
-	return nil
+	s.mod, err = harness.LoadKernels(s.x, bfsPTX, []harness.Entry{{Dst: &s.k.init, Name: KernelInit}, {Dst: &s.k.scan, Name: KernelWaveScan},
+		{Dst: &s.k.level, Name: KernelQueueLevel}, {Dst: &s.k.doLevel, Name: KernelDoLevel},
+		{Dst: &s.k.mega, Name: megakernelFor(s.cfg.MegakernelThreads)}, {Dst: &s.k.megaAsync, Name: KernelMegakernelAsync},
+		{Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.copy, Name: KernelCopy},
+		{Dst: &s.k.msInit, Name: KernelMSInit}, {Dst: &s.k.msLevel, Name: KernelMSLevel}, {Dst: &s.k.msFinish, Name: KernelMSFinish}})
+	return err
 }
 
 // megakernelFor returns the megakernel entry point for blocks of threads:
@@ -361,15 +333,9 @@ func (s *Session) planLaunches(qp planners.DeviceWorkQueueProfile) error {
 	if p.LevelGrid, err = x.CooperativeGrid(s.k.level, s.cfg.LevelThreads, 0); err != nil {
 		return err
 	}
-	if p.MegakernelGrid, err = x.CooperativeGrid(s.k.mega, s.cfg.MegakernelThreads, 0); err != nil {
+	if p.MegakernelGrid, err = harness.PersistentGrid(x, s.k.mega, s.cfg.MegakernelThreads, harness.GridCap{BlocksPerSM: s.cfg.MegakernelBlocksPerSM,
+		MaxBlocks: MaxMegakernelBlocks, Kernel: "BFS megakernel", Field: "MegakernelBlocksPerSM"}); err != nil {
 		return err
-	}
-	if c := s.cfg.MegakernelBlocksPerSM; c < p.MegakernelGrid.BlocksPerSM {
-		p.MegakernelGrid.BlocksPerSM = c
-		p.MegakernelGrid.GridBlocks = uint32(c * p.MegakernelGrid.SMCount)
-	}
-	if p.MegakernelGrid.GridBlocks > MaxMegakernelBlocks {
-		return fmt.Errorf("BFS megakernel grid of %d blocks: its barrier counts arrivals in 16 bits. Fix: cap it at %d blocks with Config.MegakernelBlocksPerSM or larger blocks", p.MegakernelGrid.GridBlocks, MaxMegakernelBlocks)
 	}
 	// The asynchronous entry point runs on the same grid where as many of
 	// its blocks fit an SM.
@@ -394,18 +360,7 @@ func (s *Session) allocate() error {
 	q := s.plans.Queue.Queue.QueueBytes
 	vis := VisitedBytes(s.g)
 	sizes := []uint64{4 * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, vis, vis, 4 * CtlWords, s.logBytes()}
-	var total uint64
-	for i, b := range s.buf.all() {
-		var err error
-		if *b, err = s.x.Alloc(sizes[i]); err != nil {
-			return err
-		}
-		total += sizes[i]
-	}
-	if total != s.plans.Memory.RequiredBytes {
-		return fmt.Errorf("BFS session allocated %d bytes but its memory plan requires %d. Fix: this is a bug in the session's memory request; report it", total, s.plans.Memory.RequiredBytes)
-	}
-	return nil
+	return harness.Allocate(s.x, "BFS session", s.buf.all(), sizes, s.plans.Memory.RequiredBytes)
 }
 
 // Plans returns the plans the session runs by.
@@ -439,19 +394,7 @@ func (s *Session) ArmOptimizing(arm Arm) bool {
 func (s *Session) Optimizing() bool { return s.optimizing }
 
 // Close frees the session's device buffers.
-func (s *Session) Close() error {
-	var first error
-	for _, b := range s.buf.all() {
-		if b.ID == 0 {
-			continue
-		}
-		if err := s.x.Free(*b); err != nil && first == nil {
-			first = err
-		}
-		*b = executor.Buffer{}
-	}
-	return first
-}
+func (s *Session) Close() error { return harness.Free(s.x, s.buf.all()) }
 
 // Levels downloads the level of every vertex from the last run.
 func (s *Session) Levels() ([]int32, error) {
@@ -467,9 +410,4 @@ func (s *Session) Levels() ([]int32, error) {
 }
 
 // bytesOf views a slice of 4-byte values as bytes (for uploads).
-func bytesOf[T int32 | uint32](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
-}
+func bytesOf[T int32 | uint32](s []T) []byte { return harness.BytesOf(s) }

@@ -67,8 +67,8 @@ const (
 // TopDown, so the candidates are both: the keep budgets level-
 // synchronous (the depth is then always 1), and every top-down one. Where
 // the session can run the megakernel without grid barriers (async), the
-// top-down candidates end with the asynchronous ones:
-// TuneAsyncWindows' windows with the large keep budget.
+// top-down candidates end with the asynchronous ones: the windows of
+// TuneAsyncWindows with the large keep budget.
 func TuneCandidates(base MegakernelSetting, optimizing, async bool) []MegakernelSetting {
 	var out []MegakernelSetting
 	if base.Async {
@@ -100,7 +100,7 @@ func TuneCandidates(base MegakernelSetting, optimizing, async bool) []Megakernel
 			}
 		}
 		if async && (td || !optimizing) {
-			for _, w := range TuneAsyncWindows {
+			for _, w := range TuneAsyncWindows() {
 				c := MegakernelSetting{TopDown: td, Async: true, Ahead: w + 1, Fixed: true, Keep: MaxMegakernelKeep}
 				if !slices.Contains(out, c) {
 					out = append(out, c)
@@ -111,10 +111,11 @@ func TuneCandidates(base MegakernelSetting, optimizing, async bool) []Megakernel
 	return out
 }
 
-// TuneAsyncWindows are the windows a tuning measures the asynchronous
-// megakernel with: past 8 labels a random geometric graph's time per level
-// stops falling while the labels lowered keep rising.
-var TuneAsyncWindows = []int{4, 8}
+// TuneAsyncWindows returns the windows a tuning measures the asynchronous
+// megakernel with, 4 and 8 labels: past 8 a random geometric graph's time
+// per level stops falling while the labels lowered keep rising. Each call
+// returns a new slice, so a caller may change it.
+func TuneAsyncWindows() []int { return []int{4, 8} }
 
 // TuneTrial is one candidate setting measured from the tuning's root.
 type TuneTrial struct {

@@ -271,3 +271,15 @@ func TestTuneCandidatesAsync(t *testing.T) {
 	assert.Equal(t, "asynchronous, window 8, keep 512", async(false, 8).String())
 	assert.Equal(t, "top-down, asynchronous, window 4, keep 512", async(true, 4).String())
 }
+
+// TestTuneAsyncWindows checks that the windows are 4 and 8 and that every
+// call returns its own slice: changing one changes neither a later call
+// nor the candidates.
+func TestTuneAsyncWindows(t *testing.T) {
+	w := TuneAsyncWindows()
+	require.Equal(t, []int{4, 8}, w)
+	w[0] = 100
+	assert.Equal(t, []int{4, 8}, TuneAsyncWindows(), "a fresh slice")
+	cands := TuneCandidates(MegakernelSetting{Ahead: 1, Keep: 256}, false, true)
+	assert.NotContains(t, cands, MegakernelSetting{Async: true, Ahead: 101, Fixed: true, Keep: MaxMegakernelKeep})
+}

@@ -29,85 +29,85 @@ type InitParams[P Ptr] struct {
 	Root   uint64 `c:"unsigned long long root"`
 }
 
+// ShapeParams are the partition's shape as one part's kernels see it,
+// which every kernel but KernelInit and KernelCopy takes and checks (a
+// misuse otherwise): S slice words per part, Parts parts, and the part's
+// own index Self.
+type ShapeParams struct {
+	S     uint64 `c:"unsigned long long s"`
+	Parts uint64 `c:"unsigned long long parts"`
+	Self  uint64 `c:"unsigned long long self"`
+}
+
 // ExpandParams are the parameters of KernelExpand: the part's frontier
 // (Front) is expanded top-down into Next, in global vertex space (slice e
 // of Next holds part e's vertices).
 type ExpandParams[P Ptr] struct {
-	Offsets P      `c:"const unsigned int *__restrict__ offsets"`
-	Targets P      `c:"const int *__restrict__ targets"`
-	Level   P      `c:"const int *level"`
-	Front   P      `c:"const unsigned long long *front"`
-	Next    P      `c:"unsigned long long *next"`
-	Bounds  P      `c:"const unsigned int *__restrict__ bounds"`
-	Ctl     P      `c:"unsigned long long *ctl"`
-	N       uint64 `c:"unsigned long long n"`
-	S       uint64 `c:"unsigned long long s"`
-	Parts   uint64 `c:"unsigned long long parts"`
-	Self    uint64 `c:"unsigned long long self"`
+	Offsets     P      `c:"const unsigned int *__restrict__ offsets"`
+	Targets     P      `c:"const int *__restrict__ targets"`
+	Level       P      `c:"const int *level"`
+	Front       P      `c:"const unsigned long long *front"`
+	Next        P      `c:"unsigned long long *next"`
+	Bounds      P      `c:"const unsigned int *__restrict__ bounds"`
+	Ctl         P      `c:"unsigned long long *ctl"`
+	N           uint64 `c:"unsigned long long n"`
+	ShapeParams `c:"PBFS_SHAPE_PARAMS"`
 }
 
 // CountParams are the parameters of KernelCount: the set bits of every
 // other part's slice of Next, into the part's row of Counts.
 type CountParams[P Ptr] struct {
-	Next   P      `c:"const unsigned long long *next"`
-	Bounds P      `c:"const unsigned int *__restrict__ bounds"`
-	Counts P      `c:"unsigned long long *counts"`
-	Ctl    P      `c:"unsigned long long *ctl"`
-	S      uint64 `c:"unsigned long long s"`
-	Parts  uint64 `c:"unsigned long long parts"`
-	Self   uint64 `c:"unsigned long long self"`
+	Next        P `c:"const unsigned long long *next"`
+	Bounds      P `c:"const unsigned int *__restrict__ bounds"`
+	Counts      P `c:"unsigned long long *counts"`
+	Ctl         P `c:"unsigned long long *ctl"`
+	ShapeParams `c:"PBFS_SHAPE_PARAMS"`
 }
 
 // CompactParams are the parameters of KernelCompact: the slices of the
 // parts in QueueMask become queues of local indices in Outbox.
 type CompactParams[P Ptr] struct {
-	Next      P      `c:"const unsigned long long *next"`
-	Outbox    P      `c:"unsigned int *outbox"`
-	Bounds    P      `c:"const unsigned int *__restrict__ bounds"`
-	Ctl       P      `c:"unsigned long long *ctl"`
-	S         uint64 `c:"unsigned long long s"`
-	Parts     uint64 `c:"unsigned long long parts"`
-	Self      uint64 `c:"unsigned long long self"`
-	QueueMask uint64 `c:"unsigned long long queue_mask"`
+	Next        P `c:"const unsigned long long *next"`
+	Outbox      P `c:"unsigned int *outbox"`
+	Bounds      P `c:"const unsigned int *__restrict__ bounds"`
+	Ctl         P `c:"unsigned long long *ctl"`
+	ShapeParams `c:"PBFS_SHAPE_PARAMS"`
+	QueueMask   uint64 `c:"unsigned long long queue_mask"`
 }
 
 // ApplyParams are the parameters of KernelApply: the part's own slice of
 // Next and what the other parts sent (bitmap slices from BitmapMask,
 // queues from QueueMask, in Xbuf) claim level Depth+1.
 type ApplyParams[P Ptr] struct {
-	Offsets    P      `c:"const unsigned int *__restrict__ offsets"`
-	Level      P      `c:"int *level"`
-	Front      P      `c:"unsigned long long *front"`
-	FrontNext  P      `c:"unsigned long long *front_next"`
-	Next       P      `c:"unsigned long long *next"`
-	Xbuf       P      `c:"const unsigned long long *xbuf"`
-	Counts     P      `c:"unsigned long long *counts"`
-	Ctl        P      `c:"unsigned long long *ctl"`
-	N          uint64 `c:"unsigned long long n"`
-	S          uint64 `c:"unsigned long long s"`
-	Parts      uint64 `c:"unsigned long long parts"`
-	Self       uint64 `c:"unsigned long long self"`
-	Depth      uint64 `c:"unsigned long long depth"`
-	QueueMask  uint64 `c:"unsigned long long queue_mask"`
-	BitmapMask uint64 `c:"unsigned long long bitmap_mask"`
+	Offsets     P      `c:"const unsigned int *__restrict__ offsets"`
+	Level       P      `c:"int *level"`
+	Front       P      `c:"unsigned long long *front"`
+	FrontNext   P      `c:"unsigned long long *front_next"`
+	Next        P      `c:"unsigned long long *next"`
+	Xbuf        P      `c:"const unsigned long long *xbuf"`
+	Counts      P      `c:"unsigned long long *counts"`
+	Ctl         P      `c:"unsigned long long *ctl"`
+	N           uint64 `c:"unsigned long long n"`
+	ShapeParams `c:"PBFS_SHAPE_PARAMS"`
+	Depth       uint64 `c:"unsigned long long depth"`
+	QueueMask   uint64 `c:"unsigned long long queue_mask"`
+	BitmapMask  uint64 `c:"unsigned long long bitmap_mask"`
 }
 
 // BottomUpParams are the parameters of KernelBottomUp: every unvisited
 // vertex of the part looks for a parent in the gathered frontier (Xbuf).
 type BottomUpParams[P Ptr] struct {
-	Offsets   P      `c:"const unsigned int *__restrict__ offsets"`
-	Targets   P      `c:"const int *__restrict__ targets"`
-	Level     P      `c:"int *level"`
-	Front     P      `c:"unsigned long long *front"`
-	FrontNext P      `c:"unsigned long long *front_next"`
-	Xbuf      P      `c:"const unsigned long long *xbuf"`
-	Bounds    P      `c:"const unsigned int *__restrict__ bounds"`
-	Ctl       P      `c:"unsigned long long *ctl"`
-	N         uint64 `c:"unsigned long long n"`
-	S         uint64 `c:"unsigned long long s"`
-	Parts     uint64 `c:"unsigned long long parts"`
-	Self      uint64 `c:"unsigned long long self"`
-	Depth     uint64 `c:"unsigned long long depth"`
+	Offsets     P      `c:"const unsigned int *__restrict__ offsets"`
+	Targets     P      `c:"const int *__restrict__ targets"`
+	Level       P      `c:"int *level"`
+	Front       P      `c:"unsigned long long *front"`
+	FrontNext   P      `c:"unsigned long long *front_next"`
+	Xbuf        P      `c:"const unsigned long long *xbuf"`
+	Bounds      P      `c:"const unsigned int *__restrict__ bounds"`
+	Ctl         P      `c:"unsigned long long *ctl"`
+	N           uint64 `c:"unsigned long long n"`
+	ShapeParams `c:"PBFS_SHAPE_PARAMS"`
+	Depth       uint64 `c:"unsigned long long depth"`
 }
 
 // CopyParams are the parameters of KernelCopy: Words 4-byte words.

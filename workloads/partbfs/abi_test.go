@@ -57,7 +57,7 @@ func TestMisuseIsFlagged(t *testing.T) {
 	launch(KernelInit, InitParams[executor.Buffer]{Level: b, Front0: b, Front1: b, Next: b, Counts: b, Ctl: ctl, N: 65, S: 1, Parts: 1, Root: 0})
 	assert.EqualValues(t, MisuseShape, word(CtlMisuse), "65 vertices do not fit a 1-word slice")
 	require.NoError(t, x.Upload(ctl, make([]byte, ControlBytes)))
-	launch(KernelCount, CountParams[executor.Buffer]{Next: b, Bounds: b, Counts: b, Ctl: ctl, S: 1, Parts: 2, Self: 2})
+	launch(KernelCount, CountParams[executor.Buffer]{Next: b, Bounds: b, Counts: b, Ctl: ctl, ShapeParams: ShapeParams{S: 1, Parts: 2, Self: 2}})
 	assert.EqualValues(t, MisuseShape, word(CtlMisuse), "self 2 of 2 parts")
 
 	// One part of 64 vertices receives index 70 from part 1.
@@ -67,6 +67,6 @@ func TestMisuseIsFlagged(t *testing.T) {
 	require.NoError(t, x.UploadAt(xbuf, 8, []byte{70, 0, 0, 0}))
 	require.NoError(t, x.UploadAt(counts, 8*(2+1*2+0), []byte{1}))
 	launch(KernelApply, ApplyParams[executor.Buffer]{Offsets: offsets, Level: level, Front: front, FrontNext: front, Next: next, Xbuf: xbuf,
-		Counts: counts, Ctl: ctl, N: 64, S: 1, Parts: 2, Self: 0, Depth: 0, QueueMask: 2})
+		Counts: counts, Ctl: ctl, N: 64, ShapeParams: ShapeParams{S: 1, Parts: 2}, Depth: 0, QueueMask: 2})
 	assert.EqualValues(t, MisuseVertex, word(CtlMisuse))
 }

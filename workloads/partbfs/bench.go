@@ -8,10 +8,11 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // DefaultSamples is the timed samples of a benchmark run.
-const DefaultSamples = 30
+const DefaultSamples = harness.DefaultSamples
 
 // BenchConfig is one run of the benchmark protocol.
 type BenchConfig struct {
@@ -86,10 +87,10 @@ type BenchResult struct {
 	Summary Summary `json:"summary"`
 	// Samples are the traversal arm's samples, then the exchange arm's
 	// (its bytes moved set).
-	Samples           []bfs.Sample   `json:"-"`
-	ReferenceChecksum string         `json:"reference_checksum"`
-	Plan              partition.Plan `json:"plan"`
-	Steps             []StepSummary  `json:"steps"`
+	Samples           []harness.Sample `json:"-"`
+	ReferenceChecksum string           `json:"reference_checksum"`
+	Plan              partition.Plan   `json:"plan"`
+	Steps             []StepSummary    `json:"steps"`
 }
 
 // ArmNames returns the evidence arms of a run over parts devices: the
@@ -129,12 +130,8 @@ func Bench(devs *Devices, g *frontier.CSR, roots []int32, cfg BenchConfig) (*Ben
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("partitioned benchmark of %s has no roots. Fix: pass at least one root", g.Name)
 	}
-	if cfg.Samples == 0 {
-		cfg.Samples = DefaultSamples
-	}
-	if cfg.Log == nil {
-		cfg.Log = func(string, ...any) {}
-	}
+	harness.Fill(&cfg.Samples, DefaultSamples)
+	cfg.Log = harness.LogOr(cfg.Log)
 	b := &bench{cfg: cfg, devs: devs, g: g, roots: roots, res: &BenchResult{}}
 	t0 := time.Now()
 	var err error
@@ -172,21 +169,21 @@ func (b *bench) predict() error {
 // runChecked runs one traversal and checks its levels and step count
 // against the reference, outside the run's timed region.
 func (b *bench) runChecked(i int) (Run, error) {
-	r, err := b.s.Run(b.roots[i])
-	if err != nil {
-		return r, err
-	}
-	lv, err := b.s.Levels()
-	if err != nil {
-		return r, err
-	}
+	run := func() (Run, error) { return b.s.Run(b.roots[i]) }
+	levels := func(Run) ([]int32, error) { return b.s.Levels() }
+	return harness.Checked(run, levels, func(r Run, lv []int32) error { return b.check(i, r, lv) })
+}
+
+// check holds a traversal from roots[i] against the reference: its levels,
+// and its levels and steps against the reference's and the prediction's.
+func (b *bench) check(i int, r Run, lv []int32) error {
 	if !slices.Equal(lv, b.refs[i]) {
-		return r, fmt.Errorf("partitioned BFS from root %d: the levels differ from the CPU reference (%v). Fix: this is a kernel or exchange bug; rerun with the one-device simulation to isolate it", b.roots[i], frontier.Validate(b.g, b.roots[i], lv))
+		return fmt.Errorf("partitioned BFS from root %d: the levels differ from the CPU reference (%v). Fix: this is a kernel or exchange bug; rerun with the one-device simulation to isolate it", b.roots[i], frontier.Validate(b.g, b.roots[i], lv))
 	}
 	if r.Levels != b.stats[i].Levels || len(r.Steps) != len(b.preds[i].Levels) {
-		return r, fmt.Errorf("partitioned BFS from root %d: %d levels in %d steps, the reference %d levels and the prediction %d steps. Fix: this is a bug in the step loop", b.roots[i], r.Levels, len(r.Steps), b.stats[i].Levels, len(b.preds[i].Levels))
+		return fmt.Errorf("partitioned BFS from root %d: %d levels in %d steps, the reference %d levels and the prediction %d steps. Fix: this is a bug in the step loop", b.roots[i], r.Levels, len(r.Steps), b.stats[i].Levels, len(b.preds[i].Levels))
 	}
-	return r, nil
+	return nil
 }
 
 // warmUp runs every root once and records each step's exchange.
@@ -216,25 +213,23 @@ func (b *bench) measure() error {
 	for i := range b.roots {
 		b.exchangeNs[i], b.stepNs[i] = make([][]float64, len(b.preds[i].Levels)), make([][]float64, len(b.preds[i].Levels))
 	}
-	var rows, xrows []bfs.Sample
-	for smp := range b.cfg.Samples {
+	var rows, xrows []harness.Sample
+	err := harness.Interleave(b.g.Name, []string{trav}, b.cfg.Samples, b.cfg.Progress, func(smp, _ int) error {
 		row, xrow, err := b.sample(uint64(smp), trav, exch)
-		if err != nil {
-			return err
-		}
 		rows, xrows = append(rows, row), append(xrows, xrow)
-		if b.cfg.Progress != nil {
-			b.cfg.Progress(smp+1, b.cfg.Samples, fmt.Sprintf("%s %s sample %d/%d", b.g.Name, trav, smp+1, b.cfg.Samples))
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	b.res.Samples = append(rows, xrows...)
 	return nil
 }
 
 // sample is one traversal from every root.
-func (b *bench) sample(index uint64, trav, exch string) (bfs.Sample, bfs.Sample, error) {
-	row := bfs.Sample{Arm: trav, Index: index}
-	xrow := bfs.Sample{Arm: exch, Index: index, Checksum: "exchange"}
+func (b *bench) sample(index uint64, trav, exch string) (harness.Sample, harness.Sample, error) {
+	row := harness.Sample{Arm: trav, Index: index}
+	xrow := harness.Sample{Arm: exch, Index: index, Checksum: "exchange"}
 	sums := make([]uint64, len(b.roots))
 	for i := range b.roots {
 		r, err := b.runChecked(i)

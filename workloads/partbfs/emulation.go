@@ -25,33 +25,20 @@ func NewEmulation(seed uint64) *Emulation { return &Emulation{rng: rand.New(rand
 // Kernels returns the fake kernels of every entry point, with the
 // registers and shared memory ptxas reports for the real ones.
 func (e *Emulation) Kernels() map[string]executor.FakeKernel {
-	k := func(run func(*executor.FakeLaunch) error, regs, smem int) executor.FakeKernel {
-		return executor.FakeKernel{Run: run, Attrs: executor.FuncAttributes{NumRegs: regs, StaticSharedBytes: smem, MaxThreadsPerBlock: 1024}}
-	}
-	return map[string]executor.FakeKernel{
-		KernelInit:     k(e.runInit, 28, 0),
-		KernelExpand:   k(e.runExpand, 23, 260),
-		KernelCount:    k(e.runCount, 24, 260),
-		KernelCompact:  k(e.runCompact, 32, 260),
-		KernelApply:    k(e.runApply, 32, 0),
-		KernelBottomUp: k(e.runBottomUp, 30, 260),
-		KernelCopy:     k(e.runCopy, 12, 0),
-	}
+	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
+		KernelInit:     {Run: kernelabi.Emulate(e.runInit), Regs: 28},
+		KernelExpand:   {Run: kernelabi.Emulate(e.runExpand), Regs: 23, Smem: 260},
+		KernelCount:    {Run: kernelabi.Emulate(e.runCount), Regs: 24, Smem: 260},
+		KernelCompact:  {Run: kernelabi.Emulate(e.runCompact), Regs: 32, Smem: 260},
+		KernelApply:    {Run: kernelabi.Emulate(e.runApply), Regs: 32},
+		KernelBottomUp: {Run: kernelabi.Emulate(e.runBottomUp), Regs: 30, Smem: 260},
+		KernelCopy:     {Run: kernelabi.Emulate(e.runCopy), Regs: 12},
+	})
 }
 
 // NewFake returns a fake backend for dev with the kernels emulated.
 func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
 	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: NewEmulation(seed).Kernels()})
-}
-
-// view returns n values of T at ptr in fake device memory.
-func view[T any](l *executor.FakeLaunch, ptr executor.DevPtr, n uint64) ([]T, error) {
-	var z T
-	b, err := l.Bytes(ptr, n*uint64(unsafe.Sizeof(z)))
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), nil
 }
 
 // badShape mirrors bad_shape: it records MisuseShape and reports true.
@@ -76,19 +63,42 @@ func graph(l *executor.FakeLaunch, offsets, targets, bounds executor.DevPtr, n, 
 	var g graphView
 	var err error
 	if offsets != 0 {
-		if g.offsets, err = view[uint32](l, offsets, n+1); err != nil {
+		if g.offsets, err = kernelabi.View[uint32](l, offsets, n+1); err != nil {
 			return g, err
 		}
 	}
 	if targets != 0 {
-		if g.targets, err = view[int32](l, targets, max(1, uint64(g.offsets[n]))); err != nil {
+		if g.targets, err = kernelabi.View[int32](l, targets, max(1, uint64(g.offsets[n]))); err != nil {
 			return g, err
 		}
 	}
 	if bounds != 0 {
-		g.bounds, err = view[uint32](l, bounds, parts+1)
+		g.bounds, err = kernelabi.View[uint32](l, bounds, parts+1)
 	}
 	return g, err
+}
+
+// partView is what a launch over a part sees first: the control words and
+// the part's CSR and bounds.
+type partView struct {
+	ctl []uint64
+	graphView
+}
+
+// viewPart maps a launch's control words and, when the part's shape is
+// sound (badShape), its CSR of n vertices and its bounds (0 pointers: not
+// needed). A nil view with a nil error is a misuse badShape flagged: the
+// launch does nothing else.
+func viewPart(l *executor.FakeLaunch, ctl, offsets, targets, bounds executor.DevPtr, n uint64, shape ShapeParams) (*partView, error) {
+	c, err := kernelabi.View[uint64](l, ctl, CtlWords)
+	if err != nil || badShape(c, n, shape.S, shape.Parts, shape.Self) {
+		return nil, err
+	}
+	g, err := graph(l, offsets, targets, bounds, n, shape.Parts)
+	if err != nil {
+		return nil, err
+	}
+	return &partView{ctl: c, graphView: g}, nil
 }
 
 // owner mirrors owner: the part holding global vertex v.
@@ -108,12 +118,8 @@ func (g graphView) owner(v uint32) uint32 {
 // words is the slice words of part e.
 func (g graphView) words(e uint32) uint64 { return (uint64(g.bounds[e+1]-g.bounds[e]) + 63) / 64 }
 
-func (e *Emulation) runInit(l *executor.FakeLaunch) error {
-	var p InitParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords)
+func (e *Emulation) runInit(l *executor.FakeLaunch, p InitParams[executor.DevPtr]) error {
+	ctl, err := kernelabi.View[uint64](l, p.Ctl, CtlWords)
 	if err != nil {
 		return err
 	}
@@ -121,14 +127,14 @@ func (e *Emulation) runInit(l *executor.FakeLaunch) error {
 		ctl[CtlMisuse] = MisuseShape
 		return nil
 	}
-	level, err := view[int32](l, p.Level, p.N)
+	level, err := kernelabi.View[int32](l, p.Level, p.N)
 	if err != nil {
 		return err
 	}
-	f0, err1 := view[uint64](l, p.Front0, p.S)
-	f1, err2 := view[uint64](l, p.Front1, p.S)
-	next, err3 := view[uint64](l, p.Next, p.Parts*p.S)
-	counts, err4 := view[uint64](l, p.Counts, p.Parts*(p.Parts+1))
+	f0, err1 := kernelabi.View[uint64](l, p.Front0, p.S)
+	f1, err2 := kernelabi.View[uint64](l, p.Front1, p.S)
+	next, err3 := kernelabi.View[uint64](l, p.Next, p.Parts*p.S)
+	counts, err4 := kernelabi.View[uint64](l, p.Counts, p.Parts*(p.Parts+1))
 	if err := firstErr(err1, err2, err3, err4); err != nil {
 		return err
 	}
@@ -156,22 +162,14 @@ func firstErr(errs ...error) error {
 	return nil
 }
 
-func (e *Emulation) runExpand(l *executor.FakeLaunch) error {
-	var p ExpandParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
+func (e *Emulation) runExpand(l *executor.FakeLaunch, p ExpandParams[executor.DevPtr]) error {
+	g, err := viewPart(l, p.Ctl, p.Offsets, p.Targets, p.Bounds, p.N, p.ShapeParams)
+	if g == nil {
 		return err
 	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords)
-	if err != nil || badShape(ctl, p.N, p.S, p.Parts, p.Self) {
-		return err
-	}
-	g, err := graph(l, p.Offsets, p.Targets, p.Bounds, p.N, p.Parts)
-	if err != nil {
-		return err
-	}
-	level, err1 := view[int32](l, p.Level, p.N)
-	front, err2 := view[uint64](l, p.Front, p.S)
-	next, err3 := view[uint64](l, p.Next, p.Parts*p.S)
+	level, err1 := kernelabi.View[int32](l, p.Level, p.N)
+	front, err2 := kernelabi.View[uint64](l, p.Front, p.S)
+	next, err3 := kernelabi.View[uint64](l, p.Next, p.Parts*p.S)
 	if err := firstErr(err1, err2, err3); err != nil {
 		return err
 	}
@@ -191,19 +189,14 @@ func (e *Emulation) runExpand(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runCount(l *executor.FakeLaunch) error {
-	var p CountParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
+func (e *Emulation) runCount(l *executor.FakeLaunch, p CountParams[executor.DevPtr]) error {
+	g, err := viewPart(l, p.Ctl, 0, 0, p.Bounds, 0, p.ShapeParams)
+	if g == nil {
 		return err
 	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords)
-	if err != nil || badShape(ctl, 0, p.S, p.Parts, p.Self) {
-		return err
-	}
-	g, err1 := graph(l, 0, 0, p.Bounds, 0, p.Parts)
-	next, err2 := view[uint64](l, p.Next, p.Parts*p.S)
-	counts, err3 := view[uint64](l, p.Counts, p.Parts)
-	if err := firstErr(err1, err2, err3); err != nil {
+	next, err1 := kernelabi.View[uint64](l, p.Next, p.Parts*p.S)
+	counts, err2 := kernelabi.View[uint64](l, p.Counts, p.Parts)
+	if err := firstErr(err1, err2); err != nil {
 		return err
 	}
 	for o := range uint32(p.Parts) {
@@ -217,19 +210,15 @@ func (e *Emulation) runCount(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runCompact(l *executor.FakeLaunch) error {
-	var p CompactParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
+func (e *Emulation) runCompact(l *executor.FakeLaunch, p CompactParams[executor.DevPtr]) error {
+	g, err := viewPart(l, p.Ctl, 0, 0, p.Bounds, 0, p.ShapeParams)
+	if g == nil {
 		return err
 	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords)
-	if err != nil || badShape(ctl, 0, p.S, p.Parts, p.Self) {
-		return err
-	}
-	g, err1 := graph(l, 0, 0, p.Bounds, 0, p.Parts)
-	next, err2 := view[uint64](l, p.Next, p.Parts*p.S)
-	out, err3 := view[uint32](l, p.Outbox, 2*p.Parts*p.S)
-	if err := firstErr(err1, err2, err3); err != nil {
+	ctl := g.ctl
+	next, err1 := kernelabi.View[uint64](l, p.Next, p.Parts*p.S)
+	out, err2 := kernelabi.View[uint32](l, p.Outbox, 2*p.Parts*p.S)
+	if err := firstErr(err1, err2); err != nil {
 		return err
 	}
 	for o := range uint32(p.Parts) {
@@ -288,29 +277,22 @@ func (m *applyMemory) finish(depth uint64) {
 func levelMemory(l *executor.FakeLaunch, level, front, frontNext executor.DevPtr, ctl []uint64, n, s uint64) (*applyMemory, error) {
 	m := &applyMemory{ctl: ctl}
 	var err1, err2, err3 error
-	m.level, err1 = view[int32](l, level, n)
-	m.front, err2 = view[uint64](l, front, s)
-	m.frontNext, err3 = view[uint64](l, frontNext, s)
+	m.level, err1 = kernelabi.View[int32](l, level, n)
+	m.front, err2 = kernelabi.View[uint64](l, front, s)
+	m.frontNext, err3 = kernelabi.View[uint64](l, frontNext, s)
 	return m, firstErr(err1, err2, err3)
 }
 
-func (e *Emulation) runApply(l *executor.FakeLaunch) error {
-	var p ApplyParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
+func (e *Emulation) runApply(l *executor.FakeLaunch, p ApplyParams[executor.DevPtr]) error {
+	g, err := viewPart(l, p.Ctl, p.Offsets, 0, 0, p.N, p.ShapeParams)
+	if g == nil {
 		return err
 	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords)
-	if err != nil || badShape(ctl, p.N, p.S, p.Parts, p.Self) {
-		return err
-	}
-	g, err := graph(l, p.Offsets, 0, 0, p.N, p.Parts)
-	if err != nil {
-		return err
-	}
+	ctl := g.ctl
 	m, err := levelMemory(l, p.Level, p.Front, p.FrontNext, ctl, p.N, p.S)
-	next, err1 := view[uint64](l, p.Next, p.Parts*p.S)
-	xbuf, err2 := view[uint64](l, p.Xbuf, p.Parts*p.S)
-	counts, err3 := view[uint64](l, p.Counts, p.Parts*(p.Parts+1))
+	next, err1 := kernelabi.View[uint64](l, p.Next, p.Parts*p.S)
+	xbuf, err2 := kernelabi.View[uint64](l, p.Xbuf, p.Parts*p.S)
+	counts, err3 := kernelabi.View[uint64](l, p.Counts, p.Parts*(p.Parts+1))
 	if err := firstErr(err, err1, err2, err3); err != nil {
 		return err
 	}
@@ -322,10 +304,10 @@ func (e *Emulation) runApply(l *executor.FakeLaunch) error {
 			}
 		}
 		for ; b != 0; b &= b - 1 {
-			m.claim(g, uint32(w*64+uint64(bits.TrailingZeros64(b))), p.Depth)
+			m.claim(g.graphView, uint32(w*64+uint64(bits.TrailingZeros64(b))), p.Depth)
 		}
 	}
-	if err := e.applyQueues(p, g, m, xbuf, counts); err != nil {
+	if err := e.applyQueues(p, g.graphView, m, xbuf, counts); err != nil {
 		return err
 	}
 	clear(next)
@@ -358,21 +340,13 @@ func (e *Emulation) applyQueues(p ApplyParams[executor.DevPtr], g graphView, m *
 	return nil
 }
 
-func (e *Emulation) runBottomUp(l *executor.FakeLaunch) error {
-	var p BottomUpParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
+func (e *Emulation) runBottomUp(l *executor.FakeLaunch, p BottomUpParams[executor.DevPtr]) error {
+	g, err := viewPart(l, p.Ctl, p.Offsets, p.Targets, p.Bounds, p.N, p.ShapeParams)
+	if g == nil {
 		return err
 	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords)
-	if err != nil || badShape(ctl, p.N, p.S, p.Parts, p.Self) {
-		return err
-	}
-	g, err := graph(l, p.Offsets, p.Targets, p.Bounds, p.N, p.Parts)
-	if err != nil {
-		return err
-	}
-	m, err := levelMemory(l, p.Level, p.Front, p.FrontNext, ctl, p.N, p.S)
-	xbuf, err1 := view[uint64](l, p.Xbuf, p.Parts*p.S)
+	m, err := levelMemory(l, p.Level, p.Front, p.FrontNext, g.ctl, p.N, p.S)
+	xbuf, err1 := kernelabi.View[uint64](l, p.Xbuf, p.Parts*p.S)
 	if err := firstErr(err, err1); err != nil {
 		return err
 	}
@@ -384,7 +358,7 @@ func (e *Emulation) runBottomUp(l *executor.FakeLaunch) error {
 			o := g.owner(uint32(v))
 			j := uint32(v) - g.bounds[o]
 			if xbuf[uint64(o)*p.S+uint64(j/64)]>>(j%64)&1 == 1 {
-				m.claim(g, i, p.Depth)
+				m.claim(g.graphView, i, p.Depth)
 				break
 			}
 		}
@@ -394,19 +368,6 @@ func (e *Emulation) runBottomUp(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runCopy(l *executor.FakeLaunch) error {
-	var p CopyParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	src, err := l.Bytes(p.Src, 4*p.Words)
-	if err != nil {
-		return err
-	}
-	dst, err := l.Bytes(p.Dst, 4*p.Words)
-	if err != nil {
-		return err
-	}
-	copy(dst, src)
-	return nil
+func (e *Emulation) runCopy(l *executor.FakeLaunch, p CopyParams[executor.DevPtr]) error {
+	return kernelabi.CopyBytes(l, p.Src, p.Dst, 4*p.Words)
 }

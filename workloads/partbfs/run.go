@@ -96,6 +96,11 @@ func (s *Session) reset(root uint64) error {
 	})
 }
 
+// shape is the partition's shape as part p's kernels see it.
+func (s *Session) shape(p *part) ShapeParams {
+	return ShapeParams{S: s.plan.SliceWords, Parts: uint64(len(s.parts)), Self: uint64(p.index)}
+}
+
 // launchAll launches one kernel per part (skipping those for which args
 // returns false), every launch in flight together, and waits for all.
 func (s *Session) launchAll(args func(p *part) (*executor.Kernel, []executor.Arg, bool)) error {
@@ -178,7 +183,7 @@ func (s *Session) bottomUp(depth int, d planners.BFSDirectionDecision) (Step, er
 		cur, next := p.buf.front(depth)
 		return p.k.bottomUp, kernelabi.MustArgs(BottomUpParams[executor.Buffer]{Offsets: p.buf.offsets, Targets: p.buf.targets,
 			Level: p.buf.level, Front: cur, FrontNext: next, Xbuf: p.buf.xbuf, Bounds: p.buf.bounds, Ctl: p.buf.ctl,
-			N: p.plan.Vertices, S: s.plan.SliceWords, Parts: uint64(len(s.parts)), Self: uint64(p.index), Depth: uint64(depth)}), true
+			N: p.plan.Vertices, ShapeParams: s.shape(p), Depth: uint64(depth)}), true
 	})
 	return st, err
 }

@@ -17,7 +17,6 @@ import (
 // grouped send/receive; and every part claims what reached it.
 func (s *Session) topDown(depth int, d planners.BFSDirectionDecision) (Step, error) {
 	var st Step
-	parts := uint64(len(s.parts))
 	if err := s.expandAndCount(depth); err != nil {
 		return st, err
 	}
@@ -53,26 +52,25 @@ func (s *Session) topDown(depth int, d planners.BFSDirectionDecision) (Step, err
 		cur, next := p.buf.front(depth)
 		return p.k.apply, kernelabi.MustArgs(ApplyParams[executor.Buffer]{Offsets: p.buf.offsets, Level: p.buf.level, Front: cur,
 			FrontNext: next, Next: p.buf.next, Xbuf: p.buf.xbuf, Counts: p.buf.counts, Ctl: p.buf.ctl, N: p.plan.Vertices,
-			S: s.plan.SliceWords, Parts: parts, Self: uint64(p.index), Depth: uint64(depth), QueueMask: queues, BitmapMask: bitmaps}), true
+			ShapeParams: s.shape(p), Depth: uint64(depth), QueueMask: queues, BitmapMask: bitmaps}), true
 	})
 	return st, err
 }
 
 // expandAndCount runs the expansion on every part, then the counts.
 func (s *Session) expandAndCount(depth int) error {
-	parts := uint64(len(s.parts))
 	err := s.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
 		cur, _ := p.buf.front(depth)
 		return p.k.expand, kernelabi.MustArgs(ExpandParams[executor.Buffer]{Offsets: p.buf.offsets, Targets: p.buf.targets,
 			Level: p.buf.level, Front: cur, Next: p.buf.next, Bounds: p.buf.bounds, Ctl: p.buf.ctl, N: p.plan.Vertices,
-			S: s.plan.SliceWords, Parts: parts, Self: uint64(p.index)}), true
+			ShapeParams: s.shape(p)}), true
 	})
 	if err != nil {
 		return err
 	}
 	return s.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
 		return p.k.count, kernelabi.MustArgs(CountParams[executor.Buffer]{Next: p.buf.next, Bounds: p.buf.bounds, Counts: p.buf.counts,
-			Ctl: p.buf.ctl, S: s.plan.SliceWords, Parts: parts, Self: uint64(p.index)}), true
+			Ctl: p.buf.ctl, ShapeParams: s.shape(p)}), true
 	})
 }
 
@@ -116,7 +114,7 @@ func (s *Session) compact(forms [][]partition.ExchangeForm) error {
 			}
 		}
 		return p.k.compact, kernelabi.MustArgs(CompactParams[executor.Buffer]{Next: p.buf.next, Outbox: p.buf.outbox, Bounds: p.buf.bounds,
-			Ctl: p.buf.ctl, S: s.plan.SliceWords, Parts: uint64(len(s.parts)), Self: uint64(p.index), QueueMask: mask}), mask != 0
+			Ctl: p.buf.ctl, ShapeParams: s.shape(p), QueueMask: mask}), mask != 0
 	})
 }
 

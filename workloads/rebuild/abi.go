@@ -22,10 +22,12 @@ type ResetParams[P Ptr] struct {
 	Classes uint64 `c:"unsigned long long classes"`
 }
 
-// StepParams are the parameters of KernelStep: the resident state, then
-// the round, the stages to run (a mask of Stage bits) and the range of
-// items of each stage's pass the launch covers.
-type StepParams[P Ptr] struct {
+// StateParams are the parameters KernelStep and KernelPersistent begin
+// with: the resident state (the image, the pending unions, the union-find,
+// the canonical classes and children, the hash table, the pairs, the
+// control words and the output), the image's sections as word offsets,
+// and the sizes.
+type StateParams[P Ptr] struct {
 	Image       P      `c:"const unsigned int *__restrict__ image"`
 	Unions      P      `c:"const unsigned int *__restrict__ unions"`
 	Parent      P      `c:"unsigned int *parent"`
@@ -46,38 +48,26 @@ type StepParams[P Ptr] struct {
 	Classes     uint64 `c:"unsigned long long classes"`
 	UnionPairs  uint64 `c:"unsigned long long union_pairs"`
 	TableSlots  uint64 `c:"unsigned long long table_slots"`
-	Round       uint64 `c:"unsigned long long round"`
-	Stages      uint64 `c:"unsigned long long stages"`
-	ItemFirst   uint64 `c:"unsigned long long item_first"`
-	ItemCount   uint64 `c:"unsigned long long item_count"`
+}
+
+// StepParams are the parameters of KernelStep: the resident state, then
+// the round, the stages to run (a mask of Stage bits) and the range of
+// items of each stage's pass the launch covers.
+type StepParams[P Ptr] struct {
+	StateParams[P] `c:"REBUILD_STATE_PARAMS"`
+	Round          uint64 `c:"unsigned long long round"`
+	Stages         uint64 `c:"unsigned long long stages"`
+	ItemFirst      uint64 `c:"unsigned long long item_first"`
+	ItemCount      uint64 `c:"unsigned long long item_count"`
 }
 
 // PersistentParams are the parameters of KernelPersistent: the resident
 // state, the round budget and the stages that start a phase (a mask of
 // Stage bits; a grid barrier precedes each such stage but the first).
 type PersistentParams[P Ptr] struct {
-	Image       P      `c:"const unsigned int *__restrict__ image"`
-	Unions      P      `c:"const unsigned int *__restrict__ unions"`
-	Parent      P      `c:"unsigned int *parent"`
-	Cls         P      `c:"unsigned int *cls"`
-	Canon       P      `c:"unsigned int *canon"`
-	Table       P      `c:"unsigned long long *table"`
-	Pairs       P      `c:"unsigned int *pairs"`
-	Ctl         P      `c:"unsigned int *ctl"`
-	Out         P      `c:"unsigned long long *out"`
-	SecClass    uint64 `c:"unsigned long long sec_class"`
-	SecOp       uint64 `c:"unsigned long long sec_op"`
-	SecOffset   uint64 `c:"unsigned long long sec_offset"`
-	SecLen      uint64 `c:"unsigned long long sec_len"`
-	SecChildren uint64 `c:"unsigned long long sec_children"`
-	SecGroups   uint64 `c:"unsigned long long sec_groups"`
-	Rows        uint64 `c:"unsigned long long rows"`
-	ChildSlots  uint64 `c:"unsigned long long child_slots"`
-	Classes     uint64 `c:"unsigned long long classes"`
-	UnionPairs  uint64 `c:"unsigned long long union_pairs"`
-	TableSlots  uint64 `c:"unsigned long long table_slots"`
-	MaxRounds   uint64 `c:"unsigned long long max_rounds"`
-	PhaseStarts uint64 `c:"unsigned long long phase_starts"`
+	StateParams[P] `c:"REBUILD_STATE_PARAMS"`
+	MaxRounds      uint64 `c:"unsigned long long max_rounds"`
+	PhaseStarts    uint64 `c:"unsigned long long phase_starts"`
 }
 
 // BarrierParams are the parameters of KernelBarrierOnly.

@@ -37,9 +37,9 @@ func TestABIArgsRoundTrip(t *testing.T) {
 	require.NoError(t, err)
 	ptr, err := x.DevicePtr(b)
 	require.NoError(t, err)
-	host := StepParams[executor.Buffer]{Image: b, Unions: b, Parent: b, Cls: b, Canon: b, Table: b, Pairs: b, Ctl: b, Out: b,
-		SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5, SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9,
-		UnionPairs: 10, TableSlots: 16, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}
+	host := StepParams[executor.Buffer]{StateParams: StateParams[executor.Buffer]{Image: b, Unions: b, Parent: b, Cls: b, Canon: b,
+		Table: b, Pairs: b, Ctl: b, Out: b, SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5, SecGroups: 6, Rows: 7,
+		ChildSlots: 8, Classes: 9, UnionPairs: 10, TableSlots: 16}, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}
 	args := kernelabi.MustArgs(host)
 	require.Len(t, args, 24)
 	vals := make([]uint64, 24)
@@ -49,9 +49,9 @@ func TestABIArgsRoundTrip(t *testing.T) {
 	copy(vals[9:], []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 11, 12, 13, 14})
 	var got StepParams[executor.DevPtr]
 	require.NoError(t, kernelabi.Decode(vals, &got))
-	assert.Equal(t, StepParams[executor.DevPtr]{Image: ptr, Unions: ptr, Parent: ptr, Cls: ptr, Canon: ptr, Table: ptr, Pairs: ptr, Ctl: ptr, Out: ptr,
-		SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5, SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9,
-		UnionPairs: 10, TableSlots: 16, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}, got)
+	assert.Equal(t, StepParams[executor.DevPtr]{StateParams: StateParams[executor.DevPtr]{Image: ptr, Unions: ptr, Parent: ptr, Cls: ptr,
+		Canon: ptr, Table: ptr, Pairs: ptr, Ctl: ptr, Out: ptr, SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5,
+		SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9, UnionPairs: 10, TableSlots: 16}, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}, got)
 	assert.Equal(t, 20, stepRoundArg)
 	assert.Equal(t, 23, stepCountArg)
 }

@@ -213,12 +213,8 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 // fusion plan's groups; the host then reads the final changed flag once
 // (FinalFlagOnly).
 func (s *Session) runPersistent(r *Run) (control, error) {
-	p := s.stepParams(0, 0, 0, 0)
 	t, err := s.x.Launch(s.k.persistent, s.plans.PersistentGrid.Config(), kernelabi.MustArgs(PersistentParams[executor.Buffer]{
-		Image: p.Image, Unions: p.Unions, Parent: p.Parent, Cls: p.Cls, Canon: p.Canon, Table: p.Table, Pairs: p.Pairs,
-		Ctl: p.Ctl, Out: p.Out, SecClass: p.SecClass, SecOp: p.SecOp, SecOffset: p.SecOffset, SecLen: p.SecLen,
-		SecChildren: p.SecChildren, SecGroups: p.SecGroups, Rows: p.Rows, ChildSlots: p.ChildSlots, Classes: p.Classes,
-		UnionPairs: p.UnionPairs, TableSlots: p.TableSlots, MaxRounds: uint64(s.plans.Convergence.MaxDeviceIterations),
+		StateParams: s.stepParams(0, 0, 0, 0).StateParams, MaxRounds: uint64(s.plans.Convergence.MaxDeviceIterations),
 		PhaseStarts: PhaseStarts(s.plans.Fusion)})...)
 	if err != nil {
 		return control{}, err

@@ -3,11 +3,11 @@ package rebuild
 import (
 	"encoding/binary"
 	"fmt"
-	"time"
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Arm names one way of driving the rounds of a rebuild from the host.
@@ -34,14 +34,7 @@ const (
 func Arms() []Arm { return []Arm{ArmHostLoop, ArmDeviceLoop, ArmPersistent} }
 
 // ParseArm returns the arm named s.
-func ParseArm(s string) (Arm, error) {
-	for _, a := range Arms() {
-		if string(a) == s {
-			return a, nil
-		}
-	}
-	return "", fmt.Errorf("unknown rebuild arm %q. Fix: use host-loop, device-loop or persistent", s)
-}
+func ParseArm(s string) (Arm, error) { return harness.ParseArm("rebuild", Arms(), s) }
 
 // Run is the measurement of one rebuild with one arm.
 type Run struct {
@@ -106,29 +99,26 @@ func (s *Session) Run(arm Arm) (Run, error) {
 	if _, err := ParseArm(string(arm)); err != nil {
 		return Run{}, err
 	}
-	start := s.x.Telemetry()
+	m := harness.NewMeter(s.x)
 	if err := s.reset(); err != nil {
 		return Run{}, err
 	}
 	r := Run{Arm: arm}
-	before := s.x.Telemetry()
-	t0 := time.Now()
-	c, err := s.rebuild(&r)
-	r.WallNs = uint64(time.Since(t0))
-	timed := s.x.Telemetry().Sub(before)
+	var c control
+	err := m.Time(func() (uint64, error) {
+		var err error
+		c, err = s.rebuild(&r)
+		return c.syncs, err
+	})
 	if err != nil {
+		r.WallNs = m.WallNs
 		return r, err
 	}
-	r.Launches = timed.KernelLaunches
-	r.RoundLaunches = r.Launches - min(r.Launches, c.compactLaunches)
-	r.TimedUploads = timed.HostUploadOperations
-	if timed.ResidentAllocationBytesRequested+timed.TransientAllocationBytesRequested > 0 {
-		r.TimedAllocations = 1
-	}
-	r.TimedHostSyncs = timed.SyncPoints - min(timed.SyncPoints, c.syncs)
 	err = s.checkControl(&r)
-	all := s.x.Telemetry().Sub(start)
-	r.Syncs, r.Readbacks, r.ReadbackBytes = all.SyncPoints, all.DeviceReadbackOperations, all.DeviceToHostBytes
+	a := m.Finish()
+	r.WallNs, r.Launches, r.RoundLaunches = a.WallNs, a.Launches, a.Launches-min(a.Launches, c.compactLaunches)
+	r.TimedUploads, r.TimedAllocations, r.TimedHostSyncs = a.TimedUploads, a.TimedAllocations, a.TimedHostSyncs
+	r.Syncs, r.Readbacks, r.ReadbackBytes = a.Syncs, a.Readbacks, a.ReadbackBytes
 	return r, err
 }
 
@@ -157,12 +147,12 @@ func (s *Session) reset() error {
 // the items first..+count.
 func (s *Session) stepParams(round int, stages, first, count uint64) StepParams[executor.Buffer] {
 	z := s.plans.Sizes
-	return StepParams[executor.Buffer]{Image: s.buf.image, Unions: s.buf.unions, Parent: s.buf.parent, Cls: s.buf.cls,
-		Canon: s.buf.canon, Table: s.buf.table, Pairs: s.buf.pairs, Ctl: s.buf.ctl, Out: s.buf.out,
-		SecClass: s.section(egraph.SecRowEclassIDs), SecOp: s.section(egraph.SecRowLanguageOpIDs),
+	return StepParams[executor.Buffer]{StateParams: StateParams[executor.Buffer]{Image: s.buf.image, Unions: s.buf.unions,
+		Parent: s.buf.parent, Cls: s.buf.cls, Canon: s.buf.canon, Table: s.buf.table, Pairs: s.buf.pairs, Ctl: s.buf.ctl,
+		Out: s.buf.out, SecClass: s.section(egraph.SecRowEclassIDs), SecOp: s.section(egraph.SecRowLanguageOpIDs),
 		SecOffset: s.section(egraph.SecRowChildrenOffsets), SecLen: s.section(egraph.SecRowChildrenLens),
 		SecChildren: s.section(egraph.SecChildren), SecGroups: s.section(egraph.SecGroupEclassIDs),
-		Rows: z.Rows, ChildSlots: z.ChildSlots, Classes: z.Classes, UnionPairs: z.UnionPairs, TableSlots: z.TableSlots,
+		Rows: z.Rows, ChildSlots: z.ChildSlots, Classes: z.Classes, UnionPairs: z.UnionPairs, TableSlots: z.TableSlots},
 		Round: uint64(round), Stages: stages, ItemFirst: first, ItemCount: count}
 }
 

@@ -6,13 +6,13 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
-	"github.com/gpuplan/gpuplan/internal/stats"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // The benchmark protocol's defaults.
 const (
 	// DefaultSamples is the timed samples per GPU arm.
-	DefaultSamples = 30
+	DefaultSamples = harness.DefaultSamples
 	// DefaultCPUSamples is the timed samples of the Go reference.
 	DefaultCPUSamples = 10
 	// DefaultFloorRounds is the rounds each launch of the persistent
@@ -67,18 +67,10 @@ type BenchConfig struct {
 	roundsLimit int
 }
 
-// Sample is one timed sample of one arm: one rebuild.
-type Sample struct {
-	Arm      string
-	Index    uint64
-	WallNs   float64
-	DeviceNs float64
-	// Checksum identifies the partition up to renaming and the input
-	// (SampleChecksum): every arm's must be the reference's.
-	Checksum string
-	// Pollution of the timed region.
-	TimedUploads, TimedAllocations, TimedHostSyncs uint64
-}
+// Sample is one timed sample of one arm: one rebuild. Its Checksum
+// identifies the partition up to renaming and the input (SampleChecksum):
+// every arm's must be the reference's. BytesMoved stays 0.
+type Sample = harness.Sample
 
 // ArmLaunches holds an arm's launches (and the persistent kernel's
 // barriers) per round, as planned and as executed.
@@ -151,12 +143,8 @@ func Bench(x *executor.Executor, g *egraph.Graph, name string, cfg BenchConfig) 
 	if cfg.Arms == nil {
 		cfg.Arms = DefaultArms()
 	}
-	if cfg.Samples == 0 {
-		cfg.Samples = DefaultSamples
-	}
-	if cfg.Log == nil {
-		cfg.Log = func(string, ...any) {}
-	}
+	harness.Fill(&cfg.Samples, DefaultSamples)
+	cfg.Log = harness.LogOr(cfg.Log)
 	b := &bench{cfg: cfg, g: g, name: name, res: &BenchResult{}}
 	if err := b.reference(); err != nil {
 		return nil, err
@@ -210,9 +198,7 @@ func (b *bench) planArm() error {
 		return err
 	}
 	b.res.ArmPlan = p
-	b.cfg.Log("arm plan: %s (topology %s, %s; round %s, launch overhead %s, frontier density %.2g, fusion pressure %.2f)",
-		p.Arm, p.Decision.Topology, p.Decision.Reason(), stats.FormatNs(p.Profile.RoundNs), stats.FormatNs(p.LaunchOverheadNs),
-		p.Sample.FrontierDensity, p.FusionPressure)
+	b.cfg.Log("arm plan: %s", p.Describe("round", p.Profile.RoundNs))
 	return nil
 }
 

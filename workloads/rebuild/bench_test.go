@@ -27,6 +27,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 if [ -n "$FAKE_FAIL" ]; then echo "thread 'main' panicked" >&2; exit 101; fi
+if [ -n "$FAKE_CHATTY" ]; then head -c 2000000 /dev/zero | tr '\0' 'x'; echo; fi
 cp "$FAKE_DUMP" "$out/$name.pre.txt"
 cp "$FAKE_POST" "$out/$name.post.txt"
 echo "SUMMARY name=$name reps=${FAKE_REPS:-$reps} t1_rebuild_ms_median=0.5 t1_cold_ms=1.0 t2_unions_rebuild_ms_median=1.25"
@@ -182,6 +183,7 @@ func TestPeerFailures(t *testing.T) {
 		"reps ignored":  {ok, map[string]string{"FAKE_REPS": "11"}, "reps=\"11\""},
 		"no partition":  {ok, map[string]string{"FAKE_POST": "/nonexistent"}, "partition could not be read"},
 		"bad partition": {ok, map[string]string{"FAKE_POST": peer}, "partition is malformed"},
+		"chatty":        {ok, map[string]string{"FAKE_CHATTY": "1"}, "printed more than 1048576 bytes"},
 	}
 	for name, c := range cases {
 		for k, v := range c.env {

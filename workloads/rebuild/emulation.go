@@ -3,7 +3,6 @@ package rebuild
 import (
 	"fmt"
 	"math/rand/v2"
-	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
@@ -17,27 +16,23 @@ import (
 // A Session over a fake backend with these kernels runs every arm without
 // a GPU.
 type Emulation struct {
-	seed     uint64
-	launches uint64
+	seeds kernelabi.LaunchSeeds
 }
 
 // NewEmulation returns the emulation with a seed for its orders.
-func NewEmulation(seed uint64) *Emulation { return &Emulation{seed: seed} }
+func NewEmulation(seed uint64) *Emulation { return &Emulation{seeds: kernelabi.NewLaunchSeeds(seed)} }
 
 // Kernels returns the fake kernels of every rebuild entry point, with the
 // register and shared-memory use the occupancy model sees (what ptxas
 // reports for the real kernels on sm_90).
 func (e *Emulation) Kernels() map[string]executor.FakeKernel {
-	k := func(run func(*executor.FakeLaunch) error, regs, smem int) executor.FakeKernel {
-		return executor.FakeKernel{Run: run, Attrs: executor.FuncAttributes{NumRegs: regs, StaticSharedBytes: smem, MaxThreadsPerBlock: 1024}}
-	}
-	return map[string]executor.FakeKernel{
-		KernelReset:       k(e.runReset, 16, 0),
-		KernelStep:        k(e.runStep, 32, 0),
-		KernelPersistent:  k(e.runPersistent, 32, 8),
-		KernelBarrierOnly: k(func(*executor.FakeLaunch) error { return nil }, 16, 8),
-		KernelBucketPairs: k(e.runBuckets, 24, 0),
-	}
+	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
+		KernelReset:       {Run: kernelabi.Emulate(e.runReset), Regs: 16},
+		KernelStep:        {Run: kernelabi.Emulate(e.runStep), Regs: 32},
+		KernelPersistent:  {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
+		KernelBarrierOnly: {Regs: 16, Smem: 8},
+		KernelBucketPairs: {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
+	})
 }
 
 // NewFake returns a fake backend for dev with the rebuild kernels emulated.
@@ -45,37 +40,16 @@ func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
 	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: NewEmulation(seed).Kernels()})
 }
 
-// nextSeed gives each launch its own order.
-func (e *Emulation) nextSeed() uint64 {
-	e.launches++
-	return e.seed*0x9e3779b97f4a7c15 + e.launches
-}
-
-// view returns n values of T at ptr in fake device memory.
-func view[T any](l *executor.FakeLaunch, ptr executor.DevPtr, n uint64) ([]T, error) {
-	var z T
-	size := uint64(unsafe.Sizeof(z))
-	b, err := l.Bytes(ptr, n*size)
-	if err != nil || n == 0 {
-		return nil, err
-	}
-	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), n), nil
-}
-
-func (e *Emulation) runReset(l *executor.FakeLaunch) error {
-	var p ResetParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	parent, err := view[uint32](l, p.Parent, p.Classes)
+func (e *Emulation) runReset(l *executor.FakeLaunch, p ResetParams[executor.DevPtr]) error {
+	parent, err := kernelabi.View[uint32](l, p.Parent, p.Classes)
 	if err != nil {
 		return err
 	}
-	ctl, err := view[uint32](l, p.Ctl, CtlWords)
+	ctl, err := kernelabi.View[uint32](l, p.Ctl, CtlWords)
 	if err != nil {
 		return err
 	}
-	out, err := view[uint64](l, p.Out, 2+p.Classes)
+	out, err := kernelabi.View[uint64](l, p.Out, 2+p.Classes)
 	if err != nil {
 		return err
 	}
@@ -87,15 +61,8 @@ func (e *Emulation) runReset(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runStep(l *executor.FakeLaunch) error {
-	var p StepParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	s, err := newEmuState(l, PersistentParams[executor.DevPtr]{Image: p.Image, Unions: p.Unions, Parent: p.Parent, Cls: p.Cls,
-		Canon: p.Canon, Table: p.Table, Pairs: p.Pairs, Ctl: p.Ctl, Out: p.Out, SecClass: p.SecClass, SecOp: p.SecOp,
-		SecOffset: p.SecOffset, SecLen: p.SecLen, SecChildren: p.SecChildren, SecGroups: p.SecGroups, Rows: p.Rows,
-		ChildSlots: p.ChildSlots, Classes: p.Classes, UnionPairs: p.UnionPairs, TableSlots: p.TableSlots}, e.nextSeed())
+func (e *Emulation) runStep(l *executor.FakeLaunch, p StepParams[executor.DevPtr]) error {
+	s, err := newEmuState(l, p.StateParams, e.seeds.Next())
 	if err != nil {
 		return err
 	}
@@ -103,12 +70,8 @@ func (e *Emulation) runStep(l *executor.FakeLaunch) error {
 	return nil
 }
 
-func (e *Emulation) runPersistent(l *executor.FakeLaunch) error {
-	var p PersistentParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	s, err := newEmuState(l, p, e.nextSeed())
+func (e *Emulation) runPersistent(l *executor.FakeLaunch, p PersistentParams[executor.DevPtr]) error {
+	s, err := newEmuState(l, p.StateParams, e.seeds.Next())
 	if err != nil {
 		return err
 	}
@@ -130,14 +93,14 @@ type emuState struct {
 }
 
 // newEmuState maps the buffers of a step or persistent launch.
-func newEmuState(l *executor.FakeLaunch, p PersistentParams[executor.DevPtr], seed uint64) (*emuState, error) {
+func newEmuState(l *executor.FakeLaunch, p StateParams[executor.DevPtr], seed uint64) (*emuState, error) {
 	s := &emuState{rows: p.Rows, childSlots: p.ChildSlots, classes: p.Classes, unionPairs: p.UnionPairs, tableSlots: p.TableSlots,
 		rng: rand.New(rand.NewPCG(seed, 2))}
 	n, err := l.Len(p.Image)
 	if err != nil {
 		return nil, err
 	}
-	image, err := view[uint32](l, p.Image, n/4)
+	image, err := kernelabi.View[uint32](l, p.Image, n/4)
 	if err != nil {
 		return nil, err
 	}
@@ -160,7 +123,7 @@ func newEmuState(l *executor.FakeLaunch, p PersistentParams[executor.DevPtr], se
 }
 
 // mapState maps the state buffers.
-func (s *emuState) mapState(l *executor.FakeLaunch, p PersistentParams[executor.DevPtr]) error {
+func (s *emuState) mapState(l *executor.FakeLaunch, p StateParams[executor.DevPtr]) error {
 	var err error
 	u32 := []struct {
 		dst *[]uint32
@@ -169,14 +132,14 @@ func (s *emuState) mapState(l *executor.FakeLaunch, p PersistentParams[executor.
 	}{{&s.unions, p.Unions, 2 * max(p.UnionPairs, 1)}, {&s.parent, p.Parent, p.Classes}, {&s.cls, p.Cls, p.Rows},
 		{&s.canon, p.Canon, max(p.ChildSlots, 1)}, {&s.pairs, p.Pairs, 2 * p.Rows}, {&s.ctl, p.Ctl, CtlWords}}
 	for _, v := range u32 {
-		if *v.dst, err = view[uint32](l, v.ptr, v.n); err != nil {
+		if *v.dst, err = kernelabi.View[uint32](l, v.ptr, v.n); err != nil {
 			return err
 		}
 	}
-	if s.table, err = view[uint64](l, p.Table, p.TableSlots); err != nil {
+	if s.table, err = kernelabi.View[uint64](l, p.Table, p.TableSlots); err != nil {
 		return err
 	}
-	out, err := view[uint64](l, p.Out, 2+p.Classes+p.Rows)
+	out, err := kernelabi.View[uint64](l, p.Out, 2+p.Classes+p.Rows)
 	if err != nil {
 		return err
 	}
@@ -488,16 +451,12 @@ func (s *emuState) sameRow(j, op, lo, n uint32) bool {
 
 // runBuckets mirrors rebuild_bucket_pairs, the threads of the wave in a
 // random order.
-func (e *Emulation) runBuckets(l *executor.FakeLaunch) error {
-	var p BucketParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
+func (e *Emulation) runBuckets(l *executor.FakeLaunch, p BucketParams[executor.DevPtr]) error {
 	n, err := l.Len(p.Image)
 	if err != nil {
 		return err
 	}
-	image, err := view[uint32](l, p.Image, n/4)
+	image, err := kernelabi.View[uint32](l, p.Image, n/4)
 	if err != nil {
 		return err
 	}
@@ -509,12 +468,12 @@ func (e *Emulation) runBuckets(l *executor.FakeLaunch) error {
 	if err != nil {
 		return err
 	}
-	ctl, err := view[uint64](l, p.Ctl, CtlWords/2)
+	ctl, err := kernelabi.View[uint64](l, p.Ctl, CtlWords/2)
 	if err != nil {
 		return err
 	}
 	b := emuBuckets{image: image, slab: slab, ctr: ctl[CtlBucket/2:], p: p}
-	rng := rand.New(rand.NewPCG(e.nextSeed(), 3))
+	rng := rand.New(rand.NewPCG(e.seeds.Next(), 3))
 	for _, t := range rng.Perm(int(p.Count)) {
 		if err := b.pair(p.First + uint64(t)); err != nil {
 			return err

@@ -10,8 +10,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,6 +19,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/internal/input"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Peer defaults.
@@ -170,7 +169,7 @@ func checkPeerArgs(cfg PeerConfig) error {
 			return &PeerError{Path: cfg.Path, Msg: fmt.Sprintf("the option %s is the peer's own", a), Fix: "leave --reps, --out and --name out of the peer's options"}
 		}
 	}
-	if st, err := os.Stat(cfg.Path); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
+	if harness.CheckExecutable(cfg.Path) != nil {
 		return &PeerError{Path: cfg.Path, Msg: "it is not an executable file", Fix: "build egg-bench (its README's build.sh) and pass its path"}
 	}
 	return nil
@@ -178,24 +177,25 @@ func checkPeerArgs(cfg PeerConfig) error {
 
 // runPeerOnce runs egg-bench once into a temporary folder.
 func runPeerOnce(cfg PeerConfig, index int) (PeerSample, error) {
-	dir, err := os.MkdirTemp("", "gpuplan-egg-peer-")
+	dir, cleanup, err := harness.TempDir("gpuplan-egg-peer-")
 	if err != nil {
 		return PeerSample{}, err
 	}
-	defer os.RemoveAll(dir)
+	defer cleanup()
 	ctx, cancel := context.WithTimeout(context.Background(), cfg.Timeout)
 	defer cancel()
 	args := append(slices.Clone(cfg.Args), "--reps", "1", "--out", dir, "--name", peerName)
-	cmd := exec.CommandContext(ctx, cfg.Path, args...)
-	var stdout, stderr limitedBuffer
-	stdout.limit, stderr.limit = peerOutputLimit, peerOutputLimit
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		msg := fmt.Sprintf("run %d (%s) failed: %v; it printed: %s", index+1, strings.Join(args, " "), err, lastLines(stderr.String()+stdout.String(), 5))
+	stdout, stderr := &harness.LimitedBuffer{Limit: peerOutputLimit}, &harness.LimitedBuffer{Limit: peerOutputLimit}
+	if err := harness.Command(ctx, cfg.Path, args, nil, stdout, stderr); err != nil {
+		msg := fmt.Sprintf("run %d (%s) failed: %v; it printed: %s", index+1, strings.Join(args, " "), err, harness.LastLines(stderr.String()+stdout.String(), 5))
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			msg = fmt.Sprintf("run %d took longer than %s", index+1, cfg.Timeout)
 		}
 		return PeerSample{}, &PeerError{Path: cfg.Path, Msg: msg, Fix: "run egg-bench by hand with the same options to see why"}
+	}
+	if stdout.Over() {
+		return PeerSample{}, &PeerError{Path: cfg.Path, Msg: fmt.Sprintf("run %d printed more than %d bytes, so its SUMMARY line may be lost", index+1, peerOutputLimit),
+			Fix: "run egg-bench by hand with the same options to see what it prints"}
 	}
 	s, err := parsePeerSummary(cfg.Path, stdout.String())
 	if err != nil {
@@ -283,29 +283,4 @@ func fileSHA256(path string) (string, error) {
 		return "", err
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
-}
-
-// limitedBuffer keeps at most limit bytes of what is written to it.
-type limitedBuffer struct {
-	bytes.Buffer
-	limit int
-}
-
-// Write keeps what fits and reports everything written.
-func (b *limitedBuffer) Write(p []byte) (int, error) {
-	if room := b.limit - b.Len(); room > 0 {
-		b.Buffer.Write(p[:min(len(p), room)])
-	}
-	return len(p), nil
-}
-
-// lastLines returns the last n non-empty lines of s, joined by " | ".
-func lastLines(s string, n int) string {
-	var out []string
-	for _, l := range strings.Split(s, "\n") {
-		if l = strings.TrimSpace(l); l != "" {
-			out = append(out, l)
-		}
-	}
-	return strings.Join(out[max(0, len(out)-n):], " | ")
 }

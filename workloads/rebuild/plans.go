@@ -11,6 +11,7 @@ import (
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/megakernel"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Plans are the plan values a Session consumes. Every decision a session
@@ -170,13 +171,7 @@ func PlanMemory(name string, z Sizes, budget uint64) (megakernel.MemoryPlan, err
 	if err != nil {
 		return megakernel.MemoryPlan{}, err
 	}
-	// The session allocates exactly what the sparse topology plans: its
-	// scratch is not scaled.
-	plan, err := megakernel.PlanMemoryBudget(megakernel.SparseFrontier, req)
-	if err != nil {
-		return megakernel.MemoryPlan{}, fmt.Errorf("e-graph rebuild of %s: %w", name, err)
-	}
-	return plan, nil
+	return harness.PlanMemory("e-graph rebuild of "+name, req)
 }
 
 // layoutHash names the state a stage needs complete, for the launch
@@ -301,14 +296,7 @@ type Profile struct {
 
 // ArmPlan is the execution arm the megakernel topology selection picks for
 // an e-graph from its measured profile.
-type ArmPlan struct {
-	Arm              Arm                         `json:"arm"`
-	Decision         megakernel.TopologyDecision `json:"decision"`
-	Sample           megakernel.ScheduleSample   `json:"sample"`
-	LaunchOverheadNs float64                     `json:"launch_overhead_ns"`
-	FusionPressure   float64                     `json:"fusion_pressure"`
-	Profile          Profile                     `json:"profile"`
-}
+type ArmPlan = harness.ArmPlan[Arm, Profile]
 
 // ArmForTopology maps an execution topology to the arm that runs it: a
 // fused wave or a warp-sparse frontier (few pending pairs per e-node, where
@@ -316,10 +304,7 @@ type ArmPlan struct {
 // launch; every other topology has rounds large enough to fill the device
 // and runs as the device loop.
 func ArmForTopology(t megakernel.Topology) Arm {
-	if t == megakernel.FusedWave || t == megakernel.WarpSparseFrontier {
-		return ArmPersistent
-	}
-	return ArmDeviceLoop
+	return harness.TopologyArm(t, ArmPersistent, ArmDeviceLoop)
 }
 
 // PlanArm selects the topology from a measured profile: the schedule sample
@@ -332,13 +317,5 @@ func PlanArm(p Profile, graph megakernel.GraphShape, mem megakernel.MemoryPlan) 
 	}
 	sample := megakernel.ScheduleSample{DispatchCostNS: p.RoundNs, ReadbackBytes: p.ReadbackBytes,
 		FrontierDensity: min(1, float64(p.PendingPairs)/(float64(p.Rounds)*float64(p.Rows)))}
-	fp, err := megakernel.ScheduleFusionPressure([]megakernel.ScheduleSample{sample}, p.LaunchOverheadNs,
-		megakernel.DerivedFusionSteps, megakernel.DerivedFusionDt)
-	if err != nil {
-		return ArmPlan{}, err
-	}
-	d := megakernel.SelectTopology(sample, graph, megakernel.MemoryBudget{RequiredBytes: mem.RequiredBytes, BudgetBytes: mem.BudgetBytes},
-		p.LaunchOverheadNs, fp[0])
-	return ArmPlan{Arm: ArmForTopology(d.Topology), Decision: d, Sample: sample, LaunchOverheadNs: p.LaunchOverheadNs,
-		FusionPressure: fp[0], Profile: p}, nil
+	return harness.PlanArm(p, sample, p.LaunchOverheadNs, graph, mem, ArmForTopology)
 }

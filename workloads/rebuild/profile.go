@@ -5,14 +5,12 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
-
-// overheadLaunches is how many empty launches measure the launch overhead.
-const overheadLaunches = 64
 
 // ProfileArm measures the e-graph as the arm plan needs it and plans the
 // arm: one host-loop rebuild (after an untimed one) gives the cost of a
-// round, the rounds and the pairs applied, and overheadLaunches step
+// round, the rounds and the pairs applied, and harness.OverheadLaunches step
 // launches that find the rebuild done, each with its 4-byte readback and
 // sync, give the launch overhead.
 func (s *Session) ProfileArm() (ArmPlan, error) {
@@ -36,27 +34,9 @@ func (s *Session) ProfileArm() (ArmPlan, error) {
 // rebuild, which find no pending pair and return, with the host loop's
 // readback and sync each.
 func (s *Session) launchOverhead(round int) (float64, error) {
-	args := kernelabi.MustArgs(s.stepParams(round, StageUnite.Bit(), 0, allItems))
-	cfg := executor.Linear(1, uint32(s.cfg.Threads))
-	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
-		vals, err := l.Resolve(args)
-		if err != nil {
-			return err
-		}
-		for range overheadLaunches {
-			if err := l.Launch(s.k.step, cfg, vals); err != nil {
-				return err
-			}
-			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(round)), s.word[:4]); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, fmt.Errorf("measuring the launch overhead: %w", err)
-	}
-	return float64(t.WallNs) / overheadLaunches, nil
+	return harness.LaunchOverhead(s.x, harness.Probe{Kernel: s.k.step, Config: executor.Linear(1, uint32(s.cfg.Threads)),
+		Args: kernelabi.MustArgs(s.stepParams(round, StageUnite.Bit(), 0, allItems)), Buffer: s.buf.ctl,
+		Offset: 4 * uint64(CtlCountWord(round)), Into: s.word[:4]})
 }
 
 // RoundFloor measures the persistent kernel's synchronisation alone: reps
@@ -70,18 +50,11 @@ func (s *Session) RoundFloor(rounds, reps int) ([]uint64, error) {
 	}
 	cfg := s.plans.PersistentGrid.Config()
 	args := kernelabi.MustArgs(BarrierParams[executor.Buffer]{Ctl: s.buf.ctl, Rounds: uint64(rounds), Phases: uint64(s.plans.Fusion.LaunchCount)})
-	out := make([]uint64, 0, reps)
-	for i := -1; i < reps; i++ {
+	return harness.Repeat(reps, func() (uint64, error) {
 		if err := s.reset(); err != nil {
-			return nil, err
+			return 0, err
 		}
 		t, err := s.x.Launch(s.k.barrier, cfg, args...)
-		if err != nil {
-			return nil, err
-		}
-		if i >= 0 {
-			out = append(out, t.DeviceNs)
-		}
-	}
-	return out, nil
+		return t.DeviceNs, err
+	})
 }

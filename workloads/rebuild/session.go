@@ -2,10 +2,10 @@ package rebuild
 
 import (
 	"fmt"
-	"unsafe"
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Defaults of Config.
@@ -51,32 +51,24 @@ type Config struct {
 
 // withDefaults fills the zero fields.
 func (c Config) withDefaults() Config {
-	fill := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	fill(&c.CheckEvery, DefaultCheckEvery)
-	fill(&c.Threads, DefaultThreads)
-	fill(&c.PersistentThreads, DefaultPersistentThreads)
-	fill(&c.PersistentBlocksPerSM, DefaultPersistentBlocksPerSM)
+	harness.Fill(&c.CheckEvery, DefaultCheckEvery)
+	harness.Fill(&c.Threads, DefaultThreads)
+	harness.Fill(&c.PersistentThreads, DefaultPersistentThreads)
+	harness.Fill(&c.PersistentBlocksPerSM, DefaultPersistentBlocksPerSM)
 	return c
 }
 
 // validate checks a Config after withDefaults.
 func (c Config) validate() error {
-	bad := func(field string, v int, fix string) error {
-		return fmt.Errorf("rebuild config %s = %d: %s", field, v, fix)
-	}
 	switch {
 	case c.CheckEvery < 1:
-		return bad("CheckEvery", c.CheckEvery, "Fix: check at least every round, or pass 0 for the default")
-	case c.Threads < 32 || c.Threads > 1024 || c.Threads%32 != 0:
-		return bad("Threads", c.Threads, "Fix: use a multiple of 32 from 32 to 1024")
-	case c.PersistentThreads < 32 || c.PersistentThreads > 1024 || c.PersistentThreads%32 != 0:
-		return bad("PersistentThreads", c.PersistentThreads, "Fix: use a multiple of 32 from 32 to 1024")
+		return harness.ConfigError("rebuild", "CheckEvery", c.CheckEvery, "Fix: check at least every round, or pass 0 for the default")
+	case !harness.ValidBlockSize(c.Threads):
+		return harness.ConfigError("rebuild", "Threads", c.Threads, harness.BlockSizeFix)
+	case !harness.ValidBlockSize(c.PersistentThreads):
+		return harness.ConfigError("rebuild", "PersistentThreads", c.PersistentThreads, harness.BlockSizeFix)
 	case c.PersistentBlocksPerSM < 1:
-		return bad("PersistentBlocksPerSM", c.PersistentBlocksPerSM, "Fix: use a positive cap, or 0 for the default")
+		return harness.ConfigError("rebuild", "PersistentBlocksPerSM", c.PersistentBlocksPerSM, "Fix: use a positive cap, or 0 for the default")
 	}
 	return nil
 }
@@ -134,30 +126,10 @@ func NewSession(x *executor.Executor, g *egraph.Graph, name string, cfg Config) 
 	if err != nil {
 		return nil, err
 	}
-	before := x.Telemetry()
-	if err := s.planMemory(); err != nil {
+	steps := []func() error{s.loadKernels, s.planLaunches, s.allocate, func() error { return s.upload(upload) }}
+	if s.opened, err = harness.Open(x, s.planMemory, steps, s.Close); err != nil {
 		return nil, err
 	}
-	ok := false
-	defer func() {
-		if !ok {
-			_ = s.Close()
-		}
-	}()
-	if err := s.loadKernels(); err != nil {
-		return nil, err
-	}
-	if err := s.planLaunches(); err != nil {
-		return nil, err
-	}
-	if err := s.allocate(); err != nil {
-		return nil, err
-	}
-	if err := s.upload(upload); err != nil {
-		return nil, err
-	}
-	s.opened = x.Telemetry().Sub(before)
-	ok = true
 	return s, nil
 }
 
@@ -190,12 +162,9 @@ func (s *Session) planImage() (egraph.UploadPlan, error) {
 
 // planMemory plans the resident memory and the convergence.
 func (s *Session) planMemory() error {
-	budget, err := s.x.Budget()
+	budget, err := harness.Budget(s.x, s.cfg.MaxResidentBytes)
 	if err != nil {
 		return err
-	}
-	if s.cfg.MaxResidentBytes != 0 {
-		budget = min(budget, s.cfg.MaxResidentBytes)
 	}
 	if s.plans.Memory, err = PlanMemory(s.name, s.plans.Sizes, budget); err != nil {
 		return err
@@ -207,19 +176,9 @@ func (s *Session) planMemory() error {
 // loadKernels loads the module and its entry points.
 func (s *Session) loadKernels() error {
 	var err error
-	if s.mod, err = s.x.LoadModule(rebuildPTX); err != nil {
-		return err
-	}
-	for _, k := range []struct {
-		dst  **executor.Kernel
-		name string
-	}{{&s.k.reset, KernelReset}, {&s.k.step, KernelStep}, {&s.k.persistent, KernelPersistent},
-		{&s.k.barrier, KernelBarrierOnly}, {&s.k.buckets, KernelBucketPairs}} {
-		if *k.dst, err = s.mod.Kernel(k.name); err != nil {
-			return err
-		}
-	}
-	return nil
+	s.mod, err = harness.LoadKernels(s.x, rebuildPTX, []harness.Entry{{Dst: &s.k.reset, Name: KernelReset}, {Dst: &s.k.step, Name: KernelStep},
+		{Dst: &s.k.persistent, Name: KernelPersistent}, {Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.buckets, Name: KernelBucketPairs}})
+	return err
 }
 
 // planLaunches plans the waves, the launch fusion and the launch shapes.
@@ -249,45 +208,25 @@ func (s *Session) planLaunches() error {
 	if p.StepGrid, err = s.x.CooperativeGrid(s.k.step, s.cfg.Threads, 0); err != nil {
 		return err
 	}
-	if p.PersistentGrid, err = s.x.CooperativeGrid(s.k.persistent, s.cfg.PersistentThreads, 0); err != nil {
-		return err
-	}
-	if c := s.cfg.PersistentBlocksPerSM; c < p.PersistentGrid.BlocksPerSM {
-		p.PersistentGrid.BlocksPerSM = c
-		p.PersistentGrid.GridBlocks = uint32(c * p.PersistentGrid.SMCount)
-	}
-	if p.PersistentGrid.GridBlocks > MaxPersistentBlocks {
-		return fmt.Errorf("rebuild persistent grid of %d blocks: its barrier counts arrivals in 16 bits. Fix: cap it at %d blocks with Config.PersistentBlocksPerSM or larger blocks", p.PersistentGrid.GridBlocks, MaxPersistentBlocks)
-	}
-	return nil
+	p.PersistentGrid, err = harness.PersistentGrid(s.x, s.k.persistent, s.cfg.PersistentThreads, harness.GridCap{BlocksPerSM: s.cfg.PersistentBlocksPerSM,
+		MaxBlocks: MaxPersistentBlocks, Kernel: "rebuild persistent", Field: "PersistentBlocksPerSM"})
+	return err
 }
 
 // allocate allocates the buffers the memory plan counts, and checks that
 // they add up to its required bytes.
 func (s *Session) allocate() error {
-	var total uint64
-	sizes := s.plans.Sizes.buffers()
-	for i, b := range s.buf.all() {
-		var err error
-		if *b, err = s.x.Alloc(sizes[i]); err != nil {
-			return err
-		}
-		total += sizes[i]
-	}
-	if total != s.plans.Memory.RequiredBytes {
-		return fmt.Errorf("e-graph rebuild session allocated %d bytes but its memory plan requires %d. Fix: this is a bug in the session's memory request; report it", total, s.plans.Memory.RequiredBytes)
-	}
-	return nil
+	return harness.Allocate(s.x, "e-graph rebuild session", s.buf.all(), s.plans.Sizes.buffers(), s.plans.Memory.RequiredBytes)
 }
 
 // upload uploads the image and the pending unions, once, and builds the
 // kernel view over the image's device address.
 func (s *Session) upload(up egraph.UploadPlan) error {
-	unions := bytesOf(s.g.Unions)
+	unions := harness.BytesOf(s.g.Unions)
 	if len(unions) == 0 {
 		unions = make([]byte, 8)
 	}
-	if err := s.x.UploadMany([]executor.Upload{{Buffer: s.buf.image, Data: bytesOf(up.Words)}, {Buffer: s.buf.unions, Data: unions}}); err != nil {
+	if err := s.x.UploadMany([]executor.Upload{{Buffer: s.buf.image, Data: harness.BytesOf(up.Words)}, {Buffer: s.buf.unions, Data: unions}}); err != nil {
 		return err
 	}
 	base, err := s.x.DevicePtr(s.buf.image)
@@ -322,24 +261,4 @@ func (s *Session) Image() *egraph.DeviceImage { return s.img }
 func (s *Session) Name() string { return s.name }
 
 // Close frees the session's device buffers.
-func (s *Session) Close() error {
-	var first error
-	for _, b := range s.buf.all() {
-		if b.ID == 0 {
-			continue
-		}
-		if err := s.x.Free(*b); err != nil && first == nil {
-			first = err
-		}
-		*b = executor.Buffer{}
-	}
-	return first
-}
-
-// bytesOf views a slice of 4-byte values as bytes (for uploads).
-func bytesOf[T int32 | uint32](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 4*len(s))
-}
+func (s *Session) Close() error { return harness.Free(s.x, s.buf.all()) }

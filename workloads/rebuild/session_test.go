@@ -107,11 +107,8 @@ func checkMisuse(t *testing.T, x *executor.Executor) {
 	}
 	// A persistent launch given phase starts without unite.
 	require.NoError(t, s.reset())
-	p := s.stepParams(0, 0, 0, 0)
 	_, err = s.x.Launch(s.k.persistent, s.plans.PersistentGrid.Config(), kernelabi.MustArgs(PersistentParams[executor.Buffer]{
-		Image: p.Image, Unions: p.Unions, Parent: p.Parent, Cls: p.Cls, Canon: p.Canon, Table: p.Table, Pairs: p.Pairs,
-		Ctl: p.Ctl, Out: p.Out, Rows: p.Rows, ChildSlots: p.ChildSlots, Classes: p.Classes, TableSlots: p.TableSlots,
-		MaxRounds: 4, PhaseStarts: StageGroup.Bit()})...)
+		StateParams: s.stepParams(0, 0, 0, 0).StateParams, MaxRounds: 4, PhaseStarts: StageGroup.Bit()})...)
 	require.NoError(t, err)
 	w, err := s.resultWords()
 	require.NoError(t, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/gpuplan/gpuplan/internal/benchstats"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/megakernel"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // The benchmark protocol's defaults.
@@ -17,12 +18,12 @@ const (
 	// DefaultSamples is the timed samples per arm.
 	DefaultSamples = 10
 	// DefaultCopyBytes sizes each buffer of the copy ceiling.
-	DefaultCopyBytes = 1 << 30
+	DefaultCopyBytes = harness.DefaultCopyBytes
 	// ArmCopyCeiling names the copy-bandwidth ceiling's samples.
-	ArmCopyCeiling = "copy-ceiling"
+	ArmCopyCeiling = harness.ArmCopyCeiling
 	// MinCopySamples is the fewest copy-ceiling samples, whatever Samples:
 	// a gate judges no arm on fewer than 10.
-	MinCopySamples = 10
+	MinCopySamples = harness.MinCopySamples
 )
 
 // BenchConfig is one run of the benchmark protocol.
@@ -46,18 +47,12 @@ type BenchConfig struct {
 	Log func(format string, args ...any)
 }
 
-// Sample is one timed run of one arm.
-type Sample struct {
-	Arm      string
-	Index    uint64
-	WallNs   float64
-	DeviceNs float64
-	// BytesMoved is the copy ceiling's bytes (0 for the arms).
-	BytesMoved uint64
-	// TimedUploads and TimedAllocations count host uploads and device
-	// allocations inside the timed region: pollution, always 0 here.
-	TimedUploads, TimedAllocations uint64
-}
+// Sample is one timed run of one arm. BytesMoved is the copy ceiling's
+// bytes (0 for the arms); the pollution counters are always 0 here (a
+// sample that uploaded or allocated inside its timed region fails the
+// run), and so is Checksum (BenchResult.Checksum identifies every sample's
+// outputs).
+type Sample = harness.Sample
 
 // ArmSummary condenses one arm's samples.
 type ArmSummary struct {
@@ -141,9 +136,7 @@ func Bench(x *executor.Executor, p *Program, cfg BenchConfig) (*BenchResult, err
 	if cfg.Samples <= 0 {
 		cfg.Samples = DefaultSamples
 	}
-	if cfg.Log == nil {
-		cfg.Log = func(string, ...any) {}
-	}
+	cfg.Log = harness.LogOr(cfg.Log)
 	if cfg.Arms == nil {
 		cfg.Arms = DeviceArms(x)
 	}
@@ -276,46 +269,38 @@ func (b *bench) pick() error {
 	perWave := max(float64(g.DeviceNs)/n, 1)
 	sample := megakernel.ScheduleSample{DispatchCostNS: perWave, FrontierDensity: density / n, ReadbackBytes: readback}
 	overhead := max(float64(st.WallNs)/n-perWave, 0)
-	fusion, err := megakernel.ScheduleFusionPressure([]megakernel.ScheduleSample{sample}, overhead, megakernel.DerivedFusionSteps, megakernel.DerivedFusionDt)
-	if err != nil {
-		return err
-	}
 	mem, err := b.p.Memory(b.s.Image())
 	if err != nil {
 		return err
 	}
-	d := megakernel.SelectTopology(sample, megakernel.GraphShape{NodeCount: uint64(b.p.Waves()), EdgeCount: uint64(len(b.p.Workload.Dependencies))},
-		megakernel.MemoryBudget{RequiredBytes: mem.TotalBytes, BudgetBytes: mem.BudgetBytes}, overhead, fusion[0])
-	b.res.Pick = Pick{Decision: d, Sample: sample, LaunchOverheadNs: overhead, FusionPressure: fusion[0], Arm: ArmForTopology(d.Topology)}
+	d, fusion, err := harness.SelectTopology(sample, overhead, megakernel.GraphShape{NodeCount: uint64(b.p.Waves()), EdgeCount: uint64(len(b.p.Workload.Dependencies))},
+		megakernel.MemoryBudget{RequiredBytes: mem.TotalBytes, BudgetBytes: mem.BudgetBytes})
+	if err != nil {
+		return err
+	}
+	b.res.Pick = Pick{Decision: d, Sample: sample, LaunchOverheadNs: overhead, FusionPressure: fusion, Arm: ArmForTopology(d.Topology)}
 	if !slices.Contains(b.cfg.Arms, b.res.Pick.Arm) {
 		b.res.Pick.Arm = ""
 	}
 	b.cfg.Log("arm pick: %s (topology %s, %s; dispatch %s per wave, launch overhead %s, density %.3g, fusion pressure %.3f)",
-		b.res.Pick.Arm, d.Topology, d.Reason(), stats.FormatNs(perWave), stats.FormatNs(overhead), sample.FrontierDensity, fusion[0])
+		b.res.Pick.Arm, d.Topology, d.Reason(), stats.FormatNs(perWave), stats.FormatNs(overhead), sample.FrontierDensity, fusion)
 	return nil
 }
 
 // measure takes the timed samples, interleaved.
 func (b *bench) measure() error {
-	arms := b.cfg.Arms
-	total := b.cfg.Samples * len(arms)
-	for smp := range b.cfg.Samples {
-		for k := range arms {
-			arm := arms[(smp+k)%len(arms)]
-			r, err := b.runChecked(arm)
-			if err != nil {
-				return err
-			}
-			if w := b.runs[arm]; r.Launches != w.Launches || r.Barriers != w.Barriers || r.CounterWaits != w.CounterWaits || r.Tasks != w.Tasks {
-				return fmt.Errorf("arm %s sample %d executed other counts than its first run. Fix: this is a bug in gpuplan's runtime; report it", arm, smp)
-			}
-			b.res.Samples = append(b.res.Samples, Sample{Arm: string(arm), Index: uint64(smp), WallNs: float64(r.WallNs), DeviceNs: float64(r.DeviceNs)})
-			if b.cfg.Progress != nil {
-				b.cfg.Progress(smp*len(arms)+k+1, total, fmt.Sprintf("%s %s sample %d/%d", b.p.Name(), arm, smp+1, b.cfg.Samples))
-			}
+	return harness.Interleave(b.p.Name(), harness.Names(b.cfg.Arms), b.cfg.Samples, b.cfg.Progress, func(smp, a int) error {
+		arm := b.cfg.Arms[a]
+		r, err := b.runChecked(arm)
+		if err != nil {
+			return err
 		}
-	}
-	return nil
+		if w := b.runs[arm]; r.Launches != w.Launches || r.Barriers != w.Barriers || r.CounterWaits != w.CounterWaits || r.Tasks != w.Tasks {
+			return fmt.Errorf("arm %s sample %d executed other counts than its first run. Fix: this is a bug in gpuplan's runtime; report it", arm, smp)
+		}
+		b.res.Samples = append(b.res.Samples, Sample{Arm: string(arm), Index: uint64(smp), WallNs: float64(r.WallNs), DeviceNs: float64(r.DeviceNs)})
+		return nil
+	})
 }
 
 // copyCeiling measures the device's copy bandwidth.

@@ -96,8 +96,8 @@
 // embedded in the bfs package.
 
 #include "bfs_abi.h"
+#include "gpuplan_device.h"
 
-#define FULL_MASK 0xffffffffu
 // An unreached vertex's level as a label: -1, the largest uint32.
 #define UNREACHED 0xffffffffu
 #define CTL_COUNT(slot) ((slot) * CTL_LINE)
@@ -126,24 +126,8 @@
 // kept work.
 #define ARRIVE_KEPT (1ull << ARRIVE_KEPT_SHIFT)
 
-typedef unsigned int u32;
-typedef unsigned long long u64;
-
 static_assert(sizeof(uint2) + sizeof(u32) == QUEUE_ITEM_BYTES, "a queue item is an edge range and a label");
 static_assert(ARRIVE_KEPT_SHIFT == 16 && ARRIVE_MASK == 0xffffu, "a barrier word's low half holds two 16-bit fields");
-
-// ld.acquire.gpu: a load that orders the loads after it.
-__device__ __forceinline__ u64 load_acquire64(const u64* p) {
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// red.release.gpu: an add that publishes the writes before it (and, after a
-// __syncthreads, the writes of the whole block).
-__device__ __forceinline__ void add_release64(u64* p, u64 v) {
-    asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 // A read that bypasses L1 (which is not coherent across SMs): for data
 // other blocks wrote since this launch began.
@@ -186,13 +170,7 @@ __device__ __forceinline__ void barrier_arrive(u64* word, u64 arrive) {
 }
 
 __device__ __forceinline__ u64 barrier_wait(u64* word, u64* s_word) {
-    if (threadIdx.x == 0) {
-        u64 v;
-        do {
-            v = load_acquire64(word);
-        } while ((u32)(v & ARRIVE_MASK) < gridDim.x);
-        *s_word = v;
-    }
+    if (threadIdx.x == 0) *s_word = spin_arrivals(word, ARRIVE_MASK);
     __syncthreads();
     return *s_word;
 }
@@ -320,25 +298,6 @@ struct Sink {
 static_assert(ASYNC_ITEM_EDGES == (1u << (ASYNC_LAB_SHIFT - ASYNC_LEN_SHIFT)) - 1u, "a slot's length field");
 static_assert(ASYNC_MAX_LABEL < (1u << (64u - ASYNC_LAB_SHIFT)) - 1u, "a slot's label field, below the empty slot's");
 
-// ld_rlx64, ld_rlx32 and st_rlx64 are relaxed accesses at GPU scope: read
-// and written whole, through L2, with no ordering around them.
-
-__device__ __forceinline__ u64 ld_rlx64(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ u32 ld_rlx32(const u32* p) {
-    u32 v;
-    asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void st_rlx64(u64* p, u64 v) {
-    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
-
 // async_pack returns an item's ring slot; an item or label past the
 // slot's fields sets the overflow flag (the host then runs the traversal
 // again with grid barriers).
@@ -346,6 +305,17 @@ __device__ __forceinline__ u64 async_pack(uint2 it, u32 lab, u32* overflow) {
     u32 len = it.y - it.x;
     if (len > ASYNC_ITEM_EDGES || lab > ASYNC_MAX_LABEL) atomicExch(overflow, 1u);
     return (u64)it.x | ((u64)(len & ASYNC_ITEM_EDGES) << ASYNC_LEN_SHIFT) | ((u64)min(lab, ASYNC_MAX_LABEL) << ASYNC_LAB_SHIFT);
+}
+
+// ring_reserve reserves total slots at the tail of the asynchronous
+// traversal's ring (one lane of a warp, for the warp) and returns the first.
+// It reads the head first, so that a reservation taking the tail more than
+// the ring's qcap slots past it sets the overflow flag.
+__device__ __forceinline__ u32 ring_reserve(u32* tail, const u32* head, u32 total, u32 qcap, u32* overflow) {
+    u32 hd = load_relaxed32(head);
+    u32 rb = atomicAdd(tail, total);
+    if (rb + total - hd > qcap) atomicExch(overflow, 1u);
+    return rb;
 }
 
 // push_ring appends the lanes' items (incl: the warp's inclusive scan of
@@ -359,14 +329,12 @@ __device__ __forceinline__ void push_ring(const Sink<CAP, C, KE>& s, u32 lane, c
     u32 rb = 0;
     if (lane == 31) {
         atomicAdd(s.bn, total);
-        u32 hd = ld_rlx32(s.head);
-        rb = atomicAdd(s.tail, total);
-        if (rb + total - hd > s.qcap) atomicExch(s.overflow, 1u);
+        rb = ring_reserve(s.tail, s.head, total, s.qcap, s.overflow);
     }
     rb = __shfl_sync(FULL_MASK, rb, 31) + incl - nitems;
     for (u32 i = 0; i < nitems; i++) {
         u32 ib = f.b + i * chunk;
-        st_rlx64(&s.ring[(rb + i) % s.qcap], async_pack(make_uint2(ib, min(ib + chunk, f.e)), f.lab, s.overflow));
+        store_relaxed64(&s.ring[(rb + i) % s.qcap], async_pack(make_uint2(ib, min(ib + chunk, f.e)), f.lab, s.overflow));
     }
 }
 
@@ -1564,16 +1532,12 @@ __device__ __forceinline__ u32 async_stage(const KeepQueue* cur, u32 kn, u32 lim
     for (u32 i = lane; i - lane < kn; i += 32) total += __popc(__ballot_sync(FULL_MASK, i < kn && cur->ilab[i] > limit));
     if (total == 0) return 0;
     u32 base = 0;
-    if (lane == 0) {
-        u32 head = ld_rlx32(&c[A_HEAD]);
-        base = atomicAdd(&c[A_TAIL], total);
-        if (base + total - head > qc) atomicExch(overflow, 1u);
-    }
+    if (lane == 0) base = ring_reserve(&c[A_TAIL], &c[A_HEAD], total, qc, overflow);
     base = __shfl_sync(FULL_MASK, base, 0);
     for (u32 i = lane; i - lane < kn; i += 32) {
         bool past = i < kn && cur->ilab[i] > limit;
         u32 m = __ballot_sync(FULL_MASK, past);
-        if (past) st_rlx64(&ring[(base + __popc(m & ((1u << lane) - 1u))) % qc], async_pack(cur->items[i], cur->ilab[i], overflow));
+        if (past) store_relaxed64(&ring[(base + __popc(m & ((1u << lane) - 1u))) % qc], async_pack(cur->items[i], cur->ilab[i], overflow));
         base += __popc(m);
     }
     return total;
@@ -1604,20 +1568,20 @@ __device__ __forceinline__ void async_manage(AsyncShared& as, u32* c, u64* ring,
     async_commit(as, c, p ^ 1u);
     // Empty the slots taken last round and send its raise of wm, early, so
     // that none of this warp's writes is in flight when the round ends.
-    for (u32 i = lane; i < k.en; i += 32) st_rlx64(&ring[k.epos + i], ASYNC_EMPTY);
+    for (u32 i = lane; i < k.en; i += 32) store_relaxed64(&ring[k.epos + i], ASYNC_EMPTY);
     if (lane == 0 && k.wmraise != 0) atomicMax(&c[A_WM], k.wmraise);
     u32 wmc = as.nwm[p];
     u32 hpos = k.hc % qc;
     u32 guess = min(ASYNC_TAKE, qc - hpos);
     u64 slot = ASYNC_EMPTY, slot1 = ASYNC_EMPTY;
     u32 val = 0, work = 0;
-    if (lane < guess) slot = ld_rlx64(&ring[hpos + lane]);
-    if (lane + 32 < guess) slot1 = ld_rlx64(&ring[hpos + 32 + lane]);
-    if (lane == 0) work = ld_rlx32(&c[A_WORK]);
-    if (lane == 1) val = ld_rlx32(&c[A_HEAD]);
-    if (lane == 2) val = ld_rlx32(&c[A_TAIL]);
-    if (lane == 3) val = ld_rlx32(&c[A_WM]);
-    if (lane >= 4 && lane < 12) val = ld_rlx32(&c[A_CNT + (wmc + lane - 4) % ASYNC_LABELS]);
+    if (lane < guess) slot = load_relaxed64(&ring[hpos + lane]);
+    if (lane + 32 < guess) slot1 = load_relaxed64(&ring[hpos + 32 + lane]);
+    if (lane == 0) work = load_relaxed32(&c[A_WORK]);
+    if (lane == 1) val = load_relaxed32(&c[A_HEAD]);
+    if (lane == 2) val = load_relaxed32(&c[A_TAIL]);
+    if (lane == 3) val = load_relaxed32(&c[A_WM]);
+    if (lane >= 4 && lane < 12) val = load_relaxed32(&c[A_CNT + (wmc + lane - 4) % ASYNC_LABELS]);
     // While the loads are in flight: the round's expanded units, and the
     // kept vertices past the window, which go to the ring.
     u32 staged = 0;

@@ -192,8 +192,8 @@
     unsigned long long phase_begin, \
     unsigned long long phase_end
 
-// One direction-optimizing level; the last two parameters are the split-dispatch phase range.
-#define BFS_DO_LEVEL_PARAMS \
+// Parameters shared by bfs_do_level, bfs_megakernel, bfs_megakernel_narrow and bfs_megakernel_async.
+#define BFS_TRAVERSAL_PARAMS \
     const unsigned int *__restrict__ offsets, \
     const int *__restrict__ targets, \
     int *level, \
@@ -206,7 +206,11 @@
     unsigned long long n, \
     unsigned long long chunk, \
     unsigned long long qcap, \
-    unsigned long long low_degree, \
+    unsigned long long low_degree
+
+// One direction-optimizing level; the last two parameters are the split-dispatch phase range.
+#define BFS_DO_LEVEL_PARAMS \
+    BFS_TRAVERSAL_PARAMS, \
     unsigned long long log_cap, \
     unsigned long long direction, \
     unsigned long long depth_base, \
@@ -215,19 +219,7 @@
 
 // Every level in one cooperative launch.
 #define BFS_MEGAKERNEL_PARAMS \
-    const unsigned int *__restrict__ offsets, \
-    const int *__restrict__ targets, \
-    int *level, \
-    uint2 *q0, \
-    uint2 *q1, \
-    unsigned int *vis0, \
-    unsigned int *vis1, \
-    unsigned int *ctl, \
-    uint4 *dlog, \
-    unsigned long long n, \
-    unsigned long long chunk, \
-    unsigned long long qcap, \
-    unsigned long long low_degree, \
+    BFS_TRAVERSAL_PARAMS, \
     unsigned long long max_steps, \
     unsigned long long ahead, \
     unsigned long long adapt, \

@@ -13,11 +13,7 @@
 // A step that expands depth adds its found vertices and their degrees into
 // the control slot depth%2 and zeroes slot (depth+1)%2 for the next step.
 #include "partbfs_abi.h"
-
-typedef unsigned long long u64;
-typedef unsigned int u32;
-
-#define FULL_MASK 0xffffffffu
+#include "gpuplan_device.h"
 
 // The part bounds, staged in shared memory by every kernel that maps a
 // global vertex to its part.

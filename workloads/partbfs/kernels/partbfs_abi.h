@@ -33,6 +33,12 @@
     unsigned long long parts, \
     unsigned long long root
 
+// Parameters shared by pbfs_expand, pbfs_count, pbfs_compact, pbfs_apply and pbfs_bottom_up.
+#define PBFS_SHAPE_PARAMS \
+    unsigned long long s, \
+    unsigned long long parts, \
+    unsigned long long self
+
 // Expands the part's frontier top-down into every part's slice of next.
 #define PBFS_EXPAND_PARAMS \
     const unsigned int *__restrict__ offsets, \
@@ -43,9 +49,7 @@
     const unsigned int *__restrict__ bounds, \
     unsigned long long *ctl, \
     unsigned long long n, \
-    unsigned long long s, \
-    unsigned long long parts, \
-    unsigned long long self
+    PBFS_SHAPE_PARAMS
 
 // Counts the vertices discovered for each other part.
 #define PBFS_COUNT_PARAMS \
@@ -53,9 +57,7 @@
     const unsigned int *__restrict__ bounds, \
     unsigned long long *counts, \
     unsigned long long *ctl, \
-    unsigned long long s, \
-    unsigned long long parts, \
-    unsigned long long self
+    PBFS_SHAPE_PARAMS
 
 // Turns the slices of the queue-form peers into queues.
 #define PBFS_COMPACT_PARAMS \
@@ -63,9 +65,7 @@
     unsigned int *outbox, \
     const unsigned int *__restrict__ bounds, \
     unsigned long long *ctl, \
-    unsigned long long s, \
-    unsigned long long parts, \
-    unsigned long long self, \
+    PBFS_SHAPE_PARAMS, \
     unsigned long long queue_mask
 
 // Claims a top-down level's discoveries for the part.
@@ -79,9 +79,7 @@
     unsigned long long *counts, \
     unsigned long long *ctl, \
     unsigned long long n, \
-    unsigned long long s, \
-    unsigned long long parts, \
-    unsigned long long self, \
+    PBFS_SHAPE_PARAMS, \
     unsigned long long depth, \
     unsigned long long queue_mask, \
     unsigned long long bitmap_mask
@@ -97,9 +95,7 @@
     const unsigned int *__restrict__ bounds, \
     unsigned long long *ctl, \
     unsigned long long n, \
-    unsigned long long s, \
-    unsigned long long parts, \
-    unsigned long long self, \
+    PBFS_SHAPE_PARAMS, \
     unsigned long long depth
 
 // A 4-byte-word copy, the exchange of the one-device simulation.

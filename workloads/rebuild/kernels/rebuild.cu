@@ -63,8 +63,8 @@
 // embedded in the rebuild package.
 
 #include "rebuild_abi.h"
+#include "gpuplan_device.h"
 
-#define FULL_MASK 0xffffffffu
 #define HAS(mask, s) ((((mask) >> (s)) & 1u) != 0u)
 #define BIT(s) (1u << (s))
 #define ROUND_STAGES \
@@ -73,9 +73,6 @@
 // The stages that read the union-find after the pending pairs are applied.
 #define AFTER_UNITE (BIT(STAGE_CANON_CLASSES) | BIT(STAGE_CANON_CHILDREN) | BIT(STAGE_GROUP))
 #define CTL_COUNT(slot) ((CTL_COUNT_LINE + (slot)) * CTL_LINE)
-
-typedef unsigned int u32;
-typedef unsigned long long u64;
 
 static_assert(STAGE_COMPACT_NODES < 32, "a stage mask fits in 32 bits");
 
@@ -105,24 +102,6 @@ struct Emit {
     u32* count;
     u64* word;
 };
-
-// ld.relaxed.gpu: a strong load, for the table slots other threads claim.
-__device__ __forceinline__ u64 load_relaxed64(const u64* p) {
-    u64 v;
-    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-// ld.acquire.gpu and red.release.gpu on a barrier word.
-__device__ __forceinline__ u64 load_acquire64(const u64* p) {
-    u64 v;
-    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
-    return v;
-}
-
-__device__ __forceinline__ void add_release64(u64* p, u64 v) {
-    asm volatile("red.release.gpu.global.add.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
-}
 
 // find returns the root of x, halving the path as it walks: each step
 // stores x's grandparent as its parent. Other threads may store into the
@@ -459,11 +438,7 @@ __device__ __forceinline__ u64 grid_barrier(u64* word, u64* s_word) {
     __syncthreads();
     if (threadIdx.x == 0) {
         add_release64(word, 1ull);
-        u64 v;
-        do {
-            v = load_acquire64(word);
-        } while ((u32)(v & ARRIVE_MASK) < gridDim.x);
-        *s_word = v;
+        *s_word = spin_arrivals(word, ARRIVE_MASK);
     }
     __syncthreads();
     return *s_word;

@@ -64,8 +64,8 @@
     unsigned long long *out, \
     unsigned long long classes
 
-// The stages of one round, or the compaction, that one launch covers.
-#define REBUILD_STEP_PARAMS \
+// Parameters shared by rebuild_step and rebuild_persistent.
+#define REBUILD_STATE_PARAMS \
     const unsigned int *__restrict__ image, \
     const unsigned int *__restrict__ unions, \
     unsigned int *parent, \
@@ -85,7 +85,11 @@
     unsigned long long child_slots, \
     unsigned long long classes, \
     unsigned long long union_pairs, \
-    unsigned long long table_slots, \
+    unsigned long long table_slots
+
+// The stages of one round, or the compaction, that one launch covers.
+#define REBUILD_STEP_PARAMS \
+    REBUILD_STATE_PARAMS, \
     unsigned long long round, \
     unsigned long long stages, \
     unsigned long long item_first, \
@@ -93,26 +97,7 @@
 
 // Every round and the compaction in one cooperative launch.
 #define REBUILD_PERSISTENT_PARAMS \
-    const unsigned int *__restrict__ image, \
-    const unsigned int *__restrict__ unions, \
-    unsigned int *parent, \
-    unsigned int *cls, \
-    unsigned int *canon, \
-    unsigned long long *table, \
-    unsigned int *pairs, \
-    unsigned int *ctl, \
-    unsigned long long *out, \
-    unsigned long long sec_class, \
-    unsigned long long sec_op, \
-    unsigned long long sec_offset, \
-    unsigned long long sec_len, \
-    unsigned long long sec_children, \
-    unsigned long long sec_groups, \
-    unsigned long long rows, \
-    unsigned long long child_slots, \
-    unsigned long long classes, \
-    unsigned long long union_pairs, \
-    unsigned long long table_slots, \
+    REBUILD_STATE_PARAMS, \
     unsigned long long max_rounds, \
     unsigned long long phase_starts
 
