@@ -136,7 +136,26 @@
 // "no_regression": true, and its min_speedup in (0, 1] then means the
 // candidate is at most 1/min_speedup times slower than the baseline.
 // Optional fields: "file" picks one results file
-// (relative to the results directory) and "device" requires a device name.
+// (relative to the results directory), "device" requires a device name,
+// and "min_effect" states the smallest effect that matters on a speedup
+// claim (below).
+//
+// # Minimum effect
+//
+// "min_effect": e on a speedup claim requires the candidate to be faster
+// than the baseline by at least the fraction e beyond noise: the lower
+// bound of the speedup's 95% interval must reach 1+e as well as
+// min_speedup, so the claim is judged against max(min_speedup, 1+e)
+// (Claim.RequiredSpeedup; "min_speedup": 1, "min_effect": 0.05 holds only
+// when the candidate is at least 1.05x the baseline at the interval's
+// lower end, about 4.8% less time). e is a finite fraction in (0, 1);
+// a larger effect is a min_speedup. ParseGates refuses min_effect on a
+// per-iteration claim (there is no baseline to differ from), on a
+// no-regression bound (which allows the candidate to be slower), and
+// where 1+e is at most min_speedup (it would change nothing).
+//
+// # Checks and outcomes
+//
 // CheckClaims judges each claim against the evidence files under
 // evidence/results/, in this order, and the first failing step fails it:
 //
@@ -149,11 +168,35 @@
 //  5. no pollution: every counter is 0 on every sample;
 //  6. at least MinSamplesPerArm (10) samples per arm, and device_ns
 //     recorded when the metric is device_ns;
-//  7. the lower bound of the 95% confidence interval of the ratio of
-//     medians is at least min_speedup; for a per-iteration claim, every
-//     row states the same non-zero iterations and the upper bound of the
-//     95% confidence interval of the median time per iteration is at most
-//     max_ns_per_iteration.
+//  7. the strongest peer: a claim whose baseline is a peer tool
+//     (ExternalArms: gunrock, egg) is refused when the same file holds
+//     another peer arm, other than the candidate, with a lower median on
+//     the claim's workload (and device), on the claim's metric, or on
+//     wall_ns when a peer lacks device_ns; the error names the stronger
+//     peer (a tie is not stronger);
+//  8. the comparison, with three outcomes. For a speedup claim, with R
+//     its required speedup (min_speedup, or 1+min_effect when larger) and
+//     [lo, hi] the 95% confidence interval of the ratio of medians: it
+//     holds (PASS) when lo >= R, fails (FAIL) when hi < R, and is unknown
+//     (UNKNOWN) when lo < R <= hi. For a per-iteration claim, every row
+//     states the same non-zero iterations and, with B its
+//     max_ns_per_iteration and [lo, hi] the 95% confidence interval of the
+//     median time per iteration: it holds when hi <= B, fails when lo > B,
+//     and is unknown when lo <= B < hi. Where the point estimate lies
+//     inside the interval does not matter: an interval across the bound
+//     is unknown whether its median meets the bound or misses it.
+//
+// An unknown verdict says about how many samples per arm would settle it
+// (SamplesToSettle). The interval's half-width shrinks as 1/sqrt(n), so
+// with h the distance from the point estimate to the interval's end on the
+// bound's side, d the distance from the point estimate to the bound and n
+// the samples per arm (the larger arm's count, so that every arm's share
+// of the width shrinks enough), n' = ceil(n * (h/d)^2), at least n+1. An
+// estimate above MaxSettleSamples (10000), or a point estimate on the
+// bound, is reported as such: the claim's bound lies within noise of the
+// measured value, and the fix is to change the code or the bound, not to
+// run more. The estimate is a guide (the median's interval comes from
+// order statistics, so it moves in steps), not a promise.
 //
 // The interval comes from golang.org/x/perf/benchmath, the statistics behind
 // benchstat, so the gate and benchstat agree on what the medians and their
@@ -168,8 +211,11 @@
 // reproduce, which is what a release gate wants. With 10 samples per arm
 // the per-arm interval spans the 2nd to 9th order statistics.
 //
-// A failing claim makes `gpuplan gate` exit non-zero with a line naming the
-// claim, what was observed and what was required. With no claims and no
+// Each verdict line starts with PASS, FAIL or UNKNOWN (Outcome). Any FAIL
+// or UNKNOWN claim makes `gpuplan gate` exit non-zero, since an unknown
+// claim is not a held claim; its line names the claim, what was observed
+// and what was required, and an UNKNOWN line ends with "Fix: run more:
+// about N samples per arm would settle it". With no claims and no
 // results, the gate passes and says that no evidence is recorded. A
 // malformed file under evidence/results/ fails the gate with its line,
 // column and fix.

@@ -44,6 +44,13 @@ type Claim struct {
 	// NoRegression makes a speedup claim a no-regression bound: MinSpeedup
 	// in (0, 1] bounds how much slower the candidate may be.
 	NoRegression bool `json:"no_regression,omitempty"`
+	// MinEffect optionally states the smallest effect that matters on a
+	// speedup claim: the candidate must be faster than the baseline by at
+	// least this fraction beyond noise, so the lower bound of the speedup's
+	// interval must reach 1+MinEffect as well as MinSpeedup (0.05: at least
+	// 1.05x). It lies in (0, 1) and must ask for more than MinSpeedup does;
+	// see RequiredSpeedup.
+	MinEffect float64 `json:"min_effect,omitempty"`
 	// MaxNSPerIteration makes the claim a per-iteration claim: the most ns
 	// one iteration (a BFS level, a wave) may take.
 	MaxNSPerIteration float64 `json:"max_ns_per_iteration,omitempty"`
@@ -57,6 +64,19 @@ type Claim struct {
 // PerIteration reports whether c is a per-iteration claim.
 func (c Claim) PerIteration() bool { return c.MaxNSPerIteration > 0 }
 
+// RequiredSpeedup is the bound a speedup claim's interval is judged
+// against: MinSpeedup, or 1+MinEffect when the claim states a larger
+// minimum effect. It is 0 for a per-iteration claim.
+func (c Claim) RequiredSpeedup() float64 {
+	switch {
+	case c.PerIteration():
+		return 0
+	case c.MinEffect > 0:
+		return max(c.MinSpeedup, 1+c.MinEffect)
+	}
+	return c.MinSpeedup
+}
+
 // String describes the claim in one line.
 func (c Claim) String() string {
 	if c.PerIteration() {
@@ -65,6 +85,9 @@ func (c Claim) String() string {
 	s := fmt.Sprintf("%s vs %s on %s (%s) at least %sx", c.Candidate, c.Baseline, c.Workload, c.Metric, formatFloat(c.MinSpeedup))
 	if c.NoRegression {
 		s += fmt.Sprintf(" (no regression: at most %sx slower)", strconv.FormatFloat(1/c.MinSpeedup, 'g', 3, 64))
+	}
+	if c.MinEffect > 0 {
+		s += fmt.Sprintf(" (min effect %s: at least %sx beyond noise)", formatFloat(c.MinEffect), formatBound(1+c.MinEffect))
 	}
 	return s
 }
@@ -82,6 +105,7 @@ type rawClaim struct {
 	Metric       *string  `json:"metric"`
 	MinSpeedup   *float64 `json:"min_speedup"`
 	MaxNSIter    *float64 `json:"max_ns_per_iteration"`
+	MinEffect    *float64 `json:"min_effect"`
 	NoRegression bool     `json:"no_regression"`
 	File         string   `json:"file"`
 	Device       string   `json:"device"`
@@ -92,9 +116,11 @@ type rawClaim struct {
 // max_ns_per_iteration that is not a finite number above 0, a per-iteration
 // claim with a baseline or a min_speedup, a claim comparing an arm with
 // itself, a repeated claim name, a min_speedup below 1 on a claim without
-// "no_regression": true, and "no_regression": true with a min_speedup
-// above 1 or on a per-iteration claim are *strictjson.Error values naming
-// the field (and the claim, where the name is known).
+// "no_regression": true, "no_regression": true with a min_speedup above 1
+// or on a per-iteration claim, and a min_effect outside (0, 1), on a
+// per-iteration or no-regression claim, or asking for no more than
+// min_speedup already does, are *strictjson.Error values naming the field
+// (and the claim, where the name is known).
 func ParseGates(source string, data []byte) (Gates, error) {
 	var raw struct {
 		Claims *[]rawClaim `json:"claims"`
@@ -108,62 +134,99 @@ func ParseGates(source string, data []byte) (Gates, error) {
 	g := Gates{Claims: make([]Claim, 0, len(*raw.Claims))}
 	names := map[string]int{}
 	for i, rc := range *raw.Claims {
-		field := func(name string) string { return fmt.Sprintf("claims[%d].%s", i, name) }
-		bad := func(name, msg, fix string) error {
-			return &strictjson.Error{Source: source, Field: field(name), Msg: msg, Fix: fix}
+		at := claimAt{source: source, index: i}
+		c, err := at.decode(rc)
+		if err == nil {
+			err = at.check(c, names)
 		}
-		perIter := rc.MaxNSIter != nil
-		for _, req := range []struct {
-			name string
-			v    *string
-		}{{"name", rc.Name}, {"workload", rc.Workload}, {"baseline", rc.Baseline}, {"candidate", rc.Candidate}, {"metric", rc.Metric}} {
-			if req.v == nil && !(perIter && req.name == "baseline") {
-				return Gates{}, strictjson.Required(source, field(req.name), "state the claim's "+req.name)
-			}
+		if err == nil {
+			err = checkSpeedupBound(c, at.bad)
 		}
-		c := Claim{Name: *rc.Name, Workload: *rc.Workload, Candidate: *rc.Candidate, Metric: *rc.Metric, NoRegression: rc.NoRegression, File: rc.File, Device: rc.Device}
-		switch {
-		case perIter && rc.Baseline != nil:
-			return Gates{}, bad("baseline", "a per-iteration claim (max_ns_per_iteration) judges one arm and has no baseline", "drop baseline, or drop max_ns_per_iteration and state min_speedup")
-		case perIter && rc.MinSpeedup != nil:
-			return Gates{}, bad("min_speedup", "a claim states either min_speedup or max_ns_per_iteration, not both", "drop one of them")
-		case perIter:
-			c.MaxNSPerIteration = *rc.MaxNSIter
-			if !checked.Finite(c.MaxNSPerIteration) || c.MaxNSPerIteration <= 0 {
-				return Gates{}, bad("max_ns_per_iteration", fmt.Sprintf("max_ns_per_iteration %v is not a finite number above 0", c.MaxNSPerIteration), "state the most ns one iteration may take, for example 2000")
-			}
-		case rc.MinSpeedup == nil:
-			return Gates{}, strictjson.Required(source, field("min_speedup"), "state the required speedup, for example 5, or max_ns_per_iteration for a per-iteration claim without baseline")
-		default:
-			c.Baseline, c.MinSpeedup = *rc.Baseline, *rc.MinSpeedup
+		if err == nil {
+			err = checkMinEffect(c, rc.MinEffect != nil, at.bad)
 		}
-		switch {
-		case strings.TrimSpace(c.Name) == "":
-			return Gates{}, bad("name", "name is empty", "give the claim a short name")
-		case names[c.Name] > 0:
-			return Gates{}, bad("name", fmt.Sprintf("name %q repeats claims[%d]", c.Name, names[c.Name]-1), "give every claim its own name")
-		case !isToken(c.Workload):
-			return Gates{}, bad("workload", fmt.Sprintf("workload %q is not a token", c.Workload), "use the workload name of the evidence rows, for example grid-2048")
-		case !perIter && !isArm(c.Baseline):
-			return Gates{}, bad("baseline", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Baseline), "use an arm name of the evidence rows, for example host-loop")
-		case !isArm(c.Candidate):
-			return Gates{}, bad("candidate", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Candidate), "use an arm name of the evidence rows, for example megakernel")
-		case c.Baseline == c.Candidate:
-			return Gates{}, bad("candidate", "candidate and baseline are the same arm", "compare two different arms")
-		case c.Metric != MetricWallNS && c.Metric != MetricDeviceNS:
-			return Gates{}, bad("metric", fmt.Sprintf("metric %q is unknown", c.Metric), `use "wall_ns" or "device_ns"`)
-		case !perIter && (!checked.Finite(c.MinSpeedup) || c.MinSpeedup <= 0):
-			return Gates{}, bad("min_speedup", fmt.Sprintf("min_speedup %v is not a finite number above 0", c.MinSpeedup), "state the required speedup as a positive number, for example 5")
-		case c.File != "" && (!fs.ValidPath(c.File) || !strings.HasSuffix(c.File, ".csv")):
-			return Gates{}, bad("file", fmt.Sprintf("file %q is not a relative .csv path inside the results directory", c.File), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
-		}
-		if err := checkSpeedupBound(c, bad); err != nil {
+		if err != nil {
 			return Gates{}, err
 		}
 		names[c.Name] = i + 1
 		g.Claims = append(g.Claims, c)
 	}
 	return g, nil
+}
+
+// claimAt names claims[index] of a gates file in errors.
+type claimAt struct {
+	source string
+	index  int
+}
+
+// field is the path of one of the claim's fields.
+func (at claimAt) field(name string) string { return fmt.Sprintf("claims[%d].%s", at.index, name) }
+
+// bad is the error for a field of the claim.
+func (at claimAt) bad(name, msg, fix string) error {
+	return &strictjson.Error{Source: at.source, Field: at.field(name), Msg: msg, Fix: fix}
+}
+
+// decode requires the claim's fields and picks its kind: a speedup claim
+// (baseline, min_speedup) or a per-iteration claim (max_ns_per_iteration).
+func (at claimAt) decode(rc rawClaim) (Claim, error) {
+	perIter := rc.MaxNSIter != nil
+	for _, req := range []struct {
+		name string
+		v    *string
+	}{{"name", rc.Name}, {"workload", rc.Workload}, {"baseline", rc.Baseline}, {"candidate", rc.Candidate}, {"metric", rc.Metric}} {
+		if req.v == nil && !(perIter && req.name == "baseline") {
+			return Claim{}, strictjson.Required(at.source, at.field(req.name), "state the claim's "+req.name)
+		}
+	}
+	c := Claim{Name: *rc.Name, Workload: *rc.Workload, Candidate: *rc.Candidate, Metric: *rc.Metric, NoRegression: rc.NoRegression, File: rc.File, Device: rc.Device}
+	if rc.MinEffect != nil {
+		c.MinEffect = *rc.MinEffect
+	}
+	switch {
+	case perIter && rc.Baseline != nil:
+		return Claim{}, at.bad("baseline", "a per-iteration claim (max_ns_per_iteration) judges one arm and has no baseline", "drop baseline, or drop max_ns_per_iteration and state min_speedup")
+	case perIter && rc.MinSpeedup != nil:
+		return Claim{}, at.bad("min_speedup", "a claim states either min_speedup or max_ns_per_iteration, not both", "drop one of them")
+	case perIter:
+		c.MaxNSPerIteration = *rc.MaxNSIter
+		if !checked.Finite(c.MaxNSPerIteration) || c.MaxNSPerIteration <= 0 {
+			return Claim{}, at.bad("max_ns_per_iteration", fmt.Sprintf("max_ns_per_iteration %v is not a finite number above 0", c.MaxNSPerIteration), "state the most ns one iteration may take, for example 2000")
+		}
+	case rc.MinSpeedup == nil:
+		return Claim{}, strictjson.Required(at.source, at.field("min_speedup"), "state the required speedup, for example 5, or max_ns_per_iteration for a per-iteration claim without baseline")
+	default:
+		c.Baseline, c.MinSpeedup = *rc.Baseline, *rc.MinSpeedup
+	}
+	return c, nil
+}
+
+// check validates the claim's names, arms, metric, speedup and file;
+// names maps the names of the claims before it to their index + 1.
+func (at claimAt) check(c Claim, names map[string]int) error {
+	perIter := c.PerIteration()
+	switch {
+	case strings.TrimSpace(c.Name) == "":
+		return at.bad("name", "name is empty", "give the claim a short name")
+	case names[c.Name] > 0:
+		return at.bad("name", fmt.Sprintf("name %q repeats claims[%d]", c.Name, names[c.Name]-1), "give every claim its own name")
+	case !isToken(c.Workload):
+		return at.bad("workload", fmt.Sprintf("workload %q is not a token", c.Workload), "use the workload name of the evidence rows, for example grid-2048")
+	case !perIter && !isArm(c.Baseline):
+		return at.bad("baseline", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Baseline), "use an arm name of the evidence rows, for example host-loop")
+	case !isArm(c.Candidate):
+		return at.bad("candidate", fmt.Sprintf("arm %q is not [a-z0-9-]+", c.Candidate), "use an arm name of the evidence rows, for example megakernel")
+	case c.Baseline == c.Candidate:
+		return at.bad("candidate", "candidate and baseline are the same arm", "compare two different arms")
+	case c.Metric != MetricWallNS && c.Metric != MetricDeviceNS:
+		return at.bad("metric", fmt.Sprintf("metric %q is unknown", c.Metric), `use "wall_ns" or "device_ns"`)
+	case !perIter && (!checked.Finite(c.MinSpeedup) || c.MinSpeedup <= 0):
+		return at.bad("min_speedup", fmt.Sprintf("min_speedup %v is not a finite number above 0", c.MinSpeedup), "state the required speedup as a positive number, for example 5")
+	case c.File != "" && (!fs.ValidPath(c.File) || !strings.HasSuffix(c.File, ".csv")):
+		return at.bad("file", fmt.Sprintf("file %q is not a relative .csv path inside the results directory", c.File), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
+	}
+	return nil
 }
 
 // checkSpeedupBound refuses a claim whose min_speedup would let a slower
@@ -202,23 +265,31 @@ func MarshalGates(g Gates) ([]byte, error) {
 // Verdict is the judgement of one claim.
 type Verdict struct {
 	Claim Claim
-	Pass  bool
+	// Outcome is OutcomeHolds, OutcomeFails (the zero value: a claim that
+	// a step refused fails) or OutcomeUnknown.
+	Outcome Outcome
 	// Stale is set when the evidence was measured on other kernels or
 	// another executor than the current tree's.
 	Stale bool
-	// Reason says, for a failed claim, what was observed and what was
-	// required, ending with a "Fix:" sentence.
+	// Reason says, for a claim that does not hold, what was observed and
+	// what was required, ending with a "Fix:" sentence.
 	Reason string
+	// SettleSamples is, for an unknown claim, about how many samples per
+	// arm would settle it (SamplesToSettle); 0 otherwise, and when that
+	// estimate is above MaxSettleSamples.
+	SettleSamples int
 	// The evidence used, when the claim got as far as choosing it.
-	File                 string
-	Device               string
-	Compute              string
-	Commit               string
-	BaselineN            int
-	CandidateN           int
-	BaselineMedian       Interval // ns, per-arm 95% interval
-	CandidateMedian      Interval // ns, per-arm 95% interval
-	Speedup              Interval // baseline/candidate, 95% interval
+	File            string
+	Device          string
+	Compute         string
+	Commit          string
+	BaselineN       int
+	CandidateN      int
+	BaselineMedian  Interval // ns, per-arm 95% interval
+	CandidateMedian Interval // ns, per-arm 95% interval
+	Speedup         Interval // baseline/candidate, 95% interval
+	// RequiredSpeedupLower is the claim's RequiredSpeedup: the bound the
+	// speedup's interval is judged against.
 	RequiredSpeedupLower float64
 	// For a per-iteration claim: the workload's iterations and the
 	// candidate's median ns per iteration with its 95% interval.
@@ -226,28 +297,26 @@ type Verdict struct {
 	PerIteration Interval
 }
 
-// String renders the verdict as one line starting with PASS or FAIL.
+// Holds reports whether the claim holds: Outcome is OutcomeHolds.
+func (v Verdict) Holds() bool { return v.Outcome == OutcomeHolds }
+
+// String renders the verdict as one line starting with PASS, FAIL or
+// UNKNOWN (Outcome.String).
 func (v Verdict) String() string {
 	var b strings.Builder
-	if v.Pass {
-		b.WriteString("PASS ")
-	} else {
-		b.WriteString("FAIL ")
-	}
-	fmt.Fprintf(&b, "%s: %s", quote.Text(v.Claim.Name), v.Claim)
+	fmt.Fprintf(&b, "%s %s: %s", v.Outcome, quote.Text(v.Claim.Name), v.Claim)
 	device, commit, file := quote.Text(v.Device), quote.Text(v.Commit), quote.Text(v.File)
-	if v.Pass && v.Claim.PerIteration() {
+	switch {
+	case v.Holds() && v.Claim.PerIteration():
 		fmt.Fprintf(&b, ": observed %s per iteration, 95%% CI [%s, %s], n=%d, %d iterations, %s (%s), commit %s, %s",
 			stats.FormatNs(v.PerIteration.Center), stats.FormatNs(v.PerIteration.Lo), stats.FormatNs(v.PerIteration.Hi), v.CandidateN, v.Iterations, device, v.Compute, commit, file)
-		return b.String()
-	}
-	if v.Pass {
+	case v.Holds():
 		fmt.Fprintf(&b, ": observed %s, 95%% CI [%s, %s], n=%d+%d, %s (%s), commit %s, %s",
 			fmtX(v.Speedup.Center), fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, device, v.Compute, commit, file)
-		return b.String()
+	default:
+		b.WriteString(": ")
+		b.WriteString(v.Reason)
 	}
-	b.WriteString(": ")
-	b.WriteString(v.Reason)
 	return b.String()
 }
 
@@ -266,7 +335,7 @@ func CheckClaims(g Gates, files []ResultFile, current Fingerprints) []Verdict {
 }
 
 func checkClaim(c Claim, files []ResultFile, current Fingerprints) Verdict {
-	k := &claimCheck{c: c, v: Verdict{Claim: c, RequiredSpeedupLower: c.MinSpeedup}}
+	k := &claimCheck{c: c, v: Verdict{Claim: c, RequiredSpeedupLower: c.RequiredSpeedup()}}
 	steps := []func() string{
 		func() string { return k.chooseFile(files) }, // 1 and 2
 		k.armsRecorded,
@@ -275,6 +344,7 @@ func checkClaim(c Claim, files []ResultFile, current Fingerprints) Verdict {
 		k.checksumsAgree, // 4
 		k.unpolluted,     // 5
 		k.enoughSamples,  // 6
+		k.strongestPeer,  // 7
 	}
 	for _, step := range steps {
 		if reason := step(); reason != "" {
@@ -282,7 +352,7 @@ func checkClaim(c Claim, files []ResultFile, current Fingerprints) Verdict {
 			return k.v
 		}
 	}
-	return k.judge() // 7
+	return k.judge() // 8
 }
 
 // claimCheck carries one claim through the steps of checkClaim. Each step
@@ -294,14 +364,17 @@ type claimCheck struct {
 	firstRow *Sample // the first sample of the compared arms
 }
 
-// candidateFile is one results file's samples of a claim's two arms.
+// candidateFile is one results file's samples of a claim's two arms, and
+// of the other peer arms (IsExternalArm) on the claim's workload.
 type candidateFile struct {
 	path       string
 	base, cand []*Sample
+	peers      map[string][]*Sample
 }
 
 // evidenceIn collects, per file, the samples of c's arms on its workload
-// (and device, when the claim names one).
+// (and device, when the claim names one), and those of the other peer arms
+// beside them.
 func evidenceIn(c Claim, files []ResultFile) []candidateFile {
 	var found []candidateFile
 	for _, f := range files {
@@ -319,6 +392,11 @@ func evidenceIn(c Claim, files []ResultFile) []candidateFile {
 				cf.cand = append(cf.cand, s)
 			case s.Arm == c.Baseline && !c.PerIteration():
 				cf.base = append(cf.base, s)
+			case IsExternalArm(s.Arm):
+				if cf.peers == nil {
+					cf.peers = map[string][]*Sample{}
+				}
+				cf.peers[s.Arm] = append(cf.peers[s.Arm], s)
 			}
 		}
 		if len(cf.base) > 0 || len(cf.cand) > 0 {
@@ -444,8 +522,9 @@ func (k *claimCheck) enoughSamples() string {
 	return ""
 }
 
-// judge compares the metric with the claim (step 7): the lower bound of
-// the speedup's interval, or the per-iteration time's upper bound.
+// judge compares the metric with the claim (step 8): the speedup's
+// interval with the required speedup, or the per-iteration time's interval
+// with its bound (judgeInterval says which outcome each position gives).
 func (k *claimCheck) judge() Verdict {
 	c, v := k.c, k.v
 	cand, err := metricValues(c.Metric, k.f.cand)
@@ -464,20 +543,29 @@ func (k *claimCheck) judge() Verdict {
 	v.BaselineMedian = MedianCI(base, Confidence)
 	v.CandidateMedian = MedianCI(cand, Confidence)
 	v.Speedup = SpeedupCI(base, cand)
-	if !(v.Speedup.Lo >= c.MinSpeedup) {
-		v.Reason = fmt.Sprintf("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d) has its lower bound %s below the required %sx. Fix: improve %s, record more samples to narrow the interval, or lower the claim",
-			fmtX(v.Speedup.Center), stats.FormatNs(v.BaselineMedian.Center), stats.FormatNs(v.CandidateMedian.Center),
-			fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN, fmtX(v.Speedup.Lo), formatFloat(c.MinSpeedup), c.Candidate)
-		return v
+	req := c.RequiredSpeedup()
+	v.RequiredSpeedupLower = req
+	v.Outcome = judgeInterval(v.Speedup, req, true)
+	observed := fmt.Sprintf("observed speedup %s (median %s over %s, 95%% CI [%s, %s], n=%d+%d)",
+		fmtX(v.Speedup.Center), stats.FormatNs(v.BaselineMedian.Center), stats.FormatNs(v.CandidateMedian.Center),
+		fmtX(v.Speedup.Lo), fmtX(v.Speedup.Hi), v.BaselineN, v.CandidateN)
+	required := formatBound(req) + "x"
+	switch v.Outcome {
+	case OutcomeFails:
+		v.Reason = fmt.Sprintf("%s lies below the bound: even its upper bound %s is below the required %s. Fix: improve %s, or lower the claim",
+			observed, preciseX(v.Speedup.Hi, req), required, c.Candidate)
+	case OutcomeUnknown:
+		straddle := fmt.Sprintf("its lower bound %s is below the required %s and its upper bound %s reaches it", preciseX(v.Speedup.Lo, req), required, preciseX(v.Speedup.Hi, req))
+		v.Reason, v.SettleSamples = unknownReason(observed, straddle, v.Speedup, req, max(v.BaselineN, v.CandidateN))
 	}
-	v.Pass = true
 	return v
 }
 
-// checkPerIteration finishes a per-iteration claim (step 7): every sample
-// must state the same, non-zero iteration count, and the upper bound of
-// the 95% interval of the median ns per iteration must be at most the
-// claim's bound.
+// checkPerIteration finishes a per-iteration claim (step 8): every sample
+// must state the same, non-zero iteration count, and the 95% interval of
+// the median ns per iteration is judged against the claim's bound: at or
+// below it the claim holds, above it the claim fails, across it the
+// outcome is unknown.
 func checkPerIteration(v Verdict, c Claim, rows []*Sample, times []float64) Verdict {
 	iters := rows[0].Workload.Iterations
 	for _, s := range rows {
@@ -493,12 +581,18 @@ func checkPerIteration(v Verdict, c Claim, rows []*Sample, times []float64) Verd
 	}
 	v.Iterations = iters
 	v.PerIteration = MedianCI(per, Confidence)
-	if !(v.PerIteration.Hi <= c.MaxNSPerIteration) {
-		v.Reason = fmt.Sprintf("observed %s per iteration (median over %d samples of %d iterations, 95%% CI [%s, %s]) has its upper bound %s above the required %s. Fix: make %s faster, record more samples to narrow the interval, or raise the bound",
-			stats.FormatNs(v.PerIteration.Center), len(per), iters, stats.FormatNs(v.PerIteration.Lo), stats.FormatNs(v.PerIteration.Hi), stats.FormatNs(v.PerIteration.Hi), stats.FormatNs(c.MaxNSPerIteration), c.Candidate)
-		return v
+	pi, bound := v.PerIteration, c.MaxNSPerIteration
+	v.Outcome = judgeInterval(pi, bound, false)
+	observed := fmt.Sprintf("observed %s per iteration (median over %d samples of %d iterations, 95%% CI [%s, %s])",
+		stats.FormatNs(pi.Center), len(per), iters, stats.FormatNs(pi.Lo), stats.FormatNs(pi.Hi))
+	switch v.Outcome {
+	case OutcomeFails:
+		v.Reason = fmt.Sprintf("%s lies above the bound: even its lower bound %s is above the required %s. Fix: make %s faster, or raise the bound",
+			observed, preciseNs(pi.Lo, bound), stats.FormatNs(bound), c.Candidate)
+	case OutcomeUnknown:
+		straddle := fmt.Sprintf("its upper bound %s is above the required %s and its lower bound %s meets it", preciseNs(pi.Hi, bound), stats.FormatNs(bound), preciseNs(pi.Lo, bound))
+		v.Reason, v.SettleSamples = unknownReason(observed, straddle, pi, bound, len(per))
 	}
-	v.Pass = true
 	return v
 }
 

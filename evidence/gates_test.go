@@ -56,7 +56,7 @@ func TestCheckClaimsOnFixture(t *testing.T) {
 	vs := CheckClaims(Gates{Claims: []Claim{gridClaim(5)}}, files, testFingerprints)
 	require.Len(t, vs, 1)
 	v := vs[0]
-	require.True(t, v.Pass, v.String())
+	require.True(t, v.Holds(), v.String())
 	assert.Equal(t, "grid-demo.csv", v.File)
 	assert.Equal(t, "Test GPU X", v.Device)
 	assert.Equal(t, 20, v.BaselineN)
@@ -68,7 +68,7 @@ func TestCheckClaimsOnFixture(t *testing.T) {
 
 	// The same evidence does not support 12x.
 	v = CheckClaims(Gates{Claims: []Claim{gridClaim(12)}}, files, testFingerprints)[0]
-	require.False(t, v.Pass)
+	require.Equal(t, OutcomeFails, v.Outcome, v.String())
 	assert.Contains(t, v.String(), "FAIL megakernel beats host loop")
 	assert.Contains(t, v.Reason, "below the required 12x")
 	assert.Contains(t, v.Reason, "Fix:")
@@ -76,7 +76,7 @@ func TestCheckClaimsOnFixture(t *testing.T) {
 	// Device time works too.
 	c := gridClaim(5)
 	c.Metric = MetricDeviceNS
-	require.True(t, CheckClaims(Gates{Claims: []Claim{c}}, files, testFingerprints)[0].Pass)
+	require.True(t, CheckClaims(Gates{Claims: []Claim{c}}, files, testFingerprints)[0].Holds())
 }
 
 // TestCheckPerIterationClaims judges claims on one arm's time per
@@ -88,7 +88,7 @@ func TestCheckPerIterationClaims(t *testing.T) {
 	}
 	files := []ResultFile{armFile("run.csv", 30, map[string]float64{"host-loop": 1e7, "megakernel": 1e6})}
 	v := CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, files, testFingerprints)[0]
-	require.True(t, v.Pass, v.String())
+	require.True(t, v.Holds(), v.String())
 	assert.EqualValues(t, 126, v.Iterations)
 	assert.Equal(t, 30, v.CandidateN)
 	assert.Zero(t, v.BaselineN)
@@ -101,13 +101,13 @@ func TestCheckPerIterationClaims(t *testing.T) {
 
 	// The same evidence does not hold 7.9 us: the upper bound is above it.
 	v = CheckClaims(Gates{Claims: []Claim{perIter(7900)}}, files, testFingerprints)[0]
-	require.False(t, v.Pass)
+	require.Equal(t, OutcomeFails, v.Outcome, v.String())
 	assert.Contains(t, v.Reason, "above the required 7.90 µs")
 	assert.Contains(t, v.Reason, "Fix:")
 
 	// Only the candidate arm is needed.
 	alone := []ResultFile{armFile("run.csv", 12, map[string]float64{"megakernel": 1e6})}
-	require.True(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, alone, testFingerprints)[0].Pass)
+	require.True(t, CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, alone, testFingerprints)[0].Holds())
 
 	// The usual steps still apply: no evidence, too few samples, stale.
 	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, nil, testFingerprints)[0]
@@ -121,7 +121,7 @@ func TestCheckPerIterationClaims(t *testing.T) {
 	bad := armFile("run.csv", 12, map[string]float64{"megakernel": 1e6})
 	bad.Samples[3].Workload.Iterations = 0
 	v = CheckClaims(Gates{Claims: []Claim{perIter(8200)}}, []ResultFile{bad}, testFingerprints)[0]
-	require.False(t, v.Pass)
+	require.False(t, v.Holds())
 	assert.Contains(t, v.Reason, "iterations not recorded: megakernel sample 3 states 0 iterations")
 }
 
@@ -179,7 +179,7 @@ func TestCheckClaimsFailures(t *testing.T) {
 			f.Samples[1].DeviceNS = 0
 			return []ResultFile{f}
 		}, testFingerprint, "device time not recorded: megakernel sample 0 has device_ns 0", false},
-		{"not fast enough", func(c *Claim) { c.MinSpeedup = 10 }, func() []ResultFile { return []ResultFile{good()} }, testFingerprint, "below the required 10x", false},
+		{"not fast enough", func(c *Claim) { c.MinSpeedup = 11 }, func() []ResultFile { return []ResultFile{good()} }, testFingerprint, "even its upper bound 10.17x is below the required 11x", false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -188,7 +188,7 @@ func TestCheckClaimsFailures(t *testing.T) {
 				tc.claim(&c)
 			}
 			v := CheckClaims(Gates{Claims: []Claim{c}}, tc.files(), Fingerprints{"workloads/x": tc.fp})[0]
-			require.False(t, v.Pass, v.String())
+			require.Equal(t, OutcomeFails, v.Outcome, v.String())
 			assert.Contains(t, v.Reason, tc.reason)
 			assert.Contains(t, v.Reason, "required")
 			assert.Contains(t, v.Reason, "Fix:")
@@ -203,12 +203,12 @@ func TestCheckClaimsPicksFile(t *testing.T) {
 	c := gridClaim(15)
 	c.File = "new.csv"
 	v := CheckClaims(Gates{Claims: []Claim{c}}, []ResultFile{a, b}, testFingerprints)[0]
-	require.True(t, v.Pass, v.String())
+	require.True(t, v.Holds(), v.String())
 	assert.Equal(t, "new.csv", v.File)
 	// Ten samples per arm are enough for a finite interval.
 	ten := armFile("ten.csv", 10, map[string]float64{"host-loop": 1e7, "megakernel": 1e6})
 	v = CheckClaims(Gates{Claims: []Claim{gridClaim(9)}}, []ResultFile{ten}, testFingerprints)[0]
-	require.True(t, v.Pass, v.String())
+	require.True(t, v.Holds(), v.String())
 	assert.Greater(t, v.Speedup.Hi, 0.0)
 	assert.False(t, math.IsInf(v.Speedup.Hi, 0))
 }
@@ -380,6 +380,7 @@ func FuzzParseGates(f *testing.F) {
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "candidate": "megakernel", "metric": "wall_ns", "max_ns_per_iteration": 2000}]}`))
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 5}]}`))
 	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 0.9, "no_regression": true}]}`))
+	f.Add([]byte(`{"claims": [{"name": "mk", "workload": "grid-2048", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 1, "min_effect": 0.05}]}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		// No input makes memory grow faster than the input itself.
 		memcheck.Check(t, memcheck.Bound{Base: 1 << 20, PerByte: 256}, len(data), func() {
@@ -403,10 +404,16 @@ func FuzzParseGates(f *testing.F) {
 					require.GreaterOrEqual(t, c.MinSpeedup, 1.0)
 				}
 				require.NotEqual(t, c.Baseline, c.Candidate)
+				// A minimum effect is a fraction that asks for more than
+				// min_speedup, on a claim that is not a no-regression bound.
+				if c.MinEffect != 0 {
+					require.True(t, c.MinEffect > 0 && c.MinEffect < 1 && !c.NoRegression, "%+v", c)
+					require.Greater(t, c.RequiredSpeedup(), c.MinSpeedup)
+				}
 			}
 			// Every verdict on no evidence fails with a reason.
 			for _, v := range CheckClaims(g, nil, testFingerprints) {
-				require.False(t, v.Pass)
+				require.Equal(t, OutcomeFails, v.Outcome)
 				require.Contains(t, v.Reason, "Fix:")
 			}
 		})
@@ -418,7 +425,7 @@ func BenchmarkCheckClaims(b *testing.B) {
 	g := Gates{Claims: []Claim{gridClaim(5)}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if !CheckClaims(g, []ResultFile{f}, testFingerprints)[0].Pass {
+		if !CheckClaims(g, []ResultFile{f}, testFingerprints)[0].Holds() {
 			b.Fatal("claim failed")
 		}
 	}
@@ -438,7 +445,7 @@ func ExampleCheckClaims() {
 		return
 	}
 	for _, v := range CheckClaims(g, files, Fingerprints{"workloads/bfs": "sha256:" + strings.Repeat("0", 63) + "1"}) {
-		fmt.Println(v.Pass, v.Speedup.Lo < 12)
+		fmt.Println(v.Holds(), v.Speedup.Lo < 12)
 	}
 	// Output:
 	// false true

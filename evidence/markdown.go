@@ -96,12 +96,18 @@ func mdEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;").Replace(quote.Text(s))
 }
 
+// staleSuffix marks the heading of a stale run's section.
+const staleSuffix = " (stale: measured on other code)"
+
 // MarkdownTable renders summaries as Markdown: one section per workload of
 // each run, headed by the workload and run label, stating the device,
 // commit and size, with a table of the timed and external arms (sample
 // count, median time with its 95% interval, time per iteration with its
 // interval, speedup over the baseline with its interval) and, where the
-// run measured one, a table of bandwidth arms in GB/s.
+// run measured one, a table of bandwidth arms in GB/s. The heading of a
+// stale run (Freshness Stale) ends in "(stale: measured on other code)"
+// and its section says why; the closing notes count the stale runs, or
+// say that staleness was not checked where a run's freshness is unknown.
 func MarkdownTable(summaries []WorkloadSummary) string {
 	var b strings.Builder
 	if len(summaries) == 0 {
@@ -118,15 +124,21 @@ func MarkdownTable(summaries []WorkloadSummary) string {
 	fmt.Fprintf(&b, "\nMedians of %s with 95%% intervals (benchmath, distribution-free). Per iteration is the median over the workload's iterations (BFS levels). "+
 		"Speedup is the baseline arm's median over the arm's; its interval is conservative (see package evidence). "+
 		"Bandwidth arms measure device memory bandwidth (bytes moved over time) and have no speedup. Arms marked (external) are peer tools.\n", metric)
+	b.WriteString("\n" + freshnessNote(summaries, "sections", strings.TrimSpace(staleSuffix)) + "\n")
 	return b.String()
 }
 
 func writeMarkdownSection(b *strings.Builder, ws WorkloadSummary) {
 	w := ws.Workload
-	fmt.Fprintf(b, "### %s\n\n", mdEscape(ws.Label()))
-	fmt.Fprintf(b, "%s (compute %s, driver %s), commit %s; %s nodes, %s edges, %s iterations; metric %s; file %s.\n\n",
+	heading, stale := mdEscape(ws.Label()), ""
+	if ws.Freshness == Stale {
+		heading += staleSuffix
+		stale = " **Stale:** its source fingerprint is none of the current tree's, so it was measured on other code, and the gate judges no claim on it."
+	}
+	fmt.Fprintf(b, "### %s\n\n", heading)
+	fmt.Fprintf(b, "%s (compute %s, driver %s), commit %s; %s nodes, %s edges, %s iterations; metric %s; file %s.%s\n\n",
 		mdEscape(ws.Device), ws.Compute, mdEscape(ws.Driver), mdEscape(shortCommit(ws.Commit)),
-		groupDigits(w.Nodes), groupDigits(w.Edges), groupDigits(w.Iterations), ws.Metric, mdEscape(ws.File))
+		groupDigits(w.Nodes), groupDigits(w.Edges), groupDigits(w.Iterations), ws.Metric, mdEscape(ws.File), stale)
 	b.WriteString("| arm | n | median | 95% CI | per iteration | 95% CI | speedup | 95% CI |\n")
 	b.WriteString("|---|--:|--:|---|--:|---|--:|---|\n")
 	var bandwidth []ArmSummary

@@ -2,10 +2,11 @@ package evidence
 
 import (
 	"fmt"
-	"github.com/gpuplan/gpuplan/internal/stats"
 	"math"
 	"path"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/stats"
 )
 
 // ArmSummary is the summary of one arm on one workload of one run.
@@ -48,6 +49,99 @@ type WorkloadSummary struct {
 	// arm). It is empty when the workload has no arm to compare with.
 	Baseline string
 	Arms     []ArmSummary // in order of first appearance in the file
+	// Freshness says whether the run was measured on the current tree's
+	// code; Summarize leaves it FreshnessUnknown and MarkFreshness sets it.
+	Freshness Freshness
+}
+
+// Freshness says whether a run was measured on the current tree's code,
+// as the gate judges it (StaleFiles).
+type Freshness int
+
+const (
+	// FreshnessUnknown: no fingerprints of the current tree were compared
+	// with the run's, so whether it is stale is not known.
+	FreshnessUnknown Freshness = iota
+	// Fresh: the run's source fingerprint is one of the current tree's.
+	Fresh
+	// Stale: the run's source fingerprint is none of the current tree's:
+	// it was measured on other code, and the gate judges no claim on it.
+	Stale
+)
+
+// String names the freshness as reports print it: "unknown", "fresh" or
+// "stale".
+func (f Freshness) String() string {
+	switch f {
+	case Fresh:
+		return "fresh"
+	case Stale:
+		return "stale"
+	}
+	return "unknown"
+}
+
+// Texts the Markdown report and the chart share about freshness.
+const (
+	noFingerprints = "no source fingerprints of the current tree were given to compare the runs with (gpuplan report computes them from the module root: run it there, or pass --root DIR)"
+	staleMeaning   = "their source fingerprint is none of the current tree's, so they were measured on other code and the gate judges no claim on them (gpuplan gate --list-stale lists their files)"
+)
+
+// MarkFreshness sets the Freshness of each summary of files from current,
+// the current tree's fingerprints (SourceFingerprints, as the gate
+// computes them): Stale where StaleFiles lists the summary's file, Fresh
+// where it does not. With no current fingerprints, and for a summary of a
+// file not in files, it leaves FreshnessUnknown, which the Markdown
+// report and the chart state as "staleness not checked".
+func MarkFreshness(summaries []WorkloadSummary, files []ResultFile, current Fingerprints) {
+	if len(current) == 0 {
+		return
+	}
+	known := map[string]Freshness{}
+	for _, f := range files {
+		known[f.Path] = Fresh
+	}
+	for _, p := range StaleFiles(files, current) {
+		known[p] = Stale
+	}
+	for i := range summaries {
+		summaries[i].Freshness = known[summaries[i].File]
+	}
+}
+
+// freshnessNote says whether staleness was checked and how many of the
+// summaries, which a report calls noun ("sections", "panels"), are stale
+// and marked as mark says.
+func freshnessNote(summaries []WorkloadSummary, noun, mark string) string {
+	stale, unknown := freshnessCounts(summaries)
+	if unknown == len(summaries) {
+		return "Staleness not checked: " + noFingerprints + "."
+	}
+	var parts []string
+	if unknown > 0 {
+		parts = append(parts, fmt.Sprintf("Staleness not checked for %d of %d %s: no source fingerprints were compared with theirs.", unknown, len(summaries), noun))
+	}
+	switch {
+	case stale > 0:
+		parts = append(parts, fmt.Sprintf("%d of %d %s are marked %s: %s.", stale, len(summaries), noun, mark, staleMeaning))
+	case unknown == 0:
+		parts = append(parts, "No run is stale: every run's source fingerprint is one of the current tree's.")
+	}
+	return strings.Join(parts, " ")
+}
+
+// freshnessCounts counts the stale summaries and those of unknown
+// freshness.
+func freshnessCounts(summaries []WorkloadSummary) (stale, unknown int) {
+	for _, ws := range summaries {
+		switch ws.Freshness {
+		case Stale:
+			stale++
+		case FreshnessUnknown:
+			unknown++
+		}
+	}
+	return stale, unknown
 }
 
 // Label names the workload and its run, for example

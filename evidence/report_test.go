@@ -9,11 +9,11 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
@@ -46,6 +46,76 @@ func TestMarkdownTableGolden(t *testing.T) {
 	golden(t, "report.golden.md", MarkdownTable(reportSummaries(t, MetricWallNS)))
 	golden(t, "report_device.golden.md", MarkdownTable(reportSummaries(t, MetricDeviceNS)))
 	assert.Equal(t, "No evidence recorded.\n", MarkdownTable(nil))
+}
+
+// MarkFreshness marks a run stale exactly where the gate's StaleFiles
+// lists its file, and leaves it unknown without fingerprints to compare.
+func TestMarkFreshness(t *testing.T) {
+	files, err := LoadResults("testdata/report")
+	require.NoError(t, err)
+	other := Fingerprints{"workloads/x": "sha256:" + strings.Repeat("e", 64)}
+	tests := []struct {
+		name    string
+		files   []ResultFile
+		current Fingerprints
+		want    Freshness
+	}{
+		{"no fingerprints", files, nil, FreshnessUnknown},
+		{"empty fingerprints", files, Fingerprints{}, FreshnessUnknown},
+		{"measured on this tree", files, testFingerprints, Fresh},
+		{"measured on other code", files, other, Stale},
+		{"file not among the files", nil, testFingerprints, FreshnessUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := Summarize(files, MetricWallNS, "host-loop")
+			require.NoError(t, err)
+			MarkFreshness(s, tc.files, tc.current)
+			for _, ws := range s {
+				assert.Equal(t, tc.want, ws.Freshness, ws.Label())
+				if tc.want != FreshnessUnknown {
+					assert.Equal(t, tc.want == Stale, slices.Contains(StaleFiles(files, tc.current), ws.File))
+				}
+			}
+		})
+	}
+	assert.Equal(t, []string{"unknown", "fresh", "stale"}, []string{FreshnessUnknown.String(), Fresh.String(), Stale.String()})
+}
+
+// The Markdown report marks stale runs in their headings and sections,
+// counts them, and says where staleness was not checked.
+func TestMarkdownFreshness(t *testing.T) {
+	tests := []struct {
+		name      string
+		freshness []Freshness
+		want, not []string
+	}{
+		{"one stale", []Freshness{Stale, Fresh},
+			[]string{"### grid-512 · run run (stale: measured on other code)\n", "**Stale:** its source fingerprint is none of the current tree's",
+				"1 of 2 sections are marked (stale: measured on other code): their source fingerprint is none of the current tree's", "gpuplan gate --list-stale"},
+			[]string{"### rmat-16 · run run (stale", "Staleness not checked", "No run is stale"}},
+		{"all fresh", []Freshness{Fresh, Fresh}, []string{"No run is stale"}, []string{"(stale:", "**Stale:**", "Staleness not checked"}},
+		{"unknown", []Freshness{FreshnessUnknown, FreshnessUnknown},
+			[]string{"Staleness not checked: no source fingerprints of the current tree were given", "--root DIR"}, []string{"(stale:", "No run is stale"}},
+		{"partly unknown", []Freshness{Stale, FreshnessUnknown},
+			[]string{"Staleness not checked for 1 of 2 sections", "1 of 2 sections are marked (stale: measured on other code)", "### grid-512 · run run (stale"}, []string{"No run is stale"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := reportSummaries(t, MetricWallNS)
+			require.Len(t, s, len(tc.freshness))
+			for i := range s {
+				s[i].Freshness = tc.freshness[i]
+			}
+			md := MarkdownTable(s)
+			for _, w := range tc.want {
+				assert.Contains(t, md, w)
+			}
+			for _, n := range tc.not {
+				assert.NotContains(t, md, n)
+			}
+		})
+	}
 }
 
 func TestSummarize(t *testing.T) {
@@ -142,23 +212,29 @@ func TestWriteChart(t *testing.T) {
 	}
 }
 
-// The two panels share their rows: their data areas must span the same
-// height on the page, or a row's interval would sit beside another row.
+// The two plots of a panel share its rows: their data areas must span the
+// rows' height exactly, or a row's interval would sit beside another row's
+// name and text.
 func TestChartPanelsAlign(t *testing.T) {
 	for _, s := range [][]WorkloadSummary{reportSummaries(t, MetricWallNS), externalSummaries(t)} {
-		rows := chartRows(s)
-		left, err := timePanel(rows, MetricWallNS)
-		require.NoError(t, err)
-		right, err := precisionPanel(rows)
-		require.NoError(t, err)
-		c := vgimg.New(chartWidth, chartFrame+chartRowHeight*vg.Length(len(rows)))
-		dc := draw.New(c)
-		split := chartWidth * chartTimeShare
-		l := left.DataCanvas(draw.Crop(dc, 0, split-chartWidth, 0, 0))
-		r := right.DataCanvas(draw.Crop(dc, split, 0, 0, 0))
-		assert.InDelta(t, float64(l.Min.Y), float64(r.Min.Y), 0.01)
-		assert.InDelta(t, float64(l.Max.Y), float64(r.Max.Y), 0.01)
-		assert.Less(t, float64(l.Max.X), float64(r.Min.X))
+		l := layoutChart(s)
+		dc := draw.New(vgimg.New(chartWidth, l.height))
+		top := l.height - l.top
+		for _, p := range l.panels {
+			rowsTop := top - chartHeadingHeight
+			rowsBottom := rowsTop - p.rowsHeight()
+			time := p.time.DataCanvas(columnCanvas(dc, l.cols.time, rowsBottom-p.timeAxis, rowsTop))
+			ci := p.ci.DataCanvas(columnCanvas(dc, l.cols.ci, rowsBottom-p.ciAxis, rowsTop))
+			for _, c := range []draw.Canvas{time, ci} {
+				assert.InDelta(t, float64(rowsTop), float64(c.Max.Y), 0.01)
+				assert.InDelta(t, float64(rowsBottom), float64(c.Min.Y), 0.01)
+			}
+			assert.InDelta(t, float64(l.cols.time.width()), float64(time.Size().X), 0.01, "no label widens the time axis")
+			assert.InDelta(t, float64(l.cols.ci.width()), float64(ci.Size().X), 0.01, "no label widens the interval axis")
+			assert.Less(t, float64(time.Max.X), float64(l.cols.text.x0))
+			assert.Less(t, float64(l.cols.text.x1), float64(ci.Min.X))
+			top -= p.height()
+		}
 	}
 }
 
@@ -333,11 +409,13 @@ func ExampleMarkdownTable() {
 		fmt.Println(err)
 		return
 	}
+	// The current tree's workload was changed since run.csv was measured.
+	MarkFreshness(s, files, Fingerprints{"workloads/bfs": "sha256:" + strings.Repeat("e", 64)})
 	fmt.Print(MarkdownTable(s))
 	// Output:
-	// ### grid-64 · run run
+	// ### grid-64 · run run (stale: measured on other code)
 	//
-	// Test GPU X (compute 9.0, driver 580.159.04), commit 0123abc; 4,096 nodes, 16,128 edges, 126 iterations; metric wall_ns; file run.csv.
+	// Test GPU X (compute 9.0, driver 580.159.04), commit 0123abc; 4,096 nodes, 16,128 edges, 126 iterations; metric wall_ns; file run.csv. **Stale:** its source fingerprint is none of the current tree's, so it was measured on other code, and the gate judges no claim on it.
 	//
 	// | arm | n | median | 95% CI | per iteration | 95% CI | speedup | 95% CI |
 	// |---|--:|--:|---|--:|---|--:|---|
@@ -345,6 +423,8 @@ func ExampleMarkdownTable() {
 	// | megakernel | 10 | 1.204 ms | [1.201, 1.208] ms | 9.56 µs | [9.53, 9.59] µs | 9.97x | [9.93x, 10.00x] |
 	//
 	// Medians of wall_ns with 95% intervals (benchmath, distribution-free). Per iteration is the median over the workload's iterations (BFS levels). Speedup is the baseline arm's median over the arm's; its interval is conservative (see package evidence). Bandwidth arms measure device memory bandwidth (bytes moved over time) and have no speedup. Arms marked (external) are peer tools.
+	//
+	// 1 of 1 sections are marked (stale: measured on other code): their source fingerprint is none of the current tree's, so they were measured on other code and the gate judges no claim on them (gpuplan gate --list-stale lists their files).
 }
 
 func ExampleWriteReportCSV() {

@@ -35,4 +35,32 @@ func SpeedupCI(baseline, candidate []float64) Interval {
 	return benchstats.SpeedupCI(baseline, candidate)
 }
 
+// MaxSettleSamples caps the samples per arm an unknown verdict suggests:
+// an estimate above it means the point estimate lies within noise of the
+// claim's bound, which more samples would not settle in practice (the
+// committed runs record 10 to 30 samples per arm).
+const MaxSettleSamples = 10000
+
+// SamplesToSettle estimates how many samples per arm would settle a claim
+// whose interval straddles its bound. halfWidth is the distance from the
+// point estimate to the interval's end on the bound's side, margin the
+// distance from the point estimate to the bound, and n the samples per arm
+// behind the interval (the larger arm's count, for two arms). The
+// half-width of a median's interval shrinks as 1/sqrt(n), so it falls to
+// margin at n' = n * (halfWidth/margin)^2, rounded up and at least n+1.
+// ok is false, and the count 0, when n' is above MaxSettleSamples or
+// cannot be computed (a margin of 0: the point estimate is on the bound;
+// an infinite half-width; a negative length).
+func SamplesToSettle(n int, halfWidth, margin float64) (samples int, ok bool) {
+	if n <= 0 || !finite(halfWidth) || !finite(margin) || halfWidth < 0 || margin <= 0 {
+		return 0, false
+	}
+	r := halfWidth / margin
+	est := math.Ceil(float64(n) * r * r)
+	if !(est <= MaxSettleSamples) || n+1 > MaxSettleSamples {
+		return 0, false
+	}
+	return max(int(est), n+1), true
+}
+
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }

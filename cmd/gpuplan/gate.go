@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -24,9 +25,17 @@ current fingerprint of a GPU workload: the workload package and every
 package it imports, comments and layout aside), both arms agree on the result checksum,
 no sample has timed uploads, allocations or extra host syncs, each arm has
 at least 10 samples, and the lower bound of the 95% confidence interval of
-the ratio of medians (benchmath) reaches the claimed speedup. Any failing
-claim exits 1 with what was observed and what was required. With no claims
-and no results the gate passes and says that no evidence is recorded.
+the ratio of medians (benchmath) reaches the claimed speedup (and
+1+min_effect, when the claim states a minimum effect). A claim against a
+peer tool (gunrock, egg) must name the strongest peer measured on that
+graph: a faster peer in the same file refuses it.
+
+Each claim prints PASS (its whole 95% interval is on the claimed side of
+the bound), FAIL (a check refused the evidence, or the whole interval is on
+the wrong side) or UNKNOWN (the interval straddles the bound: the line says
+about how many samples per arm would settle it). Any FAIL or UNKNOWN claim
+exits 1 with what was observed and what was required. With no claims and
+no results the gate passes and says that no evidence is recorded.
 
 With --list-stale it prints only the names of the evidence files measured
 on other code than this tree, one a line (the NAMEs scripts/record-all.sh
@@ -229,6 +238,7 @@ type verdictJSON struct {
 	Name                string   `json:"name"`
 	Claim               string   `json:"claim"`
 	Pass                bool     `json:"pass"`
+	Outcome             string   `json:"outcome"`
 	Stale               bool     `json:"stale"`
 	Reason              string   `json:"reason,omitempty"`
 	File                string   `json:"file,omitempty"`
@@ -241,6 +251,7 @@ type verdictJSON struct {
 	SpeedupLo           *float64 `json:"speedup_ci_lo,omitempty"`
 	SpeedupHi           *float64 `json:"speedup_ci_hi,omitempty"`
 	RequiredSpeedupLoGE float64  `json:"required_speedup_ci_lo_at_least"`
+	SettleSamples       int      `json:"samples_per_arm_to_settle,omitempty"`
 }
 
 func finitePtr(f float64) *float64 {
@@ -284,72 +295,123 @@ func runClaims(e *env, asJSON bool, root, gatesPath, resultsDir string) error {
 	if err != nil {
 		return err
 	}
-	samples := 0
+	r := claimsRun{gatesPath: gatesPath, resultsDir: resultsDir, fp: fp, files: files, claims: len(gates.Claims),
+		verdicts: evidence.CheckClaims(gates, files, fp), stale: evidence.StaleFiles(files, fp)}
 	for _, rf := range files {
-		samples += len(rf.Samples)
+		r.samples += len(rf.Samples)
 	}
-	verdicts := evidence.CheckClaims(gates, files, fp)
-	failed := 0
-	for _, v := range verdicts {
-		if !v.Pass {
-			failed++
-		}
-	}
-	stale := evidence.StaleFiles(files, fp)
-	message := ""
-	switch {
-	case len(gates.Claims) == 0 && samples == 0:
-		message = fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", quote.Text(resultsDir), quote.Text(gatesPath))
-	case len(gates.Claims) == 0:
-		message = fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", quote.Text(gatesPath), len(files), samples)
-	case failed == 0:
-		message = fmt.Sprintf("gate passed: %d of %d claims hold", len(verdicts), len(verdicts))
-	default:
-		message = fmt.Sprintf("gate failed: %d of %d claims do not hold", failed, len(verdicts))
-	}
+	r.tally = tallyVerdicts(r.verdicts)
+	failed := r.tally[evidence.OutcomeFails] + r.tally[evidence.OutcomeUnknown]
+	message := r.message(failed)
 	if asJSON {
-		out := struct {
-			Gates       string                `json:"gates"`
-			Results     string                `json:"results"`
-			Fingerprint evidence.Fingerprints `json:"source_fingerprints"`
-			Files       int                   `json:"files"`
-			Samples     int                   `json:"samples"`
-			StaleFiles  []string              `json:"stale_files"`
-			Claims      []verdictJSON         `json:"claims"`
-			Pass        bool                  `json:"pass"`
-			Message     string                `json:"message"`
-		}{gatesPath, resultsDir, fp, len(files), samples, nonNil(stale), []verdictJSON{}, failed == 0, message}
-		for _, v := range verdicts {
-			out.Claims = append(out.Claims, verdictJSON{
-				Name: v.Claim.Name, Claim: v.Claim.String(), Pass: v.Pass, Stale: v.Stale, Reason: v.Reason,
-				File: v.File, Device: v.Device, ComputeCapability: v.Compute, Commit: v.Commit,
-				BaselineSamples: v.BaselineN, CandidateSamples: v.CandidateN,
-				SpeedupMedian: finitePtr(v.Speedup.Center), SpeedupLo: finitePtr(v.Speedup.Lo), SpeedupHi: finitePtr(v.Speedup.Hi),
-				RequiredSpeedupLoGE: v.RequiredSpeedupLower,
-			})
-		}
-		if err := writeJSON(e.stdout, out); err != nil {
-			return err
-		}
+		err = r.writeJSON(e.stdout, failed == 0, message)
 	} else {
-		fmt.Fprintf(e.stdout, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprints %s\n",
-			len(gates.Claims), quote.Text(gatesPath), len(files), samples, quote.Text(resultsDir), fp)
-		for _, v := range verdicts {
-			fmt.Fprintln(e.stdout, v.String())
-		}
-		for _, s := range stale {
-			fmt.Fprintf(e.stdout, "note: %s is stale (measured on other code: its fingerprint differs)\n", quote.Text(s))
-		}
-		fmt.Fprintln(e.stdout, message)
+		err = r.writeText(e.stdout, message)
+	}
+	if err != nil {
+		return err
 	}
 	if failed > 0 {
-		where := "the FAIL lines above"
-		if asJSON {
-			where = `the claims with "pass": false and their "reason"`
-		}
-		return errors.New(message + ". Fix: see " + where + "; each says what was observed and what was required")
+		return errors.New(message + ". Fix: see " + failedWhere(r.tally, asJSON) + "; each says what was observed and what was required")
 	}
 	return nil
+}
+
+// claimsRun is one judgement of the claims: the inputs the output names
+// and the verdicts.
+type claimsRun struct {
+	gatesPath, resultsDir string
+	fp                    evidence.Fingerprints
+	files                 []evidence.ResultFile
+	samples, claims       int
+	verdicts              []evidence.Verdict
+	stale                 []string
+	tally                 map[evidence.Outcome]int
+}
+
+// message is the run's last line; failed counts the FAIL and UNKNOWN
+// verdicts.
+func (r *claimsRun) message(failed int) string {
+	n, unknown := len(r.verdicts), r.tally[evidence.OutcomeUnknown]
+	switch {
+	case r.claims == 0 && r.samples == 0:
+		return fmt.Sprintf("no evidence recorded: %s holds no samples and %s states no claims; nothing to check", quote.Text(r.resultsDir), quote.Text(r.gatesPath))
+	case r.claims == 0:
+		return fmt.Sprintf("no claims stated in %s; %d evidence files with %d samples are well-formed", quote.Text(r.gatesPath), len(r.files), r.samples)
+	case failed == 0:
+		return fmt.Sprintf("gate passed: %d of %d claims hold", n, n)
+	case unknown == 0:
+		return fmt.Sprintf("gate failed: %d of %d claims do not hold", failed, n)
+	}
+	return fmt.Sprintf("gate failed: %d of %d claims do not hold (%d FAIL, %d UNKNOWN: an unknown claim is not a held claim)",
+		failed, n, r.tally[evidence.OutcomeFails], unknown)
+}
+
+// writeText prints a header line, one line per verdict, the stale files
+// and message.
+func (r *claimsRun) writeText(w io.Writer, message string) error {
+	fmt.Fprintf(w, "gate: %d claims in %s; %d evidence files with %d samples in %s; source fingerprints %s\n",
+		r.claims, quote.Text(r.gatesPath), len(r.files), r.samples, quote.Text(r.resultsDir), r.fp)
+	for _, v := range r.verdicts {
+		fmt.Fprintln(w, v.String())
+	}
+	for _, s := range r.stale {
+		fmt.Fprintf(w, "note: %s is stale (measured on other code: its fingerprint differs)\n", quote.Text(s))
+	}
+	_, err := fmt.Fprintln(w, message)
+	return err
+}
+
+// writeJSON writes the run as one JSON object.
+func (r *claimsRun) writeJSON(w io.Writer, pass bool, message string) error {
+	out := struct {
+		Gates       string                `json:"gates"`
+		Results     string                `json:"results"`
+		Fingerprint evidence.Fingerprints `json:"source_fingerprints"`
+		Files       int                   `json:"files"`
+		Samples     int                   `json:"samples"`
+		StaleFiles  []string              `json:"stale_files"`
+		Claims      []verdictJSON         `json:"claims"`
+		Pass        bool                  `json:"pass"`
+		Message     string                `json:"message"`
+	}{r.gatesPath, r.resultsDir, r.fp, len(r.files), r.samples, nonNil(r.stale), []verdictJSON{}, pass, message}
+	for _, v := range r.verdicts {
+		out.Claims = append(out.Claims, verdictJSON{
+			Name: v.Claim.Name, Claim: v.Claim.String(), Pass: v.Holds(), Outcome: v.Outcome.String(), Stale: v.Stale, Reason: v.Reason,
+			File: v.File, Device: v.Device, ComputeCapability: v.Compute, Commit: v.Commit,
+			BaselineSamples: v.BaselineN, CandidateSamples: v.CandidateN,
+			SpeedupMedian: finitePtr(v.Speedup.Center), SpeedupLo: finitePtr(v.Speedup.Lo), SpeedupHi: finitePtr(v.Speedup.Hi),
+			RequiredSpeedupLoGE: v.RequiredSpeedupLower, SettleSamples: v.SettleSamples,
+		})
+	}
+	return writeJSON(w, out)
+}
+
+// tallyVerdicts counts the verdicts of each outcome.
+func tallyVerdicts(verdicts []evidence.Verdict) map[evidence.Outcome]int {
+	tally := map[evidence.Outcome]int{}
+	for _, v := range verdicts {
+		tally[v.Outcome]++
+	}
+	return tally
+}
+
+// failedWhere points at the output that explains why the gate failed:
+// the FAIL and UNKNOWN lines, or the claims of the JSON output that do
+// not pass.
+func failedWhere(tally map[evidence.Outcome]int, asJSON bool) string {
+	fails, unknown := tally[evidence.OutcomeFails] > 0, tally[evidence.OutcomeUnknown] > 0
+	switch {
+	case asJSON && unknown:
+		return `the claims with "pass": false, their "outcome" ("FAIL" or "UNKNOWN"), "reason" and "samples_per_arm_to_settle"`
+	case asJSON:
+		return `the claims with "pass": false and their "reason"`
+	case fails && unknown:
+		return "the FAIL and UNKNOWN lines above (an UNKNOWN line says how many samples per arm would settle it)"
+	case unknown:
+		return "the UNKNOWN lines above (each says how many samples per arm would settle it)"
+	}
+	return "the FAIL lines above"
 }
 
 func nonNil(s []string) []string {

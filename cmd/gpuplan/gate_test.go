@@ -353,3 +353,88 @@ func TestGateRootErrorsNameTheRoot(t *testing.T) {
 	require.Equal(t, exitFailure, code)
 	assert.Contains(t, errs, "--gates "+strconv.Quote(filepath.Join(missing, "gates.json"))+": no such file. Fix:")
 }
+
+// TestGateOutcomes checks the three outcomes end to end: a claim whose
+// interval straddles its bound prints UNKNOWN with the samples per arm that
+// would settle it, and fails the gate like a FAIL does.
+func TestGateOutcomes(t *testing.T) {
+	falseClaim := `{"name": "grid 50x", "workload": "grid-512", "baseline": "host-loop", "candidate": "megakernel", "metric": "wall_ns", "min_speedup": 50}`
+	tests := []struct {
+		name   string
+		claims string
+		out    []string
+		errs   string
+	}{
+		{"unknown", gridClaimJSON, []string{"UNKNOWN grid megakernel: megakernel vs host-loop on grid-512 (wall_ns) at least 5x: inconclusive: observed speedup 4.9",
+			"straddles the bound", ". Fix: run more: about ", " samples per arm would settle it\n"},
+			"gate failed: 1 of 1 claims do not hold (0 FAIL, 1 UNKNOWN: an unknown claim is not a held claim). Fix: see the UNKNOWN lines above"},
+		{"unknown and failed", gridClaimJSON + ", " + falseClaim, []string{"UNKNOWN grid megakernel", "FAIL grid 50x"},
+			"gate failed: 2 of 2 claims do not hold (1 FAIL, 1 UNKNOWN: an unknown claim is not a held claim). Fix: see the FAIL and UNKNOWN lines above"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			// 1.19e7 / 2.4e6 is 4.96x: the 95% interval straddles 5x.
+			root := gateTree(t, tc.claims, 12, 2.4e6)
+			out, errs, code := runCLI(t, "", "gate", "--root", root)
+			require.Equal(t, exitFailure, code, "stdout: %s\nstderr: %s", out, errs)
+			for _, w := range tc.out {
+				assert.Contains(t, out, w)
+			}
+			assert.Contains(t, errs, tc.errs)
+		})
+	}
+
+	root := gateTree(t, gridClaimJSON, 12, 2.4e6)
+	out, errs, code := runCLI(t, "", "gate", "--root", root, "--json")
+	require.Equal(t, exitFailure, code)
+	assert.Contains(t, errs, `"outcome" ("FAIL" or "UNKNOWN")`)
+	var got struct {
+		Claims []struct {
+			Pass          bool   `json:"pass"`
+			Outcome       string `json:"outcome"`
+			Reason        string `json:"reason"`
+			SettleSamples int    `json:"samples_per_arm_to_settle"`
+		} `json:"claims"`
+		Pass bool `json:"pass"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	assert.False(t, got.Pass)
+	require.Len(t, got.Claims, 1)
+	c := got.Claims[0]
+	assert.False(t, c.Pass)
+	assert.Equal(t, "UNKNOWN", c.Outcome)
+	assert.Greater(t, c.SettleSamples, 12)
+	assert.Contains(t, c.Reason, "about "+strconv.Itoa(c.SettleSamples)+" samples per arm would settle it")
+
+	root = gateTree(t, gridClaimJSON, 12, 1.19e6)
+	out, _, code = runCLI(t, "", "gate", "--root", root, "--json")
+	require.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"outcome": "PASS"`)
+	assert.NotContains(t, out, "samples_per_arm_to_settle")
+}
+
+// TestGateMinEffect checks that min_effect is read and validated like the
+// other claim fields.
+func TestGateMinEffect(t *testing.T) {
+	effect := func(extra string) string {
+		return strings.Replace(gridClaimJSON, `"min_speedup": 5`, extra, 1)
+	}
+	tests := []struct {
+		name   string
+		claims string
+		code   int
+		want   string
+	}{
+		{"holds", effect(`"min_speedup": 1, "min_effect": 0.5`), exitOK, "PASS grid megakernel: megakernel vs host-loop on grid-512 (wall_ns) at least 1x (min effect 0.5: at least 1.5x beyond noise)"},
+		{"misspelt", effect(`"min_speedup": 1, "min_efect": 0.5`), exitFailure, `field "claims[0].min_efect": unknown field. Fix:`},
+		{"changes nothing", effect(`"min_speedup": 5, "min_effect": 0.5`), exitFailure, `field "claims[0].min_effect": claim "grid megakernel": min_effect 0.5 requires at least 1.5x beyond noise, which its min_speedup 5 already requires, so it would change nothing. Fix:`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			root := gateTree(t, tc.claims, 12, 1.19e6)
+			out, errs, code := runCLI(t, "", "gate", "--root", root)
+			require.Equal(t, tc.code, code, "stdout: %s\nstderr: %s", out, errs)
+			assert.Contains(t, out+errs, tc.want)
+		})
+	}
+}

@@ -38,6 +38,10 @@ type loadRow struct {
 	evidence.LoadRow
 	result bfsserve.LoadResult
 	leaks  []string
+	// phases is the server's time per batch in each phase over the
+	// setting (bfsserve.ScrapePhases), and batches how many ran.
+	phases  map[string]time.Duration
+	batches float64
 }
 
 // setting is one server configuration and client count.
@@ -170,6 +174,10 @@ func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphIn
 	if err != nil {
 		return loadRow{}, err
 	}
+	phases, err := bfsserve.ScrapePhases(ctx, client, url)
+	if err != nil {
+		return loadRow{}, err
+	}
 	cfg.Duration, cfg.Queries, cfg.CheckEvery, cfg.Reference = d.o.duration, d.o.queries, d.o.checkEvery, d.ref.levels
 	cfg.Disconnect, cfg.Mixed = d.o.disconnect, d.o.soak
 	bar := &progressBar{w: d.e.stderr, on: isTerminal(d.e.stderr)}
@@ -185,12 +193,15 @@ func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphIn
 	row := loadRow{LoadRow: evidence.LoadRow{Graph: name, Nodes: uint64(g.Vertices), Edges: uint64(g.Edges),
 		Backend: g.Backend, Mode: st.mode, WindowNS: uint64(st.window), MaxBatch: uint64(st.maxBatch), Clients: uint64(st.clients)}}
 	row.fill(res)
+	after, err := d.settle(ctx, client, transport, url)
+	if err != nil {
+		return loadRow{}, err
+	}
 	if d.o.soak {
-		after, err := d.settle(ctx, client, transport, url)
-		if err != nil {
-			return loadRow{}, err
-		}
 		row.leaks = leaks(before, after)
+	}
+	if err := row.phasesSince(ctx, client, url, phases, after["gpuplan_serve_batch_seconds"]-before["gpuplan_serve_batch_seconds"]); err != nil {
+		return loadRow{}, err
 	}
 	d.e.logf("load", "%s: %s", label, row.summary())
 	return row, nil
@@ -234,6 +245,23 @@ func (r *loadRow) fill(res bfsserve.LoadResult) {
 	r.Checked, r.Mismatches = uint64(res.Checked), uint64(res.Mismatches)
 }
 
+// phasesSince sets the row's time per batch in each phase since the
+// server's phase sums were before, over batches batches.
+func (r *loadRow) phasesSince(ctx context.Context, client *http.Client, url string, before map[string]float64, batches float64) error {
+	now, err := bfsserve.ScrapePhases(ctx, client, url)
+	if err != nil {
+		return err
+	}
+	r.batches, r.phases = batches, map[string]time.Duration{}
+	if batches <= 0 {
+		return nil
+	}
+	for phase, s := range now {
+		r.phases[phase] = time.Duration((s - before[phase]) / batches * float64(time.Second))
+	}
+	return nil
+}
+
 // summary is the row's one-line report.
 func (r *loadRow) summary() string {
 	res := r.result
@@ -242,6 +270,10 @@ func (r *loadRow) summary() string {
 		res.Answered, res.Checked, res.Mismatches, res.Refused, res.Failed)
 	if res.Abandoned > 0 {
 		s += fmt.Sprintf(", %d abandoned", res.Abandoned)
+	}
+	if r.batches > 0 {
+		s += fmt.Sprintf("; per batch (%.0f batches) traverse %s, read %s, answer %s", r.batches,
+			r.phases["traverse"].Round(time.Microsecond), r.phases["read"].Round(time.Microsecond), r.phases["answer"].Round(time.Microsecond))
 	}
 	return s
 }

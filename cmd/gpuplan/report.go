@@ -28,9 +28,18 @@ Inputs are evidence CSV files, - for standard input, or directories (every
 --format picks the table: markdown (default), csv (one row per arm, the
 numbers unrounded), benchfmt (every sample in Go's benchmark format, for
 benchstat) or json. It goes to standard output, or to --output FILE.
---chart FILE.png or FILE.svg also draws the chart: medians on a log scale
-with their intervals, and every interval to scale as a percentage of its
-median in a second panel.
+--chart FILE.png or FILE.svg also draws the chart: a panel per workload of
+each run, with the medians on a log axis of the panel's range with their
+intervals, and every interval as a percentage of its median on an axis of
+the panel's own scale, so that a sub-percent interval is a bar.
+
+A run is stale when its source fingerprint is none of the current tree's
+(as gpuplan gate judges it, and gate --list-stale lists): the table marks it
+"(stale: measured on other code)" and the chart tags it STALE and greys it.
+The fingerprints are computed from --root (default: the current directory);
+where the default names no module with GPU workloads, as when reading
+evidence outside the repository, staleness is not checked and the outputs
+say so.
 
 Examples:
   gpuplan report
@@ -47,8 +56,8 @@ const (
 )
 
 type reportOptions struct {
-	results, metric, baseline, chart, format, output, markdown string
-	limit                                                      *int64
+	results, metric, baseline, chart, format, output, markdown, root string
+	limit                                                            *int64
 }
 
 func runReport(e *env, args []string) error {
@@ -61,6 +70,7 @@ func runReport(e *env, args []string) error {
 	f.StringVar(&o.format, "format", formatMarkdown, "table format: markdown, csv, benchfmt or json")
 	f.StringVar(&o.output, "output", "-", "write the table to `FILE` (- for standard output)")
 	f.StringVar(&o.markdown, "markdown", "", "same as --format markdown --output `FILE`")
+	f.StringVar(&o.root, "root", ".", "module root `DIR` whose measured code decides which runs are stale, as for gpuplan gate")
 	o.limit = evidenceLimitFlag(f)
 	if err := f.parse(args); err != nil {
 		return err
@@ -82,6 +92,11 @@ func runReport(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	current, err := reportFingerprints(o.root, setFlags(f)["root"])
+	if err != nil {
+		return err
+	}
+	evidence.MarkFreshness(summaries, files, current)
 	if err := o.writeChart(summaries); err != nil {
 		return err
 	}
@@ -138,6 +153,29 @@ func (o *reportOptions) load(e *env, f *flags) ([]evidence.ResultFile, error) {
 		}
 	}
 	return evidence.LoadResultsLimit(o.results, *o.limit)
+}
+
+// reportFingerprints returns the current source fingerprints of root's GPU
+// workloads and recorded example runs, computed as gpuplan gate computes
+// them, to tell the stale runs. Where root was not named on the command
+// line and is no module with workloads (a report read outside the
+// repository), it returns none: freshness stays unknown, and the outputs
+// say that staleness was not checked. A root named with --root must be
+// one.
+func reportFingerprints(root string, named bool) (evidence.Fingerprints, error) {
+	if named {
+		if err := checkGateRoot(root); err != nil {
+			return nil, err
+		}
+	}
+	fp, err := rootFingerprints(root)
+	if err == nil {
+		err = addRunFingerprints(root, fp)
+	}
+	if err != nil && !named {
+		return nil, nil
+	}
+	return fp, err
 }
 
 func (o *reportOptions) writeChart(summaries []evidence.WorkloadSummary) error {
@@ -253,6 +291,7 @@ type workloadJSON struct {
 	Commit     string    `json:"commit"`
 	Metric     string    `json:"metric"`
 	Baseline   string    `json:"baseline"`
+	Freshness  string    `json:"freshness"`
 	Arms       []armJSON `json:"arms"`
 }
 
@@ -261,7 +300,7 @@ func reportJSON(summaries []evidence.WorkloadSummary) []workloadJSON {
 	for _, ws := range summaries {
 		wj := workloadJSON{File: ws.File, Run: ws.Run, Workload: ws.Workload.Name, Nodes: ws.Workload.Nodes, Edges: ws.Workload.Edges,
 			Iterations: ws.Workload.Iterations, Device: ws.Device, Compute: ws.Compute, Driver: ws.Driver, Commit: ws.Commit,
-			Metric: ws.Metric, Baseline: ws.Baseline}
+			Metric: ws.Metric, Baseline: ws.Baseline, Freshness: ws.Freshness.String()}
 		for _, a := range ws.Arms {
 			wj.Arms = append(wj.Arms, armJSON{Arm: a.Arm, Kind: a.Kind.String(), N: a.N, MedianNS: finitePtr(a.Median.Center),
 				MedianLoNS: finitePtr(a.Median.Lo), MedianHiNS: finitePtr(a.Median.Hi), PerIteration: intervalOf(a.PerIteration),

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/csv"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -159,4 +162,92 @@ func TestReportErrors(t *testing.T) {
 			}
 		})
 	}
+}
+
+// freshFixture writes the report fixture measured, as its fingerprints
+// say, on this tree's code.
+func freshFixture(t *testing.T) string {
+	fp, err := rootFingerprints("../..")
+	require.NoError(t, err)
+	data, err := os.ReadFile(reportFixtureFile)
+	require.NoError(t, err)
+	current := fp[slices.Sorted(maps.Keys(fp))[0]]
+	fresh := regexp.MustCompile(`sha256:[0-9a-f]{64}`).ReplaceAllString(string(data), current)
+	path := filepath.Join(t.TempDir(), "run.csv")
+	require.NoError(t, os.WriteFile(path, []byte(fresh), 0o600))
+	return path
+}
+
+// gpuplan report marks the runs measured on other code than --root's, in
+// the table, the JSON and the chart, and says so where it has no
+// fingerprints to compare with.
+func TestReportStaleness(t *testing.T) {
+	tests := []struct {
+		name      string
+		args      []string
+		code      int
+		want      []string
+		freshness string
+	}{
+		{"outside the repository", []string{reportFixtureFile}, exitOK,
+			[]string{"Staleness not checked: no source fingerprints of the current tree were given"}, "unknown"},
+		{"measured on other code", []string{"--root", "../..", reportFixtureFile}, exitOK,
+			[]string{"### grid-512 · run run (stale: measured on other code)\n", "### rmat-16 · run run (stale: measured on other code)\n", "2 of 2 sections are marked"}, "stale"},
+		{"measured on this tree", []string{"--root", "../..", freshFixture(t)}, exitOK, []string{"No run is stale"}, "fresh"},
+		{"a root without workloads", []string{"--root", t.TempDir(), reportFixtureFile}, exitFailure, []string{"has no workloads directory", "Fix:"}, ""},
+		{"a missing root", []string{"--root", filepath.Join(t.TempDir(), "none"), reportFixtureFile}, exitFailure, []string{"no such directory. Fix:"}, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, "", append([]string{"report"}, tc.args...)...)
+			require.Equal(t, tc.code, code, errs)
+			if code != exitOK {
+				for _, w := range tc.want {
+					assert.Contains(t, errs, w)
+				}
+				return
+			}
+			for _, w := range tc.want {
+				assert.Contains(t, out, w)
+			}
+			out, errs, code = runCLI(t, "", append([]string{"report", "--json"}, tc.args...)...)
+			require.Equal(t, exitOK, code, errs)
+			var got []workloadJSON
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			require.Len(t, got, 2)
+			for _, w := range got {
+				assert.Equal(t, tc.freshness, w.Freshness, w.Workload)
+			}
+			svg := filepath.Join(t.TempDir(), "c.svg")
+			_, errs, code = runCLI(t, "", append([]string{"report", "--chart", svg, "--output", filepath.Join(t.TempDir(), "r.md")}, tc.args...)...)
+			require.Equal(t, exitOK, code, errs)
+			data, err := os.ReadFile(svg)
+			require.NoError(t, err)
+			assert.Equal(t, tc.freshness == "stale", strings.Contains(string(data), ">STALE: measured on other code<"))
+		})
+	}
+}
+
+// On the committed evidence, the runs the report marks stale are the
+// files gpuplan gate --list-stale lists.
+func TestReportStaleMatchesGate(t *testing.T) {
+	out, errs, code := runCLI(t, "", "gate", "--list-stale", "--root", "../..", "--json")
+	require.Equal(t, exitOK, code, errs)
+	var gate struct {
+		Stale []string `json:"stale"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &gate))
+	out, errs, code = runCLI(t, "", "report", "--root", "../..", "--results", "../../evidence/results", "--json")
+	require.Equal(t, exitOK, code, errs)
+	var got []workloadJSON
+	require.NoError(t, json.Unmarshal([]byte(out), &got))
+	stale := []string{}
+	for _, w := range got {
+		require.NotEqual(t, "unknown", w.Freshness, w.File)
+		if name := strings.TrimSuffix(filepath.Base(w.File), ".csv"); w.Freshness == "stale" && !slices.Contains(stale, name) {
+			stale = append(stale, name)
+		}
+	}
+	slices.Sort(stale)
+	assert.Equal(t, gate.Stale, stale)
 }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
@@ -155,22 +156,38 @@ func (g *Graph) Query(ctx context.Context, q Query) (Answer, error) {
 // cancelled context stops between traversals. Every query is checked first
 // (*QueryError), so a bad one answers none.
 func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
+	as, _, err := g.BatchPhases(ctx, qs)
+	return as, err
+}
+
+// Phases is where a batch's time went: the traversals themselves (on the
+// GPU, the timed region of each run or multi-source pass), reading their
+// levels back (with placing the roots, on the GPU), and building the
+// answers from the levels.
+type Phases struct {
+	Traverse, Read, Answer time.Duration
+}
+
+// BatchPhases is Batch, also returning where the batch's time went.
+func (g *Graph) BatchPhases(ctx context.Context, qs []Query) ([]Answer, Phases, error) {
+	var ph Phases
 	if len(qs) == 0 {
-		return nil, nil
+		return nil, ph, nil
 	}
 	if len(qs) > MaxBatchRoots {
-		return nil, &QueryError{Field: "queries", Msg: fmt.Sprintf("%d queries in one batch", len(qs)), Fix: fmt.Sprintf("send at most %d", MaxBatchRoots)}
+		return nil, ph, &QueryError{Field: "queries", Msg: fmt.Sprintf("%d queries in one batch", len(qs)), Fix: fmt.Sprintf("send at most %d", MaxBatchRoots)}
 	}
 	for i := range qs {
 		if err := qs[i].check(g.Vertices(), i); err != nil {
-			return nil, err
+			return nil, ph, err
 		}
 	}
 	roots := distinctRoots(qs)
-	levels, err := g.levels(ctx, roots)
+	levels, err := g.levels(ctx, roots, &ph)
 	if err != nil {
-		return nil, err
+		return nil, ph, err
 	}
+	t0 := time.Now()
 	index := make(map[int32]int, len(roots))
 	for i, r := range roots {
 		index[r] = i
@@ -179,7 +196,8 @@ func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
 	// Each answer scans its root's levels once: they are built in parallel,
 	// a query per worker at a time.
 	forEach(len(qs), func(i int) { out[i] = g.answer(qs[i], levels[index[qs[i].Root]]) })
-	return out, nil
+	ph.Answer = time.Since(t0)
+	return out, ph, nil
 }
 
 // Check reports whether the graph would answer q, as Batch checks every
@@ -231,24 +249,37 @@ func distinctRoots(qs []Query) []int32 {
 // undirected graph's roots in multi-source passes (on the GPU, of
 // BatchWidth roots; on the CPU, of up to frontier.MaxMultiSourceRoots), a
 // directed graph's one at a time.
-func (g *Graph) levels(ctx context.Context, roots []int32) ([][]int32, error) {
+// It adds the traversals' time and the rest of the levels' time to ph.
+func (g *Graph) levels(ctx context.Context, roots []int32, ph *Phases) ([][]int32, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
 		return nil, errors.New("the graph is closed. Fix: open it again")
 	}
+	t0 := time.Now()
+	var traverse time.Duration
+	var out [][]int32
+	var err error
 	switch {
 	case len(roots) > 1 && g.ms != nil:
-		return inPasses(ctx, roots, g.opts.BatchWidth, g.gpuPass)
+		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(pass []int32) ([][]int32, error) { return g.gpuPass(pass, &traverse) })
 	case len(roots) > 1 && g.gpu == nil && !g.directed:
-		return inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([][]int32, error) {
+		out, err = inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([][]int32, error) {
 			return frontier.MultiSourceBFS(g.out, pass)
 		})
+	default:
+		out, err = inPasses(ctx, roots, 1, func(pass []int32) ([][]int32, error) {
+			lv, err := g.one(pass[0], &traverse)
+			return [][]int32{lv}, err
+		})
 	}
-	return inPasses(ctx, roots, 1, func(pass []int32) ([][]int32, error) {
-		lv, err := g.one(pass[0])
-		return [][]int32{lv}, err
-	})
+	all := time.Since(t0)
+	if g.gpu == nil {
+		traverse = all
+	}
+	ph.Traverse += traverse
+	ph.Read += all - min(all, traverse)
+	return out, err
 }
 
 // inPasses runs roots in passes of at most width, stopping between passes
@@ -271,21 +302,25 @@ func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int
 // gpuPass runs one multi-source pass on the GPU. A pass runs exactly
 // BatchWidth roots: a short one is padded with its first root, whose
 // repeats cost little.
-func (g *Graph) gpuPass(chunk []int32) ([][]int32, error) {
+func (g *Graph) gpuPass(chunk []int32, traverse *time.Duration) ([][]int32, error) {
 	pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
-	_, lv, err := g.ms.Run(pass, true)
+	r, lv, err := g.ms.Run(pass, true)
+	*traverse += time.Duration(r.WallNs)
 	if err != nil {
 		return nil, err
 	}
 	return lv[:len(chunk)], nil
 }
 
-// one runs a BFS from root on the GPU or the CPU.
-func (g *Graph) one(root int32) ([]int32, error) {
+// one runs a BFS from root on the GPU or the CPU, adding the GPU run's
+// traversal time to traverse.
+func (g *Graph) one(root int32, traverse *time.Duration) ([]int32, error) {
 	if g.gpu == nil {
 		return frontier.BFSParallel(g.out, root)
 	}
-	if _, err := g.gpu.Run(g.opts.Arm, root); err != nil {
+	r, err := g.gpu.Run(g.opts.Arm, root)
+	*traverse += time.Duration(r.WallNs)
+	if err != nil {
 		return nil, err
 	}
 	return g.gpu.Levels()

@@ -8,7 +8,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/frontier"
@@ -255,4 +257,45 @@ func FuzzReadDirected(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestBatchPhasesSplitTheTime checks where BatchPhases puts a batch's time:
+// on the GPU the traversals and the reads of their levels apart, on the
+// CPU all of it in the traversals; the answers always after them.
+func TestBatchPhasesSplitTheTime(t *testing.T) {
+	g := kron(t)
+	roots, err := frontier.Roots(g, 70, 9)
+	require.NoError(t, err)
+	cpu, err := OpenCPU(g, Options{})
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name  string
+		g     *Graph
+		roots []int32
+		read  bool
+	}{
+		{"gpu multi-source", openFake(t, g, Options{}), roots, true},
+		{"gpu one root", openFake(t, g, Options{}), roots[:1], true},
+		{"cpu multi-source", cpu, roots, false},
+		{"cpu one root", cpu, roots[:1], false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			qs := make([]Query, len(c.roots))
+			for i, r := range c.roots {
+				qs[i] = Query{Root: r, MaxDepth: NoDepthLimit}
+			}
+			t0 := time.Now()
+			as, ph, err := c.g.BatchPhases(context.Background(), qs)
+			wall := time.Since(t0)
+			require.NoError(t, err)
+			require.Len(t, as, len(qs))
+			assert.Positive(t, ph.Traverse)
+			assert.Positive(t, ph.Answer)
+			assert.Equal(t, c.read, ph.Read > 0, "%+v", ph)
+			assert.LessOrEqual(t, ph.Traverse+ph.Read+ph.Answer, wall)
+		})
+	}
+	_, ph, err := cpu.BatchPhases(context.Background(), nil)
+	require.NoError(t, err)
+	assert.Zero(t, ph)
 }

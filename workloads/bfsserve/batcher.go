@@ -249,6 +249,14 @@ func (b *batcher) runGroup(group []*job) {
 	m, at := b.s.metrics, on.at.values()
 	m.batchRoots.WithLabelValues(at...).Observe(float64(roots))
 	m.passTime.WithLabelValues(at...).Observe(elapsed.Seconds())
+	if err == nil {
+		for _, p := range []struct {
+			name string
+			d    time.Duration
+		}{{phaseTraverse, on.phases.Traverse}, {phaseRead, on.phases.Read}, {phaseAnswer, on.phases.Answer}} {
+			m.phaseTime.WithLabelValues(append(at, p.name)...).Observe(p.d.Seconds())
+		}
+	}
 	var qe *bfsquery.QueryError
 	switch {
 	case err == nil:

@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
@@ -476,6 +477,51 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 // a soak compares them before and after, for example
 // gpuplan_serve_device_resident_bytes, go_goroutines and process_open_fds.
 func Scrape(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
+	families, err := scrapeFamilies(ctx, client, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]float64, len(families))
+	for name, mf := range families {
+		for _, m := range mf.GetMetric() {
+			switch {
+			case m.Gauge != nil:
+				out[name] += m.GetGauge().GetValue()
+			case m.Counter != nil:
+				out[name] += m.GetCounter().GetValue()
+			case m.Histogram != nil:
+				out[name] += float64(m.GetHistogram().GetSampleCount())
+			case m.Summary != nil:
+				out[name] += float64(m.GetSummary().GetSampleCount())
+			case m.Untyped != nil:
+				out[name] += m.GetUntyped().GetValue()
+			}
+		}
+	}
+	return out, nil
+}
+
+// ScrapePhases reads a server's /metrics and returns, by phase (traverse,
+// read, answer), the seconds its batches have spent there so far: the sums
+// of gpuplan_serve_batch_phase_seconds over its graphs.
+func ScrapePhases(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
+	families, err := scrapeFamilies(ctx, client, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for _, m := range families["gpuplan_serve_batch_phase_seconds"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == labelPhase {
+				out[l.GetValue()] += m.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return out, nil
+}
+
+// scrapeFamilies reads and parses a loopback server's /metrics.
+func scrapeFamilies(ctx context.Context, client *http.Client, baseURL string) (map[string]*dto.MetricFamily, error) {
 	if err := checkLoopback(baseURL); err != nil {
 		return nil, err
 	}
@@ -499,22 +545,5 @@ func Scrape(ctx context.Context, client *http.Client, baseURL string) (map[strin
 	if err != nil {
 		return nil, fmt.Errorf("reading %s/metrics: %w. Fix: point at a gpuplan server", baseURL, err)
 	}
-	out := make(map[string]float64, len(families))
-	for name, mf := range families {
-		for _, m := range mf.GetMetric() {
-			switch {
-			case m.Gauge != nil:
-				out[name] += m.GetGauge().GetValue()
-			case m.Counter != nil:
-				out[name] += m.GetCounter().GetValue()
-			case m.Histogram != nil:
-				out[name] += float64(m.GetHistogram().GetSampleCount())
-			case m.Summary != nil:
-				out[name] += float64(m.GetSummary().GetSampleCount())
-			case m.Untyped != nil:
-				out[name] += m.GetUntyped().GetValue()
-			}
-		}
-	}
-	return out, nil
+	return families, nil
 }

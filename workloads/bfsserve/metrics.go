@@ -26,6 +26,7 @@ type metrics struct {
 	batchRoots *prometheus.HistogramVec // series
 	queueWait  *prometheus.HistogramVec // series
 	passTime   *prometheus.HistogramVec // series
+	phaseTime  *prometheus.HistogramVec // series, phase
 	faults     *prometheus.CounterVec   // series
 	recoveries prometheus.Counter
 }
@@ -38,6 +39,15 @@ const (
 	labelRoute   = "route"
 	labelCode    = "code"
 	labelOutcome = "outcome"
+	labelPhase   = "phase"
+)
+
+// Batch phases, the phase label of gpuplan_serve_batch_phase_seconds
+// (bfsquery.Phases).
+const (
+	phaseTraverse = "traverse"
+	phaseRead     = "read"
+	phaseAnswer   = "answer"
 )
 
 // Query outcomes, the outcome label of gpuplan_serve_queries_total.
@@ -109,12 +119,15 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			Help: "Time a query waits queued before its batch runs.", Buckets: latencyBuckets()}, seriesLabels()),
 		passTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuplan_serve_batch_seconds",
 			Help: "Time a batch takes to traverse and answer.", Buckets: latencyBuckets()}, seriesLabels()),
+		phaseTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuplan_serve_batch_phase_seconds",
+			Help: "Where a batch's time goes: traverse (the traversals' timed regions), read (placing the roots and reading the levels back) and answer (building the answers).", Buckets: latencyBuckets()},
+			seriesLabels(labelPhase)),
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuplan_serve_device_faults_total",
 			Help: "Batches the GPU failed, by graph."}, seriesLabels()),
 		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "gpuplan_serve_recoveries_total",
 			Help: "Times the graphs were reopened after a GPU fault."}),
 	}
-	reg.MustRegister(m.requests, m.queries, m.batchRoots, m.queueWait, m.passTime, m.faults, m.recoveries, healthGauge(s), newStateCollector(s))
+	reg.MustRegister(m.requests, m.queries, m.batchRoots, m.queueWait, m.passTime, m.phaseTime, m.faults, m.recoveries, healthGauge(s), newStateCollector(s))
 	return m
 }
 

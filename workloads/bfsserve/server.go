@@ -135,8 +135,9 @@ var errStopped = errors.New("the server has stopped. Fix: start it again")
 // ranOn is the residency a batch ran on: its generation, and the
 // graph's series labels in it.
 type ranOn struct {
-	gen uint64
-	at  series
+	gen    uint64
+	at     series
+	phases bfsquery.Phases
 }
 
 // batch runs qs on b's graph of the current residency.
@@ -148,7 +149,8 @@ func (s *Server) batch(ctx context.Context, b *batcher, qs []bfsquery.Query) ([]
 	if g == nil {
 		return nil, on, errStopped
 	}
-	as, err := g.Batch(ctx, qs)
+	as, ph, err := g.BatchPhases(ctx, qs)
+	on.phases = ph
 	return as, on, err
 }
 
