@@ -13,8 +13,8 @@
 //     after a warm-up (Repeat) and the launch overhead of the arm plan's
 //     profile (LaunchOverhead).
 //   - The benchmark protocol: its defaults (DefaultSamples, LogOr), its
-//     samples (Sample) and their evidence rows (EvidenceRows), and the
-//     interleaved timed samples (Interleave).
+//     samples (Sample, which gpuplan's command line turns into evidence
+//     rows) and the interleaved timed samples (Interleave).
 //   - The arm plan: the topology selection from a measured profile
 //     (SelectTopology, PlanArm, ArmPlan, TopologyArm) and its rendering
 //     (ArmPlan.Describe).
