@@ -9,7 +9,7 @@ STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin
 
-.PHONY: help run test bench fuzz fuzz-ci lint vet-cuda cuda-toolkit build-cuda cudalib cudalib-check gpu-test-bins ptx ptx-check gate ci clean
+.PHONY: help run test bench fuzz fuzz-ci lint build-chart vet-cuda cuda-toolkit build-cuda cudalib cudalib-check gpu-test-bins ptx ptx-check gate ci clean
 
 help: ## list targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-14s %s\n", $$1, $$2}'
@@ -17,8 +17,9 @@ help: ## list targets
 run: ## plan the embedded default example (no GPU needed)
 	$(GO) run ./cmd/gpuplan plan
 
-test: ## the whole pure-Go test suite (no GPU, CGO disabled)
+test: ## the whole pure-Go test suite (no GPU, CGO disabled), then the chart build's tests (-tags chart)
 	CGO_ENABLED=0 $(GO) test ./...
+	CGO_ENABLED=0 $(GO) test -tags chart ./evidence/... ./cmd/gpuplan/...
 
 bench: ## run the pure-Go benchmarks
 	CGO_ENABLED=0 $(GO) test -run '^$$' -bench . -benchmem ./...
@@ -29,27 +30,34 @@ fuzz: ## run every fuzz target for FUZZTIME each, one at a time with one worker
 fuzz-ci: ## every fuzz target for one second (in CI; what a fuzzer finds lands under testdata/fuzz/ as a seed)
 	FUZZTIME=1s bash scripts/fuzz.sh
 
-lint: ## go vet, gofmt, staticcheck, and promtool on the telemetry exposition where promtool is installed
+lint: ## go vet (also -tags chart), gofmt, staticcheck, and promtool on the telemetry exposition where promtool is installed
 	CGO_ENABLED=0 $(GO) vet ./...
+	CGO_ENABLED=0 $(GO) vet -tags chart ./evidence/... ./cmd/gpuplan/...
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	if [ -n "$$unformatted" ]; then echo "gofmt: these files need formatting:"; echo "$$unformatted"; exit 1; fi
 	@if GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) -version >/dev/null 2>&1; then \
-		echo "staticcheck ./..."; GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) ./...; \
+		echo "staticcheck ./..."; GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) ./... && \
+		echo "staticcheck -tags chart ./evidence/... ./cmd/gpuplan/..." && \
+		GOFLAGS= CGO_ENABLED=0 $(GO) run $(STATICCHECK) -tags chart ./evidence/... ./cmd/gpuplan/...; \
 	else echo "staticcheck: not installable from the module proxy here; skipped"; fi
 	@if command -v promtool >/dev/null 2>&1; then \
 		echo "promtool check metrics (the telemetry exposition)"; \
 		GPUPLAN_REQUIRE_PROMTOOL=1 CGO_ENABLED=0 $(GO) test -count=1 -run 'TestPrometheusExpositionPassesPromtool|TestWriteMetricsFile' ./executor ./cmd/gpuplan; \
 	else echo "promtool: not on PATH (apt-get install prometheus); skipped"; fi
 
+build-chart: ## build gpuplan with charts (-tags chart: report --chart, load --chart) into bin/gpuplan; the default build links no plotting library
+	CGO_ENABLED=0 $(GO) build -tags chart -o $(BIN)/gpuplan ./cmd/gpuplan
+
 cuda-toolkit: ## install nvcc, ptxas and cuda.h (CUDA 11.8) from Debian non-free; idempotent
 	bash scripts/cuda-toolkit.sh
 
-vet-cuda: cuda-toolkit ## go vet with -tags cuda
+vet-cuda: cuda-toolkit ## go vet with -tags cuda (and cmd/gpuplan with cuda,chart)
 	CGO_ENABLED=1 $(GO) vet -tags cuda ./...
+	CGO_ENABLED=1 $(GO) vet -tags cuda,chart ./cmd/gpuplan
 
-build-cuda: cuda-toolkit ptx-check ## build everything with -tags cuda (the GPU executor); the PTX must pass ptxas first
+build-cuda: cuda-toolkit ptx-check ## build everything with -tags cuda (the GPU executor), and bin/gpuplan with charts too (cuda,chart); the PTX must pass ptxas first
 	CGO_ENABLED=1 $(GO) build -tags cuda ./...
-	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
+	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda,chart -o $(BIN)/gpuplan ./cmd/gpuplan
 
 cudalib: cuda-toolkit ## regenerate internal/cudalib's driver trampolines from the symbols the CUDA build calls
 	bash scripts/gen-cudalib.sh
@@ -66,7 +74,7 @@ gpu-test-bins: cuda-toolkit ptx-check ## compile GPU test binaries (plain and -r
 		CGO_ENABLED=1 $(GO) test -buildvcs=true -ldflags=-s -c -tags cuda -o $(BIN)/$$n.test $$p || exit 1; \
 		CGO_ENABLED=1 $(GO) test -buildvcs=true -ldflags=-s -race -c -tags cuda -o $(BIN)/$$n.race.test $$p || exit 1; \
 	done
-	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda -o $(BIN)/gpuplan ./cmd/gpuplan
+	CGO_ENABLED=1 $(GO) build -buildvcs=true -tags cuda,chart -o $(BIN)/gpuplan ./cmd/gpuplan
 
 ptx: cuda-toolkit ## regenerate the committed PTX from the CUDA C sources
 	bash scripts/ptx.sh build

@@ -43,9 +43,9 @@ func IsExternalArm(arm string) bool {
 	return slices.Contains(ExternalArms(), arm)
 }
 
-// armLabel is the arm's name as tables and charts print it: external arms
+// ArmLabel is the arm's name as tables and charts print it: external arms
 // are marked.
-func armLabel(arm string, kind ArmKind) string {
+func ArmLabel(arm string, kind ArmKind) string {
 	if kind == ArmExternal {
 		return arm + " (external)"
 	}

@@ -163,10 +163,10 @@ func summaryInterval(s *benchmath.Sample) Interval {
 // "1.81 µs/iteration ± 1%".
 func plusMinus(iv Interval, suffix string) string {
 	if !finite(iv.Lo) || !finite(iv.Hi) {
-		return fmtTime(iv.Center) + suffix + " ± ∞"
+		return FormatTime(iv.Center) + suffix + " ± ∞"
 	}
 	spread := math.Max(iv.Center-iv.Lo, iv.Hi-iv.Center) / iv.Center * 100
-	return fmt.Sprintf("%s%s ± %.0f%%", fmtTime(iv.Center), suffix, spread)
+	return fmt.Sprintf("%s%s ± %.0f%%", FormatTime(iv.Center), suffix, spread)
 }
 
 // DeltaText is the change as benchstat prints it: "-82.68%" when
@@ -197,10 +197,10 @@ func (r CompareReport) WriteText(w io.Writer) error {
 			if !perIteration[c.Workload] {
 				perIteration[c.Workload] = true
 				notes = append(notes, fmt.Sprintf("%s: %s iterations, then %s: times compared per iteration",
-					c.Workload, groupDigits(c.Old.Iterations), groupDigits(c.New.Iterations)))
+					c.Workload, GroupDigits(c.Old.Iterations), GroupDigits(c.New.Iterations)))
 			}
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%d+%d\n", c.Workload, armLabel(c.Arm, c.Kind),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%.3f\t%d+%d\n", c.Workload, ArmLabel(c.Arm, c.Kind),
 			plusMinus(c.Old.Median, unit), plusMinus(c.New.Median, unit), c.DeltaText(), c.P, c.Old.N, c.New.N)
 		for _, warn := range c.Warnings {
 			notes = append(notes, fmt.Sprintf("%s/%s: %s", c.Workload, c.Arm, warn))

@@ -9,7 +9,8 @@
 //     CSV through planners.PlanResidentGraphSession;
 //   - gpuplan's own evidence CSV: one row per measured sample, which
 //     `gpuplan gate` checks against the claims in evidence/gates.json and
-//     `gpuplan report` turns into a chart and a Markdown table.
+//     `gpuplan report` turns into a Markdown table (and, through package
+//     evidence/chart, which holds the plotting, a chart).
 //
 // # vyre compatibility
 //

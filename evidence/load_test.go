@@ -109,21 +109,6 @@ func TestLoadCSVErrorsNameTheColumn(t *testing.T) {
 	assert.ErrorContains(t, err, "load evidence")
 }
 
-func TestWriteLoadChart(t *testing.T) {
-	rows := []LoadRow{loadRow(LoadBatched, 1, 100), loadRow(LoadBatched, 64, 3000), loadRow(LoadSerial, 64, 150)}
-	rows[1].P50NS, rows[1].P99NS = 2e6, 8e6
-	for _, format := range []string{ChartSVG, ChartPNG} {
-		var buf bytes.Buffer
-		require.NoError(t, WriteLoadChart(&buf, rows, format))
-		assert.Greater(t, buf.Len(), 1000, format)
-	}
-	var svg bytes.Buffer
-	require.NoError(t, WriteLoadChart(&svg, rows, ChartSVG))
-	assert.Contains(t, svg.String(), "kron-22 gpu batched window 200µs")
-	assert.Error(t, WriteLoadChart(&bytes.Buffer{}, nil, ChartSVG))
-	assert.Error(t, WriteLoadChart(&bytes.Buffer{}, rows, "gif"))
-}
-
 func FuzzReadLoadCSV(f *testing.F) {
 	var buf bytes.Buffer
 	if err := WriteLoadCSV(&buf, []LoadRow{loadRow(LoadBatched, 4, 10), loadRow(LoadSerial, 4, 3)}); err != nil {

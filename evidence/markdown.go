@@ -17,8 +17,8 @@ func fmtScaled(ns, scale float64, format string) string {
 	return fmt.Sprintf(format, ns/scale)
 }
 
-// fmtSpeedupCI renders a speedup interval, for example "[11.42x, 11.90x]".
-func fmtSpeedupCI(iv Interval) string {
+// FormatSpeedupCI renders a speedup interval, for example "[11.42x, 11.90x]".
+func FormatSpeedupCI(iv Interval) string {
 	if iv.Lo <= 0 && !finite(iv.Hi) {
 		return tooFew
 	}
@@ -31,16 +31,16 @@ func fmtSpeedupCI(iv Interval) string {
 	return "[" + bound(iv.Lo) + ", " + bound(iv.Hi) + "]"
 }
 
-// fmtGBsCI renders a bandwidth interval, for example "[2,741.2, 2,759.1]".
-func fmtGBsCI(iv Interval) string {
+// FormatGBsCI renders a bandwidth interval, for example "[2,741.2, 2,759.1]".
+func FormatGBsCI(iv Interval) string {
 	if !finite(iv.Lo) || !finite(iv.Hi) {
 		return tooFew
 	}
-	return "[" + fmtGBs(iv.Lo) + ", " + fmtGBs(iv.Hi) + "]"
+	return "[" + FormatGBs(iv.Lo) + ", " + FormatGBs(iv.Hi) + "]"
 }
 
-// fmtTime renders a time in ns with its unit, for example "1.81 µs".
-func fmtTime(ns float64) string {
+// FormatTime renders a time in ns with its unit, for example "1.81 µs".
+func FormatTime(ns float64) string {
 	scale, unit, format := stats.TimeUnit(ns)
 	return fmtScaled(ns, scale, format) + " " + unit
 }
@@ -59,8 +59,8 @@ func fmtTimeCI(iv Interval) string {
 	return fmt.Sprintf("[%s, %s] %s", fmtScaled(iv.Lo, scale, format), fmtScaled(iv.Hi, scale, format), unit)
 }
 
-// fmtGBs renders a bandwidth in GB/s with thousands separators.
-func fmtGBs(x float64) string {
+// FormatGBs renders a bandwidth in GB/s with thousands separators.
+func FormatGBs(x float64) string {
 	if math.IsInf(x, 0) || math.IsNaN(x) {
 		return "∞"
 	}
@@ -68,11 +68,11 @@ func fmtGBs(x float64) string {
 		return fmt.Sprintf("%.1f", x)
 	}
 	tenths := uint64(math.Round(x * 10))
-	return groupDigits(tenths/10) + "." + strconv.FormatUint(tenths%10, 10)
+	return GroupDigits(tenths/10) + "." + strconv.FormatUint(tenths%10, 10)
 }
 
-// groupDigits renders n with thousands separators, for example "48,425".
-func groupDigits(n uint64) string {
+// GroupDigits renders n with thousands separators, for example "48,425".
+func GroupDigits(n uint64) string {
 	s := strconv.FormatUint(n, 10)
 	var b strings.Builder
 	for i, c := range s {
@@ -84,7 +84,9 @@ func groupDigits(n uint64) string {
 	return b.String()
 }
 
-func shortCommit(c string) string {
+// ShortCommit is commit c cut to its first 12 bytes (12 hex digits of a
+// hash), as tables and charts print it.
+func ShortCommit(c string) string {
 	if len(c) > 12 {
 		return c[:12]
 	}
@@ -124,7 +126,7 @@ func MarkdownTable(summaries []WorkloadSummary) string {
 	fmt.Fprintf(&b, "\nMedians of %s with 95%% intervals (benchmath, distribution-free). Per iteration is the median over the workload's iterations (BFS levels). "+
 		"Speedup is the baseline arm's median over the arm's; its interval is conservative (see package evidence). "+
 		"Bandwidth arms measure device memory bandwidth (bytes moved over time) and have no speedup. Arms marked (external) are peer tools.\n", metric)
-	b.WriteString("\n" + freshnessNote(summaries, "sections", strings.TrimSpace(staleSuffix)) + "\n")
+	b.WriteString("\n" + FreshnessNote(summaries, "sections", strings.TrimSpace(staleSuffix)) + "\n")
 	return b.String()
 }
 
@@ -137,8 +139,8 @@ func writeMarkdownSection(b *strings.Builder, ws WorkloadSummary) {
 	}
 	fmt.Fprintf(b, "### %s\n\n", heading)
 	fmt.Fprintf(b, "%s (compute %s, driver %s), commit %s; %s nodes, %s edges, %s iterations; metric %s; file %s.%s\n\n",
-		mdEscape(ws.Device), ws.Compute, mdEscape(ws.Driver), mdEscape(shortCommit(ws.Commit)),
-		groupDigits(w.Nodes), groupDigits(w.Edges), groupDigits(w.Iterations), ws.Metric, mdEscape(ws.File), stale)
+		mdEscape(ws.Device), ws.Compute, mdEscape(ws.Driver), mdEscape(ShortCommit(ws.Commit)),
+		GroupDigits(w.Nodes), GroupDigits(w.Edges), GroupDigits(w.Iterations), ws.Metric, mdEscape(ws.File), stale)
 	b.WriteString("| arm | n | median | 95% CI | per iteration | 95% CI | speedup | 95% CI |\n")
 	b.WriteString("|---|--:|--:|---|--:|---|--:|---|\n")
 	var bandwidth []ArmSummary
@@ -149,15 +151,15 @@ func writeMarkdownSection(b *strings.Builder, ws WorkloadSummary) {
 		}
 		perIt, perItCI := "—", ""
 		if a.PerIteration != nil {
-			perIt, perItCI = fmtTime(a.PerIteration.Center), fmtTimeCI(*a.PerIteration)
+			perIt, perItCI = FormatTime(a.PerIteration.Center), fmtTimeCI(*a.PerIteration)
 		}
 		speed, speedCI := "baseline", ""
 		if a.Speedup != nil {
 			speed = fmt.Sprintf("%.2fx", a.Speedup.Center)
-			speedCI = fmtSpeedupCI(*a.Speedup)
+			speedCI = FormatSpeedupCI(*a.Speedup)
 		}
-		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", armLabel(mdEscape(a.Arm), a.Kind), a.N,
-			fmtTime(a.Median.Center), fmtTimeCI(a.Median), perIt, perItCI, speed, speedCI)
+		fmt.Fprintf(b, "| %s | %d | %s | %s | %s | %s | %s | %s |\n", ArmLabel(mdEscape(a.Arm), a.Kind), a.N,
+			FormatTime(a.Median.Center), fmtTimeCI(a.Median), perIt, perItCI, speed, speedCI)
 	}
 	if len(bandwidth) == 0 {
 		return
@@ -166,6 +168,6 @@ func writeMarkdownSection(b *strings.Builder, ws WorkloadSummary) {
 	b.WriteString("|---|--:|--:|---|--:|---|\n")
 	for _, a := range bandwidth {
 		fmt.Fprintf(b, "| %s | %d | %s GB/s | %s | %s | %s |\n", mdEscape(a.Arm), a.N,
-			fmtGBs(a.Bandwidth.Center), fmtGBsCI(*a.Bandwidth), fmtTime(a.Median.Center), fmtTimeCI(a.Median))
+			FormatGBs(a.Bandwidth.Center), FormatGBsCI(*a.Bandwidth), FormatTime(a.Median.Center), fmtTimeCI(a.Median))
 	}
 }

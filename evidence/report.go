@@ -109,10 +109,10 @@ func MarkFreshness(summaries []WorkloadSummary, files []ResultFile, current Fing
 	}
 }
 
-// freshnessNote says whether staleness was checked and how many of the
+// FreshnessNote says whether staleness was checked and how many of the
 // summaries, which a report calls noun ("sections", "panels"), are stale
 // and marked as mark says.
-func freshnessNote(summaries []WorkloadSummary, noun, mark string) string {
+func FreshnessNote(summaries []WorkloadSummary, noun, mark string) string {
 	stale, unknown := freshnessCounts(summaries)
 	if unknown == len(summaries) {
 		return "Staleness not checked: " + noFingerprints + "."

@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"flag"
 	"fmt"
-	"image/png"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -13,9 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -168,76 +164,6 @@ func TestSummarize(t *testing.T) {
 	require.ErrorContains(t, err, "Fix:")
 }
 
-func TestWriteChart(t *testing.T) {
-	s := reportSummaries(t, MetricWallNS)
-	var buf bytes.Buffer
-	require.NoError(t, WriteChart(&buf, s, ChartPNG))
-	img, err := png.Decode(bytes.NewReader(buf.Bytes()))
-	require.NoError(t, err)
-	assert.Equal(t, 12*chartPNGDPI, img.Bounds().Dx())
-
-	buf.Reset()
-	require.NoError(t, WriteChart(&buf, s, ChartSVG))
-	svg := buf.String()
-	assert.True(t, strings.HasPrefix(strings.TrimSpace(svg), "<?xml"), svg[:40])
-	for _, want := range []string{
-		"grid-512 · run run", "rmat-16 · run run", ">megakernel<", ">copy-ceiling<", "· baseline<",
-		"10.22x [9.92x, 10.32x]", "1.14 µs/iteration", "bandwidth 3,185.6 GB/s", "not a speedup", "% of the median",
-	} {
-		assert.True(t, strings.Contains(svg, want), "the chart lacks %q", want)
-	}
-	// The copy ceiling is never a speedup: no label gives it one.
-	for _, line := range strings.Split(svg, "\n") {
-		if strings.Contains(line, "GB/s") {
-			assert.NotRegexp(t, `\d+\.\d\dx`, line)
-		}
-	}
-
-	// One sample per arm: no finite interval, still a chart that says so.
-	few := []ResultFile{{Path: "x.csv", Samples: []Sample{testSample("host-loop", 0, 1e6), testSample("megakernel", 0, 1e5)}}}
-	fs, err := Summarize(few, MetricWallNS, "host-loop")
-	require.NoError(t, err)
-	buf.Reset()
-	require.NoError(t, WriteChart(&buf, fs, ChartSVG))
-	assert.Contains(t, buf.String(), "too few samples for a 95% CI")
-
-	require.ErrorContains(t, WriteChart(&buf, s, "gif"), "Fix:")
-	require.ErrorContains(t, WriteChart(&buf, nil, ChartPNG), "Fix:")
-
-	if dir := os.Getenv("GPUPLAN_CHART_DIR"); dir != "" {
-		f, err := os.Create(filepath.Join(dir, "report.png"))
-		require.NoError(t, err)
-		require.NoError(t, WriteChart(f, s, ChartPNG))
-		require.NoError(t, f.Close())
-	}
-}
-
-// The two plots of a panel share its rows: their data areas must span the
-// rows' height exactly, or a row's interval would sit beside another row's
-// name and text.
-func TestChartPanelsAlign(t *testing.T) {
-	for _, s := range [][]WorkloadSummary{reportSummaries(t, MetricWallNS), externalSummaries(t)} {
-		l := layoutChart(s)
-		dc := draw.New(vgimg.New(chartWidth, l.height))
-		top := l.height - l.top
-		for _, p := range l.panels {
-			rowsTop := top - chartHeadingHeight
-			rowsBottom := rowsTop - p.rowsHeight()
-			time := p.time.DataCanvas(columnCanvas(dc, l.cols.time, rowsBottom-p.timeAxis, rowsTop))
-			ci := p.ci.DataCanvas(columnCanvas(dc, l.cols.ci, rowsBottom-p.ciAxis, rowsTop))
-			for _, c := range []draw.Canvas{time, ci} {
-				assert.InDelta(t, float64(rowsTop), float64(c.Max.Y), 0.01)
-				assert.InDelta(t, float64(rowsBottom), float64(c.Min.Y), 0.01)
-			}
-			assert.InDelta(t, float64(l.cols.time.width()), float64(time.Size().X), 0.01, "no label widens the time axis")
-			assert.InDelta(t, float64(l.cols.ci.width()), float64(ci.Size().X), 0.01, "no label widens the interval axis")
-			assert.Less(t, float64(time.Max.X), float64(l.cols.text.x0))
-			assert.Less(t, float64(l.cols.text.x1), float64(ci.Min.X))
-			top -= p.height()
-		}
-	}
-}
-
 // externalSummaries are a run with a peer tool, a one-sample arm and a
 // copy ceiling beside gpuplan's arms.
 func externalSummaries(t testing.TB) []WorkloadSummary {
@@ -269,9 +195,6 @@ func TestExternalAndBandwidthArms(t *testing.T) {
 	assert.Contains(t, md, "| gunrock (external) | 12 |")
 	assert.Contains(t, md, "| egg (external) | 1 | 90.000 ms | too few samples |")
 	assert.Contains(t, md, "| copy-ceiling | 12 | 2,386.1 GB/s |")
-	var buf bytes.Buffer
-	require.NoError(t, WriteChart(&buf, s, ChartSVG))
-	assert.Contains(t, buf.String(), ">gunrock (external)<")
 	assert.True(t, IsExternalArm("gunrock"))
 	assert.False(t, IsExternalArm("megakernel"))
 	assert.Equal(t, []string{"timed", "external", "bandwidth"}, []string{ArmTimed.String(), ArmExternal.String(), ArmBandwidth.String()})

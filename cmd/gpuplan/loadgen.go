@@ -28,7 +28,8 @@ the one --graph loads.
 Each client sends one query at a time: a random root among --roots roots
 drawn from the graph, --targets random targets, --max-depth. -o FILE.csv
 records the settings as load evidence and --chart FILE.svg|png draws the
-throughput-latency curve (gpuplan report FILE.csv shows both again).
+throughput-latency curve (gpuplan report FILE.csv shows both again; charts
+need a build with charts: make build-chart).
 
 --soak varies the queries (targets, depths, parents), abandons --disconnect
 of them at random (0.1 by default) and fails if the server's device memory,
@@ -79,7 +80,7 @@ func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
 	f.BoolVar(&o.soak, "soak", false, "mixed queries and random disconnects; fail on growth of device memory, goroutines or file descriptors")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated graph, the roots and the queries")
 	f.StringVar(&o.out, "o", "", "record the settings as load evidence CSV in `FILE`")
-	f.StringVar(&o.chart, "chart", "", "draw the throughput-latency curve to `FILE` (.png or .svg)")
+	f.StringVar(&o.chart, "chart", "", "draw the throughput-latency curve to `FILE` (.png or .svg)"+chartFlagNote)
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -136,6 +137,8 @@ func (o *loadOptions) check(set map[string]bool) error {
 		return bad("--name names the graph of the server at --url. Fix: give --url, or leave out --name")
 	case o.chart != "" && chartFormat(o.chart) != "png" && chartFormat(o.chart) != "svg":
 		return bad("--chart %q must end in .png or .svg. Fix: name the chart file with one of them", o.chart)
+	case o.chart != "" && !buildHasCharts:
+		return errNoCharts
 	case o.device < 0:
 		return bad("--device %d is negative. Fix: give a CUDA device ordinal, 0 for the first", o.device)
 	}

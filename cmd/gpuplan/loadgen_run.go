@@ -363,7 +363,7 @@ func (d *loadDriver) report(rows []loadRow) error {
 	}
 	if d.o.chart != "" {
 		var buf bytes.Buffer
-		if err := evidence.WriteLoadChart(&buf, ev, chartFormat(d.o.chart)); err != nil {
+		if err := writeLoadChart(&buf, ev, chartFormat(d.o.chart)); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(d.o.chart, buf.Bytes()); err != nil {

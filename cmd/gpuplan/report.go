@@ -31,7 +31,9 @@ benchstat) or json. It goes to standard output, or to --output FILE.
 --chart FILE.png or FILE.svg also draws the chart: a panel per workload of
 each run, with the medians on a log axis of the panel's range with their
 intervals, and every interval as a percentage of its median on an axis of
-the panel's own scale, so that a sub-percent interval is a bar.
+the panel's own scale, so that a sub-percent interval is a bar. Charts need
+a build with charts (make build-chart, or go build -tags chart); the
+default build refuses --chart.
 
 A run is stale when its source fingerprint is none of the current tree's
 (as gpuplan gate judges it, and gate --list-stale lists): the table marks it
@@ -66,7 +68,7 @@ func runReport(e *env, args []string) error {
 	f.StringVar(&o.results, "results", filepath.Join("evidence", "results"), "read the evidence CSVs under `DIR` when no input is named")
 	f.StringVar(&o.metric, "metric", evidence.MetricWallNS, "time to report: wall_ns or device_ns")
 	f.StringVar(&o.baseline, "baseline", "host-loop", "`ARM` speedups are relative to")
-	f.StringVar(&o.chart, "chart", "", "also draw a chart to `FILE` (.png or .svg)")
+	f.StringVar(&o.chart, "chart", "", "also draw a chart to `FILE` (.png or .svg)"+chartFlagNote)
 	f.StringVar(&o.format, "format", formatMarkdown, "table format: markdown, csv, benchfmt or json")
 	f.StringVar(&o.output, "output", "-", "write the table to `FILE` (- for standard output)")
 	f.StringVar(&o.markdown, "markdown", "", "same as --format markdown --output `FILE`")
@@ -128,8 +130,11 @@ func (o *reportOptions) check(f *flags) error {
 		return usagef("gpuplan report: --format %q is unknown. Fix: use markdown, csv, benchfmt or json", o.format)
 	}
 	if o.chart != "" {
-		if ext := chartFormat(o.chart); ext != evidence.ChartPNG && ext != evidence.ChartSVG {
+		if ext := chartFormat(o.chart); ext != "png" && ext != "svg" {
 			return usagef("gpuplan report: --chart %q must end in .png or .svg. Fix: name the chart file with a .png or .svg extension", o.chart)
+		}
+		if !buildHasCharts {
+			return errNoCharts
 		}
 	}
 	if set["results"] && f.NArg() > 0 {
@@ -138,6 +143,12 @@ func (o *reportOptions) check(f *flags) error {
 	return nil
 }
 
+// errNoCharts is the error of --chart in a build without charts
+// (buildHasCharts), which links no plotting library.
+var errNoCharts = errors.New("--chart needs a build with charts, and this gpuplan was built without them. Fix: make build-chart (go build -tags chart ./cmd/gpuplan)")
+
+// chartFormat is the format a --chart file's extension names: png or svg
+// (anything else is refused).
 func chartFormat(path string) string {
 	return strings.TrimPrefix(strings.ToLower(filepath.Ext(path)), ".")
 }
@@ -186,7 +197,7 @@ func (o *reportOptions) writeChart(summaries []evidence.WorkloadSummary) error {
 		return fmt.Errorf("no evidence recorded in the inputs, so there is nothing to chart. Fix: run the benchmark first, or leave out --chart")
 	}
 	var buf bytes.Buffer
-	if err := evidence.WriteChart(&buf, summaries, chartFormat(o.chart)); err != nil {
+	if err := writeEvidenceChart(&buf, summaries, chartFormat(o.chart)); err != nil {
 		return err
 	}
 	if err := os.WriteFile(o.chart, buf.Bytes(), 0o644); err != nil {

@@ -60,7 +60,7 @@ func (o *reportOptions) reportLoad(e *env, paths []string, limit int64) error {
 	}
 	if o.chart != "" {
 		var buf bytes.Buffer
-		if err := evidence.WriteLoadChart(&buf, rows, chartFormat(o.chart)); err != nil {
+		if err := writeLoadChart(&buf, rows, chartFormat(o.chart)); err != nil {
 			return err
 		}
 		if err := writeFileAtomic(o.chart, buf.Bytes()); err != nil {

@@ -1,4 +1,4 @@
-package evidence
+package chart
 
 import (
 	"fmt"
@@ -13,23 +13,24 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 
+	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
-// WriteLoadChart draws the throughput-latency curve of load rows as a PNG
+// WriteLoad draws the throughput-latency curve of load rows as a PNG
 // or SVG: one line per graph, mode and window through its client counts,
 // answered queries per second across and the p99 latency (solid) and the
 // p50 (dashed) up, both on log scales, each point labelled with its
 // client count. The legend's names (graph, backend, mode) are quoted
 // (quote.Text) where they are not plain printable text, so the chart's
 // text is printable and the SVG is well-formed XML.
-func WriteLoadChart(w io.Writer, rows []LoadRow, format string) (err error) {
+func WriteLoad(w io.Writer, rows []evidence.LoadRow, format string) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("chart: cannot draw these load rows (%v). Fix: check them with gpuplan report without --chart", r)
 		}
 	}()
-	if format != ChartPNG && format != ChartSVG {
+	if format != PNG && format != SVG {
 		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
 	}
 	series := loadSeries(rows)
@@ -55,11 +56,11 @@ func WriteLoadChart(w io.Writer, rows []LoadRow, format string) (err error) {
 // window, by client count.
 type loadSeriesRows struct {
 	name string
-	rows []*LoadRow
+	rows []*evidence.LoadRow
 }
 
 // loadSeries groups the rows that answered queries into curves.
-func loadSeries(rows []LoadRow) []loadSeriesRows {
+func loadSeries(rows []evidence.LoadRow) []loadSeriesRows {
 	index := map[string]int{}
 	var out []loadSeriesRows
 	for i := range rows {
@@ -68,7 +69,7 @@ func loadSeries(rows []LoadRow) []loadSeriesRows {
 			continue
 		}
 		name := fmt.Sprintf("%s %s %s", quote.Text(r.Graph), quote.Text(r.Backend), quote.Text(r.Mode))
-		if r.Mode == LoadBatched {
+		if r.Mode == evidence.LoadBatched {
 			name += " window " + time.Duration(r.WindowNS).String()
 		}
 		k, ok := index[name]

@@ -1,11 +1,14 @@
-package evidence
+package chart
 
 import (
 	"bytes"
 	"encoding/xml"
 	"errors"
 	"fmt"
+	"image/png"
 	"io"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -15,33 +18,36 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/gpuplan/gpuplan/evidence"
 )
 
 // relativeSummary is a workload with one timed arm per half-width, each a
 // 95% interval of ± that many percent around a 1 ms median.
-func relativeSummary(name string, halfWidths ...float64) WorkloadSummary {
-	ws := WorkloadSummary{File: name + ".csv", Run: name, Workload: Workload{Name: name, Iterations: 10}, Metric: MetricWallNS, Baseline: "a0"}
+func relativeSummary(name string, halfWidths ...float64) evidence.WorkloadSummary {
+	ws := evidence.WorkloadSummary{File: name + ".csv", Run: name, Workload: evidence.Workload{Name: name, Iterations: 10}, Metric: evidence.MetricWallNS, Baseline: "a0"}
 	for i, h := range halfWidths {
-		ws.Arms = append(ws.Arms, ArmSummary{Arm: fmt.Sprintf("a%d", i), N: 12,
-			Median: Interval{Center: 1e6 * (1 + float64(i)), Lo: 1e6 * (1 + float64(i)) * (1 - h/100), Hi: 1e6 * (1 + float64(i)) * (1 + h/100)}})
+		ws.Arms = append(ws.Arms, evidence.ArmSummary{Arm: fmt.Sprintf("a%d", i), N: 12,
+			Median: evidence.Interval{Center: 1e6 * (1 + float64(i)), Lo: 1e6 * (1 + float64(i)) * (1 - h/100), Hi: 1e6 * (1 + float64(i)) * (1 + h/100)}})
 	}
 	return ws
 }
 
 // liveSummaries are the summaries of the committed evidence, nil where
 // there is none.
-func liveSummaries(t *testing.T) []WorkloadSummary {
-	files, err := LoadResults("results")
+func liveSummaries(t *testing.T) []evidence.WorkloadSummary {
+	files, err := evidence.LoadResults(filepath.Join("..", "results"))
 	require.NoError(t, err)
-	s, err := Summarize(files, MetricWallNS, "host-loop")
+	s, err := evidence.Summarize(files, evidence.MetricWallNS, "host-loop")
 	require.NoError(t, err)
 	return s
 }
 
 // chartCases are the summaries the layout tests draw.
-func chartCases(t *testing.T) map[string][]WorkloadSummary {
-	cases := map[string][]WorkloadSummary{
-		"report":   reportSummaries(t, MetricWallNS),
+func chartCases(t *testing.T) map[string][]evidence.WorkloadSummary {
+	cases := map[string][]evidence.WorkloadSummary{
+		"report":   reportSummaries(t, evidence.MetricWallNS),
 		"external": externalSummaries(t),
 		"mixed":    {relativeSummary("narrow", 0.25, 1), relativeSummary("wide", 20), relativeSummary("one", 0.05)},
 	}
@@ -163,7 +169,7 @@ func TestChartSVGAxisUnderEveryPanel(t *testing.T) {
 	for name, s := range chartCases(t) {
 		t.Run(name, func(t *testing.T) {
 			var buf bytes.Buffer
-			require.NoError(t, WriteChart(&buf, s, ChartSVG))
+			require.NoError(t, WriteEvidence(&buf, s, SVG))
 			texts := svgTextsAt(t, buf.Bytes())
 			var headings []float64
 			for i := range s {
@@ -209,17 +215,17 @@ func boolInt(b bool) int {
 func TestChartIntervalScalePerPanel(t *testing.T) {
 	tests := []struct {
 		name      string
-		summaries []WorkloadSummary
+		summaries []evidence.WorkloadSummary
 		panel     int
 		row       int
 		minPixels float64
 		cut       []int // rows whose interval is cut at the axis's ends
 	}{
-		{"beside a panel of ±20%", []WorkloadSummary{relativeSummary("narrow", 0.25, 1), relativeSummary("wide", 20)}, 0, 0, 30, nil},
-		{"beside ±3% in its panel", []WorkloadSummary{relativeSummary("w", 0.25, 3)}, 0, 0, 12, nil},
-		{"beside a ±12% outlier", []WorkloadSummary{relativeSummary("w", 0.25, 0.4, 0.3, 12)}, 0, 0, 12, []int{3}},
-		{"alone", []WorkloadSummary{relativeSummary("w", 0.25)}, 0, 0, 100, nil},
-		{"a 0.1% interval beside ±1%", []WorkloadSummary{relativeSummary("w", 0.05, 1, 0.5)}, 0, 0, 8, nil},
+		{"beside a panel of ±20%", []evidence.WorkloadSummary{relativeSummary("narrow", 0.25, 1), relativeSummary("wide", 20)}, 0, 0, 30, nil},
+		{"beside ±3% in its panel", []evidence.WorkloadSummary{relativeSummary("w", 0.25, 3)}, 0, 0, 12, nil},
+		{"beside a ±12% outlier", []evidence.WorkloadSummary{relativeSummary("w", 0.25, 0.4, 0.3, 12)}, 0, 0, 12, []int{3}},
+		{"alone", []evidence.WorkloadSummary{relativeSummary("w", 0.25)}, 0, 0, 100, nil},
+		{"a 0.1% interval beside ±1%", []evidence.WorkloadSummary{relativeSummary("w", 0.05, 1, 0.5)}, 0, 0, 8, nil},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -249,22 +255,22 @@ func slicesContains(s []int, v int) bool {
 func TestChartMarksStaleRuns(t *testing.T) {
 	tests := []struct {
 		name      string
-		freshness []Freshness
+		freshness []evidence.Freshness
 		note      string
 	}{
-		{"one stale", []Freshness{Stale, Fresh}, `1 of 2 panels are marked "STALE: measured on other code"`},
-		{"all fresh", []Freshness{Fresh, Fresh}, "No run is stale"},
-		{"unknown", []Freshness{FreshnessUnknown, FreshnessUnknown}, "Staleness not checked"},
+		{"one stale", []evidence.Freshness{evidence.Stale, evidence.Fresh}, `1 of 2 panels are marked "STALE: measured on other code"`},
+		{"all fresh", []evidence.Freshness{evidence.Fresh, evidence.Fresh}, "No run is stale"},
+		{"unknown", []evidence.Freshness{evidence.FreshnessUnknown, evidence.FreshnessUnknown}, "Staleness not checked"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			s := reportSummaries(t, MetricWallNS)
+			s := reportSummaries(t, evidence.MetricWallNS)
 			require.Len(t, s, len(tc.freshness))
 			for i := range s {
 				s[i].Freshness = tc.freshness[i]
 			}
 			var buf bytes.Buffer
-			require.NoError(t, WriteChart(&buf, s, ChartSVG))
+			require.NoError(t, WriteEvidence(&buf, s, SVG))
 			texts := svgTextsAt(t, buf.Bytes())
 			var all []string
 			for _, tx := range texts {
@@ -279,12 +285,12 @@ func TestChartMarksStaleRuns(t *testing.T) {
 				for _, tx := range texts {
 					tagged = tagged || (tx.text == staleTag && tx.y == headingY)
 				}
-				assert.Equal(t, f == Stale, tagged, "panel %d tagged", i)
+				assert.Equal(t, f == evidence.Stale, tagged, "panel %d tagged", i)
 				for _, r := range l.panels[i].arms {
-					assert.Equal(t, f == Stale, r.color == staleMarkColor, "panel %d arm %s grey", i, r.a.Arm)
+					assert.Equal(t, f == evidence.Stale, r.color == staleMarkColor, "panel %d arm %s grey", i, r.a.Arm)
 				}
 			}
-			assert.Equal(t, tc.freshness[0] == Stale, strings.Contains(buf.String(), "#B4B4B4"), "grey marks in the SVG")
+			assert.Equal(t, tc.freshness[0] == evidence.Stale, strings.Contains(buf.String(), "#B4B4B4"), "grey marks in the SVG")
 		})
 	}
 }
@@ -301,7 +307,7 @@ func TestChartSizeBounded(t *testing.T) {
 			l := layoutChart(s)
 			assert.LessOrEqual(t, float64(l.height), float64(1.3*vg.Inch+0.3*vg.Inch*vg.Length(rows)))
 			var buf bytes.Buffer
-			require.NoError(t, WriteChart(&buf, s, ChartSVG))
+			require.NoError(t, WriteEvidence(&buf, s, SVG))
 			assert.Contains(t, buf.String(), fmt.Sprintf(`width="%gpt"`, float64(chartWidth)))
 		})
 	}
@@ -334,4 +340,81 @@ func TestAxisTicks(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestWriteEvidence(t *testing.T) {
+	s := reportSummaries(t, evidence.MetricWallNS)
+	var buf bytes.Buffer
+	require.NoError(t, WriteEvidence(&buf, s, PNG))
+	img, err := png.Decode(bytes.NewReader(buf.Bytes()))
+	require.NoError(t, err)
+	assert.Equal(t, 12*chartPNGDPI, img.Bounds().Dx())
+
+	buf.Reset()
+	require.NoError(t, WriteEvidence(&buf, s, SVG))
+	svg := buf.String()
+	assert.True(t, strings.HasPrefix(strings.TrimSpace(svg), "<?xml"), svg[:40])
+	for _, want := range []string{
+		"grid-512 · run run", "rmat-16 · run run", ">megakernel<", ">copy-ceiling<", "· baseline<",
+		"10.22x [9.92x, 10.32x]", "1.14 µs/iteration", "bandwidth 3,185.6 GB/s", "not a speedup", "% of the median",
+	} {
+		assert.True(t, strings.Contains(svg, want), "the chart lacks %q", want)
+	}
+	// The copy ceiling is never a speedup: no label gives it one.
+	for _, line := range strings.Split(svg, "\n") {
+		if strings.Contains(line, "GB/s") {
+			assert.NotRegexp(t, `\d+\.\d\dx`, line)
+		}
+	}
+
+	// One sample per arm: no finite interval, still a chart that says so.
+	few := []evidence.ResultFile{{Path: "x.csv", Samples: []evidence.Sample{testSample("host-loop", 0, 1e6), testSample("megakernel", 0, 1e5)}}}
+	fs, err := evidence.Summarize(few, evidence.MetricWallNS, "host-loop")
+	require.NoError(t, err)
+	buf.Reset()
+	require.NoError(t, WriteEvidence(&buf, fs, SVG))
+	assert.Contains(t, buf.String(), "too few samples for a 95% CI")
+
+	require.ErrorContains(t, WriteEvidence(&buf, s, "gif"), "Fix:")
+	require.ErrorContains(t, WriteEvidence(&buf, nil, PNG), "Fix:")
+
+	if dir := os.Getenv("GPUPLAN_CHART_DIR"); dir != "" {
+		f, err := os.Create(filepath.Join(dir, "report.png"))
+		require.NoError(t, err)
+		require.NoError(t, WriteEvidence(f, s, PNG))
+		require.NoError(t, f.Close())
+	}
+}
+
+// The two plots of a panel share its rows: their data areas must span the
+// rows' height exactly, or a row's interval would sit beside another row's
+// name and text.
+func TestChartPanelsAlign(t *testing.T) {
+	for _, s := range [][]evidence.WorkloadSummary{reportSummaries(t, evidence.MetricWallNS), externalSummaries(t)} {
+		l := layoutChart(s)
+		dc := draw.New(vgimg.New(chartWidth, l.height))
+		top := l.height - l.top
+		for _, p := range l.panels {
+			rowsTop := top - chartHeadingHeight
+			rowsBottom := rowsTop - p.rowsHeight()
+			time := p.time.DataCanvas(columnCanvas(dc, l.cols.time, rowsBottom-p.timeAxis, rowsTop))
+			ci := p.ci.DataCanvas(columnCanvas(dc, l.cols.ci, rowsBottom-p.ciAxis, rowsTop))
+			for _, c := range []draw.Canvas{time, ci} {
+				assert.InDelta(t, float64(rowsTop), float64(c.Max.Y), 0.01)
+				assert.InDelta(t, float64(rowsBottom), float64(c.Min.Y), 0.01)
+			}
+			assert.InDelta(t, float64(l.cols.time.width()), float64(time.Size().X), 0.01, "no label widens the time axis")
+			assert.InDelta(t, float64(l.cols.ci.width()), float64(ci.Size().X), 0.01, "no label widens the interval axis")
+			assert.Less(t, float64(time.Max.X), float64(l.cols.text.x0))
+			assert.Less(t, float64(l.cols.text.x1), float64(ci.Min.X))
+			top -= p.height()
+		}
+	}
+}
+
+// A peer tool's row is marked external.
+func TestWriteEvidenceMarksExternalArms(t *testing.T) {
+	var buf bytes.Buffer
+	require.NoError(t, WriteEvidence(&buf, externalSummaries(t), SVG))
+	assert.Contains(t, buf.String(), ">gunrock (external)<")
 }

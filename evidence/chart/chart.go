@@ -1,4 +1,12 @@
-package evidence
+// Package chart draws recorded evidence as PNG or SVG charts: WriteEvidence
+// draws the benchmark summaries of package evidence (a panel per workload
+// of each run), WriteLoad the throughput-latency curve of load evidence.
+//
+// It is the only package of gpuplan that imports the plotting library
+// (gonum.org/v1/plot, with its fonts, LaTeX renderer and PDF writer), so
+// that importing evidence does not pull it in; gpuplan itself links it
+// only when built with the chart tag (make build-chart).
+package chart
 
 import (
 	"fmt"
@@ -9,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 
@@ -24,10 +33,10 @@ import (
 	"gonum.org/v1/plot/vg/vgsvg"
 )
 
-// Chart formats WriteChart accepts.
+// Chart formats WriteEvidence accepts.
 const (
-	ChartPNG = "png"
-	ChartSVG = "svg"
+	PNG = "png"
+	SVG = "svg"
 )
 
 // Chart geometry, in points: the page width and its side margins, the gap
@@ -69,7 +78,7 @@ var (
 	noteColor      = color.Gray{Y: 0x40}
 )
 
-// WriteChart draws summaries as a PNG or SVG chart with one panel per
+// WriteEvidence draws summaries as a PNG or SVG chart with one panel per
 // workload of each run, headed by its workload, run label, device,
 // iterations and commit, with one row per arm and columns shared by every
 // panel:
@@ -88,7 +97,7 @@ var (
 //   - the interval's bounds in percent.
 //
 // Every panel has both x axes with tick labels. A stale run (Freshness
-// Stale) is headed by "STALE: measured on other code" and drawn in grey;
+// evidence.Stale) is headed by "STALE: measured on other code" and drawn in grey;
 // where a run's freshness is unknown the chart says that staleness was
 // not checked.
 //
@@ -97,7 +106,7 @@ var (
 // a line break, a control character or invalid UTF-8, is written as a Go
 // string literal (quote.Text), and the SVG writer escapes '<', '>', '&'
 // and quotes as XML entities, so the SVG is well-formed XML.
-func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err error) {
+func WriteEvidence(w io.Writer, summaries []evidence.WorkloadSummary, format string) (err error) {
 	defer func() {
 		// The plotting library panics on some degenerate inputs; a chart
 		// that cannot be drawn is an error, never a crash.
@@ -105,7 +114,7 @@ func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err er
 			err = fmt.Errorf("chart: cannot draw these medians (%v). Fix: check the evidence times with gpuplan report without --chart", r)
 		}
 	}()
-	if format != ChartPNG && format != ChartSVG {
+	if format != PNG && format != SVG {
 		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
 	}
 	if len(summaries) == 0 {
@@ -122,7 +131,7 @@ func WriteChart(w io.Writer, summaries []WorkloadSummary, format string) (err er
 // it to w.
 func writeCanvas(w io.Writer, format string, width, height vg.Length, drawOn func(draw.Canvas)) error {
 	var cw vg.CanvasWriterTo
-	if format == ChartPNG {
+	if format == PNG {
 		cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(chartPNGDPI))}
 	} else {
 		cw = vgsvg.New(width, height)
@@ -134,7 +143,7 @@ func writeCanvas(w io.Writer, format string, width, height vg.Length, drawOn fun
 
 // chartableMedians refuses a median that a log scale cannot show (zero,
 // negative or not finite), naming the arm.
-func chartableMedians(summaries []WorkloadSummary) error {
+func chartableMedians(summaries []evidence.WorkloadSummary) error {
 	for _, ws := range summaries {
 		for _, a := range ws.Arms {
 			if m := a.Median.Center; !finite(m) || m/1e6 <= 0 {
@@ -148,7 +157,7 @@ func chartableMedians(summaries []WorkloadSummary) error {
 
 // chartArm is one arm's row of a panel, in its colour.
 type chartArm struct {
-	a     *ArmSummary
+	a     *evidence.ArmSummary
 	color color.Color
 }
 
@@ -156,13 +165,13 @@ type chartArm struct {
 // across the columns. Its two plots share the rows and have an x axis
 // each, of heights timeAxis and ciAxis.
 type chartPanel struct {
-	ws               *WorkloadSummary
+	ws               *evidence.WorkloadSummary
 	arms             []chartArm
 	time, ci         *plot.Plot
 	timeAxis, ciAxis vg.Length
 }
 
-func (p *chartPanel) stale() bool { return p.ws.Freshness == Stale }
+func (p *chartPanel) stale() bool { return p.ws.Freshness == evidence.Stale }
 
 func (p *chartPanel) rowsHeight() vg.Length { return chartRowHeight * vg.Length(len(p.arms)) }
 
@@ -190,7 +199,7 @@ type chartColumns struct {
 // chartLayout is the whole chart: its columns, the lines of the notes at
 // its top and their height, its panels top to bottom and its height.
 type chartLayout struct {
-	summaries []WorkloadSummary
+	summaries []evidence.WorkloadSummary
 	cols      chartColumns
 	notes     []string
 	top       vg.Length
@@ -200,9 +209,9 @@ type chartLayout struct {
 
 // layoutChart sizes the columns to their text, wraps the notes and builds
 // each panel's plots.
-func layoutChart(summaries []WorkloadSummary) *chartLayout {
+func layoutChart(summaries []evidence.WorkloadSummary) *chartLayout {
 	notes := "Each panel has its own axes. Triangles are external arms (peer tools); an arrowhead marks a bound beyond the panel's % axis (its value is written beside it). " +
-		freshnessNote(summaries, "panels", strconv.Quote(staleTag)+" and drawn in grey")
+		evidence.FreshnessNote(summaries, "panels", strconv.Quote(staleTag)+" and drawn in grey")
 	l := &chartLayout{summaries: summaries, panels: chartPanels(summaries),
 		notes: wrapText(notes, noteStyle(), chartWidth-2*chartMargin)}
 	l.top = chartTitleHeight + chartNoteLine*vg.Length(len(l.notes)) + 4
@@ -220,7 +229,7 @@ func layoutChart(summaries []WorkloadSummary) *chartLayout {
 
 // chartPanels makes a panel per summary, one colour per arm name across
 // the chart, grey for the arms of stale runs.
-func chartPanels(summaries []WorkloadSummary) []chartPanel {
+func chartPanels(summaries []evidence.WorkloadSummary) []chartPanel {
 	colors := map[string]color.Color{}
 	panels := make([]chartPanel, len(summaries))
 	for i := range summaries {
@@ -248,8 +257,8 @@ func layoutColumns(panels []chartPanel) chartColumns {
 	var label, txt, bounds vg.Length
 	for i := range panels {
 		for _, r := range panels[i].arms {
-			label = max(label, st.Width(armLabel(quote.Text(r.a.Arm), r.a.Kind)))
-			if r.a.Kind != ArmBandwidth {
+			label = max(label, st.Width(evidence.ArmLabel(quote.Text(r.a.Arm), r.a.Kind)))
+			if r.a.Kind != evidence.ArmBandwidth {
 				txt = max(txt, st.Width(armRowText(panels[i].ws, r.a)))
 			}
 			bounds = max(bounds, st.Width(boundsText(r.a)))
@@ -268,6 +277,8 @@ func layoutColumns(panels []chartPanel) chartColumns {
 
 func clamp(x, lo, hi vg.Length) vg.Length { return min(max(x, lo), hi) }
 
+func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
+
 // chartText is the chart's text style, centred on its y coordinate.
 func chartText(size float64, bold bool, c color.Color, align draw.XAlignment) text.Style {
 	f := font.From(plot.DefaultFont, vg.Points(size))
@@ -279,10 +290,10 @@ func chartText(size float64, bold bool, c color.Color, align draw.XAlignment) te
 
 // chartHeading is the heading of a workload's panel; its names are quoted
 // where they are not plain printable text.
-func chartHeading(ws *WorkloadSummary) string {
+func chartHeading(ws *evidence.WorkloadSummary) string {
 	return fmt.Sprintf("%s · run %s · %s (%s) · %s iterations · commit %s",
 		quote.Text(ws.Workload.Name), quote.Text(ws.Run), quote.Text(ws.Device), ws.Compute,
-		groupDigits(ws.Workload.Iterations), quote.Text(shortCommit(ws.Commit)))
+		evidence.GroupDigits(ws.Workload.Iterations), quote.Text(evidence.ShortCommit(ws.Commit)))
 }
 
 // draw draws the titles and notes, then the panels top to bottom.
@@ -346,8 +357,8 @@ func (l *chartLayout) drawPanel(dc draw.Canvas, p *chartPanel, top vg.Length) {
 	center := chartText(chartFontSize-0.5, false, ink, draw.XCenter)
 	for i, r := range p.arms {
 		y := rowCenter(rowsTop, i)
-		dc.FillText(name, vg.Point{X: l.cols.label.x1, Y: y}, armLabel(quote.Text(r.a.Arm), r.a.Kind))
-		if r.a.Kind == ArmBandwidth {
+		dc.FillText(name, vg.Point{X: l.cols.label.x1, Y: y}, evidence.ArmLabel(quote.Text(r.a.Arm), r.a.Kind))
+		if r.a.Kind == evidence.ArmBandwidth {
 			dc.FillText(left, vg.Point{X: l.cols.time.x0, Y: y}, bandwidthText(r.a))
 		} else {
 			dc.FillText(left, vg.Point{X: l.cols.text.x0, Y: y}, armRowText(p.ws, r.a))
@@ -415,7 +426,7 @@ func timePlot(arms []chartArm, width vg.Length) *plot.Plot {
 	p.X.Scale = plot.LogScale{}
 	p.X.Min, p.X.Max = lo, hi
 	for i, r := range arms {
-		if r.a.Kind == ArmBandwidth {
+		if r.a.Kind == evidence.ArmBandwidth {
 			continue
 		}
 		m := r.a.Median
@@ -436,7 +447,7 @@ func timeExtent(arms []chartArm) (lo, hi float64) {
 	lo, hi = math.Inf(1), 0
 	for _, bandwidth := range []bool{false, true} {
 		for _, r := range arms {
-			if (r.a.Kind == ArmBandwidth) != bandwidth {
+			if (r.a.Kind == evidence.ArmBandwidth) != bandwidth {
 				continue
 			}
 			m := r.a.Median
@@ -498,7 +509,7 @@ func intervalHalfWidth(arms []chartArm) float64 {
 type intervalMark struct {
 	y, x, lo, hi float64
 	color        color.Color
-	kind         ArmKind
+	kind         evidence.ArmKind
 	thin         bool
 }
 
@@ -518,7 +529,7 @@ func (m intervalMark) Plot(c draw.Canvas, p *plot.Plot) {
 		return
 	}
 	g := draw.GlyphStyle{Color: m.color, Radius: vg.Points(3), Shape: draw.CircleGlyph{}}
-	if m.kind == ArmExternal {
+	if m.kind == evidence.ArmExternal {
 		g.Shape, g.Radius = draw.PyramidGlyph{}, vg.Points(4.5)
 	}
 	c.DrawGlyphNoClip(g, vg.Point{X: tx(m.x), Y: y})
@@ -537,33 +548,33 @@ func barEnd(c *draw.Canvas, line draw.LineStyle, x, y vg.Length, beyond bool, di
 
 // armRowText is the text of a timed or external arm's row: its time per
 // iteration and per run and its speedup with the interval.
-func armRowText(ws *WorkloadSummary, a *ArmSummary) string {
-	s := fmtTime(a.Median.Center) + "/run"
+func armRowText(ws *evidence.WorkloadSummary, a *evidence.ArmSummary) string {
+	s := evidence.FormatTime(a.Median.Center) + "/run"
 	if a.PerIteration != nil {
-		s = fmtTime(a.PerIteration.Center) + "/iteration · " + s
+		s = evidence.FormatTime(a.PerIteration.Center) + "/iteration · " + s
 	}
 	switch {
 	case a.Speedup != nil:
-		s += fmt.Sprintf(" · %.2fx %s", a.Speedup.Center, fmtSpeedupCI(*a.Speedup))
+		s += fmt.Sprintf(" · %.2fx %s", a.Speedup.Center, evidence.FormatSpeedupCI(*a.Speedup))
 	case a.Arm == ws.Baseline:
 		s += " · baseline"
 	}
-	if a.N < MinSamplesPerArm {
+	if a.N < evidence.MinSamplesPerArm {
 		s += fmt.Sprintf(" · n=%d", a.N)
 	}
 	return s
 }
 
-func bandwidthText(a *ArmSummary) string {
+func bandwidthText(a *evidence.ArmSummary) string {
 	return fmt.Sprintf("bandwidth %s GB/s %s (device memory copy; not a speedup) · %s per copy",
-		fmtGBs(a.Bandwidth.Center), fmtGBsCI(*a.Bandwidth), fmtTime(a.Median.Center))
+		evidence.FormatGBs(a.Bandwidth.Center), evidence.FormatGBsCI(*a.Bandwidth), evidence.FormatTime(a.Median.Center))
 }
 
 // relativeCI returns an arm's interval as percentages of its center: the
 // time interval, or the bandwidth interval for bandwidth arms.
-func relativeCI(a *ArmSummary) (lo, hi float64, ok bool) {
+func relativeCI(a *evidence.ArmSummary) (lo, hi float64, ok bool) {
 	iv := a.Median
-	if a.Kind == ArmBandwidth {
+	if a.Kind == evidence.ArmBandwidth {
 		iv = *a.Bandwidth
 	}
 	if !finite(iv.Lo) || !finite(iv.Hi) || iv.Center <= 0 {
@@ -575,7 +586,7 @@ func relativeCI(a *ArmSummary) (lo, hi float64, ok bool) {
 // boundsText writes an arm's interval in percent of its median, for
 // example "-0.13% / +0.21%", with a third decimal where both bounds are
 // below 0.1%; "" where the interval is infinite.
-func boundsText(a *ArmSummary) string {
+func boundsText(a *evidence.ArmSummary) string {
 	lo, hi, ok := relativeCI(a)
 	if !ok {
 		return ""
