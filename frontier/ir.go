@@ -168,27 +168,55 @@ func PlanFrontierTypedIR(nodes []IRNode, deps []IRDependency) (IRPlan, error) {
 }
 
 func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan, error) {
+	index, err := indexIRNodes(nodes, len(deps), limit)
+	if err != nil {
+		return IRPlan{}, err
+	}
+	g, err := newIRAdjacency(&index, len(nodes), deps)
+	if err != nil {
+		return IRPlan{}, err
+	}
+	return g.layers(nodes)
+}
+
+// indexIRNodes checks the nodes' domains, their count and depCount against
+// limit and the ids for repeats, and indexes the ids by position. Its
+// errors come in planFrontierTypedIR's order.
+func indexIRNodes(nodes []IRNode, depCount, limit int) (idIndex, error) {
 	n := len(nodes)
 	for i, nd := range nodes {
 		if !nd.Domain.Valid() {
-			return IRPlan{}, fmt.Errorf("nodes[%d].domain: node %d has unknown domain %d. Fix: use parser, semantic, dataflow or diagnostic", i, nd.ID, uint8(nd.Domain))
+			return idIndex{}, fmt.Errorf("nodes[%d].domain: node %d has unknown domain %d. Fix: use parser, semantic, dataflow or diagnostic", i, nd.ID, uint8(nd.Domain))
 		}
 	}
 	if n > math.MaxUint32 {
 		// Positions are 32-bit; no real input gets here.
-		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
+		return idIndex{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
 	}
 	index, dupPos, dup := newIDIndex(n, func(i int) uint32 { return nodes[i].ID })
 	if dup {
-		return IRPlan{}, &DuplicateNodeError{NodeID: nodes[dupPos].ID, Index: dupPos}
+		return idIndex{}, &DuplicateNodeError{NodeID: nodes[dupPos].ID, Index: dupPos}
 	}
 	if n > limit {
-		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
+		return idIndex{}, &PlanTooLargeError{Field: "frontier IR nodes", Count: n, Limit: limit}
 	}
-	if len(deps) > limit {
-		return IRPlan{}, &PlanTooLargeError{Field: "frontier IR dependencies", Count: len(deps), Limit: limit}
+	if depCount > limit {
+		return idIndex{}, &PlanTooLargeError{Field: "frontier IR dependencies", Count: depCount, Limit: limit}
 	}
-	// CSR adjacency in flat int32 arrays: outgoing edges per node index.
+	return index, nil
+}
+
+// irAdjacency is the dependency graph over node positions as a CSR in flat
+// int32 arrays: node v's successors are targets[offsets[v]:offsets[v+1]],
+// and indeg counts each node's predecessors.
+type irAdjacency struct {
+	offsets, targets, indeg []int32
+}
+
+// newIRAdjacency resolves every dependency's endpoints through index (an
+// *UnknownDependencyNodeError for the first that names no node, Before
+// checked before After) and builds the CSR over n nodes.
+func newIRAdjacency(index *idIndex, n int, deps []IRDependency) (irAdjacency, error) {
 	offsets := make([]int32, n+1)
 	indeg := make([]int32, n)
 	src := make([]int32, len(deps))
@@ -196,11 +224,11 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 	for k, d := range deps {
 		b32, ok := index.lookup(d.Before)
 		if !ok {
-			return IRPlan{}, &UnknownDependencyNodeError{Dependency: k, Before: d.Before, After: d.After, NodeID: d.Before}
+			return irAdjacency{}, &UnknownDependencyNodeError{Dependency: k, Before: d.Before, After: d.After, NodeID: d.Before}
 		}
 		a32, ok := index.lookup(d.After)
 		if !ok {
-			return IRPlan{}, &UnknownDependencyNodeError{Dependency: k, Before: d.Before, After: d.After, NodeID: d.After}
+			return irAdjacency{}, &UnknownDependencyNodeError{Dependency: k, Before: d.Before, After: d.After, NodeID: d.After}
 		}
 		b, a := int32(b32), int32(a32) // positions < n <= limit <= MaxInt32
 		src[k], dst[k] = b, a
@@ -216,7 +244,14 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 		targets[cursor[src[k]]] = dst[k]
 		cursor[src[k]]++
 	}
+	return irAdjacency{offsets: offsets, targets: targets, indeg: indeg}, nil
+}
 
+// layers runs Kahn's algorithm over g (consuming its in-degrees) and turns
+// each layer, sorted by (domain, id), into a FrontierWave. A wave's
+// active-item overflow is returned before a *CycleError.
+func (g *irAdjacency) layers(nodes []IRNode) (IRPlan, error) {
+	n := len(nodes)
 	less := func(a, b int32) int {
 		na, nb := nodes[a], nodes[b]
 		if na.Domain != nb.Domain {
@@ -233,7 +268,7 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 	// order holds every scheduled node index, layer after layer.
 	order := make([]int32, 0, n)
 	for i := 0; i < n; i++ {
-		if indeg[i] == 0 {
+		if g.indeg[i] == 0 {
 			order = append(order, int32(i))
 		}
 	}
@@ -244,27 +279,16 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 		layer := order[start:end]
 		slices.SortFunc(layer, less)
 		for _, v := range layer {
-			for _, t := range targets[offsets[v]:offsets[v+1]] {
-				indeg[t]--
-				if indeg[t] == 0 {
+			for _, t := range g.targets[g.offsets[v]:g.offsets[v+1]] {
+				g.indeg[t]--
+				if g.indeg[t] == 0 {
 					order = append(order, t)
 				}
 			}
 		}
-		layer = order[start:end]
-		w := FrontierWave{Index: len(plan.Waves), NodeIDs: make([]uint32, len(layer))}
-		for i, v := range layer {
-			nd := nodes[v]
-			w.NodeIDs[i] = nd.ID
-			if len(w.Domains) == 0 || w.Domains[len(w.Domains)-1] != nd.Domain {
-				// layer is sorted by domain, so first-seen order is the
-				// order of the last appended domain.
-				w.Domains = append(w.Domains, nd.Domain)
-			}
-			var err error
-			if w.ActiveItems, err = checked.Add(w.ActiveItems, uint64(nd.ActiveItems), "frontier wave active items"); err != nil {
-				return IRPlan{}, err
-			}
+		w, err := irWave(len(plan.Waves), nodes, order[start:end])
+		if err != nil {
+			return IRPlan{}, err
 		}
 		plan.Waves = append(plan.Waves, w)
 		start = end
@@ -273,6 +297,27 @@ func planFrontierTypedIR(nodes []IRNode, deps []IRDependency, limit int) (IRPlan
 		return IRPlan{}, &CycleError{UnscheduledNodes: n - len(order)}
 	}
 	return plan, nil
+}
+
+// irWave builds the wave numbered index from layer (node positions sorted
+// by (domain, id)): the node ids, the distinct domains in first-seen order
+// and the checked sum of the active items.
+func irWave(index int, nodes []IRNode, layer []int32) (FrontierWave, error) {
+	w := FrontierWave{Index: index, NodeIDs: make([]uint32, len(layer))}
+	for i, v := range layer {
+		nd := nodes[v]
+		w.NodeIDs[i] = nd.ID
+		if len(w.Domains) == 0 || w.Domains[len(w.Domains)-1] != nd.Domain {
+			// layer is sorted by domain, so first-seen order is the
+			// order of the last appended domain.
+			w.Domains = append(w.Domains, nd.Domain)
+		}
+		var err error
+		if w.ActiveItems, err = checked.Add(w.ActiveItems, uint64(nd.ActiveItems), "frontier wave active items"); err != nil {
+			return FrontierWave{}, err
+		}
+	}
+	return w, nil
 }
 
 // CudaFrontierInput is a frontier-typed IR plan adapted to CUDA waves: the

@@ -234,43 +234,16 @@ func BuildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 }
 
 func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBytes uint32, limit int) (*TokenFactGraph, error) {
-	for i, n := range nodes {
-		if int(n.Kind) >= len(nodeKindNames) {
-			return nil, fmt.Errorf("nodes[%d].kind: node %d has unknown node kind %d. Fix: use one of %v", i, n.ID, uint8(n.Kind), nodeKindNames)
-		}
+	index, err := indexTokenFactNodes(nodes, limit)
+	if err != nil {
+		return nil, err
 	}
-	if len(nodes) > math.MaxUint32 {
-		// Positions are 32-bit; no real input gets here.
-		return nil, &CsrIndexOverflowError{Field: "node count", Count: len(nodes), Limit: limit}
+	src, dst, err := resolveTokenFactEdges(&index, edges)
+	if err != nil {
+		return nil, err
 	}
-	index, dupPos, dup := newIDIndex(len(nodes), func(i int) uint32 { return nodes[i].ID })
-	if dup {
-		return nil, &DuplicateTokenFactNodeError{NodeID: nodes[dupPos].ID, Index: dupPos}
-	}
-	src := make([]uint32, len(edges))
-	dst := make([]uint32, len(edges))
-	for k, e := range edges {
-		s, ok := index.lookup(e.From)
-		if !ok {
-			return nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.From}
-		}
-		d, ok := index.lookup(e.To)
-		if !ok {
-			return nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.To}
-		}
-		if int(e.Kind) >= len(edgeKindNames) {
-			return nil, fmt.Errorf("edges[%d].kind: edge %d -> %d has unknown edge kind %d. Fix: use one of %v", k, e.From, e.To, uint8(e.Kind), edgeKindNames)
-		}
-		src[k], dst[k] = s, d
-	}
-	for _, n := range nodes {
-		end := uint64(n.PayloadOffset) + uint64(n.PayloadLen)
-		if end > math.MaxUint32 {
-			return nil, &PayloadOverflowError{NodeID: n.ID, Offset: n.PayloadOffset, Len: n.PayloadLen, PayloadEnd: end}
-		}
-		if end > uint64(payloadBytes) {
-			return nil, &PayloadOutOfBoundsError{NodeID: n.ID, PayloadEnd: end, PayloadBytes: payloadBytes}
-		}
+	if err := checkTokenFactPayloads(nodes, payloadBytes); err != nil {
+		return nil, err
 	}
 	if len(nodes) > limit {
 		return nil, &CsrIndexOverflowError{Field: "node count", Count: len(nodes), Limit: limit}
@@ -278,6 +251,71 @@ func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 	if len(edges) > limit {
 		return nil, &CsrIndexOverflowError{Field: "edge count", Count: len(edges), Limit: limit}
 	}
+	g := newTokenFactGraph(nodes, len(edges), payloadBytes)
+	g.packEdges(edges, src, dst)
+	return g, nil
+}
+
+// indexTokenFactNodes checks every node's kind and the ids for repeats, and
+// indexes the ids by position.
+func indexTokenFactNodes(nodes []TokenFactNode, limit int) (idIndex, error) {
+	for i, n := range nodes {
+		if int(n.Kind) >= len(nodeKindNames) {
+			return idIndex{}, fmt.Errorf("nodes[%d].kind: node %d has unknown node kind %d. Fix: use one of %v", i, n.ID, uint8(n.Kind), nodeKindNames)
+		}
+	}
+	if len(nodes) > math.MaxUint32 {
+		// Positions are 32-bit; no real input gets here.
+		return idIndex{}, &CsrIndexOverflowError{Field: "node count", Count: len(nodes), Limit: limit}
+	}
+	index, dupPos, dup := newIDIndex(len(nodes), func(i int) uint32 { return nodes[i].ID })
+	if dup {
+		return idIndex{}, &DuplicateTokenFactNodeError{NodeID: nodes[dupPos].ID, Index: dupPos}
+	}
+	return index, nil
+}
+
+// resolveTokenFactEdges returns every edge's source and destination node
+// positions; the first bad edge is an *UnknownEdgeNodeError (From checked
+// before To) or an unknown edge kind.
+func resolveTokenFactEdges(index *idIndex, edges []TokenFactEdge) (src, dst []uint32, err error) {
+	src = make([]uint32, len(edges))
+	dst = make([]uint32, len(edges))
+	for k, e := range edges {
+		s, ok := index.lookup(e.From)
+		if !ok {
+			return nil, nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.From}
+		}
+		d, ok := index.lookup(e.To)
+		if !ok {
+			return nil, nil, &UnknownEdgeNodeError{Edge: k, From: e.From, To: e.To, NodeID: e.To}
+		}
+		if int(e.Kind) >= len(edgeKindNames) {
+			return nil, nil, fmt.Errorf("edges[%d].kind: edge %d -> %d has unknown edge kind %d. Fix: use one of %v", k, e.From, e.To, uint8(e.Kind), edgeKindNames)
+		}
+		src[k], dst[k] = s, d
+	}
+	return src, dst, nil
+}
+
+// checkTokenFactPayloads checks, per node in input order, that its payload
+// range neither overflows 32 bits nor ends past payloadBytes.
+func checkTokenFactPayloads(nodes []TokenFactNode, payloadBytes uint32) error {
+	for _, n := range nodes {
+		end := uint64(n.PayloadOffset) + uint64(n.PayloadLen)
+		if end > math.MaxUint32 {
+			return &PayloadOverflowError{NodeID: n.ID, Offset: n.PayloadOffset, Len: n.PayloadLen, PayloadEnd: end}
+		}
+		if end > uint64(payloadBytes) {
+			return &PayloadOutOfBoundsError{NodeID: n.ID, PayloadEnd: end, PayloadBytes: payloadBytes}
+		}
+	}
+	return nil
+}
+
+// newTokenFactGraph allocates a graph for nodes and edgeCount edges and
+// fills in the node columns and the token and fact counts.
+func newTokenFactGraph(nodes []TokenFactNode, edgeCount int, payloadBytes uint32) *TokenFactGraph {
 	n := len(nodes)
 	g := &TokenFactGraph{
 		NodeIDs:        make([]uint32, n),
@@ -285,8 +323,8 @@ func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 		PayloadOffsets: make([]uint32, n),
 		PayloadLens:    make([]uint32, n),
 		RowOffsets:     make([]uint32, n+1),
-		ColumnIndices:  make([]uint32, len(edges)),
-		EdgeKinds:      make([]TokenFactEdgeKind, len(edges)),
+		ColumnIndices:  make([]uint32, edgeCount),
+		EdgeKinds:      make([]TokenFactEdgeKind, edgeCount),
 		PayloadBytes:   payloadBytes,
 	}
 	for i, nd := range nodes {
@@ -299,6 +337,13 @@ func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 			g.FactCount++
 		}
 	}
+	return g
+}
+
+// packEdges fills g's CSR from the edges' resolved endpoint positions: a
+// stable counting sort by source, keeping input order within a row.
+func (g *TokenFactGraph) packEdges(edges []TokenFactEdge, src, dst []uint32) {
+	n := g.NodeCount()
 	for _, s := range src {
 		g.RowOffsets[s+1]++
 	}
@@ -312,7 +357,6 @@ func buildTokenFactGraph(nodes []TokenFactNode, edges []TokenFactEdge, payloadBy
 		g.EdgeKinds[c] = edges[k].Kind
 		cursor[s] = c + 1
 	}
-	return g, nil
 }
 
 // TokenFactDegreeProfileBuckets is the number of ranks of the out-degree

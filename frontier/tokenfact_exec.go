@@ -294,22 +294,9 @@ func PlanTokenFactFrontierExecution(cache *megakernel.PlanCache, req TokenFactEx
 		return TokenFactExecutionPlan{}, &ActiveItemWaveCountMismatchError{Waves: len(in.Waves), ActiveItems: len(in.ActiveItems)}
 	}
 	l := req.Layout
-	graph, err := checked.Add(l.NodeBytes, l.EdgeBytes, "resident graph bytes")
+	graph, err := checkTokenFactEnvelope(&l, req.BudgetBytes)
 	if err != nil {
 		return TokenFactExecutionPlan{}, err
-	}
-	if graph == 0 {
-		return TokenFactExecutionPlan{}, ZeroResidentGraphBytesError{}
-	}
-	envelope, err := checked.Add(graph, l.PayloadBytes, "resident graph envelope bytes")
-	if err != nil {
-		return TokenFactExecutionPlan{}, err
-	}
-	if envelope != l.ResidentBytes {
-		return TokenFactExecutionPlan{}, &ResidentGraphByteEnvelopeMismatchError{Expected: l.ResidentBytes, Actual: envelope}
-	}
-	if l.PayloadBytes > req.BudgetBytes {
-		return TokenFactExecutionPlan{}, &PayloadExceedsBudgetError{PayloadBytes: l.PayloadBytes, BudgetBytes: req.BudgetBytes}
 	}
 	payloadBudget := req.BudgetBytes - l.PayloadBytes
 	active, err := checked.Sum("total active items", in.ActiveItems...)
@@ -317,39 +304,13 @@ func PlanTokenFactFrontierExecution(cache *megakernel.PlanCache, req TokenFactEx
 		return TokenFactExecutionPlan{}, err
 	}
 	waves := in.Waves
-	var peakFused uint64
-	for i := range waves {
-		if req.QueueSizing == QueueSizingExpansionHeadroom {
-			f, err := waves[i].FusedBytes()
-			if err != nil {
-				return TokenFactExecutionPlan{}, err
-			}
-			peakFused = max(peakFused, f)
-		}
+	peakFused, err := peakFusedWaveBytes(waves, req.QueueSizing)
+	if err != nil {
+		return TokenFactExecutionPlan{}, err
 	}
 	plan := TokenFactExecutionPlan{QueueSizing: req.QueueSizing, TotalActiveItems: active, ResidentPayloadBytes: l.PayloadBytes}
-	switch {
-	case active == 0:
-		plan.WorkQueue = planners.DeviceWorkQueuePlan{FinalOnlyHostSync: true}
-	case req.QueueSizing == QueueSizingExpansionHeadroom:
-		queueBudget := satSub(satSub(payloadBudget, graph), peakFused)
-		plan.ExpansionItems = expansionItems(l, active)
-		plan.WorkQueue, err = planners.PlanDeviceWorkQueueWithExpansion(planners.DeviceWorkQueueExpansionProfile{
-			InitialItems: active, ExpansionItems: plan.ExpansionItems, EntryBytes: TokenFactQueueEntryBytes,
-			ControlBytes: TokenFactQueueControlBytes, BudgetBytes: queueBudget, HostSync: planners.WorkQueueFinalOnly})
-	case req.QueueSizing == QueueSizingRelease:
-		plan.WorkQueue, err = planners.PlanDeviceWorkQueue(planners.DeviceWorkQueueProfile{
-			InitialItems: active, QueueCapacity: active, EntryBytes: TokenFactQueueEntryBytes,
-			ControlBytes: TokenFactQueueControlBytes, BudgetBytes: payloadBudget, HostSync: planners.WorkQueueFinalOnly})
-	default:
-		return TokenFactExecutionPlan{}, fmt.Errorf("unknown queue sizing %d. Fix: use QueueSizingRelease or QueueSizingExpansionHeadroom", uint8(req.QueueSizing))
-	}
-	if err != nil {
-		return TokenFactExecutionPlan{}, &WorkQueuePlanError{Err: err}
-	}
-	if plan.WorkQueue.ResidentBytes > payloadBudget {
-		// The queue planners keep resident <= their budget <= payloadBudget.
-		return TokenFactExecutionPlan{}, &WorkQueuePlanError{Err: fmt.Errorf("queue resident bytes %d exceed the payload budget %d. Fix: raise budget_bytes", plan.WorkQueue.ResidentBytes, payloadBudget)}
+	if err := plan.planWorkQueue(&l, graph, payloadBudget, peakFused); err != nil {
+		return TokenFactExecutionPlan{}, err
 	}
 	plan.ResidentWorkQueueBytes = plan.WorkQueue.ResidentBytes
 	deps := in.Dependencies
@@ -368,6 +329,81 @@ func PlanTokenFactFrontierExecution(cache *megakernel.PlanCache, req TokenFactEx
 		return TokenFactExecutionPlan{}, err
 	}
 	return plan, nil
+}
+
+// checkTokenFactEnvelope checks steps 2 to 4 of
+// PlanTokenFactFrontierExecution on layout l and returns the resident graph
+// bytes: non-zero node + edge bytes, graph + payload equal to the layout's
+// resident bytes, and a payload within budget.
+func checkTokenFactEnvelope(l *TokenFactGraphLayout, budget uint64) (uint64, error) {
+	graph, err := checked.Add(l.NodeBytes, l.EdgeBytes, "resident graph bytes")
+	if err != nil {
+		return 0, err
+	}
+	if graph == 0 {
+		return 0, ZeroResidentGraphBytesError{}
+	}
+	envelope, err := checked.Add(graph, l.PayloadBytes, "resident graph envelope bytes")
+	if err != nil {
+		return 0, err
+	}
+	if envelope != l.ResidentBytes {
+		return 0, &ResidentGraphByteEnvelopeMismatchError{Expected: l.ResidentBytes, Actual: envelope}
+	}
+	if l.PayloadBytes > budget {
+		return 0, &PayloadExceedsBudgetError{PayloadBytes: l.PayloadBytes, BudgetBytes: budget}
+	}
+	return graph, nil
+}
+
+// peakFusedWaveBytes returns the largest fused wave of waves for the
+// expansion-headroom sizing, and 0 for any other sizing.
+func peakFusedWaveBytes(waves []megakernel.FrontierWave, sizing QueueSizing) (uint64, error) {
+	if sizing != QueueSizingExpansionHeadroom {
+		return 0, nil
+	}
+	var peak uint64
+	for i := range waves {
+		f, err := waves[i].FusedBytes()
+		if err != nil {
+			return 0, err
+		}
+		peak = max(peak, f)
+	}
+	return peak, nil
+}
+
+// planWorkQueue plans the device work queue of step 5 for the plan's total
+// active items and queue sizing, within payloadBudget; the expansion
+// variant's queue gets payloadBudget - graph - peakFused (saturating).
+// Queue planner failures are *WorkQueuePlanError.
+func (plan *TokenFactExecutionPlan) planWorkQueue(l *TokenFactGraphLayout, graph, payloadBudget, peakFused uint64) error {
+	active := plan.TotalActiveItems
+	var err error
+	switch {
+	case active == 0:
+		plan.WorkQueue = planners.DeviceWorkQueuePlan{FinalOnlyHostSync: true}
+	case plan.QueueSizing == QueueSizingExpansionHeadroom:
+		queueBudget := satSub(satSub(payloadBudget, graph), peakFused)
+		plan.ExpansionItems = expansionItems(*l, active)
+		plan.WorkQueue, err = planners.PlanDeviceWorkQueueWithExpansion(planners.DeviceWorkQueueExpansionProfile{
+			InitialItems: active, ExpansionItems: plan.ExpansionItems, EntryBytes: TokenFactQueueEntryBytes,
+			ControlBytes: TokenFactQueueControlBytes, BudgetBytes: queueBudget, HostSync: planners.WorkQueueFinalOnly})
+	case plan.QueueSizing == QueueSizingRelease:
+		plan.WorkQueue, err = planners.PlanDeviceWorkQueue(planners.DeviceWorkQueueProfile{
+			InitialItems: active, QueueCapacity: active, EntryBytes: TokenFactQueueEntryBytes,
+			ControlBytes: TokenFactQueueControlBytes, BudgetBytes: payloadBudget, HostSync: planners.WorkQueueFinalOnly})
+	default:
+		return fmt.Errorf("unknown queue sizing %d. Fix: use QueueSizingRelease or QueueSizingExpansionHeadroom", uint8(plan.QueueSizing))
+	}
+	if err != nil {
+		return &WorkQueuePlanError{Err: err}
+	}
+	if plan.WorkQueue.ResidentBytes > payloadBudget {
+		// The queue planners keep resident <= their budget <= payloadBudget.
+		return &WorkQueuePlanError{Err: fmt.Errorf("queue resident bytes %d exceed the payload budget %d. Fix: raise budget_bytes", plan.WorkQueue.ResidentBytes, payloadBudget)}
+	}
+	return nil
 }
 
 // PlanTokenFactFrontierExecutionEnvelope is PlanTokenFactFrontierExecution

@@ -74,6 +74,24 @@ func (p *WorkloadPlan) waveLabel(id int) string {
 // WriteText writes the plan as readable tables.
 func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	w := bufio.NewWriter(out)
+	p.writeHeader(w)
+	p.writeGroups(w)
+	p.writeWaits(w)
+	if p.Tiles != nil {
+		p.writeTiles(w)
+	}
+	p.writeTopology(w)
+	p.writeMemory(w)
+	c := p.Convergence
+	fmt.Fprintf(w, "\nConvergence: device loop of at most %s; %s; the %d-byte changed flag is read once at the end (%s); %d host polls per iteration\n",
+		plural(int(c.MaxDeviceIterations), "iteration", "iterations"), plural(int(c.HostSyncPoints), "host sync", "host syncs"),
+		c.ChangedFlagReadbackBytes, c.ReadbackPolicy, c.HostIterationPolls)
+	return w.Flush()
+}
+
+// writeHeader writes the plan's title and its inputs: analysis, device,
+// memory budget, resident graph, schedule sample and fusion pressure.
+func (p *WorkloadPlan) writeHeader(w *bufio.Writer) {
 	title := quote.Text(p.Name)
 	if p.Name == "" {
 		title = "workload"
@@ -95,7 +113,11 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	fmt.Fprintf(w, "  schedule sample  dispatch %g ns, frontier density %g, readback %s; launch overhead %g ns\n",
 		p.Sample.DispatchCostNS, p.Sample.FrontierDensity, humanBytes(p.Sample.ReadbackBytes), p.LaunchOverheadNS)
 	fmt.Fprintf(w, "  fusion pressure  %.4f (%s)\n", p.FusionPressure, p.FusionPressureSource)
+}
 
+// writeGroups writes the barrier groups table, eliding groups past
+// textMaxGroups.
+func (p *WorkloadPlan) writeGroups(w *bufio.Writer) {
 	split := ""
 	if len(p.Groups) > len(p.Layers) {
 		split = fmt.Sprintf(" (the memory split added %d)", len(p.Groups)-len(p.Layers))
@@ -109,21 +131,31 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 			fmt.Fprintf(w, "  ... %d more groups (use --json for all)\n", len(p.Groups)-g)
 			break
 		}
-		var f, s, o uint64
-		labels := make([]string, 0, min(len(members), textMaxMembers)+1)
-		for i, id := range members {
-			wv := p.waves[id]
-			f, s, o = f+wv.FrontierBytes, s+wv.ScratchBytes, o+wv.OutputBytes
-			if i < textMaxMembers {
-				labels = append(labels, p.waveLabel(id))
-			}
-		}
-		if len(members) > textMaxMembers {
-			labels = append(labels, fmt.Sprintf("... +%d more", len(members)-textMaxMembers))
-		}
-		fmt.Fprintf(w, "  %-5d  %-5d  %-10s  %-10s  %-10s  %s\n", g, len(members), humanBytes(f), humanBytes(s), humanBytes(o), strings.Join(labels, ", "))
+		p.writeGroupRow(w, g, members)
 	}
+}
 
+// writeGroupRow writes one barrier group: its width, its summed frontier,
+// scratch and output bytes, and its first textMaxMembers waves.
+func (p *WorkloadPlan) writeGroupRow(w *bufio.Writer, g int, members []int) {
+	var f, s, o uint64
+	labels := make([]string, 0, min(len(members), textMaxMembers)+1)
+	for i, id := range members {
+		wv := p.waves[id]
+		f, s, o = f+wv.FrontierBytes, s+wv.ScratchBytes, o+wv.OutputBytes
+		if i < textMaxMembers {
+			labels = append(labels, p.waveLabel(id))
+		}
+	}
+	if len(members) > textMaxMembers {
+		labels = append(labels, fmt.Sprintf("... +%d more", len(members)-textMaxMembers))
+	}
+	fmt.Fprintf(w, "  %-5d  %-5d  %-10s  %-10s  %-10s  %s\n", g, len(members), humanBytes(f), humanBytes(s), humanBytes(o), strings.Join(labels, ", "))
+}
+
+// writeWaits writes the per-producer waits table, eliding waiting waves
+// past textMaxWaits, and how many waves start at once.
+func (p *WorkloadPlan) writeWaits(w *bufio.Writer) {
 	st := p.WaitStats
 	fmt.Fprintf(w, "\nPer-producer waits: 0 grid-wide barriers, %s for %s (%d duplicate and %d implied waits dropped)\n",
 		plural(st.Waits, "counter wait", "counter waits"), plural(st.Dependencies, "dependency", "dependencies"), st.DuplicatesDropped, st.RedundantDropped)
@@ -154,11 +186,11 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 			fmt.Fprintf(w, "  (%d waves wait on nothing and start at once)\n", starts)
 		}
 	}
+}
 
-	if p.Tiles != nil {
-		p.writeTiles(w)
-	}
-
+// writeTopology writes the selected execution topology, why it was
+// selected (or downgraded) and the pressures behind the decision.
+func (p *WorkloadPlan) writeTopology(w *bufio.Writer) {
 	e := p.Execution
 	d := e.Decision
 	if e.DowngradedToSparse {
@@ -169,9 +201,13 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	fmt.Fprintf(w, "  memory pressure %d bps, average degree %d bps, launch pressure %d bps\n",
 		d.MemoryPressureBPS, d.AverageDegreeBPS, d.LaunchPressureBPS)
 	fmt.Fprintf(w, "  %s\n", p.Explanation)
+}
 
-	m := e.Memory
-	fmt.Fprintf(w, "\nMemory plan (%s):\n", e.Topology)
+// writeMemory writes the memory plan of the selected topology, one row per
+// buffer kind.
+func (p *WorkloadPlan) writeMemory(w *bufio.Writer) {
+	m := p.Execution.Memory
+	fmt.Fprintf(w, "\nMemory plan (%s):\n", p.Execution.Topology)
 	row := func(name string, b uint64, note string) {
 		fmt.Fprintf(w, "%s\n", strings.TrimRight(fmt.Sprintf("  %-18s  %10s  %s", name, humanBytes(b), note), " "))
 	}
@@ -181,12 +217,6 @@ func (p *WorkloadPlan) WriteText(out io.Writer) error {
 	row("output", m.OutputBytes, "peak over barrier groups")
 	row("required", m.RequiredBytes, fmt.Sprintf("of %s budget, pressure %d bps", humanBytes(m.BudgetBytes), m.MemoryPressureBPS))
 	row("amortized readback", p.AmortizedReadbackBytes, "widest group "+plural(p.MaxGroupWidth, "wave", "waves"))
-
-	c := p.Convergence
-	fmt.Fprintf(w, "\nConvergence: device loop of at most %s; %s; the %d-byte changed flag is read once at the end (%s); %d host polls per iteration\n",
-		plural(int(c.MaxDeviceIterations), "iteration", "iterations"), plural(int(c.HostSyncPoints), "host sync", "host syncs"),
-		c.ChangedFlagReadbackBytes, c.ReadbackPolicy, c.HostIterationPolls)
-	return w.Flush()
 }
 
 // writeTiles writes the tile plan of a workload with a module.

@@ -523,62 +523,93 @@ func PlanWorkload(source string, w *Workload, dev occupancy.Device, profile stri
 		GraphLayoutHash: w.LayoutHash(), LaunchOverheadNS: *w.LaunchOverheadNS, waves: w.waves, deps: w.deps}
 	p.Device.Name, p.Device.Profile, p.Device.TotalMemoryBytes = dev.Name, profile, dev.TotalMemoryBytes
 	p.Device.Key = DeviceKeyFor(dev)
-	wrap := func(field string, err error) error { return &WorkloadError{Source: source, Field: field, Err: err} }
 
-	if w.MemoryBudgetBytes != nil {
-		p.BudgetBytes, p.BudgetSource = *w.MemoryBudgetBytes, "workload"
-	} else {
-		if dev.TotalMemoryBytes <= 0 {
-			return nil, fieldErr(source, "memory_budget_bytes", "set memory_budget_bytes, or use a device profile with total_memory_bytes",
-				"the device profile gives no total memory to take %d%% of", DefaultBudgetPercent)
-		}
-		b, ok := checked.MulDiv(uint64(dev.TotalMemoryBytes), DefaultBudgetPercent, 100)
-		if !ok {
-			return nil, wrap("memory_budget_bytes", &checked.OverflowError{Field: "default memory budget bytes", Inputs: "the device's total_memory_bytes x 90%"})
-		}
-		p.BudgetBytes, p.BudgetSource = b, fmt.Sprintf("%d%% of device memory", DefaultBudgetPercent)
+	if err := p.setBudget(source, w, dev); err != nil {
+		return nil, err
 	}
-	s := w.ScheduleSample
-	p.Sample = ScheduleSample{DispatchCostNS: *s.DispatchCostNS, FrontierDensity: *s.FrontierDensity, ReadbackBytes: *s.ReadbackBytes}
-	if w.FusionPressure != nil {
-		p.FusionPressure, p.FusionPressureSource = *w.FusionPressure, "workload"
-	} else {
-		out, err := ScheduleFusionPressure([]ScheduleSample{p.Sample}, p.LaunchOverheadNS, DerivedFusionSteps, DerivedFusionDt)
-		if err != nil {
-			return nil, wrap("schedule_sample", err)
-		}
-		p.FusionPressure = out[0]
-		p.FusionPressureSource = fmt.Sprintf("derived from the schedule sample by the homotopy scheduler, %d steps of dt %g", DerivedFusionSteps, DerivedFusionDt)
+	if err := p.setFusionPressure(w); err != nil {
+		return nil, workloadErr(source, "schedule_sample", err)
 	}
 	graph := GraphShape{NodeCount: *w.Graph.NodeCount, EdgeCount: *w.Graph.EdgeCount}
 	gb, err := GraphLayoutBytes(graph, *w.Graph.BytesPerNode, *w.Graph.BytesPerEdge)
 	if err != nil {
-		return nil, wrap("graph", err)
+		return nil, workloadErr(source, "graph", err)
 	}
 	p.ResidentGraphBytes = gb
 
+	if err := p.planSchedule(source, w, graph, cache); err != nil {
+		return nil, err
+	}
+	if w.HasModule() {
+		tp, err := PlanTiles(w.TileRequest(p.BudgetBytes))
+		if err != nil {
+			return nil, workloadErr(source, "waves", err)
+		}
+		p.Tiles = &tp
+	}
+	return p, nil
+}
+
+// workloadErr wraps err as a *WorkloadError about field of source.
+func workloadErr(source, field string, err error) error {
+	return &WorkloadError{Source: source, Field: field, Err: err}
+}
+
+// setBudget sets the memory budget: the workload's memory_budget_bytes, or
+// DefaultBudgetPercent of the device memory when the workload gives none.
+func (p *WorkloadPlan) setBudget(source string, w *Workload, dev occupancy.Device) error {
+	if w.MemoryBudgetBytes != nil {
+		p.BudgetBytes, p.BudgetSource = *w.MemoryBudgetBytes, "workload"
+		return nil
+	}
+	if dev.TotalMemoryBytes <= 0 {
+		return fieldErr(source, "memory_budget_bytes", "set memory_budget_bytes, or use a device profile with total_memory_bytes",
+			"the device profile gives no total memory to take %d%% of", DefaultBudgetPercent)
+	}
+	b, ok := checked.MulDiv(uint64(dev.TotalMemoryBytes), DefaultBudgetPercent, 100)
+	if !ok {
+		return workloadErr(source, "memory_budget_bytes", &checked.OverflowError{Field: "default memory budget bytes", Inputs: "the device's total_memory_bytes x 90%"})
+	}
+	p.BudgetBytes, p.BudgetSource = b, fmt.Sprintf("%d%% of device memory", DefaultBudgetPercent)
+	return nil
+}
+
+// setFusionPressure sets the schedule sample and the fusion pressure: the
+// workload's own, or one the homotopy scheduler derives from the sample.
+func (p *WorkloadPlan) setFusionPressure(w *Workload) error {
+	s := w.ScheduleSample
+	p.Sample = ScheduleSample{DispatchCostNS: *s.DispatchCostNS, FrontierDensity: *s.FrontierDensity, ReadbackBytes: *s.ReadbackBytes}
+	if w.FusionPressure != nil {
+		p.FusionPressure, p.FusionPressureSource = *w.FusionPressure, "workload"
+		return nil
+	}
+	out, err := ScheduleFusionPressure([]ScheduleSample{p.Sample}, p.LaunchOverheadNS, DerivedFusionSteps, DerivedFusionDt)
+	if err != nil {
+		return err
+	}
+	p.FusionPressure = out[0]
+	p.FusionPressureSource = fmt.Sprintf("derived from the schedule sample by the homotopy scheduler, %d steps of dt %g", DerivedFusionSteps, DerivedFusionDt)
+	return nil
+}
+
+// planSchedule plans w's dependency layers, barrier groups (through
+// cache), per-producer waits and device convergence loop, and records them
+// in p. Every error is a *WorkloadError naming the field to change.
+func (p *WorkloadPlan) planSchedule(source string, w *Workload, graph GraphShape, cache *PlanCache) error {
 	layered, err := PlanBarriers(len(w.waves), w.deps)
 	if err != nil {
-		return nil, wrap("dependencies", err)
+		return workloadErr(source, "dependencies", err)
 	}
 	id := PlanIdentity{GraphLayoutHash: p.GraphLayoutHash, Kind: w.kind, Device: p.Device.Key}
 	fp, err := PlanFrontierExecution(cache, FrontierExecutionRequest{Identity: id, Sample: p.Sample, Graph: graph,
 		BytesPerNode: *w.Graph.BytesPerNode, BytesPerEdge: *w.Graph.BytesPerEdge, Waves: w.waves, Dependencies: w.deps,
 		BudgetBytes: p.BudgetBytes, LaunchOverheadNS: p.LaunchOverheadNS, FusionPressure: p.FusionPressure})
 	if err != nil {
-		var gob *GroupOverBudgetError
-		var ob *OverBudgetError
-		switch {
-		case errors.As(err, &gob) && gob.Wave >= 0:
-			return nil, wrap(fmt.Sprintf("waves[%d]", w.waveIndex(gob.Wave)), err)
-		case errors.As(err, &gob), errors.As(err, &ob):
-			return nil, wrap("memory_budget_bytes", err)
-		}
-		return nil, wrap("waves", err)
+		return workloadErr(source, w.frontierErrField(err), err)
 	}
 	waits, err := PlanProducerWaits(len(w.waves), w.deps)
 	if err != nil {
-		return nil, wrap("dependencies", err)
+		return workloadErr(source, "dependencies", err)
 	}
 	iters := uint32(DefaultMaxDeviceIterations)
 	if w.MaxDeviceIters != nil {
@@ -586,9 +617,31 @@ func PlanWorkload(source string, w *Workload, dev occupancy.Device, profile stri
 	}
 	conv, err := PlanDeviceConvergence(iters, ChangedFlagBytes, 0)
 	if err != nil {
-		return nil, wrap("max_device_iterations", err)
+		return workloadErr(source, "max_device_iterations", err)
 	}
+	p.setSchedule(w, &layered, &fp, &waits)
+	p.Convergence = conv
+	return nil
+}
 
+// frontierErrField names the workload field a PlanFrontierExecution error
+// is about: the wave of a barrier group over the budget, the budget itself,
+// or the waves.
+func (w *Workload) frontierErrField(err error) string {
+	var gob *GroupOverBudgetError
+	var ob *OverBudgetError
+	switch {
+	case errors.As(err, &gob) && gob.Wave >= 0:
+		return fmt.Sprintf("waves[%d]", w.waveIndex(gob.Wave))
+	case errors.As(err, &gob), errors.As(err, &ob):
+		return "memory_budget_bytes"
+	}
+	return "waves"
+}
+
+// setSchedule records the wave names, the dependency layers, the frontier
+// execution plan fp and the per-producer waits in p.
+func (p *WorkloadPlan) setSchedule(w *Workload, layered *BarrierPlan, fp *FrontierExecutionPlan, waits *ProducerWaitPlan) {
 	p.WaveNames = make([]string, len(w.waves))
 	for _, wv := range w.Waves {
 		p.WaveNames[*wv.ID] = wv.Name
@@ -608,15 +661,6 @@ func PlanWorkload(source string, w *Workload, dev occupancy.Device, profile stri
 	p.AmortizedReadbackBytes, p.MaxGroupWidth = fp.AmortizedReadbackBytes, fp.MaxGroupWidth
 	p.Execution = fp.Execution
 	p.Explanation = fp.Execution.Decision.StableExplanation()
-	p.Convergence = conv
-	if w.HasModule() {
-		tp, err := PlanTiles(w.TileRequest(p.BudgetBytes))
-		if err != nil {
-			return nil, wrap("waves", err)
-		}
-		p.Tiles = &tp
-	}
-	return p, nil
 }
 
 // TileRequest returns the tile plan's input for a decoded workload with a

@@ -164,6 +164,21 @@ func loadDeviceObject(source string, data []byte) (Device, []DefaultedField, err
 // impossible value is an *InvalidDeviceError naming the JSON field and the
 // fix. Built-in profiles always validate.
 func (d Device) Validate() error {
+	if err := d.validateMagnitudes(); err != nil {
+		return err
+	}
+	if err := d.validateCompute(); err != nil {
+		return err
+	}
+	if err := d.validateMemory(); err != nil {
+		return err
+	}
+	return d.validateLists()
+}
+
+// validateMagnitudes rejects counts and sizes far above any real device,
+// before the other checks do arithmetic on them.
+func (d *Device) validateMagnitudes() error {
 	const big = 1 << 30 // far above any real count; keeps the arithmetic overflow-free
 	const bigBytes = 1 << 40
 	switch {
@@ -182,6 +197,12 @@ func (d Device) Validate() error {
 	case d.SharedMemPerSM > bigBytes:
 		return invalid("shared_mem_per_sm", "give the real shared memory per SM (233472 on sm_90)", "is %d, above 2^40", d.SharedMemPerSM)
 	}
+	return nil
+}
+
+// validateCompute checks the name, the ordinal, the compute capability, the
+// thread, block and register limits and the sub-partitions.
+func (d *Device) validateCompute() error {
 	switch {
 	case d.Name == "":
 		return invalid("name", "give the device a name such as \"NVIDIA H100 80GB HBM3\"", "is empty")
@@ -213,6 +234,15 @@ func (d Device) Validate() error {
 		return invalid("register_alloc_unit", "use 256 (registers per warp allocation unit) or omit the field", "is %d", d.RegisterAllocUnit)
 	case d.SubPartitions < 1 || d.SubPartitions > 8:
 		return invalid("sub_partitions", "use 4 (sm_70+) or omit the field", "is %d, outside 1..8", d.SubPartitions)
+	}
+	return nil
+}
+
+// validateMemory checks the shared memory sizes and units, the L2 and
+// device memory sizes, the memory clock and bus width, and the copy
+// engines.
+func (d *Device) validateMemory() error {
+	switch {
 	case d.SharedMemPerSM < 1:
 		return invalid("shared_mem_per_sm", "give the shared memory per SM in bytes (233472 on sm_90)", "is %d", d.SharedMemPerSM)
 	case d.SharedMemPerBlock < 0 || d.SharedMemPerBlock > d.SharedMemPerSM:
@@ -237,6 +267,12 @@ func (d Device) Validate() error {
 		return invalid("memory_clock_khz", "give the memory clock in kHz and the bus width in bits of a real device (2619000 and 5120 on an H100 SXM)",
 			"is %d, which with memory_bus_bits %d makes the bandwidth estimate (clock x bits x 250 bytes per second) overflow 63 bits", d.MemoryClockKHz, d.MemoryBusBits)
 	}
+	return nil
+}
+
+// validateLists checks the shared-memory carveout list and the grid and
+// block dimension limits, entry by entry.
+func (d *Device) validateLists() error {
 	prev := -1
 	for i, c := range d.SharedMemCarveoutsKiB {
 		if c < 0 || c <= prev {
@@ -278,12 +314,12 @@ func (d Device) BandwidthBytesPerSec() int64 {
 }
 
 // bandwidthFits reports whether the bandwidth estimate fits an int64.
-func (d Device) bandwidthFits() bool {
+func (d *Device) bandwidthFits() bool {
 	_, ok := d.bandwidth()
 	return ok
 }
 
-func (d Device) bandwidth() (int64, bool) {
+func (d *Device) bandwidth() (int64, bool) {
 	if d.MemoryClockKHz <= 0 || d.MemoryBusBits <= 0 {
 		return 0, false
 	}

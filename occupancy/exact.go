@@ -241,8 +241,6 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	if blockSize < 1 || blockSize > 1<<30 {
 		return Result{}, &InputError{"block_size", fmt.Sprintf("is %d, outside 1..2^30", blockSize), fmt.Sprintf("use a block size between 1 and %d", d.MaxThreadsPerBlock)}
 	}
-	// Validate guarantees a warp size of 32.
-	warp := d.WarpSize
 	maxWarps := d.MaxThreadsPerSM >> 5
 	w := (blockSize + 31) >> 5
 	r := Result{BlockSize: blockSize, WarpsPerBlock: w, MaxWarpsPerSM: maxWarps}
@@ -263,23 +261,41 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	r.BlocksByBlocks = d.MaxBlocksPerSM
 
 	// 3. Registers.
-	r.BlocksByRegisters = UnlimitedBlocks
-	if R := k.RegistersPerThread; R > 0 {
-		perWarp := roundUp(R*warp, d.RegisterAllocUnit)
-		r.RegistersPerWarp = perWarp
-		sub := d.SubPartitions
-		switch {
-		case R > d.RegistersPerThread,
-			d.RegistersPerBlock < perWarp*roundUp(w, sub),
-			d.RegistersPerBlock < perWarp*w:
-			r.BlocksByRegisters = 0
-		default:
-			warpsPerSub := div(div(d.RegistersPerSM, sub), perWarp)
-			r.BlocksByRegisters = div(sub*warpsPerSub, w)
-		}
-	}
+	r.BlocksByRegisters, r.RegistersPerWarp = registerBlocks(d, k.RegistersPerThread, w)
 
 	// 4. Shared memory.
+	r.sharedMemoryBlocks(d, &k)
+
+	// Binding limit: fewest blocks, ties in declaration order.
+	r.bind()
+	return r, nil
+}
+
+// registerBlocks returns the blocks of w warps that the register file
+// holds at R registers per thread (UnlimitedBlocks when R is 0, 0 when R or
+// the block's registers exceed the device's maxima) and the registers
+// allocated per warp (0 when R is 0).
+func registerBlocks(d *Device, R, w int) (blocks, perWarp int) {
+	if R <= 0 {
+		return UnlimitedBlocks, 0
+	}
+	// Validate guarantees a warp size of 32.
+	perWarp = roundUp(R*d.WarpSize, d.RegisterAllocUnit)
+	sub := d.SubPartitions
+	switch {
+	case R > d.RegistersPerThread,
+		d.RegistersPerBlock < perWarp*roundUp(w, sub),
+		d.RegistersPerBlock < perWarp*w:
+		return 0, perWarp
+	}
+	warpsPerSub := div(div(d.RegistersPerSM, sub), perWarp)
+	return div(sub*warpsPerSub, w), perWarp
+}
+
+// sharedMemoryBlocks sets r's shared-memory fields for kernel k: the
+// per-block limit, the allocation per block, the carveout capacity and the
+// blocks that capacity holds (0 when a block is over the limit).
+func (r *Result) sharedMemoryBlocks(d *Device, k *Kernel) {
 	r.BlocksBySharedMemory = UnlimitedBlocks
 	limit := d.SharedMemPerBlock
 	if k.OptIn {
@@ -304,8 +320,12 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	default:
 		r.SharedMemCapacityPerSM = carveoutCapacity(d, k.CarveoutPercent, 0)
 	}
+}
 
-	// Binding limit: fewest blocks, ties in declaration order.
+// bind sets r's binding limit (fewest blocks, ties in declaration order)
+// and the active blocks, warps and threads per SM and the occupancy it
+// allows.
+func (r *Result) bind() {
 	counts := [4]int{r.BlocksByWarps, r.BlocksByBlocks, r.BlocksByRegisters, r.BlocksBySharedMemory}
 	best := 0
 	for i := 1; i < len(counts); i++ {
@@ -315,12 +335,11 @@ func compute(d *Device, k Kernel, blockSize int) (Result, error) {
 	}
 	r.Limit = Limit(best)
 	r.ActiveBlocksPerSM = counts[best]
-	r.ActiveWarpsPerSM = r.ActiveBlocksPerSM * w
-	r.ActiveThreadsPerSM = r.ActiveBlocksPerSM * blockSize
-	if maxWarps > 0 {
-		r.Occupancy = float64(r.ActiveWarpsPerSM) / float64(maxWarps)
+	r.ActiveWarpsPerSM = r.ActiveBlocksPerSM * r.WarpsPerBlock
+	r.ActiveThreadsPerSM = r.ActiveBlocksPerSM * r.BlockSize
+	if r.MaxWarpsPerSM > 0 {
+		r.Occupancy = float64(r.ActiveWarpsPerSM) / float64(r.MaxWarpsPerSM)
 	}
-	return r, nil
 }
 
 // carveoutCapacity returns the shared memory configured per SM for a kernel

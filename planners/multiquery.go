@@ -283,6 +283,27 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 	if err := validateMultiQueries(queries); err != nil {
 		return MultiQueryExecutionPlan{}, err
 	}
+	order, ids := sortMultiQueries(queries)
+	for k := 0; k < len(order); {
+		chunk, j, err := growMultiQueryLaunch(queries, order, k, budgetBytes)
+		if err != nil {
+			return MultiQueryExecutionPlan{}, err
+		}
+		first := queries[order[k]]
+		cold := k == 0 || queries[order[k-1]].GraphLayoutHash != first.GraphLayoutHash
+		if err := plan.addLaunch(first, order[k], ids[k:j:j], chunk, cold); err != nil {
+			return MultiQueryExecutionPlan{}, err
+		}
+		k = j
+	}
+	plan.GraphReuse.AvoidedUploadBytes = plan.AvoidedGraphUploadBytes
+	plan.LaunchCount = uint64(len(plan.Groups))
+	return plan, nil
+}
+
+// sortMultiQueries returns the query positions in (graph layout hash,
+// traversal key, id) order and the query ids in that order.
+func sortMultiQueries(queries []MultiQuery) (order []int, ids []uint32) {
 	// Sort flat (hash, key, id, position) records rather than positions
 	// through a closure: the records are contiguous, so the sort stays in
 	// cache at 10^6 queries.
@@ -299,78 +320,89 @@ func PlanMultiQueryExecution(queries []MultiQuery, budgetBytes uint64) (MultiQue
 		}
 		return cmp.Compare(a.id, b.id)
 	})
-	order := make([]int, len(keys))
-	ids := make([]uint32, len(keys)) // backing array for every group's Queries
+	order = make([]int, len(keys))
+	ids = make([]uint32, len(keys)) // backing array for every group's Queries
 	for k, key := range keys {
 		order[k], ids[k] = key.pos, key.id
 	}
-	for k := 0; k < len(order); {
-		first := queries[order[k]]
-		graph := first.GraphUploadBytes
-		cold := k == 0 || queries[order[k-1]].GraphLayoutHash != first.GraphLayoutHash
-		chunk, err := chunkResident{}.withQuery(graph, first)
-		if err != nil {
-			return MultiQueryExecutionPlan{}, checked.Inputs(err, groupInputs(order[k], order[k]))
-		}
-		if chunk.resident > budgetBytes {
-			return MultiQueryExecutionPlan{}, &MultiQueryError{Kind: MultiQueryOverBudget, Index: order[k], Query: first.Query,
-				GraphLayoutHash: first.GraphLayoutHash, TraversalKey: first.TraversalKey,
-				RequiredBytes: chunk.resident, BudgetBytes: budgetBytes}
-		}
-		j := k + 1
-		for ; j < len(order); j++ {
-			next := queries[order[j]]
-			if next.GraphLayoutHash != first.GraphLayoutHash || next.TraversalKey != first.TraversalKey {
-				break
-			}
-			grown, err := chunk.withQuery(graph, next)
-			if err != nil {
-				return MultiQueryExecutionPlan{}, checked.Inputs(err, groupInputs(order[k], order[j]))
-			}
-			if grown.resident > budgetBytes {
-				break
-			}
-			chunk = grown
-		}
-		n := uint64(j - k)
-		reuse := GraphReuseTelemetry{WarmReuses: n - 1}
-		if cold {
-			reuse.ColdUploads, reuse.UploadBytes = 1, graph
-		} else {
-			reuse.WarmReuses = n
-		}
-		if reuse.AvoidedUploadBytes, err = checked.Mul(reuse.WarmReuses, graph, "avoided graph upload bytes"); err != nil {
-			return MultiQueryExecutionPlan{}, checked.Inputs(err, fmt.Sprintf("queries[%d].graph_upload_bytes x the launches that reuse it", order[k]))
-		}
-		plan.Groups = append(plan.Groups, MultiQueryGroup{
-			GraphLayoutHash:         first.GraphLayoutHash,
-			TraversalKey:            first.TraversalKey,
-			Queries:                 ids[k:j:j],
-			GraphUploadBytes:        reuse.UploadBytes,
-			FrontierBytes:           chunk.frontier,
-			PeakScratchBytes:        chunk.scratch,
-			OutputBytes:             chunk.output,
-			ResidentBytes:           chunk.resident,
-			AvoidedLaunches:         n - 1,
-			AvoidedHostFences:       n - 1,
-			AvoidedGraphUploadBytes: reuse.AvoidedUploadBytes,
-			GraphReuse:              reuse,
-		})
-		// Counts are bounded by len(queries); only the byte totals can overflow.
-		plan.AvoidedLaunches += n - 1
-		plan.AvoidedHostFences += n - 1
-		plan.GraphReuse.ColdUploads += reuse.ColdUploads
-		plan.GraphReuse.WarmReuses += reuse.WarmReuses
-		if plan.GraphReuse.UploadBytes, err = checked.Add(plan.GraphReuse.UploadBytes, reuse.UploadBytes, "graph upload bytes"); err != nil {
-			return MultiQueryExecutionPlan{}, checked.Inputs(err, "graph_upload_bytes of every graph")
-		}
-		if plan.AvoidedGraphUploadBytes, err = checked.Add(plan.AvoidedGraphUploadBytes, reuse.AvoidedUploadBytes, "avoided graph upload bytes"); err != nil {
-			return MultiQueryExecutionPlan{}, checked.Inputs(err, "graph_upload_bytes x the launches that reuse each graph")
-		}
-		plan.PeakResidentBytes = max(plan.PeakResidentBytes, chunk.resident)
-		k = j
+	return order, ids
+}
+
+// growMultiQueryLaunch starts a launch at order[k] and greedily adds the
+// following queries of the same graph and traversal key while the launch
+// fits budgetBytes. It returns the launch and the end j of its queries
+// order[k:j]; a first query that does not fit alone is MultiQueryOverBudget.
+func growMultiQueryLaunch(queries []MultiQuery, order []int, k int, budgetBytes uint64) (chunkResident, int, error) {
+	first := queries[order[k]]
+	graph := first.GraphUploadBytes
+	chunk, err := chunkResident{}.withQuery(graph, first)
+	if err != nil {
+		return chunkResident{}, 0, checked.Inputs(err, groupInputs(order[k], order[k]))
 	}
-	plan.GraphReuse.AvoidedUploadBytes = plan.AvoidedGraphUploadBytes
-	plan.LaunchCount = uint64(len(plan.Groups))
-	return plan, nil
+	if chunk.resident > budgetBytes {
+		return chunkResident{}, 0, &MultiQueryError{Kind: MultiQueryOverBudget, Index: order[k], Query: first.Query,
+			GraphLayoutHash: first.GraphLayoutHash, TraversalKey: first.TraversalKey,
+			RequiredBytes: chunk.resident, BudgetBytes: budgetBytes}
+	}
+	j := k + 1
+	for ; j < len(order); j++ {
+		next := queries[order[j]]
+		if next.GraphLayoutHash != first.GraphLayoutHash || next.TraversalKey != first.TraversalKey {
+			break
+		}
+		grown, err := chunk.withQuery(graph, next)
+		if err != nil {
+			return chunkResident{}, 0, checked.Inputs(err, groupInputs(order[k], order[j]))
+		}
+		if grown.resident > budgetBytes {
+			break
+		}
+		chunk = grown
+	}
+	return chunk, j, nil
+}
+
+// addLaunch appends the launch of the queries ids, led by first (at input
+// position pos), to the plan and adds its counts and bytes to the plan's
+// totals. cold says the launch is the first on its graph and uploads it.
+func (plan *MultiQueryExecutionPlan) addLaunch(first MultiQuery, pos int, ids []uint32, chunk chunkResident, cold bool) error {
+	graph := first.GraphUploadBytes
+	n := uint64(len(ids))
+	reuse := GraphReuseTelemetry{WarmReuses: n - 1}
+	if cold {
+		reuse.ColdUploads, reuse.UploadBytes = 1, graph
+	} else {
+		reuse.WarmReuses = n
+	}
+	var err error
+	if reuse.AvoidedUploadBytes, err = checked.Mul(reuse.WarmReuses, graph, "avoided graph upload bytes"); err != nil {
+		return checked.Inputs(err, fmt.Sprintf("queries[%d].graph_upload_bytes x the launches that reuse it", pos))
+	}
+	plan.Groups = append(plan.Groups, MultiQueryGroup{
+		GraphLayoutHash:         first.GraphLayoutHash,
+		TraversalKey:            first.TraversalKey,
+		Queries:                 ids,
+		GraphUploadBytes:        reuse.UploadBytes,
+		FrontierBytes:           chunk.frontier,
+		PeakScratchBytes:        chunk.scratch,
+		OutputBytes:             chunk.output,
+		ResidentBytes:           chunk.resident,
+		AvoidedLaunches:         n - 1,
+		AvoidedHostFences:       n - 1,
+		AvoidedGraphUploadBytes: reuse.AvoidedUploadBytes,
+		GraphReuse:              reuse,
+	})
+	// Counts are bounded by len(queries); only the byte totals can overflow.
+	plan.AvoidedLaunches += n - 1
+	plan.AvoidedHostFences += n - 1
+	plan.GraphReuse.ColdUploads += reuse.ColdUploads
+	plan.GraphReuse.WarmReuses += reuse.WarmReuses
+	if plan.GraphReuse.UploadBytes, err = checked.Add(plan.GraphReuse.UploadBytes, reuse.UploadBytes, "graph upload bytes"); err != nil {
+		return checked.Inputs(err, "graph_upload_bytes of every graph")
+	}
+	if plan.AvoidedGraphUploadBytes, err = checked.Add(plan.AvoidedGraphUploadBytes, reuse.AvoidedUploadBytes, "avoided graph upload bytes"); err != nil {
+		return checked.Inputs(err, "graph_upload_bytes x the launches that reuse each graph")
+	}
+	plan.PeakResidentBytes = max(plan.PeakResidentBytes, chunk.resident)
+	return nil
 }

@@ -257,38 +257,10 @@ func comparePassValue(a, b passValue) int {
 // projected speedup (a *checked.OverflowError "projected speedup bps", 32
 // bits) is reported only after the whole walk, so it never hides it.
 func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample BenchmarkPassSelectionSample) (BenchmarkPassSelectionPlan, error) {
-	ids := make(map[string]struct{}, len(candidates))
-	for i := range candidates {
-		c := &candidates[i]
-		switch _, dup := ids[c.PassID]; {
-		case c.PassID == "":
-			return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionEmptyPassID, Index: i}
-		case dup:
-			return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionDuplicatePassID, Index: i, PassID: c.PassID}
-		case c.ExpectedSpeedupBPS <= checked.BasisPoints:
-			return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionMissingSpeedupEvidence, Index: i,
-				PassID: c.PassID, ExpectedSpeedupBPS: c.ExpectedSpeedupBPS}
-		}
-		ids[c.PassID] = struct{}{}
+	if err := validatePassCandidates(candidates); err != nil {
+		return BenchmarkPassSelectionPlan{}, err
 	}
-	// Sort flat (mandatory, value, position) records; pass ids are compared
-	// only to break exact ties.
-	keys := make([]passSortKey, len(candidates))
-	for i := range candidates {
-		keys[i] = passSortKey{value: benchmarkPassValue(&candidates[i]), pos: i, mandatory: candidates[i].MandatoryWhenProfitable}
-	}
-	slices.SortFunc(keys, func(a, b passSortKey) int {
-		if a.mandatory != b.mandatory {
-			if a.mandatory {
-				return -1
-			}
-			return 1
-		}
-		if c := comparePassValue(b.value, a.value); c != 0 {
-			return c
-		}
-		return cmp.Compare(candidates[a.pos].PassID, candidates[b.pos].PassID)
-	})
+	keys := passSelectionOrder(candidates)
 	plan := BenchmarkPassSelectionPlan{SelectedPassIDs: []string{}, SkippedPasses: []SkippedPass{}, ProjectedSpeedupBPS: checked.BasisPoints}
 	// An overflowing projection is remembered, not returned, until the walk
 	// has found every mandatory pass over budget.
@@ -296,33 +268,9 @@ func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample Benchmark
 	for _, key := range keys {
 		i := key.pos
 		c := &candidates[i]
-		var reason PassSkipReason
-		switch {
-		case sample.FrontierItems < c.MinFrontierItems:
-			reason = FrontierBelowThreshold
-		case sample.ReuseCount < c.MinReuseCount:
-			reason = ReuseBelowThreshold
-		case sample.AvoidableReadbackBytes < c.MinAvoidedReadbackBytes:
-			reason = ReadbackBelowThreshold
-		// The totals never exceed their budgets, so budget − total cannot
-		// underflow and total + cost is compared without overflowing.
-		case c.PlanningCostNs > sample.PlanningBudgetNs-plan.TotalPlanningCostNs:
-			reason = PlanningBudgetExceeded
-		case c.ScratchBytes > sample.ScratchBudgetBytes-plan.TotalScratchBytes:
-			reason = ScratchBudgetExceeded
-		}
-		if reason != 0 {
+		if reason := plan.skipReason(c, &sample); reason != 0 {
 			if c.MandatoryWhenProfitable && (reason == PlanningBudgetExceeded || reason == ScratchBudgetExceeded) {
-				total, cost, budget := plan.TotalPlanningCostNs, c.PlanningCostNs, sample.PlanningBudgetNs
-				if reason == ScratchBudgetExceeded {
-					total, cost, budget = plan.TotalScratchBytes, c.ScratchBytes, sample.ScratchBudgetBytes
-				}
-				required, carry := bits.Add64(total, cost, 0)
-				if carry != 0 {
-					required = math.MaxUint64
-				}
-				return BenchmarkPassSelectionPlan{}, &PassSelectionError{Kind: PassSelectionMandatoryProfitablePassOverBudget,
-					Index: i, PassID: c.PassID, Reason: reason, RequiredTotal: required, Budget: budget}
+				return BenchmarkPassSelectionPlan{}, plan.mandatoryOverBudget(i, c, reason, &sample)
 			}
 			plan.SkippedPasses = append(plan.SkippedPasses, SkippedPass{PassID: c.PassID, Reason: reason})
 			continue
@@ -344,4 +292,88 @@ func SelectBenchmarkPasses(candidates []BenchmarkPassCandidate, sample Benchmark
 		return BenchmarkPassSelectionPlan{}, &checked.OverflowError{Field: "projected speedup bps", Bits: 32, Inputs: "the product of the selected candidates' expected_speedup_bps"}
 	}
 	return plan, nil
+}
+
+// validatePassCandidates checks every candidate in input order: an empty
+// pass id, a repeated pass id, then no speedup evidence.
+func validatePassCandidates(candidates []BenchmarkPassCandidate) error {
+	ids := make(map[string]struct{}, len(candidates))
+	for i := range candidates {
+		c := &candidates[i]
+		switch _, dup := ids[c.PassID]; {
+		case c.PassID == "":
+			return &PassSelectionError{Kind: PassSelectionEmptyPassID, Index: i}
+		case dup:
+			return &PassSelectionError{Kind: PassSelectionDuplicatePassID, Index: i, PassID: c.PassID}
+		case c.ExpectedSpeedupBPS <= checked.BasisPoints:
+			return &PassSelectionError{Kind: PassSelectionMissingSpeedupEvidence, Index: i,
+				PassID: c.PassID, ExpectedSpeedupBPS: c.ExpectedSpeedupBPS}
+		}
+		ids[c.PassID] = struct{}{}
+	}
+	return nil
+}
+
+// passSelectionOrder returns the candidates in selection order: mandatory
+// passes first, then by value (see benchmarkPassValue), highest first, then
+// by pass id.
+func passSelectionOrder(candidates []BenchmarkPassCandidate) []passSortKey {
+	// Sort flat (mandatory, value, position) records; pass ids are compared
+	// only to break exact ties.
+	keys := make([]passSortKey, len(candidates))
+	for i := range candidates {
+		keys[i] = passSortKey{value: benchmarkPassValue(&candidates[i]), pos: i, mandatory: candidates[i].MandatoryWhenProfitable}
+	}
+	slices.SortFunc(keys, func(a, b passSortKey) int {
+		if a.mandatory != b.mandatory {
+			if a.mandatory {
+				return -1
+			}
+			return 1
+		}
+		if c := comparePassValue(b.value, a.value); c != 0 {
+			return c
+		}
+		return cmp.Compare(candidates[a.pos].PassID, candidates[b.pos].PassID)
+	})
+	return keys
+}
+
+// skipReason returns why candidate c is not selected next, given the
+// passes the plan has selected so far: a threshold that sample does not
+// meet (frontier, reuse, readback) or a budget the pass does not fit
+// (planning, scratch); 0 when it is selected.
+func (plan *BenchmarkPassSelectionPlan) skipReason(c *BenchmarkPassCandidate, sample *BenchmarkPassSelectionSample) PassSkipReason {
+	switch {
+	case sample.FrontierItems < c.MinFrontierItems:
+		return FrontierBelowThreshold
+	case sample.ReuseCount < c.MinReuseCount:
+		return ReuseBelowThreshold
+	case sample.AvoidableReadbackBytes < c.MinAvoidedReadbackBytes:
+		return ReadbackBelowThreshold
+	// The totals never exceed their budgets, so budget − total cannot
+	// underflow and total + cost is compared without overflowing.
+	case c.PlanningCostNs > sample.PlanningBudgetNs-plan.TotalPlanningCostNs:
+		return PlanningBudgetExceeded
+	case c.ScratchBytes > sample.ScratchBudgetBytes-plan.TotalScratchBytes:
+		return ScratchBudgetExceeded
+	}
+	return 0
+}
+
+// mandatoryOverBudget is the PassSelectionMandatoryProfitablePassOverBudget
+// error of mandatory candidate c (at input position i) that exceeds the
+// budget reason names; the total it would bring is pinned at math.MaxUint64
+// when the true sum is larger.
+func (plan *BenchmarkPassSelectionPlan) mandatoryOverBudget(i int, c *BenchmarkPassCandidate, reason PassSkipReason, sample *BenchmarkPassSelectionSample) error {
+	total, cost, budget := plan.TotalPlanningCostNs, c.PlanningCostNs, sample.PlanningBudgetNs
+	if reason == ScratchBudgetExceeded {
+		total, cost, budget = plan.TotalScratchBytes, c.ScratchBytes, sample.ScratchBudgetBytes
+	}
+	required, carry := bits.Add64(total, cost, 0)
+	if carry != 0 {
+		required = math.MaxUint64
+	}
+	return &PassSelectionError{Kind: PassSelectionMandatoryProfitablePassOverBudget,
+		Index: i, PassID: c.PassID, Reason: reason, RequiredTotal: required, Budget: budget}
 }
