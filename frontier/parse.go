@@ -487,4 +487,7 @@ func parseMTXEntry(f [][]byte, source string, line int, n int64) (u, v int32, er
 
 // echo is an input's bytes as an error message repeats them: quoted and
 // cut to quote.MaxEcho bytes.
-func echo(b []byte) string { return quote.Cut(string(b), quote.MaxEcho) }
+func echo(b []byte) string { return echoString(string(b)) }
+
+// echoString is echo of a string: a spec or a field a message repeats.
+func echoString(s string) string { return quote.Cut(s, quote.MaxEcho) }

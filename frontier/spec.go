@@ -30,7 +30,7 @@ const specHelp = "use grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH"
 func ParseSpec(s string) (Spec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if !ok || arg == "" {
-		return Spec{}, fmt.Errorf("graph spec %q: want KIND:ARG. Fix: %s", s, specHelp)
+		return Spec{}, fmt.Errorf("graph spec %s: want KIND:ARG. Fix: %s", echoString(s), specHelp)
 	}
 	switch kind {
 	case "file":
@@ -38,13 +38,13 @@ func ParseSpec(s string) (Spec, error) {
 	case "grid", "kron", "road":
 		v, err := strconv.Atoi(arg)
 		if err != nil || v < 1 {
-			return Spec{}, fmt.Errorf("graph spec %q: %q is not a positive integer. Fix: use for example %s:%d", s, arg, kind, map[string]int{"grid": 2048, "kron": 22, "road": 2048}[kind])
+			return Spec{}, fmt.Errorf("graph spec %s: %s is not a positive integer. Fix: use for example %s:%d", echoString(s), echoString(arg), kind, map[string]int{"grid": 2048, "kron": 22, "road": 2048}[kind])
 		}
 		return Spec{Kind: kind, Size: v}, nil
 	case "rgg":
 		return parseRGGSpec(s, arg)
 	default:
-		return Spec{}, fmt.Errorf("graph spec %q: unknown kind %q. Fix: %s", s, kind, specHelp)
+		return Spec{}, fmt.Errorf("graph spec %s: unknown kind %s. Fix: %s", echoString(s), echoString(kind), specHelp)
 	}
 }
 
@@ -53,12 +53,12 @@ func parseRGGSpec(s, arg string) (Spec, error) {
 	size, deg, hasDeg := strings.Cut(arg, ":")
 	n, err := strconv.Atoi(size)
 	if err != nil || n < 1 {
-		return Spec{}, fmt.Errorf("graph spec %q: point count %q is not a positive integer. Fix: use for example rgg:2000000 or rgg:2000000:8", s, size)
+		return Spec{}, fmt.Errorf("graph spec %s: point count %s is not a positive integer. Fix: use for example rgg:2000000 or rgg:2000000:8", echoString(s), echoString(size))
 	}
 	d := DefaultRGGDegree
 	if hasDeg {
 		if d, err = strconv.Atoi(deg); err != nil || d < 1 {
-			return Spec{}, fmt.Errorf("graph spec %q: degree %q is not a positive integer. Fix: use for example rgg:%d:%d", s, deg, n, DefaultRGGDegree)
+			return Spec{}, fmt.Errorf("graph spec %s: degree %s is not a positive integer. Fix: use for example rgg:%d:%d", echoString(s), echoString(deg), n, DefaultRGGDegree)
 		}
 	}
 	return Spec{Kind: "rgg", Size: n, Degree: d}, nil
@@ -119,5 +119,5 @@ func (s Spec) Build(seed uint64, lim Limits) (*CSR, error) {
 	case "file":
 		return LoadFile(s.Path, lim)
 	}
-	return nil, fmt.Errorf("graph spec kind %q is unknown. Fix: use grid, kron, road, rgg or file", s.Kind)
+	return nil, fmt.Errorf("graph spec kind %s is unknown. Fix: use grid, kron, road, rgg or file", echoString(s.Kind))
 }

@@ -52,27 +52,25 @@ const MaxEcho = 200
 // boundary and followed by "...", so that the whole is at most n bytes
 // (and never less than `""...`).
 func Cut(s string, n int) string {
-	q := quoted(s)
-	if len(q) <= n {
-		return q
-	}
 	const more = "..."
-	for k := min(len(s), n); k > 0; k-- {
-		if k < len(s) && !utf8.RuneStart(s[k]) {
-			continue
+	// A quoted string's length is 2 plus the sum of its characters' escaped
+	// lengths, so one pass finds the longest prefix that leaves room for
+	// more, reading no further than n bytes of the quoted form.
+	var buf [16]byte
+	size, cut := 2, -1
+	for k := 0; k < len(s); {
+		if size+len(more) <= n {
+			cut = k
 		}
-		if q = quoted(s[:k]); len(q)+len(more) <= n {
-			return q + more
+		_, w := utf8.DecodeRuneInString(s[k:])
+		size += len(strconv.AppendQuote(buf[:0], s[k:k+w])) - 2
+		k += w
+		if size > n {
+			return strconv.Quote(s[:max(cut, 0)]) + more
 		}
 	}
-	return `""` + more
-}
-
-// quoted is s through Text, in double quotes even where Text leaves it as
-// it is.
-func quoted(s string) string {
-	if t := Text(s); t != s {
-		return t
+	if size > n {
+		return `""` + more
 	}
 	return strconv.Quote(s)
 }
