@@ -15,25 +15,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/perf/benchfmt"
-)
 
-// hostileNames are names that, written raw, would forge lines, keys or
-// results of a machine-read format, send terminal escapes or break XML.
-// onDisk marks those a Linux file name can hold (a NUL cannot).
-var hostileNames = []struct {
-	name, s string
-	onDisk  bool
-}{
-	{"newline", "x\nforged: yes\nBenchmarkForged 1 5 ns", true},
-	{"carriage return", "cr\rBenchmarkForged 1 5 ns", true},
-	{"escape", "esc\x1b[31mred\x1b[0m", true},
-	{"NUL", "nul\x00byte", false},
-	{"invalid UTF-8", "bad\xffutf8", true},
-	{"markup", "<x a='1'>&amp;<]]>", true},
-	{"closing tag", "</text><text>", false},
-	{"spaces and slashes", " a b=c%d ", true},
-	{"empty", "", false},
-}
+	"github.com/gpuplan/gpuplan/internal/hostile"
+)
 
 // benchfmtConfigKeys are the file configuration keys WriteBenchfmt writes.
 var benchfmtConfigKeys = []string{"run", "device", "compute-capability", "driver", "gpuplan-version", "commit", "source-fingerprint"}
@@ -149,9 +133,9 @@ func nameParts(t *testing.T, n benchfmt.Name) (workload, arm string) {
 // benchmark export: benchfmt reads back exactly the real samples, with
 // every name decoding to the original.
 func TestBenchfmtHostileNames(t *testing.T) {
-	for _, h := range hostileNames {
-		for kind, files := range hostileCases(t, h.s, h.onDisk) {
-			t.Run(h.name+"/"+kind, func(t *testing.T) {
+	for _, h := range hostile.Names() {
+		for kind, files := range hostileCases(t, h.S, h.OnDisk) {
+			t.Run(h.Label+"/"+kind, func(t *testing.T) {
 				var buf bytes.Buffer
 				require.NoError(t, WriteBenchfmt(&buf, files))
 				assertPrintableLines(t, buf.String())
@@ -244,9 +228,9 @@ func hostileSummaries(t *testing.T, files []ResultFile) []WorkloadSummary {
 // the original name.
 func TestReportCSVHostileNames(t *testing.T) {
 	header := strings.Split(ReportCSVHeader, ",")
-	for _, h := range hostileNames {
-		for kind, files := range hostileCases(t, h.s, h.onDisk) {
-			t.Run(h.name+"/"+kind, func(t *testing.T) {
+	for _, h := range hostile.Names() {
+		for kind, files := range hostileCases(t, h.S, h.OnDisk) {
+			t.Run(h.Label+"/"+kind, func(t *testing.T) {
 				summaries := hostileSummaries(t, files)
 				var buf bytes.Buffer
 				require.NoError(t, WriteReportCSV(&buf, summaries))
@@ -274,9 +258,9 @@ func TestReportCSVHostileNames(t *testing.T) {
 // The Markdown report of hostile names keeps one table row per line and
 // prints no control character.
 func TestMarkdownHostileNames(t *testing.T) {
-	for _, h := range hostileNames {
-		for kind, files := range hostileCases(t, h.s, h.onDisk) {
-			t.Run(h.name+"/"+kind, func(t *testing.T) {
+	for _, h := range hostile.Names() {
+		for kind, files := range hostileCases(t, h.S, h.OnDisk) {
+			t.Run(h.Label+"/"+kind, func(t *testing.T) {
 				out := MarkdownTable(hostileSummaries(t, files))
 				assertPrintableLines(t, out)
 				rows := 0

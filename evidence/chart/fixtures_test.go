@@ -15,8 +15,10 @@ import (
 
 // The evidence the chart tests draw. They are built as package evidence's
 // tests build theirs (reportSummaries, externalSummaries, testSample,
-// loadRow and the hostile names there), so that the charts are tested on
-// the evidence the tables are.
+// loadRow and the hostile samples there), so that the charts are tested
+// on the evidence the tables are; the hostile names themselves are one
+// list, internal/hostile. Package evidence's own tests cannot import a
+// package that imports evidence, so these builders stay copies.
 
 // reportSummaries summarises evidence/testdata/report, the fixture of the
 // Markdown report's golden file.
@@ -69,24 +71,6 @@ func loadRow(mode string, clients uint64, qps float64) evidence.LoadRow {
 		Clients: clients, DurationNS: 10e9, Answered: 40 + uint64(qps*10), QPS: qps, P50NS: 1e6, P99NS: 3e6, P999NS: 5e6, MaxNS: 9e6,
 		MeanBatch: float64(min(clients, maxBatch)), Checked: 40, Mismatches: 0,
 	}
-}
-
-// hostileNames are names that, written raw, would forge lines, keys or
-// results of a machine-read format, send terminal escapes or break XML.
-// onDisk marks those a Linux file name can hold (a NUL cannot).
-var hostileNames = []struct {
-	name, s string
-	onDisk  bool
-}{
-	{"newline", "x\nforged: yes\nBenchmarkForged 1 5 ns", true},
-	{"carriage return", "cr\rBenchmarkForged 1 5 ns", true},
-	{"escape", "esc\x1b[31mred\x1b[0m", true},
-	{"NUL", "nul\x00byte", false},
-	{"invalid UTF-8", "bad\xffutf8", true},
-	{"markup", "<x a='1'>&amp;<]]>", true},
-	{"closing tag", "</text><text>", false},
-	{"spaces and slashes", " a b=c%d ", true},
-	{"empty", "", false},
 }
 
 // hostileSamples is a valid run of two arms, three samples each.

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/hostile"
 	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
@@ -62,9 +63,9 @@ func assertPrintableTexts(t *testing.T, texts []string) {
 // printable, a name shows quoted where it is not plain text, and the PNG
 // draws.
 func TestWriteEvidenceHostileNames(t *testing.T) {
-	for _, h := range hostileNames {
-		for kind, files := range hostileCases(t, h.s, h.onDisk) {
-			t.Run(h.name+"/"+kind, func(t *testing.T) {
+	for _, h := range hostile.Names() {
+		for kind, files := range hostileCases(t, h.S, h.OnDisk) {
+			t.Run(h.Label+"/"+kind, func(t *testing.T) {
 				summaries := hostileSummaries(t, files)
 				var svg bytes.Buffer
 				require.NoError(t, WriteEvidence(&svg, summaries, SVG))

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/hostile"
 	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
@@ -30,18 +31,18 @@ func TestWriteLoad(t *testing.T) {
 // The load chart of hostile graph, backend and mode names is well-formed
 // XML with printable text.
 func TestWriteLoadHostileNames(t *testing.T) {
-	for _, h := range hostileNames {
-		t.Run(h.name, func(t *testing.T) {
+	for _, h := range hostile.Names() {
+		t.Run(h.Label, func(t *testing.T) {
 			rows := []evidence.LoadRow{loadRow(evidence.LoadBatched, 1, 100), loadRow(evidence.LoadBatched, 64, 3000), loadRow(evidence.LoadSerial, 64, 150)}
 			for i := range rows {
-				rows[i].Graph, rows[i].Backend, rows[i].Provenance.DeviceName = h.s, h.s, h.s
-				rows[i].Mode = h.s + rows[i].Mode
+				rows[i].Graph, rows[i].Backend, rows[i].Provenance.DeviceName = h.S, h.S, h.S
+				rows[i].Mode = h.S + rows[i].Mode
 			}
 			var svg bytes.Buffer
 			require.NoError(t, WriteLoad(&svg, rows, SVG))
 			texts := svgText(t, svg.Bytes())
 			assertPrintableTexts(t, texts)
-			assert.Contains(t, strings.Join(texts, "\n"), quote.Text(h.s+evidence.LoadSerial))
+			assert.Contains(t, strings.Join(texts, "\n"), quote.Text(h.S+evidence.LoadSerial))
 		})
 	}
 }
