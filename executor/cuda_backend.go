@@ -55,7 +55,10 @@ const (
 type cudaBackend struct {
 	ordinal int
 	dev     cu.Device
-	ctx     cu.CUContext
+	// ctx is the device's primary context, retained for the backend's
+	// life and current on the driver thread: the context the CUDA
+	// runtime, NCCL and other libraries in the process use.
+	ctx cu.CUContext
 	*driverThread
 
 	next    uintptr
@@ -64,6 +67,9 @@ type cudaBackend struct {
 	streams map[StreamRef]cu.Stream
 	events  map[EventRef]cu.Event
 	host    map[uintptr]unsafe.Pointer
+	// allocs is the device memory allocated and not yet freed, freed at
+	// Close: the primary context outlives the backend when others hold it.
+	allocs map[DevPtr]struct{}
 	// registered is caller memory registered with HostRegister; its Go
 	// memory stays pinned (runtime.Pinner) while the driver may read it.
 	registered map[uintptr]*hostReg
@@ -75,8 +81,11 @@ type cudaBackend struct {
 	execs      map[GraphExecRef]unsafe.Pointer
 	// nvtx holds the profiler range labels; nil when libnvToolsExt is
 	// missing.
-	nvtx   *nvtxLabels
-	closed bool
+	nvtx *nvtxLabels
+	// retained is whether the primary context was retained (and so must
+	// be released).
+	retained bool
+	closed   bool
 }
 
 // hostReg is one registration of caller memory.
@@ -97,16 +106,16 @@ func cuErr(call string, err error, detail string) error {
 	return &DriverError{Call: call, Code: -1, Name: err.Error(), Detail: detail, Fix: fixFor(call, -1)}
 }
 
-// openCUDABackend checks cuInit, starts the driver thread and creates a
-// context on device ordinal; poll and spin are Options.DriverPoll and
-// Options.CallerSpin.
+// openCUDABackend checks cuInit, starts the driver thread and retains the
+// primary context of device ordinal, current on that thread; poll and spin
+// are Options.DriverPoll and Options.CallerSpin.
 func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error) {
 	if err := unavailableFromInit(initStatus()); err != nil {
 		return nil, err
 	}
 	b := &cudaBackend{ordinal: ordinal, driverThread: startDriverThread(poll, spin),
 		mods: map[ModuleRef]cu.Module{}, funcs: map[FuncRef]cu.Function{}, streams: map[StreamRef]cu.Stream{},
-		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}, registered: map[uintptr]*hostReg{},
+		events: map[EventRef]cu.Event{}, host: map[uintptr]unsafe.Pointer{}, allocs: map[DevPtr]struct{}{}, registered: map[uintptr]*hostReg{},
 		graphs: map[GraphRef]unsafe.Pointer{}, nodes: map[GraphNodeRef]unsafe.Pointer{}, graphNodes: map[GraphRef][]GraphNodeRef{},
 		execs: map[GraphExecRef]unsafe.Pointer{}}
 	err := b.do(func() error {
@@ -124,14 +133,15 @@ func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error
 		if err != nil {
 			return cuErr("cuDeviceGet", err, fmt.Sprintf("ordinal %d", ordinal))
 		}
-		ctx, err := d.MakeContext(cu.SchedAuto)
+		ctx, err := d.RetainPrimaryCtx()
 		if err != nil {
-			return cuErr("cuCtxCreate", err, fmt.Sprintf("device %d", ordinal))
+			return cuErr("cuDevicePrimaryCtxRetain", err, fmt.Sprintf("device %d", ordinal))
 		}
-		b.dev, b.ctx = d, ctx
-		return nil
+		b.dev, b.ctx, b.retained = d, ctx, true
+		return cuErr("cuCtxSetCurrent", cu.SetCurrentContext(ctx), fmt.Sprintf("device %d", ordinal))
 	})
 	if err != nil {
+		_ = b.do(b.freeAll) // the open's error is the one to report
 		b.shutdown()
 		return nil, err
 	}
@@ -379,15 +389,22 @@ func (b *cudaBackend) MemAlloc(n uint64) (DevPtr, error) {
 			return newDriverError("cuMemAlloc", cuErrOutOfMemory, fmt.Sprintf("%d bytes", n))
 		}
 		d, err := cu.MemAlloc(int64(n))
+		if err != nil {
+			return cuErr("cuMemAlloc", err, fmt.Sprintf("%d bytes", n))
+		}
 		p = DevPtr(d)
-		return cuErr("cuMemAlloc", err, fmt.Sprintf("%d bytes", n))
+		b.allocs[p] = struct{}{}
+		return nil
 	})
 	return p, err
 }
 
 // MemFree is cuMemFree.
 func (b *cudaBackend) MemFree(p DevPtr) error {
-	return b.do(func() error { return cuErr("cuMemFree", cu.MemFree(cu.DevicePtr(p)), "") })
+	return b.do(func() error {
+		delete(b.allocs, p)
+		return cuErr("cuMemFree", cu.MemFree(cu.DevicePtr(p)), "")
+	})
 }
 
 // HostAlloc is cuMemHostAlloc (pinned, portable flags 0).
@@ -674,24 +691,69 @@ func (b *cudaBackend) Launch(f FuncRef, cfg LaunchConfig, args []uint64, s Strea
 	})
 }
 
-// Close destroys the context (freeing everything in it) and stops the
-// driver thread.
+// Close frees everything the backend created in the primary context
+// (graphs, events, streams, modules, device and pinned memory), releases
+// the context and stops the driver thread. The context itself lives on
+// while another executor or library in the process holds it.
 func (b *cudaBackend) Close() error {
 	if b.closed {
 		return nil
 	}
-	err := b.do(func() error {
-		for h, r := range b.registered {
-			_ = shimHostUnregister(r.ptr)
-			r.pin.Unpin()
-			delete(b.registered, h)
-		}
-		return cuErr("cuCtxDestroy", b.ctx.Destroy(), "")
-	})
+	err := b.do(b.freeAll)
 	b.closed = true
 	b.shutdown()
 	if b.nvtx != nil {
 		b.nvtx.free()
 	}
 	return err
+}
+
+// freeAll waits for the context's work, frees what the backend holds and
+// releases the primary context; it keeps the first error and goes on.
+func (b *cudaBackend) freeAll() error {
+	if !b.retained {
+		return nil
+	}
+	first := cuErr("cuCtxSynchronize", cu.Synchronize(), "at close")
+	keep := func(err error) {
+		if first == nil {
+			first = err
+		}
+	}
+	b.freeGraphs(keep)
+	for e, ev := range b.events {
+		keep(cuErr("cuEventDestroy", cu.DestroyEvent(&ev), "at close"))
+		delete(b.events, e)
+	}
+	for s, st := range b.streams {
+		keep(cuErr("cuStreamDestroy", st.Destroy(), "at close"))
+		delete(b.streams, s)
+	}
+	for m, mod := range b.mods {
+		keep(cuErr("cuModuleUnload", mod.Unload(), "at close"))
+		delete(b.mods, m)
+	}
+	for p := range b.allocs {
+		keep(cuErr("cuMemFree", cu.MemFree(cu.DevicePtr(p)), "at close"))
+		delete(b.allocs, p)
+	}
+	b.freeHost(keep)
+	keep(cuErr("cuCtxSetCurrent", cu.SetCurrentContext(cu.CUContext{}), "at close"))
+	keep(cuErr("cuDevicePrimaryCtxRelease", b.dev.ReleasePrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
+	b.retained = false
+	return first
+}
+
+// freeHost frees the pinned memory and unregisters the caller memory the
+// backend still holds.
+func (b *cudaBackend) freeHost(keep func(error)) {
+	for h, p := range b.host {
+		keep(shimHostFree(p))
+		delete(b.host, h)
+	}
+	for h, r := range b.registered {
+		keep(shimHostUnregister(r.ptr))
+		r.pin.Unpin()
+		delete(b.registered, h)
+	}
 }

@@ -217,3 +217,20 @@ func (b *cudaBackend) GraphDestroy(g GraphRef) error {
 		return newDriverError("cuGraphDestroy", int(C.gp_graph_destroy(gp)), "")
 	})
 }
+
+// freeGraphs destroys the instantiated graphs and the graphs the backend
+// still holds, handing each error to keep.
+func (b *cudaBackend) freeGraphs(keep func(error)) {
+	for e, exec := range b.execs {
+		keep(newDriverError("cuGraphExecDestroy", int(C.gp_graph_exec_destroy(exec)), "at close"))
+		delete(b.execs, e)
+	}
+	for g, gp := range b.graphs {
+		keep(newDriverError("cuGraphDestroy", int(C.gp_graph_destroy(gp)), "at close"))
+		delete(b.graphs, g)
+		delete(b.graphNodes, g)
+	}
+	for n := range b.nodes {
+		delete(b.nodes, n)
+	}
+}

@@ -13,7 +13,10 @@
 // gorgonia.org/cu v0.9.6 plus a small cgo shim (shim_cuda.c) for what cu
 // lacks: cooperative launch, pinned host memory, function attributes and
 // device attributes above enum 91. Every driver call runs on one goroutine
-// locked to one OS thread where the context is current. NewFake implements
+// locked to one OS thread where the context is current: the device's
+// primary context, retained at Open and released at Close, which the CUDA
+// runtime, NCCL and the other libraries of the process share (a fault in it
+// is cleared only once every holder has released it). NewFake implements
 // Backend on the CPU, so everything above the boundary is tested without a
 // GPU; without -tags cuda, Open returns an *UnavailableError.
 //

@@ -222,7 +222,7 @@ func (f *Fake) check(call string) error {
 	if f.closed {
 		return newDriverError(call, 201, "context destroyed")
 	}
-	if f.lost && call != "cuCtxDestroy" {
+	if f.lost && call != "cuDevicePrimaryCtxRelease" {
 		return newDriverError(call, cuErrIllegalAddress, "an earlier kernel fault lost the context")
 	}
 	if c, ok := f.fail[call]; ok {
@@ -765,7 +765,7 @@ func (f *Fake) Close() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.closed {
-		return newDriverError("cuCtxDestroy", 201, "already destroyed")
+		return newDriverError("cuDevicePrimaryCtxRelease", 201, "already destroyed")
 	}
 	f.closed = true
 	f.mem = map[DevPtr][]byte{}

@@ -16,7 +16,8 @@ const CUDAEnabled = true
 // initialised, during gorgonia.org/cu's package init; Open returns their
 // error if they failed. It checks that the driver
 // initialised (a missing GPU or driver is an *UnavailableError with one
-// clear sentence), creates a context on a dedicated driver thread, probes
+// clear sentence), retains the device's primary context on a dedicated
+// driver thread (the context the CUDA runtime and NCCL use), probes
 // the capabilities and the PTX target, and returns the Executor.
 func Open(ordinal int, opts Options) (*Executor, error) {
 	if err := unavailableFromInit(initStatus()); err != nil {

@@ -5,17 +5,17 @@
 // error naming the library and how to install it.
 //
 // The collectives work on resident buffers of executors (one executor per
-// device, each with its own context): AllGather gathers every rank's region
+// device, in the device's primary context): AllGather gathers every rank's region
 // into every rank's receive region, SendRecv runs grouped point-to-point
 // transfers (an all-to-all when every pair sends). Open (CUDA build) is the
 // NCCL communicator; NewFake runs the same collectives through host copies
 // with the executors' own uploads and downloads, so code above it is
 // tested without NCCL or a GPU.
 //
-// NCCL runs in each device's primary context while the executor keeps a
-// context of its own, so the CUDA communicator stages every transfer
-// through buffers of its own with a copy between the two contexts on the
-// same device (cuMemcpyPeerAsync), then runs the collective on those.
+// NCCL and the executors share each device's primary context. The CUDA
+// communicator still stages every transfer through buffers of its own with
+// a copy on the same device (cuMemcpyPeerAsync), then runs the collective
+// on those.
 //
 // NVLink multicast (NVLS) stays off: before the communicator is created,
 // NCCL_NVLS_ENABLE is set to 0 unless the environment already sets it.

@@ -82,6 +82,8 @@ func TestGPUFaultIsFoundOnAFreshContext(t *testing.T) {
 	_, err = s.Run(ArmStreams)
 	var fe *FaultError
 	require.ErrorAs(t, err, &fe)
+	_ = s.Close()
+	_ = x.Close() // the primary context is made anew once released
 	fresh := gputest.Open(t)
 	v, err := IsolateFault(fresh, p, Options{})
 	require.NoError(t, err)
