@@ -720,6 +720,15 @@ func (b *cudaBackend) freeAll() error {
 			first = err
 		}
 	}
+	if ContextLost(first) {
+		// A lost context frees nothing; resetting it destroys everything
+		// in it, so that the next retain makes a fresh one.
+		b.forget()
+		keep(cuErr("cuDevicePrimaryCtxReset", b.dev.ResetPrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
+		keep(cuErr("cuDevicePrimaryCtxRelease", b.dev.ReleasePrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
+		b.retained = false
+		return first
+	}
 	b.freeGraphs(keep)
 	for e, ev := range b.events {
 		keep(cuErr("cuEventDestroy", cu.DestroyEvent(&ev), "at close"))
@@ -742,6 +751,25 @@ func (b *cudaBackend) freeAll() error {
 	keep(cuErr("cuDevicePrimaryCtxRelease", b.dev.ReleasePrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
 	b.retained = false
 	return first
+}
+
+// forget drops the handles of a lost context, whose reset frees them, and
+// unpins the caller memory that was registered in it.
+func (b *cudaBackend) forget() {
+	clear(b.execs)
+	clear(b.graphs)
+	clear(b.graphNodes)
+	clear(b.nodes)
+	clear(b.events)
+	clear(b.streams)
+	clear(b.mods)
+	clear(b.funcs)
+	clear(b.allocs)
+	clear(b.host)
+	for h, r := range b.registered {
+		r.pin.Unpin()
+		delete(b.registered, h)
+	}
 }
 
 // freeHost frees the pinned memory and unregisters the caller memory the

@@ -3,8 +3,10 @@ package executor
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/occupancy"
@@ -265,4 +267,53 @@ func TestFaultsLoseTheContext(t *testing.T) {
 	_, err = x.Alloc(64)
 	require.ErrorAs(t, err, &de, "every later call fails")
 	require.Equal(t, cuErrIllegalAddress, de.Code)
+}
+
+func TestCloseReleasesALostContextWithWorkInFlight(t *testing.T) {
+	dev, err := occupancy.Lookup("h200")
+	require.NoError(t, err)
+	dev.TotalMemoryBytes = 1 << 20
+	f := NewFake(FakeConfig{Device: dev, DeferStreams: true, FaultsLoseContext: true, Kernels: map[string]FakeKernel{
+		"step": {Run: func(*FakeLaunch) error { return errors.New("out of bounds") }}}})
+	x, err := New(f, Options{})
+	require.NoError(t, err)
+	m, err := x.LoadModule([]byte(dagPTX))
+	require.NoError(t, err)
+	k, err := m.Kernel("step")
+	require.NoError(t, err)
+	b, err := x.Alloc(64)
+	require.NoError(t, err)
+	p, err := x.LaunchAsync(k, Linear(1, 32), Out(b), U64(0), U64(0))
+	require.NoError(t, err, "a deferred launch fails when it runs")
+	require.NotNil(t, p)
+	require.Positive(t, x.InFlight(b), "not waited for, the buffer stays in flight")
+	var queued []StreamRef
+	for s := range f.async.queues {
+		queued = append(queued, s)
+	}
+	require.NotEmpty(t, queued)
+	require.Error(t, f.StreamSync(queued[0]), "the device runs the launch, which faults")
+	_, _, err = f.MemInfo()
+	require.True(t, ContextLost(err), "the fault loses the context: %v", err)
+	closeErr := x.Close()
+	var busy *InFlightError
+	var pending *PendingError
+	require.False(t, errors.As(closeErr, &busy) || errors.As(closeErr, &pending), "a lost context is released with work in flight: %v", closeErr)
+	require.NoError(t, x.Close(), "closed once")
+}
+
+func TestContextLost(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		lost bool
+	}{
+		{nil, false},
+		{errors.New("plain"), false},
+		{newDriverError("cuLaunchKernel", 700, ""), true},
+		{newDriverError("cuLaunchKernel", 719, ""), true},
+		{newDriverError("cuMemAlloc", 2, ""), false},
+		{fmt.Errorf("wrapped: %w", newDriverError("cuStreamSynchronize", 716, "")), true},
+	} {
+		assert.Equal(t, tc.lost, ContextLost(tc.err), "%v", tc.err)
+	}
 }

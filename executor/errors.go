@@ -247,3 +247,17 @@ func (e *CoResidencyError) Error() string {
 
 // ClosedError is a call on a closed executor.
 var ErrClosed = errors.New("executor is closed. Fix: open a new executor")
+
+// ContextLost reports whether err is a driver error that leaves the
+// context unusable (a sticky fault: an illegal address, a hardware stack
+// error, an illegal or misaligned instruction or address, an invalid PC, or
+// a failed launch). Every later call in the context fails the same way;
+// Close still frees the executor and resets the device's primary context,
+// so that the next Open starts on a fresh one.
+func ContextLost(err error) bool {
+	var de *DriverError
+	return errors.As(err, &de) && stickyCode(de.Code)
+}
+
+// stickyCode is the CUresult codes of ContextLost.
+func stickyCode(code int) bool { return code == 700 || (code >= 714 && code <= 719) }

@@ -179,7 +179,9 @@ func (x *Executor) FreeMemoryAtOpen() uint64 { return x.freeAtOpen }
 
 // FreeMemoryAtClose is the free device memory measured by Close after it
 // released every buffer, module, stream, event and staging buffer, just
-// before the context was destroyed. Zero before Close.
+// before it released the primary context (whose own lazily made
+// allocations, such as kernels' local memory, go only when its last holder
+// releases it). Zero before Close.
 func (x *Executor) FreeMemoryAtClose() uint64 {
 	x.mu.Lock()
 	defer x.mu.Unlock()
@@ -212,13 +214,12 @@ func (x *Executor) Close() error {
 	if x.closed {
 		return nil
 	}
-	for id, r := range x.buffers {
-		if r.inFlight > 0 {
-			return &InFlightError{Buffer: id, InFlight: r.inFlight}
+	if err := x.busyLocked(); err != nil {
+		// Work still in flight is refused, unless the context is lost:
+		// then nothing will finish, and the context must be released.
+		if _, _, merr := x.b.MemInfo(); !ContextLost(merr) {
+			return err
 		}
-	}
-	if x.pending > 0 || x.async.queued > 0 {
-		return &PendingError{Dispatches: x.pending, Uploads: x.async.queued}
 	}
 	var errs []error
 	for id, r := range x.buffers {
@@ -255,6 +256,20 @@ func (x *Executor) Close() error {
 	errs = append(errs, x.b.Close())
 	x.closed = true
 	return errors.Join(errs...)
+}
+
+// busyLocked returns the *InFlightError or *PendingError that makes Close
+// wait, or nil.
+func (x *Executor) busyLocked() error {
+	for id, r := range x.buffers {
+		if r.inFlight > 0 {
+			return &InFlightError{Buffer: id, InFlight: r.inFlight}
+		}
+	}
+	if x.pending > 0 || x.async.queued > 0 {
+		return &PendingError{Dispatches: x.pending, Uploads: x.async.queued}
+	}
+	return nil
 }
 
 // ---- modules ----------------------------------------------------------

@@ -145,18 +145,13 @@ func (s *Session) await(arm Arm, wait func() (executor.Timing, error)) (executor
 // classify turns a kernel fault into a *FaultError, which loses the
 // session.
 func (s *Session) classify(arm Arm, err error) error {
-	var de *executor.DriverError
-	if err == nil || !errors.As(err, &de) || !stickyFault(de.Code) {
+	if !executor.ContextLost(err) {
 		return err
 	}
 	s.lost = &FaultError{Arm: arm, Program: s.p.Name(), Err: err}
 	return s.lost
 }
 
-// stickyFault reports whether a CUresult loses the context: an illegal
-// address, a hardware stack error, an illegal or misaligned instruction or
-// address, an invalid PC, or a failed launch.
-func stickyFault(code int) bool { return code == 700 || (code >= 714 && code <= 719) }
 
 // streamPool is the streams arm's streams and events: each wave's stream
 // (a wave follows a producer whose stream it was last on, or takes the
