@@ -152,7 +152,6 @@ func (s *Session) classify(arm Arm, err error) error {
 	return s.lost
 }
 
-
 // streamPool is the streams arm's streams and events: each wave's stream
 // (a wave follows a producer whose stream it was last on, or takes the
 // next stream in turn), the events its consumers on other streams wait on,
