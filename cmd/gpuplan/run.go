@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -91,7 +92,7 @@ func parseRunArgs(e *env, args []string) (*runOptions, bool, error) {
 	f.DurationVar(&o.bench.Session.Watchdog, "watchdog", wavedag.DefaultWatchdog, "abort a persistent run whose block waits longer than `D` for one producer or barrier")
 	grid := f.Uint("grid", 0, "persistent arms' grid in blocks (0: the co-resident grid the occupancy model sizes)")
 	f.IntVar(&o.bench.Session.Streams, "streams", wavedag.DefaultStreams, "the streams arm's pool of streams")
-	f.IntVar(&o.bench.Session.MaxRegisters, "max-regs", 0, "cap the persistent arms' registers per thread at `N` (16..255; 0: no cap), for more co-resident blocks")
+	maxRegs := f.String("max-regs", "auto", "cap the persistent arms' registers per thread at `N` (16..255; 0: no cap), for more co-resident blocks; auto, on a GPU, tries no cap, 96, 64 and 48 and keeps the fastest")
 	f.Uint64Var(&o.copyMiB, "copy-mib", 0, "also measure the copy-bandwidth ceiling with buffers of `N` MiB (0: skip it)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
 	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
@@ -107,7 +108,28 @@ func parseRunArgs(e *env, args []string) (*runOptions, bool, error) {
 	}
 	o.spec, o.json, o.progress = f.Arg(0), f.json, isTerminal(e.stderr)
 	o.bench.Session.Grid = uint32(min(*grid, 1<<31))
+	if err := o.parseMaxRegs(*maxRegs); err != nil {
+		return nil, false, err
+	}
 	return o, false, o.check(*grid)
+}
+
+// parseMaxRegs reads --max-regs: auto (the bench tries
+// wavedag.DefaultRegisterCaps) or one cap.
+func (o *runOptions) parseMaxRegs(v string) error {
+	if v == "auto" {
+		// The CPU emulation's times say nothing about registers.
+		if executor.CUDAEnabled {
+			o.bench.RegisterCaps = wavedag.DefaultRegisterCaps
+		}
+		return nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return usagef("gpuplan run: --max-regs %s is neither auto nor a count. Fix: use auto, 0 for no cap, or a count such as 64", quote.Text(v))
+	}
+	o.bench.Session.MaxRegisters = n
+	return nil
 }
 
 // check refuses flag values out of range.
@@ -382,6 +404,7 @@ func writeRunTable(w io.Writer, p *wavedag.Program, res *wavedag.BenchResult, ba
 	}
 	fmt.Fprintf(w, "\nRun: %s on %s (driver %s), %d samples per arm, interleaved; persistent grid %d blocks (%d per SM, limited by %s)\n",
 		quote.Text(res.Workload), quote.Text(backend), quote.Text(prov.DriverVersion), samples, res.Grid.GridBlocks, res.Grid.BlocksPerSM, res.Grid.Limit)
+	writeRegisterTuning(w, res.Registers)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  arm\twall (95% CI)\tdevice\tper wave\tper dependency\tvs streams\tvs graph\tplanned -> executed")
 	for _, a := range res.Arms {
@@ -453,4 +476,25 @@ func countsText(a wavedag.ArmSummary) string {
 		return fmt.Sprintf("%d grid barriers -> %d", a.Planned.Barriers, a.Executed.Barriers)
 	}
 	return fmt.Sprintf("%d counter waits -> %d, %d tasks -> %d", a.Planned.CounterWaits, a.Executed.CounterWaits, a.Planned.Tasks, a.Executed.Tasks)
+}
+
+// writeRegisterTuning prints the register caps the bench tried for the
+// persistent arms and the one it kept.
+func writeRegisterTuning(w io.Writer, t *wavedag.RegisterTuning) {
+	if t == nil {
+		return
+	}
+	parts := make([]string, len(t.Trials))
+	for i, tr := range t.Trials {
+		parts[i] = fmt.Sprintf("%s: %d registers, %d blocks, %s %s", regCapText(tr.Cap), tr.Registers, tr.GridBlocks, tr.Arm, stats.FormatNs(tr.WallNs))
+	}
+	fmt.Fprintf(w, "register cap: %s kept for the persistent arms (tried %s)\n", regCapText(t.Chosen), strings.Join(parts, "; "))
+}
+
+// regCapText names a register cap.
+func regCapText(c int) string {
+	if c == 0 {
+		return "none"
+	}
+	return strconv.Itoa(c)
 }

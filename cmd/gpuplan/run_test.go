@@ -112,6 +112,7 @@ func TestRunRefuses(t *testing.T) {
 		{"bad watchdog", []string{"run", quickstart, "--watchdog", "0s"}, exitUsage, []string{"--watchdog 0s is outside"}},
 		{"bad register cap", []string{"run", quickstart, "--max-regs", "300"}, exitUsage, []string{"--max-regs 300 is outside 16..255", "Fix:"}},
 		{"register cap too low", []string{"run", quickstart, "--max-regs", "8"}, exitUsage, []string{"--max-regs 8 is outside"}},
+		{"register cap not a count", []string{"run", quickstart, "--max-regs", "many"}, exitUsage, []string{"--max-regs many is neither auto nor a count", "Fix: use auto"}},
 		{"bad spec", []string{"run", "gen:spiral:3"}, exitUsage, []string{"Fix:"}},
 		{"no module", []string{"run", noModule}, exitFailure, []string{`field "module"`, "gpuplan plan plans it as it is"}},
 		{"missing file", []string{"run", filepath.Join(dir, "nope.json")}, exitFailure, []string{"nope.json"}},

@@ -39,6 +39,10 @@ type BenchConfig struct {
 	// tolerance. Without it, every sample must equal the first run of the
 	// first arm.
 	Reference map[string]HostFunc
+	// RegisterCaps are the register caps tried for the persistent arms
+	// before the samples, the fastest kept (see RegisterTuning); with
+	// fewer than two, Session.MaxRegisters is used as given.
+	RegisterCaps []int
 	// CopyBytes sizes the copy ceiling's buffers (0: none is measured).
 	CopyBytes uint64
 	// Progress, when set, is called after every timed sample.
@@ -112,6 +116,9 @@ type BenchResult struct {
 	Outputs [][]byte `json:"-"`
 	// Grid is the persistent arms' grid plan.
 	Grid executor.GridPlan `json:"grid"`
+	// Registers is the register caps tried for the persistent arms and
+	// the one kept; nil when none was tuned.
+	Registers *RegisterTuning `json:"register_tuning,omitempty"`
 }
 
 // bench is the state of one run of the protocol.
@@ -126,7 +133,8 @@ type bench struct {
 }
 
 // Bench runs the benchmark protocol: the CPU reference (when the Go
-// references are given), a session, every arm once untimed with its
+// references are given), a session, the persistent arms' register cap
+// (the fastest of RegisterCaps, every run checked), every arm once untimed with its
 // outputs and its counts held against the plans, the arm the topology
 // selection picks from that profile, Samples timed samples per arm
 // interleaved (the order rotates every sample; each run starts from the
@@ -155,7 +163,7 @@ func Bench(x *executor.Executor, p *Program, cfg BenchConfig) (*BenchResult, err
 	}
 	defer b.s.Close()
 	b.res.Grid = b.s.Grid()
-	for _, step := range []func() error{b.warmUp, b.pick, b.measure, b.copyCeiling} {
+	for _, step := range []func() error{b.tune, b.warmUp, b.pick, b.measure, b.copyCeiling} {
 		if err := step(); err != nil {
 			return nil, err
 		}

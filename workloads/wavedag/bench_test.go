@@ -47,3 +47,41 @@ func TestBenchWithoutReference(t *testing.T) {
 	require.Len(t, res.Samples, 4)
 	require.Empty(t, res.Pick.Arm, "no graph arm, no profile to pick from")
 }
+
+func TestBenchTunesTheRegisterCap(t *testing.T) {
+	p := parseTest(t, testWorkload(t, nil))
+	cases := []struct {
+		name  string
+		caps  []int
+		tried []int
+	}{
+		{"every cap below the image's registers", []int{0, 64, 32}, []int{0, 64, 32}},
+		{"a cap above them is the same as none", []int{0, 255, 32}, []int{0, 32}},
+		{"one cap tunes nothing", []int{64}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, err := executor.New(NewFake(testDevice(t), testFuncs(), 3), executor.Options{})
+			require.NoError(t, err)
+			defer x.Close()
+			res, err := Bench(x, p, BenchConfig{Samples: 2, Reference: testFuncs(), RegisterCaps: c.caps})
+			require.NoError(t, err)
+			if c.tried == nil {
+				require.Nil(t, res.Registers)
+				return
+			}
+			require.NotNil(t, res.Registers)
+			var tried []int
+			for _, tr := range res.Registers.Trials {
+				tried = append(tried, tr.Cap)
+				require.Positive(t, tr.WallNs)
+				require.Contains(t, []Arm{ArmBarriers, ArmWaits}, tr.Arm)
+			}
+			require.Equal(t, c.tried, tried)
+			require.Contains(t, tried, res.Registers.Chosen)
+			want, err := Reference(p, testFuncs())
+			require.NoError(t, err)
+			require.Equal(t, want, res.Outputs, "the kept cap's runs are checked too")
+		})
+	}
+}

@@ -153,8 +153,8 @@ func Open(x *executor.Executor, p *Program, opts Options) (*Session, error) {
 	if opts.Streams > MaxStreams {
 		return nil, fmt.Errorf("a pool of %d streams. Fix: use at most %d", opts.Streams, MaxStreams)
 	}
-	if r := opts.MaxRegisters; r != 0 && (r < executor.MinLinkRegisters || r > executor.MaxLinkRegisters) {
-		return nil, fmt.Errorf("a register cap of %d per thread. Fix: use 0 for no cap, or %d to %d", r, executor.MinLinkRegisters, executor.MaxLinkRegisters)
+	if err := checkRegisterCap(opts.MaxRegisters); err != nil {
+		return nil, err
 	}
 	im, err := BuildImage(p)
 	if err != nil {
@@ -238,22 +238,61 @@ func (s *Session) link() error {
 	if err != nil {
 		return fmt.Errorf("%s: linking the launch arms' wrappers with %s: %w", s.p.Source, s.p.ModuleName, err)
 	}
-	s.schedMod, err = s.x.LinkModuleWith(executor.LinkOptions{MaxRegisters: s.opts.MaxRegisters}, user, executor.LinkInput{Name: RuntimeInputName, PTX: runtimePTX},
-		executor.LinkInput{Name: DispatchInputName, PTX: dispatch})
-	if err != nil {
-		return fmt.Errorf("%s: linking the persistent schedulers with %s: %w", s.p.Source, s.p.ModuleName, err)
-	}
 	s.wrappers = make([]*executor.Kernel, s.p.Waves())
 	for v := range s.wrappers {
 		if s.wrappers[v], err = s.launchMod.Kernel(LaunchEntry(s.p.waveFn[v], s.p.Prologue(v))); err != nil {
 			return err
 		}
 	}
+	return s.linkSchedulers(dispatch)
+}
+
+// linkSchedulers links the persistent schedulers' image (the user's module,
+// the runtime and the generated dispatch) under the session's register cap.
+func (s *Session) linkSchedulers(dispatch []byte) error {
+	user := executor.LinkInput{Name: s.p.ModuleName, PTX: s.p.PTX}
+	var err error
+	s.schedMod, err = s.x.LinkModuleWith(executor.LinkOptions{MaxRegisters: s.opts.MaxRegisters}, user, executor.LinkInput{Name: RuntimeInputName, PTX: runtimePTX},
+		executor.LinkInput{Name: DispatchInputName, PTX: dispatch})
+	if err != nil {
+		return fmt.Errorf("%s: linking the persistent schedulers with %s: %w", s.p.Source, s.p.ModuleName, err)
+	}
 	if s.waitsK, err = s.schedMod.Kernel(KernelWaits); err != nil {
 		return err
 	}
 	s.barriersK, err = s.schedMod.Kernel(KernelBarriers)
 	return err
+}
+
+// SetMaxRegisters relinks the persistent schedulers under a new register
+// cap (0: none; else executor.MinLinkRegisters..MaxLinkRegisters) and sizes
+// their grid again; the launch arms are unchanged. A lower cap can give
+// more co-resident blocks, at the price of spills.
+func (s *Session) SetMaxRegisters(r int) error {
+	if err := checkRegisterCap(r); err != nil {
+		return err
+	}
+	s.opts.MaxRegisters = r
+	_, dispatch := GeneratedPTX(s.p, s.x.PTXTarget())
+	if err := s.linkSchedulers(dispatch); err != nil {
+		return err
+	}
+	return s.sizeGrid()
+}
+
+// MaxRegisters returns the persistent schedulers' register cap (0: none).
+func (s *Session) MaxRegisters() int { return s.opts.MaxRegisters }
+
+// Registers returns the registers per thread of the linked persistent
+// schedulers.
+func (s *Session) Registers() int { return s.waitsK.Attributes().NumRegs }
+
+// checkRegisterCap refuses a cap the linker does not take.
+func checkRegisterCap(r int) error {
+	if r != 0 && (r < executor.MinLinkRegisters || r > executor.MaxLinkRegisters) {
+		return fmt.Errorf("a register cap of %d per thread. Fix: use 0 for no cap, or %d to %d", r, executor.MinLinkRegisters, executor.MaxLinkRegisters)
+	}
+	return nil
 }
 
 // sizeGrid sizes the persistent grid from the occupancy model for the
@@ -284,15 +323,18 @@ func (s *Session) sizeGrid() error {
 		if *g.plan, err = s.x.CooperativeGrid(g.k, int(s.block), int(s.shared)); err != nil {
 			return fmt.Errorf("%s: the persistent grid: %w", s.p.Source, err)
 		}
-		if uint64(g.plan.GridBlocks) > g.tasks {
-			g.plan.GridBlocks = uint32(g.tasks)
-		}
+		// A grid set by the caller only has to be co-resident: blocks
+		// beyond the tasks claim nothing.
 		if s.opts.Grid > 0 {
 			if s.opts.Grid > g.plan.GridBlocks {
 				return &executor.CoResidencyError{Kernel: g.k.Name(), GridBlocks: uint64(s.opts.Grid), BlocksPerSM: g.plan.BlocksPerSM,
 					SMCount: g.plan.SMCount, Limit: uint64(g.plan.GridBlocks), BlockThreads: int(s.block), DynamicSmem: int(s.shared)}
 			}
 			g.plan.GridBlocks = s.opts.Grid
+			continue
+		}
+		if uint64(g.plan.GridBlocks) > g.tasks {
+			g.plan.GridBlocks = uint32(g.tasks)
 		}
 	}
 	return nil

@@ -254,3 +254,54 @@ func TestWorkloadErrorsNameTheField(t *testing.T) {
 		})
 	}
 }
+
+func TestGridSetByTheCallerNeedsOnlyCoResidency(t *testing.T) {
+	p := parseTest(t, testWorkload(t, nil))
+	// Beyond the barriers arm's widest group (and the waits arm's tasks),
+	// but co-resident: taken as given, and both arms still run correctly.
+	widest := uint32(0)
+	for _, g := range p.Plan.Groups {
+		var tiles uint32
+		for _, v := range g {
+			tiles += uint32(*p.wave(v).Kernel.Tiles)
+		}
+		widest = max(widest, tiles)
+	}
+	grid := 4 * widest
+	s, _ := openFake(t, p, testFuncs(), 1, Options{Grid: grid})
+	require.Equal(t, grid, s.Grid().GridBlocks)
+	want, err := Reference(p, testFuncs())
+	require.NoError(t, err)
+	for _, arm := range []Arm{ArmBarriers, ArmWaits} {
+		require.NoError(t, s.Reset())
+		_, err := s.Run(arm)
+		require.NoError(t, err, "arm %s", arm)
+		got, err := s.Outputs()
+		require.NoError(t, err)
+		for i, o := range p.Workload.Outputs {
+			require.NoError(t, Compare(o, got[i], want[i]), "arm %s", arm)
+		}
+	}
+}
+
+func TestSetMaxRegistersRelinksTheSchedulers(t *testing.T) {
+	p := parseTest(t, testWorkload(t, nil))
+	want, err := Reference(p, testFuncs())
+	require.NoError(t, err)
+	s, _ := openFake(t, p, testFuncs(), 2, Options{})
+	for _, r := range []int{64, 0, 32} {
+		require.NoError(t, s.SetMaxRegisters(r))
+		require.Equal(t, r, s.MaxRegisters())
+		require.Positive(t, s.Registers())
+		require.NoError(t, s.Reset())
+		_, err := s.Run(ArmWaits)
+		require.NoError(t, err, "cap %d", r)
+		got, err := s.Outputs()
+		require.NoError(t, err)
+		for i, o := range p.Workload.Outputs {
+			require.NoError(t, Compare(o, got[i], want[i]), "cap %d", r)
+		}
+	}
+	require.ErrorContains(t, s.SetMaxRegisters(8), "a register cap of 8 per thread. Fix:")
+	require.Equal(t, 32, s.MaxRegisters(), "a refused cap changes nothing")
+}
