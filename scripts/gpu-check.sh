@@ -73,7 +73,8 @@ sanitizer=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-san
 # kernel and megakernel (bottom-up levels) on the Kronecker and random
 # geometric graphs, the multi-source kernels (--batch) on all, the
 # high-degree run-ahead path on the Kronecker graph with every level
-# top-down, and the partitioned kernels over three simulated devices.
+# top-down, the query kernels (gpuplan bfs), and the partitioned kernels
+# over three simulated devices.
 sanitize_bfs() {
   local tool=$1 run graph extra
   for run in "grid:64|" "kron:10|" "road:48|" "rgg:4000:8|" "kron:10|--direction top-down"; do
@@ -87,6 +88,12 @@ sanitize_bfs() {
   # Multi-source levels that push hubs (degree 1024 or more) over the grid.
   sanitize "$tool" "multi-source hubs kron:15" "/tmp/gpu-check-$tool-ms-hubs.log" \
     ./bin/gpuplan bench frontier --graph kron:15 --roots 4 --batch 4 --samples 1 --copy-mib 1 --barrier-levels 0 --arms host-loop
+  # The query kernels: one root's target levels and level counts, and a
+  # multi-source pass's, with parents (their in-neighbours' levels).
+  sanitize "$tool" "queries one root kron:12" "/tmp/gpu-check-$tool-query-one.log" \
+    ./bin/gpuplan bfs --graph kron:12 --root-ids 3 --targets 0,1,2,77,4095 --parents --max-depth 3 -o /tmp/gpu-check-query-one.csv
+  sanitize "$tool" "queries multi-source kron:12" "/tmp/gpu-check-$tool-query-ms.log" \
+    ./bin/gpuplan bfs --graph kron:12 --roots 70 --targets 0,1,2,77,4095 --parents -o /tmp/gpu-check-query-ms.csv
   for graph in kron:10 grid:24; do
     sanitize "$tool" "partitioned $graph" "/tmp/gpu-check-$tool-partitioned-${graph/:/-}.log" \
       ./bin/gpuplan bench frontier --graph "$graph" --roots 2 --samples 1 --simulate-devices 3

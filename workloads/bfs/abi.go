@@ -188,6 +188,60 @@ type CopyParams[P Ptr] struct {
 	N16 uint64 `c:"unsigned long long n16"`
 }
 
+// GatherParams are the parameters of KernelGather: Out[i] is the level of
+// vertex Idx[i] for i < Count, Unreached (-1) for an index of N or more
+// (the host checks the indices first).
+type GatherParams[P Ptr] struct {
+	Level P      `c:"const int *__restrict__ level"`
+	Idx   P      `c:"const unsigned int *__restrict__ idx"`
+	Out   P      `c:"int *__restrict__ out"`
+	N     uint64 `c:"unsigned long long n"`
+	Count uint64 `c:"unsigned long long count"`
+}
+
+// LevelCountsParams are the parameters of KernelLevelCounts: Counts[l]
+// (64-bit) grows by the vertices of level l, for l < NLevels; the host
+// zeroes Counts before the launch.
+type LevelCountsParams[P Ptr] struct {
+	Level   P      `c:"const int *__restrict__ level"`
+	Counts  P      `c:"unsigned long long *counts"`
+	N       uint64 `c:"unsigned long long n"`
+	NLevels uint64 `c:"unsigned long long nlevels"`
+}
+
+// MSGatherParams are the parameters of KernelMSGather, read after a
+// multi-source pass of NRoots roots (Width bits per word, its levels in
+// the first Bits planes): for i < Count, Pairs[i] is a root's index in the
+// pass and a vertex (two uint32), and Out[i] that root's level of that
+// vertex, Unreached (-1) where the root's seen bit is clear or the pair is
+// out of range.
+type MSGatherParams[P Ptr] struct {
+	Seen   P      `c:"const void *__restrict__ seen"`
+	Planes P      `c:"const void *__restrict__ planes"`
+	Pairs  P      `c:"const uint2 *__restrict__ pairs"`
+	Out    P      `c:"int *__restrict__ out"`
+	N      uint64 `c:"unsigned long long n"`
+	NRoots uint64 `c:"unsigned long long nroots"`
+	Width  uint64 `c:"unsigned long long width"`
+	Bits   uint64 `c:"unsigned long long bits"`
+	Count  uint64 `c:"unsigned long long count"`
+}
+
+// MSLevelCountsParams are the parameters of KernelMSLevelCounts, read
+// after a multi-source pass as for MSGatherParams: Counts[r*NLevels + l]
+// (64-bit) grows by the vertices root r of the pass reached at level l,
+// for l < NLevels; the host zeroes Counts before the launch.
+type MSLevelCountsParams[P Ptr] struct {
+	Seen    P      `c:"const void *__restrict__ seen"`
+	Planes  P      `c:"const void *__restrict__ planes"`
+	Counts  P      `c:"unsigned long long *counts"`
+	N       uint64 `c:"unsigned long long n"`
+	NRoots  uint64 `c:"unsigned long long nroots"`
+	Width   uint64 `c:"unsigned long long width"`
+	Bits    uint64 `c:"unsigned long long bits"`
+	NLevels uint64 `c:"unsigned long long nlevels"`
+}
+
 // Entry points of the BFS kernel module (kernels/bfs.cu).
 const (
 	// KernelInit resets one BFS: every level to -1 but the root's 0, the
@@ -232,6 +286,21 @@ const (
 	// KernelMSFinish ends a multi-source level: the pushed vertices' bits
 	// recorded, the spent frontier words cleared.
 	KernelMSFinish = "msbfs_finish"
+	// KernelGather reads the levels of a list of vertices from the last
+	// traversal, one thread per vertex.
+	KernelGather = "bfs_gather"
+	// KernelLevelCounts counts the vertices of every level below nlevels,
+	// in a shared-memory histogram per block when nlevels is at most
+	// CountSharedBins, with global 64-bit atomics otherwise.
+	KernelLevelCounts = "bfs_level_counts"
+	// KernelMSGather decodes the levels of (root, vertex) pairs from a
+	// multi-source pass's seen words and level planes.
+	KernelMSGather = "msbfs_gather"
+	// KernelMSLevelCounts counts every root's vertices of every level of
+	// a multi-source pass, in a shared-memory histogram per block when
+	// nroots x nlevels is at most CountSharedBins, with global 64-bit
+	// atomics otherwise.
+	KernelMSLevelCounts = "msbfs_level_counts"
 )
 
 // Layout of the kernels' control buffer, in uint32 words. Each control
@@ -425,6 +494,11 @@ const (
 	// planes lie together, msGroupBytes of them, so that a level whose
 	// label sets several low bits writes one sector per vertex.
 	msGroupBytes = planners.PlaneGroupBytes
+	// CountSharedBins is the most bins a level-count kernel keeps in a
+	// block's shared-memory histogram (32-bit bins, 16 KiB): levels (times
+	// roots, for a multi-source pass) past it add to the global 64-bit
+	// counts directly.
+	CountSharedBins = 4096
 )
 
 // ABI is the kernel ABI of the BFS module, from which kernels/bfs_abi.h is
@@ -445,6 +519,10 @@ var ABI = kernelabi.Module{
 		{Name: KernelMSInit, Doc: "Starts a multi-source pass.", Params: MSInitParams[executor.DevPtr]{}},
 		{Name: KernelMSLevel, Doc: "One level of a multi-source pass.", Params: MSLevelParams[executor.DevPtr]{}},
 		{Name: KernelMSFinish, Doc: "Ends one level of a multi-source pass.", Params: MSFinishParams[executor.DevPtr]{}},
+		{Name: KernelGather, Doc: "The levels of a list of vertices.", Params: GatherParams[executor.DevPtr]{}},
+		{Name: KernelLevelCounts, Doc: "The vertices of every level below nlevels (counts zeroed by the host).", Params: LevelCountsParams[executor.DevPtr]{}},
+		{Name: KernelMSGather, Doc: "The levels of (root, vertex) pairs of a multi-source pass.", Params: MSGatherParams[executor.DevPtr]{}},
+		{Name: KernelMSLevelCounts, Doc: "Every root's vertices of every level of a multi-source pass (counts zeroed by the host).", Params: MSLevelCountsParams[executor.DevPtr]{}},
 	},
 	Consts: []kernelabi.Const{
 		{Name: "CTL_LINE", Value: CtlLineWords, Doc: "uint32 words in one 128-byte control line."},
@@ -514,5 +592,6 @@ var ABI = kernelabi.Module{
 		{Name: "MEGA_FRESH", Value: megaFresh, Tunable: true, Doc: "1: a megakernel block running ahead checks each kept vertex's label\nagainst its level (expand_kept); 0: it does not."},
 		{Name: "MS_PULL_ROUNDS", Value: msPullRounds, Tunable: true, Doc: "Rounds of 32 edges a warp of a pulling multi-source level loads before\nit ORs any."},
 		{Name: "MS_GROUP_BYTES", Value: msGroupBytes, Doc: "Bytes of one vertex's group of multi-source level planes."},
+		{Name: "COUNT_SHARED_BINS", Value: CountSharedBins, Doc: "The most bins of a level-count kernel's shared-memory histogram (32-bit\nbins); a count of more bins adds to the global counts directly."},
 	},
 }

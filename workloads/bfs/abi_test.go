@@ -25,7 +25,7 @@ func TestABIHeaderIsGenerated(t *testing.T) {
 func TestABIMatchesPTX(t *testing.T) {
 	require.NoError(t, ABI.CheckPTX(KernelPTX()))
 	assert.Equal(t, []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelDoLevel, KernelMegakernel, KernelMegakernelNarrow, KernelMegakernelAsync, KernelBarrierOnly, KernelCopy,
-		KernelMSInit, KernelMSLevel, KernelMSFinish}, KernelNames())
+		KernelMSInit, KernelMSLevel, KernelMSFinish, KernelGather, KernelLevelCounts, KernelMSGather, KernelMSLevelCounts}, KernelNames())
 }
 
 // TestABIArgsRoundTrip fills each kernel's parameters on the host side and

@@ -144,6 +144,7 @@ func (s *Session) reset(root int32) error {
 	_, err := s.x.Launch(s.k.init, executor.Linear(max(blocks, 1), 256), kernelabi.MustArgs(InitParams[executor.Buffer]{
 		Offsets: s.buf.offsets, Level: s.buf.level, Q0: s.buf.q0, Vis: s.buf.vis0, Ctl: s.buf.ctl,
 		N: n, Root: uint64(root), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap()})...)
+	s.ran = s.ran || err == nil
 	return err
 }
 
@@ -198,7 +199,10 @@ func (s *Session) checkControl(r *Run) error {
 	}
 	at := func(i int) uint32 { return binary.LittleEndian.Uint32(w[4*i:]) }
 	if r.Arm != ArmHostLoopScan {
-		r.Levels = int(at(ResultLevels))
+		// A root without edges gives the queue arms no level to run, so
+		// the device counts none; its traversal still has one level, the
+		// root's (as the scan wave and the CPU reference count it).
+		r.Levels = max(int(at(ResultLevels)), 1)
 	}
 	if r.Arm == ArmMegakernel {
 		r.Barriers = int(at(ResultBarriers))

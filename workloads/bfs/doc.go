@@ -40,6 +40,16 @@
 // plane b is bit b of its level from root i), planned by
 // planners.PlanMultiSourceBFS within the session's budget.
 //
+// # Answering queries on the device
+//
+// A query of a traversal wants a few vertices' levels and how many vertices
+// each level holds, not the whole level array. Session.LevelsOf and
+// Session.LevelCounts read both from the last traversal on the device
+// (KernelGather, KernelLevelCounts), and MultiSource.RunAnswers after each
+// pass from its bit planes (KernelMSGather, KernelMSLevelCounts), so that
+// 4 bytes per target and 8 per level (per root and level) cross the bus
+// instead of 4 bytes per vertex (per root and vertex).
+//
 // # Plans drive the launches
 //
 // NewSession takes every decision from a plan value (Session.Plans): the

@@ -39,6 +39,12 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 		KernelMSInit:           {Run: kernelabi.Emulate(e.runMSInit), Regs: 25},
 		KernelMSLevel:          {Run: kernelabi.Emulate(e.runMSLevel), Regs: 40, Smem: 4*msListCap + 24},
 		KernelMSFinish:         {Run: kernelabi.Emulate(e.runMSFinish), Regs: 25, Smem: 24},
+		// The answer kernels' registers and shared memory are ptxas's
+		// (bfs.resources; TestAnswerKernelsResources holds them equal).
+		KernelGather:        {Run: kernelabi.Emulate(e.runGather), Regs: 12},
+		KernelLevelCounts:   {Run: kernelabi.Emulate(e.runLevelCounts), Regs: 18, Smem: 4 * CountSharedBins},
+		KernelMSGather:      {Run: kernelabi.Emulate(e.runMSGather), Regs: 30},
+		KernelMSLevelCounts: {Run: kernelabi.Emulate(e.runMSLevelCounts), Regs: 32, Smem: 4 * CountSharedBins},
 	})
 }
 

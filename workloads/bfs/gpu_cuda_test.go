@@ -193,3 +193,37 @@ func TestGPUMultiSource(t *testing.T) {
 	require.NoError(t, err)
 	checkMultiSourceHubs(t, x, []*frontier.CSR{kron, gridWithHubs(t, 400, 5, 3*msHubEdges)}, []int{7, 64}, []int{0, 32})
 }
+
+// TestGPUAnswers checks LevelsOf and LevelCounts on the GPU against the
+// full level download and the CPU reference, every arm from several roots
+// of each generator's graph (direction-optimizing and top-down), a large
+// Kronecker graph, and a path of more levels than the shared histogram
+// holds (its counts past the histogram go to global atomics); then the
+// refusals of bad requests, before anything is allocated or launched.
+func TestGPUAnswers(t *testing.T) {
+	x := openGPU(t)
+	optimizing, topDown := directionGraphs(t)
+	k16, err := frontier.Kronecker(16, 16, 9)
+	require.NoError(t, err)
+	grid, err := frontier.Grid(300)
+	require.NoError(t, err)
+	checkAnswers(t, x, append(append(optimizing, k16, grid), topDown...), []Config{{}, {Direction: DirectionTopDown, CheckEvery: 3}})
+	checkAnswers(t, x, []*frontier.CSR{pathGraph(t, 3*CountSharedBins)}, []Config{{CheckEvery: 64}})
+	checkAnswerRefusals(t, x, optimizing[0])
+}
+
+// TestGPUMultiSourceAnswers runs RunAnswers on the GPU and checks every
+// root's target levels and level counts against frontier.BFS from it, on
+// the generators' graphs, on graphs whose pushed frontiers hold hubs, and
+// on a grid whose roots x levels pass the shared histogram at both widths.
+func TestGPUMultiSourceAnswers(t *testing.T) {
+	x := openGPU(t)
+	optimizing, topDown := directionGraphs(t)
+	checkMultiSourceAnswersOn(t, x, append(optimizing[:3], topDown...), []int{1, 33, 70}, []int{0, 32, 64})
+	kron, err := frontier.Kronecker(18, 16, 5)
+	require.NoError(t, err)
+	grid, err := frontier.Grid(200)
+	require.NoError(t, err)
+	checkMultiSourceAnswersOn(t, x, []*frontier.CSR{kron, gridWithHubs(t, 400, 5, 3*msHubEdges)}, []int{7, 64}, []int{0, 32})
+	checkMultiSourceAnswersOn(t, x, []*frontier.CSR{grid}, []int{64}, []int{32, 64})
+}

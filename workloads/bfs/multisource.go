@@ -35,6 +35,8 @@ type MultiSource struct {
 	bits  uint64
 	dirty uint64
 	buf   msBuffers
+	// ans is the answer kernels' buffers (RunAnswers), grown on demand.
+	ans answerBuffers
 	// graphHubc counts the graph's hub list: hubs above bit 32, chunks
 	// below.
 	graphHubc uint64
@@ -161,10 +163,10 @@ func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
 // Plan returns the multi-source plan.
 func (m *MultiSource) Plan() planners.MultiSourceBFSPlan { return m.plan }
 
-// Close frees the pass's buffers.
+// Close frees the pass's buffers, the answer kernels' included.
 func (m *MultiSource) Close() error {
 	var first error
-	for _, b := range m.buf.all() {
+	for _, b := range append(m.buf.all(), m.ans.all()...) {
 		if b.ID == 0 {
 			continue
 		}
@@ -180,34 +182,58 @@ func (m *MultiSource) Close() error {
 // measurement and, when keep, every root's levels (read back after each
 // pass, outside its timed region): the same as frontier.BFS from that root.
 func (m *MultiSource) Run(roots []int32, keep bool) (MultiSourceRun, [][]int32, error) {
+	if err := m.checkRoots(roots); err != nil {
+		return MultiSourceRun{}, nil, err
+	}
+	var levels [][]int32
+	run, err := m.passes(roots, func(_, nroots int, depth uint64) error {
+		if !keep {
+			return nil
+		}
+		lv, err := m.passLevels(nroots, depth)
+		levels = append(levels, lv...)
+		return err
+	})
+	if err != nil {
+		return run, nil, err
+	}
+	return run, levels, nil
+}
+
+// checkRoots refuses roots the plan was not made for, or that are not
+// vertices of the graph.
+func (m *MultiSource) checkRoots(roots []int32) error {
 	if len(roots) != m.roots {
-		return MultiSourceRun{}, nil, fmt.Errorf("multi-source run of %d roots on a plan for %d. Fix: plan the run with NewMultiSource(%d, ...)", len(roots), m.roots, len(roots))
+		return fmt.Errorf("multi-source run of %d roots on a plan for %d. Fix: plan the run with NewMultiSource(%d, ...)", len(roots), m.roots, len(roots))
 	}
 	for i, r := range roots {
 		if err := frontier.CheckRoot(m.s.g, int64(r)); err != nil {
-			return MultiSourceRun{}, nil, fmt.Errorf("roots[%d]: %w", i, err)
+			return fmt.Errorf("roots[%d]: %w", i, err)
 		}
 	}
+	return nil
+}
+
+// passes runs the plan's passes over roots (checked) and after each one,
+// before the next overwrites its words and planes, calls after with the
+// pass's first root, its number of roots and its depth (as traverse
+// returns it).
+func (m *MultiSource) passes(roots []int32, after func(first, nroots int, depth uint64) error) (MultiSourceRun, error) {
 	run := MultiSourceRun{Roots: len(roots), Passes: len(m.plan.Batches)}
-	var levels [][]int32
 	for _, b := range m.plan.Batches {
 		pass := roots[b.FirstRoot : b.FirstRoot+b.Roots]
 		if err := m.start(pass); err != nil {
-			return run, nil, err
+			return run, err
 		}
 		depth, err := m.traverse(len(pass), &run)
 		if err != nil {
-			return run, nil, err
+			return run, err
 		}
-		if keep {
-			lv, err := m.passLevels(len(pass), depth)
-			if err != nil {
-				return run, nil, err
-			}
-			levels = append(levels, lv...)
+		if err := after(int(b.FirstRoot), len(pass), depth); err != nil {
+			return run, err
 		}
 	}
-	return run, levels, nil
+	return run, nil
 }
 
 // groups returns the plane groups per vertex that the planes of labels

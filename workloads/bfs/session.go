@@ -205,6 +205,8 @@ func (b *buffers) all() []*executor.Buffer {
 // kernels are a session's entry points.
 type kernels struct {
 	init, scan, level, doLevel, mega, megaAsync, barrier, copy, msInit, msLevel, msFinish *executor.Kernel
+	// The answer kernels (answer.go).
+	gather, counts, msGather, msCounts *executor.Kernel
 }
 
 // Session holds one graph resident on the device (uploaded once) and runs
@@ -225,7 +227,12 @@ type Session struct {
 	mod       *executor.Module
 	k         kernels
 	buf       buffers
-	word      []byte
+	// ans is the answer kernels' buffers, grown on demand (answer.go);
+	// ran is whether a traversal has reset the levels since the session
+	// opened.
+	ans  answerBuffers
+	ran  bool
+	word []byte
 	// opened is the telemetry the session's setup produced (the one graph
 	// upload and its allocations).
 	opened executor.TelemetrySnapshot
@@ -312,7 +319,9 @@ func (s *Session) loadKernels() error {
 		{Dst: &s.k.level, Name: KernelQueueLevel}, {Dst: &s.k.doLevel, Name: KernelDoLevel},
 		{Dst: &s.k.mega, Name: megakernelFor(s.cfg.MegakernelThreads)}, {Dst: &s.k.megaAsync, Name: KernelMegakernelAsync},
 		{Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.copy, Name: KernelCopy},
-		{Dst: &s.k.msInit, Name: KernelMSInit}, {Dst: &s.k.msLevel, Name: KernelMSLevel}, {Dst: &s.k.msFinish, Name: KernelMSFinish}})
+		{Dst: &s.k.msInit, Name: KernelMSInit}, {Dst: &s.k.msLevel, Name: KernelMSLevel}, {Dst: &s.k.msFinish, Name: KernelMSFinish},
+		{Dst: &s.k.gather, Name: KernelGather}, {Dst: &s.k.counts, Name: KernelLevelCounts},
+		{Dst: &s.k.msGather, Name: KernelMSGather}, {Dst: &s.k.msCounts, Name: KernelMSLevelCounts}})
 	return err
 }
 
@@ -393,8 +402,14 @@ func (s *Session) ArmOptimizing(arm Arm) bool {
 // degree gate.
 func (s *Session) Optimizing() bool { return s.optimizing }
 
-// Close frees the session's device buffers.
-func (s *Session) Close() error { return harness.Free(s.x, s.buf.all()) }
+// Close frees the session's device buffers, the answer kernels' included.
+func (s *Session) Close() error {
+	err := harness.Free(s.x, s.buf.all())
+	if aerr := harness.Free(s.x, s.ans.all()); err == nil {
+		err = aerr
+	}
+	return err
+}
 
 // Levels downloads the level of every vertex from the last run.
 func (s *Session) Levels() ([]int32, error) {

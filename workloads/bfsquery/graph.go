@@ -24,6 +24,14 @@ const (
 	DefaultBatchWidth = 64
 	// MaxBatchRoots bounds the roots of one Batch call.
 	MaxBatchRoots = 1 << 16
+	// ReservedTargets, ReservedPassTargets and ReservedLevels size the GPU
+	// answer buffers at Open (the vertices whose levels one traversal, or
+	// one multi-source pass for all its roots, reads back, and the levels
+	// counted), so that warm queries within them allocate no device
+	// memory; larger ones grow the buffers once.
+	ReservedTargets     = 1 << 16
+	ReservedPassTargets = 1 << 20
+	ReservedLevels      = 1 << 12
 )
 
 // Options configure a resident graph.
@@ -76,9 +84,17 @@ func Open(x *executor.Executor, g *frontier.CSR, opts Options) (*Graph, error) {
 		return nil, err
 	}
 	r.x = x
+	targets, levels := min(ReservedTargets, g.NumVertices()), min(ReservedLevels, g.NumVertices())
+	if err := r.gpu.ReserveAnswers(targets, levels); err != nil {
+		return nil, errors.Join(err, r.gpu.Close())
+	}
 	if !opts.Directed {
 		if r.ms, err = r.gpu.NewMultiSource(r.opts.BatchWidth, r.opts.BatchWidth); err != nil {
 			return nil, errors.Join(err, r.gpu.Close())
+		}
+		pass := min(ReservedPassTargets, r.opts.BatchWidth*g.NumVertices())
+		if err := r.ms.ReserveAnswers(pass, levels); err != nil {
+			return nil, errors.Join(err, r.ms.Close(), r.gpu.Close())
 		}
 	}
 	return r, nil
@@ -183,7 +199,7 @@ func (g *Graph) BatchPhases(ctx context.Context, qs []Query) ([]Answer, Phases, 
 		}
 	}
 	roots := distinctRoots(qs)
-	levels, err := g.levels(ctx, roots, &ph)
+	views, err := g.levels(ctx, roots, needs(g.in, qs), &ph)
 	if err != nil {
 		return nil, ph, err
 	}
@@ -195,7 +211,7 @@ func (g *Graph) BatchPhases(ctx context.Context, qs []Query) ([]Answer, Phases, 
 	out := make([]Answer, len(qs))
 	// Each answer scans its root's levels once: they are built in parallel,
 	// a query per worker at a time.
-	forEach(len(qs), func(i int) { out[i] = g.answer(qs[i], levels[index[qs[i].Root]]) })
+	forEach(len(qs), func(i int) { out[i] = g.answer(qs[i], views[index[qs[i].Root]]) })
 	ph.Answer = time.Since(t0)
 	return out, ph, nil
 }
@@ -245,12 +261,12 @@ func distinctRoots(qs []Query) []int32 {
 	return roots
 }
 
-// levels runs a BFS from every root and returns each one's levels: an
-// undirected graph's roots in multi-source passes (on the GPU, of
-// BatchWidth roots; on the CPU, of up to frontier.MaxMultiSourceRoots), a
-// directed graph's one at a time.
+// levels runs a BFS from every root and returns each one's levels as its
+// queries need them (nd): an undirected graph's roots in multi-source
+// passes (on the GPU, of BatchWidth roots; on the CPU, of up to
+// frontier.MaxMultiSourceRoots), a directed graph's one at a time.
 // It adds the traversals' time and the rest of the levels' time to ph.
-func (g *Graph) levels(ctx context.Context, roots []int32, ph *Phases) ([][]int32, error) {
+func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, ph *Phases) ([]*levelView, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.closed {
@@ -258,19 +274,20 @@ func (g *Graph) levels(ctx context.Context, roots []int32, ph *Phases) ([][]int3
 	}
 	t0 := time.Now()
 	var traverse time.Duration
-	var out [][]int32
+	var out []*levelView
 	var err error
 	switch {
 	case len(roots) > 1 && g.ms != nil:
-		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(pass []int32) ([][]int32, error) { return g.gpuPass(pass, &traverse) })
+		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(pass []int32) ([]*levelView, error) { return g.gpuPass(pass, nd, &traverse) })
 	case len(roots) > 1 && g.gpu == nil && !g.directed:
-		out, err = inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([][]int32, error) {
-			return frontier.MultiSourceBFS(g.out, pass)
+		out, err = inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([]*levelView, error) {
+			lv, err := frontier.MultiSourceBFS(g.out, pass)
+			return fullViews(lv), err
 		})
 	default:
-		out, err = inPasses(ctx, roots, 1, func(pass []int32) ([][]int32, error) {
-			lv, err := g.one(pass[0], &traverse)
-			return [][]int32{lv}, err
+		out, err = inPasses(ctx, roots, 1, func(pass []int32) ([]*levelView, error) {
+			w, err := g.one(pass[0], nd[pass[0]], &traverse)
+			return []*levelView{w}, err
 		})
 	}
 	all := time.Since(t0)
@@ -282,10 +299,19 @@ func (g *Graph) levels(ctx context.Context, roots []int32, ph *Phases) ([][]int3
 	return out, err
 }
 
+// fullViews views every root's full levels.
+func fullViews(lv [][]int32) []*levelView {
+	out := make([]*levelView, len(lv))
+	for i, l := range lv {
+		out[i] = fullView(l)
+	}
+	return out
+}
+
 // inPasses runs roots in passes of at most width, stopping between passes
 // once ctx ends, and returns every root's levels in order.
-func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int32) ([][]int32, error)) ([][]int32, error) {
-	out := make([][]int32, 0, len(roots))
+func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int32) ([]*levelView, error)) ([]*levelView, error) {
+	out := make([]*levelView, 0, len(roots))
 	for lo := 0; lo < len(roots); lo += width {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -301,29 +327,61 @@ func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int
 
 // gpuPass runs one multi-source pass on the GPU. A pass runs exactly
 // BatchWidth roots: a short one is padded with its first root, whose
-// repeats cost little.
-func (g *Graph) gpuPass(chunk []int32, traverse *time.Duration) ([][]int32, error) {
+// repeats cost little. It reads back only the vertices nd names for each
+// root, and the per-level counts, unless a root needs every vertex.
+func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, traverse *time.Duration) ([]*levelView, error) {
 	pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
-	r, lv, err := g.ms.Run(pass, true)
+	if slices.ContainsFunc(chunk, func(r int32) bool { return nd[r] == nil || nd[r].full }) {
+		r, lv, err := g.ms.Run(pass, true)
+		*traverse += time.Duration(r.WallNs)
+		if err != nil {
+			return nil, err
+		}
+		return fullViews(lv[:len(chunk)]), nil
+	}
+	targets := make([][]int32, len(pass))
+	for i, r := range chunk {
+		targets[i] = nd[r].vertices
+	}
+	r, as, err := g.ms.RunAnswers(pass, targets)
 	*traverse += time.Duration(r.WallNs)
 	if err != nil {
 		return nil, err
 	}
-	return lv[:len(chunk)], nil
+	out := make([]*levelView, len(chunk))
+	for i := range chunk {
+		out[i] = sparseView(targets[i], as[i].Levels, as[i].Counts)
+	}
+	return out, nil
 }
 
 // one runs a BFS from root on the GPU or the CPU, adding the GPU run's
-// traversal time to traverse.
-func (g *Graph) one(root int32, traverse *time.Duration) ([]int32, error) {
+// traversal time to traverse. On the GPU it reads back only the levels of
+// the vertices nd names, and the per-level counts, unless nd needs every
+// vertex.
+func (g *Graph) one(root int32, nd *need, traverse *time.Duration) (*levelView, error) {
 	if g.gpu == nil {
-		return frontier.BFSParallel(g.out, root)
+		lv, err := frontier.BFSParallel(g.out, root)
+		return fullView(lv), err
 	}
 	r, err := g.gpu.Run(g.opts.Arm, root)
 	*traverse += time.Duration(r.WallNs)
 	if err != nil {
 		return nil, err
 	}
-	return g.gpu.Levels()
+	if nd == nil || nd.full {
+		lv, err := g.gpu.Levels()
+		return fullView(lv), err
+	}
+	lv, err := g.gpu.LevelsOf(nd.vertices)
+	if err != nil {
+		return nil, err
+	}
+	counts, err := g.gpu.LevelCounts(r.Levels)
+	if err != nil {
+		return nil, err
+	}
+	return sparseView(nd.vertices, lv, counts), nil
 }
 
 // Close releases the GPU session; closing twice is a no-op.
@@ -352,8 +410,10 @@ type Footprint struct {
 	// multi-source pass's masks and level planes, or one root's levels
 	// and vertex queue.
 	Frontier uint64
-	// Output is its root's levels read back to the host and its answer's
-	// levels and parents.
+	// Output is what its root's traversal reads back to the host (every
+	// level when it has no targets, or on the CPU; on the GPU otherwise the
+	// levels of its targets, and of their in-neighbours with parents) and
+	// its answer's levels and parents.
 	Output uint64
 }
 
@@ -365,13 +425,21 @@ func (g *Graph) Footprint(q Query) Footprint {
 		p := g.ms.Plan()
 		f.Frontier = (p.MaskBytes + p.OutputBytes + p.Width - 1) / p.Width
 	}
-	answered := n
+	answered, read := n, n
 	if q.Targets != nil {
 		answered = uint64(len(q.Targets))
+		if g.gpu != nil {
+			read = answered
+			if q.Parents {
+				for _, t := range q.Targets {
+					read += uint64(g.in.Degree(t))
+				}
+			}
+		}
 	}
 	if q.Parents {
 		answered *= 2
 	}
-	f.Output = 4*n + 4*answered
+	f.Output = 4*read + 4*answered
 	return f
 }

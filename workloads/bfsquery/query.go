@@ -73,47 +73,36 @@ func (q *Query) check(n, index int) error {
 }
 
 // answer builds q's answer from its root's levels.
-func (g *Graph) answer(q Query, levels []int32) Answer {
+func (g *Graph) answer(q Query, w *levelView) Answer {
 	a := Answer{Root: q.Root}
+	a.Reached, a.Depth = w.reach(q.MaxDepth)
 	within := func(l int32) bool { return l != Unreached && (q.MaxDepth == NoDepthLimit || l <= q.MaxDepth) }
-	for _, l := range levels {
-		if within(l) {
-			a.Reached++
-			a.Depth = max(a.Depth, l)
-		}
-	}
 	pick := func(v int32) int32 {
-		if l := levels[v]; within(l) {
+		if l := w.level(v); within(l) {
 			return l
 		}
 		return Unreached
 	}
 	parent := func(v int32) int32 {
 		if l := pick(v); l > 0 {
-			return Parent(g.in, levels, v)
+			return w.parent(g.in, v)
 		}
 		return Unreached
 	}
-	if q.Targets == nil {
-		a.Levels = make([]int32, len(levels))
-		for v := range levels {
-			a.Levels[v] = pick(int32(v))
+	targets := q.Targets
+	if targets == nil {
+		targets = make([]int32, len(w.full))
+		for v := range targets {
+			targets[v] = int32(v)
 		}
-		if q.Parents {
-			a.Parents = make([]int32, len(levels))
-			for v := range levels {
-				a.Parents[v] = parent(int32(v))
-			}
-		}
-		return a
 	}
-	a.Levels = make([]int32, len(q.Targets))
-	for i, t := range q.Targets {
+	a.Levels = make([]int32, len(targets))
+	for i, t := range targets {
 		a.Levels[i] = pick(t)
 	}
 	if q.Parents {
-		a.Parents = make([]int32, len(q.Targets))
-		for i, t := range q.Targets {
+		a.Parents = make([]int32, len(targets))
+		for i, t := range targets {
 			a.Parents[i] = parent(t)
 		}
 	}

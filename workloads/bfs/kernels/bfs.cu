@@ -2400,3 +2400,186 @@ extern "C" __global__ void msbfs_finish(MSBFS_FINISH_PARAMS) {
         ms_finish_body(ms, d, pull != 0, list_in, list_out, hubs, graph_hubs, graph_hubc, ctl);
     }
 }
+
+// Answers. A query of a traversal wants a few vertices' levels and how many
+// vertices each level holds, not every level: these kernels read both on
+// the device, so that only the targets' levels and one 64-bit count per
+// level cross the bus. They read what the traversal left (the level array,
+// or a multi-source pass's seen words and planes) and write only their
+// outputs. The host zeroes the counts before a count kernel (the launch's
+// Out argument) and checks the indices before a gather; a gather still reads
+// an index past the graph as unreached rather than out of bounds.
+
+// bfs_gather writes out[i] = level[idx[i]] for i < count (grid-stride).
+extern "C" __global__ void bfs_gather(BFS_GATHER_PARAMS) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        u32 v = __ldg(&idx[i]);
+        out[i] = v < n ? __ldg(&level[v]) : -1;
+    }
+}
+
+// count_lanes adds one vertex of label l for every lane with ok: the lanes
+// of one label add together, one lane adding their number, to the block's
+// histogram (shared) or to the global counts. Every lane of the warp calls
+// it.
+__device__ __forceinline__ void count_lanes(u32* hist, u64* counts, bool shared, bool ok, u32 l, u32 lane) {
+    u32 peers = __match_any_sync(FULL_MASK, ok ? l : UNREACHED);
+    if (!ok || lane != (u32)__ffs(peers) - 1u) return;
+    u32 c = __popc(peers);
+    if (shared) {
+        atomicAdd(&hist[l], c);
+    } else {
+        atomicAdd(&counts[l], (u64)c);
+    }
+}
+
+// bfs_level_counts adds to counts[l] the vertices of level l, for every l
+// below nlevels (unreached vertices, -1, are the largest label and never
+// counted). Each block takes a contiguous range of the vertices, so a graph
+// whose levels follow its vertex order (grids, roads) touches few bins per
+// block; with at most COUNT_SHARED_BINS levels a block counts into shared
+// memory (32-bit bins: a block counts fewer than 2^31 vertices) and adds
+// its non-zero bins to counts at the end, otherwise it adds to counts
+// directly. Blocks are whole warps.
+extern "C" __global__ void bfs_level_counts(BFS_LEVEL_COUNTS_PARAMS) {
+    __shared__ u32 hist[COUNT_SHARED_BINS];
+    bool shared = nlevels <= COUNT_SHARED_BINS;
+    u32 bins = shared ? (u32)nlevels : 0u;
+    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+    u64 per = (n + gridDim.x - 1) / gridDim.x;
+    u64 begin = (u64)blockIdx.x * per, end = min(n, begin + per);
+    u32 lane = threadIdx.x & 31u;
+    for (u64 v0 = begin; v0 < end; v0 += blockDim.x) {
+        u64 v = v0 + threadIdx.x;
+        u32 l = v < end ? (u32)__ldg(&level[v]) : UNREACHED;
+        count_lanes(hist, counts, shared, (u64)l < nlevels, l, lane);
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) {
+        if (hist[i] != 0) atomicAdd(&counts[i], (u64)hist[i]);
+    }
+}
+
+// ms_plane_at is plane b of vertex u among n vertices' planes, as ms_plane
+// lays them out.
+template <typename W>
+__device__ __forceinline__ const W* ms_plane_at(const W* planes, u64 n, u32 b, u64 u) {
+    constexpr u32 G = MS_GROUP_BYTES / sizeof(W);
+    return &planes[((u64)(b / G) * n + u) * G + b % G];
+}
+
+// ms_level_of is root r's level of vertex u after a pass whose labels lie
+// in the first `bits` planes: UNREACHED where r's seen bit is clear, else
+// the number whose bit b is bit r of plane b.
+template <typename W>
+__device__ __forceinline__ u32 ms_level_of(const W* seen, const W* planes, u64 n, u32 bits, u32 r, u64 u) {
+    if (((__ldg(&seen[u]) >> r) & 1u) == 0) return UNREACHED;
+    u32 l = 0;
+    for (u32 b = 0; b < bits; b++) l |= (u32)((__ldg(ms_plane_at(planes, n, b, u)) >> r) & 1u) << b;
+    return l;
+}
+
+// ms_gather_body is msbfs_gather over words W.
+template <typename W>
+__device__ __forceinline__ void ms_gather_body(const W* seen, const W* planes, const uint2* pairs, int* out, u64 n,
+                                               u64 nroots, u32 bits, u64 count) {
+    u64 stride = (u64)gridDim.x * blockDim.x;
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < count; i += stride) {
+        uint2 p = __ldg(&pairs[i]);
+        out[i] = p.x < nroots && p.y < n ? (int)ms_level_of(seen, planes, n, bits, p.x, p.y) : -1;
+    }
+}
+
+// msbfs_gather writes out[i] = root pairs[i].x's level of vertex pairs[i].y
+// after a pass, -1 where the root did not reach it (grid-stride).
+extern "C" __global__ void msbfs_gather(MSBFS_GATHER_PARAMS) {
+    if (width == 64) {
+        ms_gather_body((const u64*)seen, (const u64*)planes, pairs, out, n, nroots, (u32)bits, count);
+    } else {
+        ms_gather_body((const u32*)seen, (const u32*)planes, pairs, out, n, nroots, (u32)bits, count);
+    }
+}
+
+// MSCount is one lane's run of vertices of one label for one root: a lane
+// adds a run to the counts when the label changes, so a warp over vertices
+// in the order of their levels adds once per run instead of once per
+// vertex.
+struct MSCount {
+    u32 lab;
+    u32 n;
+};
+
+// ms_count_flush adds root r's run to the block's histogram (shared, bin
+// lab * nroots + r) or to counts[r * nlevels + lab].
+__device__ __forceinline__ void ms_count_flush(u32* hist, u64* counts, bool shared, u32 nroots, u64 nlevels, u32 r,
+                                               MSCount c) {
+    if (c.n == 0) return;
+    if (shared) {
+        atomicAdd(&hist[c.lab * nroots + r], c.n);
+    } else {
+        atomicAdd(&counts[(u64)r * nlevels + c.lab], (u64)c.n);
+    }
+}
+
+// ms_counts_body is msbfs_level_counts over words W: each warp takes a
+// contiguous range of the vertices and each lane one root of the word (two
+// of a 64-bit word: lane and lane + 32); the lanes read each vertex's seen
+// word and planes together (one broadcast load each) and decode their
+// roots' levels.
+template <typename W>
+__device__ __forceinline__ void ms_counts_body(u32* hist, const W* seen, const W* planes, u64* counts, u64 n,
+                                               u32 nroots, u32 bits, u64 nlevels) {
+    constexpr u32 R = sizeof(W) / sizeof(u32);
+    bool shared = (u64)nroots * nlevels <= COUNT_SHARED_BINS;
+    u32 bins = shared ? nroots * (u32)nlevels : 0u;
+    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+    u32 lane = threadIdx.x & 31u, wpb = blockDim.x / 32u;
+    u64 warps = (u64)gridDim.x * wpb;
+    u64 per = (n + warps - 1) / warps;
+    u64 begin = ((u64)blockIdx.x * wpb + threadIdx.x / 32u) * per, end = min(n, begin + per);
+    MSCount run[R] = {};
+    for (u64 u = begin; u < end; u++) {
+        W s = __ldg(&seen[u]);
+        u32 lab[R] = {};
+        for (u32 b = 0; b < bits; b++) {
+            W p = __ldg(ms_plane_at(planes, n, b, u));
+#pragma unroll
+            for (u32 k = 0; k < R; k++) lab[k] |= (u32)((p >> (lane + 32u * k)) & 1u) << b;
+        }
+#pragma unroll
+        for (u32 k = 0; k < R; k++) {
+            u32 r = lane + 32u * k;
+            if (r >= nroots || ((s >> r) & 1u) == 0 || lab[k] >= nlevels) continue;
+            if (lab[k] != run[k].lab) {
+                ms_count_flush(hist, counts, shared, nroots, nlevels, r, run[k]);
+                run[k] = MSCount{lab[k], 0};
+            }
+            run[k].n++;
+        }
+    }
+#pragma unroll
+    for (u32 k = 0; k < R; k++) {
+        if (lane + 32u * k < nroots) ms_count_flush(hist, counts, shared, nroots, nlevels, lane + 32u * k, run[k]);
+    }
+    __syncthreads();
+    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) {
+        if (hist[i] != 0) atomicAdd(&counts[(u64)(i % nroots) * nlevels + i / nroots], (u64)hist[i]);
+    }
+}
+
+// msbfs_level_counts adds to counts[r * nlevels + l] the vertices root r
+// of a pass reached at level l, for every root r below nroots and level l
+// below nlevels: in a shared-memory histogram per block when nroots x
+// nlevels is at most COUNT_SHARED_BINS, otherwise to counts directly.
+// Blocks are whole warps.
+extern "C" __global__ void msbfs_level_counts(MSBFS_LEVEL_COUNTS_PARAMS) {
+    __shared__ u32 hist[COUNT_SHARED_BINS];
+    if (width == 64) {
+        ms_counts_body(hist, (const u64*)seen, (const u64*)planes, counts, n, (u32)nroots, (u32)bits, nlevels);
+    } else {
+        ms_counts_body(hist, (const u32*)seen, (const u32*)planes, counts, n, (u32)nroots, (u32)bits, nlevels);
+    }
+}

@@ -156,6 +156,10 @@
 // Bytes of one vertex's group of multi-source level planes.
 #define MS_GROUP_BYTES 32u
 
+// The most bins of a level-count kernel's shared-memory histogram (32-bit
+// bins); a count of more bins adds to the global counts directly.
+#define COUNT_SHARED_BINS 4096u
+
 // Resets one BFS.
 #define BFS_INIT_PARAMS \
     const unsigned int *__restrict__ offsets, \
@@ -298,5 +302,43 @@
     unsigned long long depth, \
     unsigned long long pull, \
     unsigned long long graph_hubc
+
+// The levels of a list of vertices.
+#define BFS_GATHER_PARAMS \
+    const int *__restrict__ level, \
+    const unsigned int *__restrict__ idx, \
+    int *__restrict__ out, \
+    unsigned long long n, \
+    unsigned long long count
+
+// The vertices of every level below nlevels (counts zeroed by the host).
+#define BFS_LEVEL_COUNTS_PARAMS \
+    const int *__restrict__ level, \
+    unsigned long long *counts, \
+    unsigned long long n, \
+    unsigned long long nlevels
+
+// The levels of (root, vertex) pairs of a multi-source pass.
+#define MSBFS_GATHER_PARAMS \
+    const void *__restrict__ seen, \
+    const void *__restrict__ planes, \
+    const uint2 *__restrict__ pairs, \
+    int *__restrict__ out, \
+    unsigned long long n, \
+    unsigned long long nroots, \
+    unsigned long long width, \
+    unsigned long long bits, \
+    unsigned long long count
+
+// Every root's vertices of every level of a multi-source pass (counts zeroed by the host).
+#define MSBFS_LEVEL_COUNTS_PARAMS \
+    const void *__restrict__ seen, \
+    const void *__restrict__ planes, \
+    unsigned long long *counts, \
+    unsigned long long n, \
+    unsigned long long nroots, \
+    unsigned long long width, \
+    unsigned long long bits, \
+    unsigned long long nlevels
 
 #endif  // GPUPLAN_BFS_ABI_H
