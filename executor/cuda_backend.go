@@ -3,6 +3,7 @@
 package executor
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"runtime"
@@ -57,7 +58,8 @@ type cudaBackend struct {
 	dev     cu.Device
 	// ctx is the device's primary context, retained for the backend's
 	// life and current on the driver thread: the context the CUDA
-	// runtime, NCCL and other libraries in the process use.
+	// runtime, NCCL and other libraries in the process use (or, after a
+	// fault lost it, a private one; see attach).
 	ctx cu.CUContext
 	*driverThread
 
@@ -83,9 +85,10 @@ type cudaBackend struct {
 	// missing.
 	nvtx *nvtxLabels
 	// retained is whether the primary context was retained (and so must
-	// be released).
-	retained bool
-	closed   bool
+	// be released); private whether ctx is a context of the backend's own
+	// instead (see attach), destroyed at Close.
+	retained, private bool
+	closed            bool
 }
 
 // hostReg is one registration of caller memory.
@@ -133,12 +136,8 @@ func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error
 		if err != nil {
 			return cuErr("cuDeviceGet", err, fmt.Sprintf("ordinal %d", ordinal))
 		}
-		ctx, err := d.RetainPrimaryCtx()
-		if err != nil {
-			return cuErr("cuDevicePrimaryCtxRetain", err, fmt.Sprintf("device %d", ordinal))
-		}
-		b.dev, b.ctx, b.retained = d, ctx, true
-		return cuErr("cuCtxSetCurrent", cu.SetCurrentContext(ctx), fmt.Sprintf("device %d", ordinal))
+		b.dev = d
+		return b.attach()
 	})
 	if err != nil {
 		_ = b.do(b.freeAll) // the open's error is the one to report
@@ -708,10 +707,39 @@ func (b *cudaBackend) Close() error {
 	return err
 }
 
+// attach makes the device's primary context current on the driver
+// thread. A process whose primary context was lost to a sticky fault may
+// not get a usable one back; then the backend creates a context of its
+// own (private), as a fresh context after a fault is what recovery needs.
+func (b *cudaBackend) attach() error {
+	at := fmt.Sprintf("device %d", b.ordinal)
+	ctx, err := b.dev.RetainPrimaryCtx()
+	if err == nil {
+		b.ctx, b.retained = ctx, true
+		if err = cuErr("cuCtxSetCurrent", cu.SetCurrentContext(ctx), at); err != nil {
+			return err
+		}
+		if _, _, err = cu.MemInfo(); err == nil {
+			return nil
+		}
+		// Retained but lost: give it back, and fall back.
+		_ = cu.SetCurrentContext(cu.CUContext{})
+		_ = b.dev.ReleasePrimaryCtx()
+		b.retained = false
+	}
+	ctx, cerr := b.dev.MakeContext(cu.SchedAuto)
+	if cerr != nil {
+		return errors.Join(cuErr("cuDevicePrimaryCtxRetain", err, at), cuErr("cuCtxCreate", cerr, at))
+	}
+	b.ctx, b.private = ctx, true
+	return nil
+}
+
 // freeAll waits for the context's work, frees what the backend holds and
-// releases the primary context; it keeps the first error and goes on.
+// releases the primary context (destroys a private one); it keeps the
+// first error and goes on.
 func (b *cudaBackend) freeAll() error {
-	if !b.retained {
+	if !b.retained && !b.private {
 		return nil
 	}
 	first := cuErr("cuCtxSynchronize", cu.Synchronize(), "at close")
@@ -721,12 +749,10 @@ func (b *cudaBackend) freeAll() error {
 		}
 	}
 	if ContextLost(first) {
-		// A lost context frees nothing; resetting it destroys everything
-		// in it, so that the next retain makes a fresh one.
+		// A lost context frees nothing; resetting (or destroying) it
+		// destroys everything in it.
 		b.forget()
-		keep(cuErr("cuDevicePrimaryCtxReset", b.dev.ResetPrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
-		keep(cuErr("cuDevicePrimaryCtxRelease", b.dev.ReleasePrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
-		b.retained = false
+		b.detach(keep, true)
 		return first
 	}
 	b.freeGraphs(keep)
@@ -747,10 +773,25 @@ func (b *cudaBackend) freeAll() error {
 		delete(b.allocs, p)
 	}
 	b.freeHost(keep)
-	keep(cuErr("cuCtxSetCurrent", cu.SetCurrentContext(cu.CUContext{}), "at close"))
-	keep(cuErr("cuDevicePrimaryCtxRelease", b.dev.ReleasePrimaryCtx(), fmt.Sprintf("device %d", b.ordinal)))
-	b.retained = false
+	b.detach(keep, false)
 	return first
+}
+
+// detach releases the primary context (reset first when lost) or
+// destroys the private one.
+func (b *cudaBackend) detach(keep func(error), lost bool) {
+	at := fmt.Sprintf("device %d", b.ordinal)
+	if b.private {
+		keep(cuErr("cuCtxDestroy", b.ctx.Destroy(), at))
+		b.private = false
+		return
+	}
+	if lost {
+		keep(cuErr("cuDevicePrimaryCtxReset", b.dev.ResetPrimaryCtx(), at))
+	}
+	keep(cuErr("cuCtxSetCurrent", cu.SetCurrentContext(cu.CUContext{}), "at close"))
+	keep(cuErr("cuDevicePrimaryCtxRelease", b.dev.ReleasePrimaryCtx(), at))
+	b.retained = false
 }
 
 // forget drops the handles of a lost context, whose reset frees them, and

@@ -15,8 +15,10 @@
 // device attributes above enum 91. Every driver call runs on one goroutine
 // locked to one OS thread where the context is current: the device's
 // primary context, retained at Open and released at Close, which the CUDA
-// runtime, NCCL and the other libraries of the process share (a fault in it
-// is cleared only once every holder has released it). NewFake implements
+// runtime, NCCL and the other libraries of the process share. Close resets
+// a primary context lost to a fault; when the driver still refuses a usable
+// one to the process, Open falls back to a context of its own, so that a
+// server recovers after a fault. NewFake implements
 // Backend on the CPU, so everything above the boundary is tested without a
 // GPU; without -tags cuda, Open returns an *UnavailableError.
 //
