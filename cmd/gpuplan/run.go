@@ -404,7 +404,7 @@ func writeRunTable(w io.Writer, p *wavedag.Program, res *wavedag.BenchResult, ba
 	}
 	fmt.Fprintf(w, "\nRun: %s on %s (driver %s), %d samples per arm, interleaved; persistent grid %d blocks (%d per SM, limited by %s)\n",
 		quote.Text(res.Workload), quote.Text(backend), quote.Text(prov.DriverVersion), samples, res.Grid.GridBlocks, res.Grid.BlocksPerSM, res.Grid.Limit)
-	writeRegisterTuning(w, res.Registers)
+	writeTuning(w, res.Tuning)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "  arm\twall (95% CI)\tdevice\tper wave\tper dependency\tvs streams\tvs graph\tplanned -> executed")
 	for _, a := range res.Arms {
@@ -478,17 +478,25 @@ func countsText(a wavedag.ArmSummary) string {
 	return fmt.Sprintf("%d counter waits -> %d, %d tasks -> %d", a.Planned.CounterWaits, a.Executed.CounterWaits, a.Planned.Tasks, a.Executed.Tasks)
 }
 
-// writeRegisterTuning prints the register caps the bench tried for the
-// persistent arms and the one it kept.
-func writeRegisterTuning(w io.Writer, t *wavedag.RegisterTuning) {
+// writeTuning prints the launch shapes the bench tried for the persistent
+// arms and the ones it kept.
+func writeTuning(w io.Writer, t *wavedag.Tuning) {
 	if t == nil {
 		return
 	}
-	parts := make([]string, len(t.Trials))
-	for i, tr := range t.Trials {
+	parts := make([]string, len(t.Registers))
+	for i, tr := range t.Registers {
 		parts[i] = fmt.Sprintf("%s: %d registers, %d blocks, %s %s", regCapText(tr.Cap), tr.Registers, tr.GridBlocks, tr.Arm, stats.FormatNs(tr.WallNs))
 	}
-	fmt.Fprintf(w, "register cap: %s kept for the persistent arms (tried %s)\n", regCapText(t.Chosen), strings.Join(parts, "; "))
+	fmt.Fprintf(w, "register cap: %s kept for the persistent arms (tried %s)\n", regCapText(t.ChosenCap), strings.Join(parts, "; "))
+	if len(t.Grids) == 0 {
+		return
+	}
+	parts = make([]string, len(t.Grids))
+	for i, g := range t.Grids {
+		parts[i] = fmt.Sprintf("%d blocks %s", g.GridBlocks, stats.FormatNs(g.WallNs))
+	}
+	fmt.Fprintf(w, "waits grid: %d blocks kept (tried %s)\n", t.ChosenGrid, strings.Join(parts, "; "))
 }
 
 // regCapText names a register cap.

@@ -40,8 +40,9 @@ type BenchConfig struct {
 	// first arm.
 	Reference map[string]HostFunc
 	// RegisterCaps are the register caps tried for the persistent arms
-	// before the samples, the fastest kept (see RegisterTuning); with
-	// fewer than two, Session.MaxRegisters is used as given.
+	// before the samples, the fastest kept, then the waits arm's grid
+	// (see Tuning); with fewer than two, Session.MaxRegisters and the
+	// grid are used as given.
 	RegisterCaps []int
 	// CopyBytes sizes the copy ceiling's buffers (0: none is measured).
 	CopyBytes uint64
@@ -116,9 +117,9 @@ type BenchResult struct {
 	Outputs [][]byte `json:"-"`
 	// Grid is the persistent arms' grid plan.
 	Grid executor.GridPlan `json:"grid"`
-	// Registers is the register caps tried for the persistent arms and
-	// the one kept; nil when none was tuned.
-	Registers *RegisterTuning `json:"register_tuning,omitempty"`
+	// Tuning is the launch shapes tried for the persistent arms and the
+	// ones kept; nil when none was tuned.
+	Tuning *Tuning `json:"tuning,omitempty"`
 }
 
 // bench is the state of one run of the protocol.
@@ -133,8 +134,8 @@ type bench struct {
 }
 
 // Bench runs the benchmark protocol: the CPU reference (when the Go
-// references are given), a session, the persistent arms' register cap
-// (the fastest of RegisterCaps, every run checked), every arm once untimed with its
+// references are given), a session, the persistent arms' register cap and
+// waits grid (the fastest measured, every run checked), every arm once untimed with its
 // outputs and its counts held against the plans, the arm the topology
 // selection picks from that profile, Samples timed samples per arm
 // interleaved (the order rotates every sample; each run starts from the

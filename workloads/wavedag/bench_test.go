@@ -67,18 +67,25 @@ func TestBenchTunesTheRegisterCap(t *testing.T) {
 			res, err := Bench(x, p, BenchConfig{Samples: 2, Reference: testFuncs(), RegisterCaps: c.caps})
 			require.NoError(t, err)
 			if c.tried == nil {
-				require.Nil(t, res.Registers)
+				require.Nil(t, res.Tuning)
 				return
 			}
-			require.NotNil(t, res.Registers)
+			require.NotNil(t, res.Tuning)
 			var tried []int
-			for _, tr := range res.Registers.Trials {
+			for _, tr := range res.Tuning.Registers {
 				tried = append(tried, tr.Cap)
 				require.Positive(t, tr.WallNs)
 				require.Contains(t, []Arm{ArmBarriers, ArmWaits}, tr.Arm)
 			}
 			require.Equal(t, c.tried, tried)
-			require.Contains(t, tried, res.Registers.Chosen)
+			require.Contains(t, tried, res.Tuning.ChosenCap)
+			for _, g := range res.Tuning.Grids {
+				require.Positive(t, g.WallNs)
+			}
+			require.GreaterOrEqual(t, len(res.Tuning.Grids), 2, "the default waits grid and a smaller one")
+			if len(res.Tuning.Grids) > 0 {
+				require.Equal(t, res.Tuning.ChosenGrid, res.Grid.GridBlocks, "the kept waits grid is the bench's grid")
+			}
 			want, err := Reference(p, testFuncs())
 			require.NoError(t, err)
 			require.Equal(t, want, res.Outputs, "the kept cap's runs are checked too")

@@ -1,6 +1,7 @@
 package wavedag
 
 import (
+	"cmp"
 	_ "embed"
 	"encoding/binary"
 	"errors"
@@ -81,8 +82,10 @@ type Session struct {
 	waitsK, barriersK *executor.Kernel
 	// Block and SharedBytes are the persistent arms' block and dynamic
 	// shared memory: the largest wave's.
-	block, shared       uint32
-	waitsGrid           executor.GridPlan
+	block, shared uint32
+	waitsGrid     executor.GridPlan
+	// waitsBlocks is the waits arm's grid set by SetWaitsGrid (0: none).
+	waitsBlocks         uint32
 	barriersGrid        executor.GridPlan
 	epoch               uint64
 	streams             *streamPool
@@ -319,18 +322,19 @@ func (s *Session) sizeGrid() error {
 		k     *executor.Kernel
 		plan  *executor.GridPlan
 		tasks uint64
-	}{{s.waitsK, &s.waitsGrid, max(s.im.NTasks, 1)}, {s.barriersK, &s.barriersGrid, widest}} {
+		set   uint32
+	}{{s.waitsK, &s.waitsGrid, max(s.im.NTasks, 1), cmp.Or(s.waitsBlocks, s.opts.Grid)}, {s.barriersK, &s.barriersGrid, widest, s.opts.Grid}} {
 		if *g.plan, err = s.x.CooperativeGrid(g.k, int(s.block), int(s.shared)); err != nil {
 			return fmt.Errorf("%s: the persistent grid: %w", s.p.Source, err)
 		}
 		// A grid set by the caller only has to be co-resident: blocks
 		// beyond the tasks claim nothing.
-		if s.opts.Grid > 0 {
-			if s.opts.Grid > g.plan.GridBlocks {
-				return &executor.CoResidencyError{Kernel: g.k.Name(), GridBlocks: uint64(s.opts.Grid), BlocksPerSM: g.plan.BlocksPerSM,
+		if g.set > 0 {
+			if g.set > g.plan.GridBlocks {
+				return &executor.CoResidencyError{Kernel: g.k.Name(), GridBlocks: uint64(g.set), BlocksPerSM: g.plan.BlocksPerSM,
 					SMCount: g.plan.SMCount, Limit: uint64(g.plan.GridBlocks), BlockThreads: int(s.block), DynamicSmem: int(s.shared)}
 			}
-			g.plan.GridBlocks = s.opts.Grid
+			g.plan.GridBlocks = g.set
 			continue
 		}
 		if uint64(g.plan.GridBlocks) > g.tasks {
@@ -338,6 +342,34 @@ func (s *Session) sizeGrid() error {
 		}
 	}
 	return nil
+}
+
+// SetWaitsGrid sets the waits arm's grid to blocks (0: the default, the
+// co-resident grid or one block per task, whichever is smaller; or
+// Options.Grid), refused when not co-resident. Fewer blocks than the
+// co-resident grid claim fewer tasks ahead and poll less.
+func (s *Session) SetWaitsGrid(blocks uint32) error {
+	old := s.waitsBlocks
+	s.waitsBlocks = blocks
+	if err := s.sizeGrid(); err != nil {
+		s.waitsBlocks = old
+		return errors.Join(err, s.sizeGrid())
+	}
+	return nil
+}
+
+// WidestLayerTiles returns the tiles of the program's widest dependency
+// layer: the most tasks that can be ready at once between layers.
+func (s *Session) WidestLayerTiles() uint64 {
+	widest := uint64(1)
+	for _, layer := range s.p.Plan.Layers {
+		var tiles uint64
+		for _, v := range layer {
+			tiles += *s.p.wave(v).Kernel.Tiles
+		}
+		widest = max(widest, tiles)
+	}
+	return widest
 }
 
 // Program returns the session's program.

@@ -305,3 +305,19 @@ func TestSetMaxRegistersRelinksTheSchedulers(t *testing.T) {
 	require.ErrorContains(t, s.SetMaxRegisters(8), "a register cap of 8 per thread. Fix:")
 	require.Equal(t, 32, s.MaxRegisters(), "a refused cap changes nothing")
 }
+
+func TestSetWaitsGrid(t *testing.T) {
+	p := parseTest(t, testWorkload(t, nil))
+	s, _ := openFake(t, p, testFuncs(), 4, Options{})
+	def := s.Grid().GridBlocks
+	require.NoError(t, s.SetWaitsGrid(3))
+	require.Equal(t, uint32(3), s.Grid().GridBlocks)
+	require.NoError(t, s.Reset())
+	_, err := s.Run(ArmWaits)
+	require.NoError(t, err, "three blocks run every task")
+	require.ErrorContains(t, s.SetWaitsGrid(1<<30), "cannot be co-resident")
+	require.Equal(t, uint32(3), s.Grid().GridBlocks, "a refused grid changes nothing")
+	require.NoError(t, s.SetWaitsGrid(0))
+	require.Equal(t, def, s.Grid().GridBlocks)
+	require.Positive(t, s.WidestLayerTiles())
+}

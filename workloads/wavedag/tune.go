@@ -32,11 +32,21 @@ type RegisterTrial struct {
 	WallNs     float64 `json:"wall_ns"`
 }
 
-// RegisterTuning is the benchmark's choice of the persistent arms'
-// register cap: every trial, and the cap kept.
-type RegisterTuning struct {
-	Trials []RegisterTrial `json:"trials"`
-	Chosen int             `json:"chosen_cap"`
+// GridTrial is one grid the benchmark tried for the waits arm, and the
+// arm's median wall time with it.
+type GridTrial struct {
+	GridBlocks uint32  `json:"grid_blocks"`
+	WallNs     float64 `json:"wall_ns"`
+}
+
+// Tuning is the benchmark's choice of the persistent arms' launch shape:
+// the register caps tried and the one kept, then the waits arm's grids
+// tried and the one kept (none when the caller set the grid).
+type Tuning struct {
+	Registers  []RegisterTrial `json:"register_trials"`
+	ChosenCap  int             `json:"chosen_cap"`
+	Grids      []GridTrial     `json:"grid_trials,omitempty"`
+	ChosenGrid uint32          `json:"chosen_grid_blocks,omitempty"`
 }
 
 // persistentArms returns the persistent arms among arms.
@@ -46,14 +56,15 @@ func persistentArms(arms []Arm) []Arm {
 
 // tune tries each register cap of cfg.RegisterCaps on the persistent arms
 // (every run checked) and keeps the fastest; a cap at or above the
-// uncapped image's registers is skipped. With fewer than two caps, or no
-// persistent arm, it keeps the session's.
+// uncapped image's registers is skipped. Then, unless the caller set the
+// grid, it tunes the waits arm's grid (tuneGrid). With fewer than two
+// caps, or no persistent arm, it keeps the session's shape.
 func (b *bench) tune() error {
 	arms := persistentArms(b.cfg.Arms)
 	if len(b.cfg.RegisterCaps) < 2 || len(arms) == 0 {
 		return nil
 	}
-	t := &RegisterTuning{}
+	t := &Tuning{}
 	best, uncapped := -1, 0
 	for _, c := range b.cfg.RegisterCaps {
 		if c != 0 && uncapped > 0 && c >= uncapped {
@@ -63,23 +74,82 @@ func (b *bench) tune() error {
 		if err != nil {
 			return err
 		}
-		t.Trials = append(t.Trials, trial)
+		t.Registers = append(t.Registers, trial)
 		if c == 0 {
 			uncapped = trial.Registers
 		}
 		b.cfg.Log("register cap %s: %d registers, grid %d blocks, %s %s", capText(c), trial.Registers, trial.GridBlocks, trial.Arm, stats.FormatNs(trial.WallNs))
-		if best < 0 || trial.WallNs < t.Trials[best].WallNs*(1-tieShare) {
-			best = len(t.Trials) - 1
+		if best < 0 || trial.WallNs < t.Registers[best].WallNs*(1-tieShare) {
+			best = len(t.Registers) - 1
 		}
 	}
-	t.Chosen = t.Trials[best].Cap
-	if err := b.s.SetMaxRegisters(t.Chosen); err != nil {
+	t.ChosenCap = t.Registers[best].Cap
+	if err := b.s.SetMaxRegisters(t.ChosenCap); err != nil {
 		return err
 	}
-	b.res.Registers = t
+	b.cfg.Log("register cap: %s kept for the persistent arms", capText(t.ChosenCap))
+	if slices.Contains(arms, ArmWaits) && b.cfg.Session.Grid == 0 {
+		if err := b.tuneGrid(t); err != nil {
+			return err
+		}
+	}
+	b.res.Tuning = t
 	b.res.Grid = b.s.Grid()
-	b.cfg.Log("register cap: %s kept for the persistent arms", capText(t.Chosen))
 	return nil
+}
+
+// gridFactors are the waits arm's grids tried beside its default, in
+// multiples of the widest layer's tiles: enough blocks to claim that many
+// layers ahead, and fewer polling.
+var gridFactors = []uint64{4, 1}
+
+// tuneGrid tries the waits arm's default grid and the smaller grids of
+// gridFactors, and keeps the fastest (the default within tieShare).
+func (b *bench) tuneGrid(t *Tuning) error {
+	def := b.s.Grid().GridBlocks
+	grids := []uint32{def}
+	for _, f := range gridFactors {
+		if g := b.s.WidestLayerTiles() * f; g < uint64(def) && !slices.Contains(grids, uint32(g)) {
+			grids = append(grids, uint32(g))
+		}
+	}
+	if len(grids) < 2 {
+		return nil
+	}
+	best := -1
+	for _, g := range grids {
+		if err := b.s.SetWaitsGrid(g); err != nil {
+			return err
+		}
+		wall, err := b.median(ArmWaits)
+		if err != nil {
+			return fmt.Errorf("waits grid %d: %w", g, err)
+		}
+		t.Grids = append(t.Grids, GridTrial{GridBlocks: g, WallNs: wall})
+		b.cfg.Log("waits grid %d blocks: %s", g, stats.FormatNs(wall))
+		if best < 0 || wall < t.Grids[best].WallNs*(1-tieShare) {
+			best = len(t.Grids) - 1
+		}
+	}
+	t.ChosenGrid = t.Grids[best].GridBlocks
+	b.cfg.Log("waits grid: %d blocks kept", t.ChosenGrid)
+	return b.s.SetWaitsGrid(t.ChosenGrid)
+}
+
+// median runs arm tuneRuns times, every run checked, and returns the
+// median wall time of all but the first.
+func (b *bench) median(arm Arm) (float64, error) {
+	walls := make([]float64, 0, tuneRuns-1)
+	for i := range tuneRuns {
+		r, err := b.runChecked(arm)
+		if err != nil {
+			return 0, err
+		}
+		if i > 0 {
+			walls = append(walls, float64(r.WallNs))
+		}
+	}
+	return stats.Median(walls), nil
 }
 
 // trial relinks the schedulers under cap c and scores it by the faster
@@ -90,17 +160,11 @@ func (b *bench) trial(c int, arms []Arm) (RegisterTrial, error) {
 	}
 	tr := RegisterTrial{Cap: c, Registers: b.s.Registers(), GridBlocks: b.s.Grid().GridBlocks}
 	for _, arm := range arms {
-		walls := make([]float64, 0, tuneRuns-1)
-		for i := range tuneRuns {
-			r, err := b.runChecked(arm)
-			if err != nil {
-				return tr, fmt.Errorf("register cap %s: %w", capText(c), err)
-			}
-			if i > 0 {
-				walls = append(walls, float64(r.WallNs))
-			}
+		m, err := b.median(arm)
+		if err != nil {
+			return tr, fmt.Errorf("register cap %s: %w", capText(c), err)
 		}
-		if m := stats.Median(walls); tr.Arm == "" || m < tr.WallNs {
+		if tr.Arm == "" || m < tr.WallNs {
 			tr.Arm, tr.WallNs = arm, m
 		}
 	}
