@@ -121,6 +121,12 @@ func TestGateCatchesInjectedSlowdown(t *testing.T) {
 			assert.Contains(t, v.Reason, "required")
 			assert.Contains(t, v.Reason, ". Fix: ")
 			if tc.want == OutcomeUnknown {
+				// A tight recorded interval puts the settling count past
+				// what is practical: then the verdict says so instead.
+				if v.SettleSamples == 0 {
+					assert.Contains(t, v.Reason, "more samples would not settle it in practice")
+					return
+				}
 				assert.Greater(t, v.SettleSamples, max(v.BaselineN, v.CandidateN))
 				assert.Regexp(t, `\. Fix: run more: about \d+ samples per arm would settle it$`, v.Reason)
 			}
