@@ -247,11 +247,14 @@ func TestGraphReplaysInDependencyOrder(t *testing.T) {
 	require.ErrorContains(t, err, "was instantiated or closed")
 }
 
-func TestFaultsLoseTheContext(t *testing.T) {
+// faultingExecutor opens an executor on a fake whose kernel "step" always
+// faults and loses the context; deferred defers its streams' work.
+func faultingExecutor(t *testing.T, deferred bool) (*Fake, *Executor, *Kernel) {
+	t.Helper()
 	dev, err := occupancy.Lookup("h200")
 	require.NoError(t, err)
 	dev.TotalMemoryBytes = 1 << 20
-	f := NewFake(FakeConfig{Device: dev, FaultsLoseContext: true, Kernels: map[string]FakeKernel{
+	f := NewFake(FakeConfig{Device: dev, DeferStreams: deferred, FaultsLoseContext: true, Kernels: map[string]FakeKernel{
 		"step": {Run: func(*FakeLaunch) error { return errors.New("out of bounds") }}}})
 	x, err := New(f, Options{})
 	require.NoError(t, err)
@@ -259,7 +262,12 @@ func TestFaultsLoseTheContext(t *testing.T) {
 	require.NoError(t, err)
 	k, err := m.Kernel("step")
 	require.NoError(t, err)
-	_, err = x.Launch(k, Linear(1, 32), U64(0), U64(0), U64(0))
+	return f, x, k
+}
+
+func TestFaultsLoseTheContext(t *testing.T) {
+	_, x, k := faultingExecutor(t, false)
+	_, err := x.Launch(k, Linear(1, 32), U64(0), U64(0), U64(0))
 	var de *DriverError
 	require.ErrorAs(t, err, &de)
 	require.Equal(t, cuErrIllegalAddress, de.Code)
@@ -270,17 +278,7 @@ func TestFaultsLoseTheContext(t *testing.T) {
 }
 
 func TestCloseReleasesALostContextWithWorkInFlight(t *testing.T) {
-	dev, err := occupancy.Lookup("h200")
-	require.NoError(t, err)
-	dev.TotalMemoryBytes = 1 << 20
-	f := NewFake(FakeConfig{Device: dev, DeferStreams: true, FaultsLoseContext: true, Kernels: map[string]FakeKernel{
-		"step": {Run: func(*FakeLaunch) error { return errors.New("out of bounds") }}}})
-	x, err := New(f, Options{})
-	require.NoError(t, err)
-	m, err := x.LoadModule([]byte(dagPTX))
-	require.NoError(t, err)
-	k, err := m.Kernel("step")
-	require.NoError(t, err)
+	f, x, k := faultingExecutor(t, true)
 	b, err := x.Alloc(64)
 	require.NoError(t, err)
 	p, err := x.LaunchAsync(k, Linear(1, 32), Out(b), U64(0), U64(0))

@@ -2,6 +2,7 @@ package wavedag
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -270,37 +271,36 @@ func TestGridSetByTheCallerNeedsOnlyCoResidency(t *testing.T) {
 	grid := 4 * widest
 	s, _ := openFake(t, p, testFuncs(), 1, Options{Grid: grid})
 	require.Equal(t, grid, s.Grid().GridBlocks)
+	for _, arm := range []Arm{ArmBarriers, ArmWaits} {
+		runMatchesReference(t, s, arm, "arm "+string(arm))
+	}
+}
+
+// runMatchesReference runs arm from the initial buffers and holds its
+// outputs against the CPU reference.
+func runMatchesReference(t *testing.T, s *Session, arm Arm, what string) {
+	t.Helper()
+	p := s.Program()
 	want, err := Reference(p, testFuncs())
 	require.NoError(t, err)
-	for _, arm := range []Arm{ArmBarriers, ArmWaits} {
-		require.NoError(t, s.Reset())
-		_, err := s.Run(arm)
-		require.NoError(t, err, "arm %s", arm)
-		got, err := s.Outputs()
-		require.NoError(t, err)
-		for i, o := range p.Workload.Outputs {
-			require.NoError(t, Compare(o, got[i], want[i]), "arm %s", arm)
-		}
+	require.NoError(t, s.Reset())
+	_, err = s.Run(arm)
+	require.NoError(t, err, what)
+	got, err := s.Outputs()
+	require.NoError(t, err)
+	for i, o := range p.Workload.Outputs {
+		require.NoError(t, Compare(o, got[i], want[i]), what)
 	}
 }
 
 func TestSetMaxRegistersRelinksTheSchedulers(t *testing.T) {
 	p := parseTest(t, testWorkload(t, nil))
-	want, err := Reference(p, testFuncs())
-	require.NoError(t, err)
 	s, _ := openFake(t, p, testFuncs(), 2, Options{})
 	for _, r := range []int{64, 0, 32} {
 		require.NoError(t, s.SetMaxRegisters(r))
 		require.Equal(t, r, s.MaxRegisters())
 		require.Positive(t, s.Registers())
-		require.NoError(t, s.Reset())
-		_, err := s.Run(ArmWaits)
-		require.NoError(t, err, "cap %d", r)
-		got, err := s.Outputs()
-		require.NoError(t, err)
-		for i, o := range p.Workload.Outputs {
-			require.NoError(t, Compare(o, got[i], want[i]), "cap %d", r)
-		}
+		runMatchesReference(t, s, ArmWaits, fmt.Sprintf("cap %d", r))
 	}
 	require.ErrorContains(t, s.SetMaxRegisters(8), "a register cap of 8 per thread. Fix:")
 	require.Equal(t, 32, s.MaxRegisters(), "a refused cap changes nothing")
