@@ -233,39 +233,31 @@ func checkMultiSourceAnswers(t *testing.T, s *Session, counts, widths []int) {
 	g := s.Graph()
 	n := g.NumVertices()
 	rng := rand.New(rand.NewPCG(uint64(n), 5))
-	for _, k := range counts {
-		roots, err := frontier.Roots(g, k, uint64(k))
-		require.NoError(t, err)
-		roots[len(roots)-1] = roots[0]
-		for _, width := range widths {
-			name := fmt.Sprintf("%s/%d roots/width %d", g.Name, k, width)
-			m, err := s.NewMultiSource(k, width)
-			require.NoError(t, err, name)
-			targets := make([][]int32, k)
-			for i := range targets {
-				if i%4 != 3 {
-					targets[i] = randomTargets(rng, n, rng.IntN(40), roots[i])
-				}
+	eachMultiSource(t, s, counts, widths, func(name string, roots []int32, _ int, m *MultiSource) {
+		k := len(roots)
+		targets := make([][]int32, k)
+		for i := range targets {
+			if i%4 != 3 {
+				targets[i] = randomTargets(rng, n, rng.IntN(40), roots[i])
 			}
-			// The first host loop of an executor may allocate its pinned
-			// staging memory; the measured run is the second.
-			_, _, err = m.RunAnswers(roots, targets)
-			require.NoError(t, err, name)
-			run, ans, err := m.RunAnswers(roots, targets)
-			require.NoError(t, err, name)
-			assert.Equal(t, len(m.Plan().Batches), run.Passes, name)
-			assert.Zero(t, run.TimedUploads+run.TimedAllocations+run.TimedHostSyncs, name)
-			require.Len(t, ans, k, name)
-			for i, r := range roots {
-				want, err := frontier.BFS(g, r)
-				require.NoError(t, err)
-				require.Equal(t, r, ans[i].Root, name)
-				require.Equal(t, pick(want, targets[i]), ans[i].Levels, "%s root %d (%d)", name, i, r)
-				require.Equal(t, levelHistogram(want), ans[i].Counts, "%s root %d (%d)", name, i, r)
-			}
-			require.NoError(t, m.Close())
 		}
-	}
+		// The first host loop of an executor may allocate its pinned
+		// staging memory; the measured run is the second.
+		_, _, err := m.RunAnswers(roots, targets)
+		require.NoError(t, err, name)
+		run, ans, err := m.RunAnswers(roots, targets)
+		require.NoError(t, err, name)
+		assert.Equal(t, len(m.Plan().Batches), run.Passes, name)
+		assert.Zero(t, run.TimedUploads+run.TimedAllocations+run.TimedHostSyncs, name)
+		require.Len(t, ans, k, name)
+		for i, r := range roots {
+			want, err := frontier.BFS(g, r)
+			require.NoError(t, err)
+			require.Equal(t, r, ans[i].Root, name)
+			require.Equal(t, pick(want, targets[i]), ans[i].Levels, "%s root %d (%d)", name, i, r)
+			require.Equal(t, levelHistogram(want), ans[i].Counts, "%s root %d (%d)", name, i, r)
+		}
+	})
 }
 
 // checkMultiSourceAnswersOn runs checkMultiSourceAnswers over each graph

@@ -21,45 +21,55 @@ import (
 // of a Kronecker graph pulled.
 func checkMultiSource(t *testing.T, s *Session, counts, widths []int) {
 	g := s.Graph()
+	eachMultiSource(t, s, counts, widths, func(name string, roots []int32, width int, m *MultiSource) {
+		k := len(roots)
+		plan := m.Plan()
+		if width != 0 {
+			assert.EqualValues(t, width, plan.Width, name)
+		}
+		// The first host loop of an executor may allocate its pinned
+		// staging memory; the measured run is the second.
+		_, _, err := m.Run(roots, false)
+		require.NoError(t, err, name)
+		run, levels, err := m.Run(roots, true)
+		require.NoError(t, err, name)
+		assert.Equal(t, len(plan.Batches), run.Passes, name)
+		assert.Zero(t, run.TimedUploads+run.TimedAllocations+run.TimedHostSyncs, name)
+		require.Len(t, levels, k, name)
+		for _, b := range plan.Batches {
+			pass := roots[b.FirstRoot : b.FirstRoot+b.Roots]
+			want, err := frontier.MultiSourceBFS(g, pass)
+			require.NoError(t, err)
+			for i := range pass {
+				require.Equal(t, want[i], levels[int(b.FirstRoot)+i], "%s root %d", name, pass[i])
+			}
+		}
+		for i, r := range roots {
+			want, err := frontier.BFS(g, r)
+			require.NoError(t, err)
+			require.Equal(t, want, levels[i], "%s root %d", name, r)
+		}
+		if strings.HasPrefix(g.Name, "kron") {
+			assert.Positive(t, run.PullLevels, "%s: dense levels pull", name)
+		}
+		assert.Less(t, run.PullLevels, run.Levels, "%s: sparse levels push", name)
+	})
+}
+
+// eachMultiSource plans a multi-source run for each count of roots (the
+// last repeating the first, which then shares its vertex's list entry) at
+// each width, calls check with it, and closes it.
+func eachMultiSource(t *testing.T, s *Session, counts, widths []int, check func(name string, roots []int32, width int, m *MultiSource)) {
+	g := s.Graph()
 	for _, k := range counts {
 		roots, err := frontier.Roots(g, k, uint64(k))
 		require.NoError(t, err)
-		// A repeated root shares its vertex's list entry.
 		roots[len(roots)-1] = roots[0]
 		for _, width := range widths {
 			name := fmt.Sprintf("%s/%d roots/width %d", g.Name, k, width)
 			m, err := s.NewMultiSource(k, width)
 			require.NoError(t, err, name)
-			plan := m.Plan()
-			if width != 0 {
-				assert.EqualValues(t, width, plan.Width, name)
-			}
-			// The first host loop of an executor may allocate its pinned
-			// staging memory; the measured run is the second.
-			_, _, err = m.Run(roots, false)
-			require.NoError(t, err, name)
-			run, levels, err := m.Run(roots, true)
-			require.NoError(t, err, name)
-			assert.Equal(t, len(plan.Batches), run.Passes, name)
-			assert.Zero(t, run.TimedUploads+run.TimedAllocations+run.TimedHostSyncs, name)
-			require.Len(t, levels, k, name)
-			for _, b := range plan.Batches {
-				pass := roots[b.FirstRoot : b.FirstRoot+b.Roots]
-				want, err := frontier.MultiSourceBFS(g, pass)
-				require.NoError(t, err)
-				for i := range pass {
-					require.Equal(t, want[i], levels[int(b.FirstRoot)+i], "%s root %d", name, pass[i])
-				}
-			}
-			for i, r := range roots {
-				want, err := frontier.BFS(g, r)
-				require.NoError(t, err)
-				require.Equal(t, want, levels[i], "%s root %d", name, r)
-			}
-			if strings.HasPrefix(g.Name, "kron") {
-				assert.Positive(t, run.PullLevels, "%s: dense levels pull", name)
-			}
-			assert.Less(t, run.PullLevels, run.Levels, "%s: sparse levels push", name)
+			check(name, roots, width, m)
 			require.NoError(t, m.Close())
 		}
 	}
