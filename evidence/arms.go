@@ -35,7 +35,7 @@ func (k ArmKind) String() string {
 // gpuplan's own execution strategies. Extend this list when a benchmark
 // records another peer tool beside gpuplan's arms.
 func ExternalArms() []string {
-	return []string{"gunrock", "egg"}
+	return []string{"gunrock", "gapbs", "gswitch", "blest", "egg"}
 }
 
 // IsExternalArm reports whether arm is one of ExternalArms.

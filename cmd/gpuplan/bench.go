@@ -59,10 +59,16 @@ trials is printed and recorded in the evidence.
 --batch K also measures multi-source BFS from the K roots, in passes of
 32 or 64 roots (planners.PlanMultiSourceBFS, within the memory budget),
 as the arm multi-source beside the K single-root traversals.
---peer-gunrock PATH runs Gunrock's BFS binary on the same graph (written as
-a Matrix Market file) and roots after the arms, checks every run's reached
-vertices, depth and edges against the reference, and records its times as
-the external arm gunrock.
+--peer NAME=PATH (repeatable) runs a peer BFS code's driver binary on the
+same graph (written as a Matrix Market file) and roots after the arms, one
+peer after the other: gunrock (Gunrock essentials), gapbs (the GAP
+benchmark suite's CPU BFS), gswitch (GSWITCH) or blest (BLEST), each built
+by its peer bundle's run.sh. Every run's reached vertices, depth and
+Graph500 edges are checked against the CPU reference (a peer that is
+missing, fails, times out or disagrees is an error), its times are
+recorded as the external arm NAME, and the untimed preprocessing it
+reports (BLEST's reordering) is printed and kept in the evidence's peers
+comment. --peer-gunrock PATH is --peer gunrock=PATH.
 
 The session runs by its plans: the memory plan (a graph that does not fit
 is refused before anything is allocated), the frontier queue plan, launch

@@ -3,15 +3,20 @@ package main
 import (
 	"fmt"
 	"io"
+	"maps"
 	"reflect"
+	"slices"
+	"strings"
 	"time"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
+	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
 // benchExtra are the flags of "gpuplan bench frontier" for the direction
 // mode, the megakernel's fixed run-ahead, multi-source passes and the
-// Gunrock peer.
+// peers.
 type benchExtra struct {
 	direction   string
 	fixedAhead  bool
@@ -25,6 +30,8 @@ type benchExtra struct {
 	peerDir     string
 	peerTimeout time.Duration
 	peerSamples int
+	// peers are the --peer NAME=PATH flags, in order.
+	peers []bfs.PeerConfig
 }
 
 // define declares the flags.
@@ -37,10 +44,11 @@ func (x *benchExtra) define(f *flags, o *benchOptions) {
 	f.BoolVar(&x.tune, "mega-tune", true, "megakernel: before timing, measure candidate settings (run-ahead depths, keep budgets, without grid barriers where it can and, where direction-optimizing, level-synchronous against top-down) from the first root and run the fastest (off when --mega-ahead, --mega-fixed-ahead, --mega-keep, --mega-top-down or --mega-async is given, unless --mega-tune is too)")
 	f.IntVar(&x.batch, "batch", 0, "also measure multi-source BFS from `K` roots (the roots: --roots defaults to K), against the K single-root traversals (0: no)")
 	f.IntVar(&x.batchWidth, "batch-width", 0, "multi-source roots per pass: 32 or 64 (0: the planner picks)")
-	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "run Gunrock's BFS binary at `PATH` on the same graph and roots as the external arm gunrock")
-	f.StringVar(&x.peerDir, "peer-dir", "", "write the graph (.mtx) and roots for --peer-gunrock into `DIR` and keep them (default: a temporary directory, removed)")
-	f.DurationVar(&x.peerTimeout, "peer-timeout", bfs.DefaultPeerTimeout, "the longest the Gunrock run may take")
-	f.IntVar(&x.peerSamples, "peer-samples", 0, "Gunrock's samples, each one run from every root (0: --samples)")
+	f.Func("peer", fmt.Sprintf("run the peer BFS code `NAME=PATH` (NAME one of %s; PATH its bundle's driver binary) on the same graph and roots as the external arm NAME; repeatable", strings.Join(bfs.PeerNames(), ", ")), x.addPeer)
+	f.StringVar(&x.peerGunrock, "peer-gunrock", "", "the same as --peer gunrock=`PATH`")
+	f.StringVar(&x.peerDir, "peer-dir", "", "write the graph (.mtx) and roots for the peers into `DIR` and keep them (default: a temporary directory, removed)")
+	f.DurationVar(&x.peerTimeout, "peer-timeout", bfs.DefaultPeerTimeout, "the longest one peer's run may take")
+	f.IntVar(&x.peerSamples, "peer-samples", 0, "each peer's samples, each one run from every root (0: --samples)")
 }
 
 // apply checks the flags and sets them on the options; set names the
@@ -64,10 +72,10 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		return usagef("gpuplan bench frontier: --batch-width needs --batch K. Fix: add --batch K to measure a multi-source batch, or drop --batch-width")
 	case x.peerTimeout <= 0:
 		return usagef("gpuplan bench frontier: --peer-timeout %v is not positive. Fix: give the longest the Gunrock run may take, for example %v (the default)", x.peerTimeout, bfs.DefaultPeerTimeout)
-	case (x.peerDir != "" || x.peerSamples != 0) && x.peerGunrock == "":
-		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need --peer-gunrock PATH. Fix: add --peer-gunrock with the path of Gunrock's BFS binary, or drop them")
+	case (x.peerDir != "" || x.peerSamples != 0) && x.peerGunrock == "" && len(x.peers) == 0:
+		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need a peer. Fix: add --peer NAME=PATH (or --peer-gunrock PATH), or drop them")
 	case x.peerSamples < 0 || x.peerSamples > 100000:
-		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000. Fix: give Gunrock's samples, or 0 for as many as --samples", x.peerSamples)
+		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000. Fix: give the peers' samples, or 0 for as many as --samples", x.peerSamples)
 	}
 	if x.batch > 0 {
 		if !set["roots"] && len(o.rootIDs) == 0 {
@@ -78,9 +86,32 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		}
 		o.bench.Batch, o.bench.BatchWidth = x.batch, x.batchWidth
 	}
+	peers := x.peers
 	if x.peerGunrock != "" {
-		o.bench.Peer = &bfs.PeerConfig{Binary: x.peerGunrock, Dir: x.peerDir, Timeout: x.peerTimeout, Samples: x.peerSamples}
+		peers = append([]bfs.PeerConfig{{Kind: bfs.PeerArm, Binary: x.peerGunrock}}, peers...)
 	}
+	seen := map[string]bool{}
+	for _, p := range peers {
+		if seen[p.Kind] {
+			return usagef("gpuplan bench frontier: peer %s is given twice (--peer-gunrock is --peer gunrock=PATH). Fix: give each peer once", p.Kind)
+		}
+		seen[p.Kind] = true
+		p.Dir, p.Timeout, p.Samples = x.peerDir, x.peerTimeout, x.peerSamples
+		o.bench.Peers = append(o.bench.Peers, p)
+	}
+	return nil
+}
+
+// addPeer reads one --peer NAME=PATH.
+func (x *benchExtra) addPeer(v string) error {
+	name, path, ok := strings.Cut(v, "=")
+	if !ok || path == "" {
+		return fmt.Errorf("%s is not NAME=PATH. Fix: give the peer's name and its driver binary, for example gapbs=/tmp/gapbs-build/bfs_roots", quote.Text(v))
+	}
+	if _, err := bfs.LookupPeer(name); err != nil {
+		return err
+	}
+	x.peers = append(x.peers, bfs.PeerConfig{Kind: name, Binary: path})
 	return nil
 }
 
@@ -110,10 +141,24 @@ func writeBenchExtras(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
 		fmt.Fprintf(w, "multi-source: %d roots in %d passes of %d (%d levels, %d pulled): %.2fx the throughput of %s's single-root traversals\n",
 			ms.Run.Roots, ms.Run.Passes, ms.Plan.Width, ms.Run.Levels, ms.Run.PullLevels, s.MultiSourceSpeedup, s.FastestArm)
 	}
-	if res.Peer != nil {
-		fmt.Fprintf(w, "gunrock (external, the same .mtx file and roots, its own event timer): %s is %.2fx faster; %s\n",
-			s.FastestArm, s.GunrockSpeedup, res.Peer.Checked)
+	for _, p := range res.Peers {
+		pre := ""
+		if ns := p.PreprocessingNs(); ns > 0 {
+			pre = fmt.Sprintf("; its untimed preprocessing took %s (%s)", stats.FormatNs(ns), preprocessingText(p.Output.Preprocessing))
+		}
+		fmt.Fprintf(w, "%s (external, the same .mtx file and roots, its own timer): %s is %.2fx faster%s; %s\n",
+			p.Peer, s.FastestArm, s.PeerSpeedups[p.Peer], pre, p.Checked)
 	}
+}
+
+// preprocessingText lists a peer's preprocessing steps in seconds, by name.
+func preprocessingText(steps map[string]float64) string {
+	names := slices.Sorted(maps.Keys(steps))
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.3g s", n, steps[n])
+	}
+	return strings.Join(parts, ", ")
 }
 
 // reflectNil reports whether v is a nil pointer or an empty slice, which

@@ -269,7 +269,7 @@ func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
 	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"sessions", res.Sessions},
 		jsonComment{"megakernel", res.Summary.Megakernel}, jsonComment{"megakernel-setting", res.Megakernel},
 		jsonComment{"megakernel-tuning", res.Tuning}, jsonComment{"directions", res.Directions},
-		jsonComment{"multi-source", res.MultiSource}, jsonComment{"peer", res.Peer})
+		jsonComment{"multi-source", res.MultiSource}, jsonComment{"peers", res.Peers})
 }
 
 // writeTableComments writes a bench's summary table to an evidence CSV,

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
@@ -32,7 +33,7 @@ func TestBenchArgs(t *testing.T) {
 
 	assert.Equal(t, bfs.DirectionAuto, o.bench.Session.Direction)
 	assert.Zero(t, o.bench.Batch)
-	assert.Nil(t, o.bench.Peer)
+	assert.Nil(t, o.bench.Peers)
 	assert.True(t, o.bench.Tune, "the megakernel is tuned unless its setting is given")
 	assert.Zero(t, o.bench.Session.MegakernelKeep)
 
@@ -69,10 +70,19 @@ func TestBenchArgs(t *testing.T) {
 	assert.Equal(t, 32, o.bench.BatchWidth)
 	assert.Equal(t, bfs.DirectionTopDown, o.bench.Session.Direction)
 	assert.True(t, o.bench.Session.MegakernelFixedAhead)
-	require.NotNil(t, o.bench.Peer)
-	assert.Equal(t, "/opt/bfs", o.bench.Peer.Binary)
-	assert.Equal(t, "/tmp/peer", o.bench.Peer.Dir)
-	assert.Equal(t, bfs.DefaultPeerTimeout, o.bench.Peer.Timeout)
+	require.Len(t, o.bench.Peers, 1, "--peer-gunrock PATH is --peer gunrock=PATH")
+	assert.Equal(t, bfs.PeerConfig{Kind: "gunrock", Binary: "/opt/bfs", Dir: "/tmp/peer", Timeout: bfs.DefaultPeerTimeout}, o.bench.Peers[0])
+
+	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:22", "--peer", "gapbs=/g/bfs_roots", "--peer-gunrock", "/opt/bfs",
+		"--peer", "blest=/b/blest_roots", "--peer-samples", "3", "--peer-timeout", "1m"})
+	require.NoError(t, err)
+	var kinds []string
+	for _, p := range o.bench.Peers {
+		kinds = append(kinds, p.Kind+"="+p.Binary)
+		assert.Equal(t, 3, p.Samples)
+		assert.Equal(t, time.Minute, p.Timeout)
+	}
+	assert.Equal(t, []string{"gunrock=/opt/bfs", "gapbs=/g/bfs_roots", "blest=/b/blest_roots"}, kinds)
 
 	o, err = parseBenchArgs(e, []string{"frontier", "--graph", "kron:10", "--root-ids", "3, 5", "--arms", "megakernel,host-loop-scan"})
 	require.NoError(t, err)
@@ -113,6 +123,9 @@ func TestBenchArgs(t *testing.T) {
 		"peer dir alone": {"frontier", "--graph", "grid:4", "--peer-dir", "x"},
 		"peer timeout":   {"frontier", "--graph", "grid:4", "--peer-gunrock", "x", "--peer-timeout", "0s"},
 		"peer samples":   {"frontier", "--graph", "grid:4", "--peer-samples", "3"},
+		"peer unknown":   {"frontier", "--graph", "grid:4", "--peer", "ligra=/x"},
+		"peer no path":   {"frontier", "--graph", "grid:4", "--peer", "gapbs"},
+		"peer twice":     {"frontier", "--graph", "grid:4", "--peer", "gunrock=/x", "--peer-gunrock", "/y"},
 	}
 	for name, args := range bad {
 		_, err := parseBenchArgs(e, args)
@@ -277,7 +290,7 @@ func TestBenchBatchAndPeerOnFake(t *testing.T) {
 	}
 	assert.Equal(t, map[string]int{"host-loop": 2, "device-loop": 2, "megakernel": 2, "multi-source": 2, "gunrock": 3, "copy-ceiling": 10}, arms)
 	assert.True(t, evidence.IsExternalArm("gunrock"))
-	for _, line := range []string{"# directions [", "# multi-source {", "# peer {", "# megakernel {"} {
+	for _, line := range []string{"# directions [", "# multi-source {", "# peers [", "# megakernel {"} {
 		assert.Contains(t, string(data), line)
 	}
 }
@@ -292,4 +305,12 @@ func TestBenchMegakernelTopDownOnFake(t *testing.T) {
 	assert.Contains(t, table, "megakernel setting: top-down, fixed 4, keep 256 (as configured)")
 	assert.Contains(t, table, "every arm's but the top-down megakernel's decisions equal the CPU reference's")
 	assert.NotContains(t, table, "megakernel: 1.00 levels per grid barrier", "a top-down megakernel runs ahead")
+}
+
+// TestPeersAreExternalArms holds the BFS peers the benchmark knows to the
+// arms the evidence treats as peer tools.
+func TestPeersAreExternalArms(t *testing.T) {
+	for _, name := range bfs.PeerNames() {
+		assert.True(t, evidence.IsExternalArm(name), name)
+	}
 }

@@ -54,9 +54,9 @@ type BenchConfig struct {
 	// same run as the single-root arms.
 	Batch      int
 	BatchWidth int
-	// Peer, when set, also runs Gunrock's BFS on the same graph and roots
-	// as the external arm "gunrock".
-	Peer *PeerConfig
+	// Peers are peer BFS codes run on the same graph and roots, one after
+	// the other, each as the external arm its kind names (see PeerKinds).
+	Peers []PeerConfig
 	// Tune, when set and the megakernel is measured, tunes its setting
 	// from the first root (Session.TuneMegakernel, DefaultTuneRuns
 	// traversals per candidate) before anything is timed.
@@ -97,8 +97,8 @@ type BenchResult struct {
 	Directions []RootDirections `json:"directions,omitempty"`
 	// MultiSource is the multi-source plan and its last run (with Batch).
 	MultiSource *MultiSourceBench `json:"multi_source,omitempty"`
-	// Peer is the Gunrock run (with Peer).
-	Peer *PeerResult `json:"peer,omitempty"`
+	// Peers is each peer's run (with Peers).
+	Peers []PeerResult `json:"peers,omitempty"`
 	// Tuning is the megakernel's tuning (with Tune).
 	Tuning *MegakernelTuning `json:"tuning,omitempty"`
 	// Megakernel is the setting the megakernel was measured with.
@@ -160,10 +160,16 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	if cfg.Batch != 0 && cfg.Batch != len(roots) {
 		return nil, fmt.Errorf("benchmark of %s: a batch of %d roots but %d roots. Fix: measure the batch from as many roots as it has", g.Name, cfg.Batch, len(roots))
 	}
-	if cfg.Peer != nil {
-		if err := cfg.Peer.check(); err != nil {
+	seen := map[string]bool{}
+	for i := range cfg.Peers {
+		if err := cfg.Peers[i].check(); err != nil {
 			return nil, err
 		}
+		k, _ := cfg.Peers[i].kind()
+		if seen[k.Name] {
+			return nil, fmt.Errorf("peer %s is given twice. Fix: give each peer once", k.Name)
+		}
+		seen[k.Name] = true
 	}
 	if cfg.Arms == nil {
 		cfg.Arms = DefaultArms()
@@ -191,11 +197,11 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 			return nil, err
 		}
 	}
-	// The peer runs on the GPU alone, after the session let go of it.
+	// The peers run on the GPU alone, after the session let go of it.
 	if err := b.close(); err != nil {
 		return nil, err
 	}
-	if err := b.peer(); err != nil {
+	if err := b.peers(); err != nil {
 		return nil, err
 	}
 	b.summarize(x)

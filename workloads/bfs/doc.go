@@ -82,6 +82,6 @@
 // samples with the arms interleaved and every traversal checked (its
 // levels and its directions), the copy-bandwidth ceiling, the megakernel's
 // barrier floor, one session batch per arm and, when configured,
-// multi-source passes as one more arm and Gunrock's BFS (PeerConfig) as an
-// external one.
+// multi-source passes as one more arm and peer BFS codes (Gunrock, GAP,
+// GSWITCH, BLEST: PeerConfig, PeerKinds) as external ones.
 package bfs

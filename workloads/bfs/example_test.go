@@ -44,15 +44,20 @@ func ExampleSession_NewMultiSource() {
 	// Output: 64 1 true <nil>
 }
 
-// ParseGunrockOutput reads the patched Gunrock BFS binary's graph line and
-// per-run lines.
-func ExampleParseGunrockOutput() {
-	out, err := bfs.ParseGunrockOutput(strings.NewReader(`GUNROCK_BFS_GRAPH file=g.mtx vertices=4 csr_edges=6 mtx_symmetric=1 advance=2 filter=0
-GUNROCK_BFS_WARMUP src=0 time_ms=0.070000
-GUNROCK_BFS run=0 src=0 time_ms=0.050000 reached=4 depth=2 csr_edges=6 self_loops=0 input_edges=3 undirected=1
+// ParsePeerOutput reads a peer's driver output: here GAP's CPU BFS, its
+// graph line and per-run lines (the warm-up line is ignored).
+func ExampleParsePeerOutput() {
+	k, err := bfs.LookupPeer("gapbs")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := bfs.ParsePeerOutput(k, strings.NewReader(`GAPBS_BFS_GRAPH file=g.mtx vertices=4 graph_edges=3 undirected=1 input_edges_total=3 threads=16
+GAPBS_BFS_WARMUP src=0 time_s=0.000070000
+GAPBS_BFS run=0 src=0 time_s=0.000050000 reached=4 depth=2 input_edges=3 graph_edges=3 verify=-
 `))
-	fmt.Println(out.Graph.Vertices, len(out.Runs), out.Runs[0].Reached, out.Runs[0].InputEdges, err)
-	// Output: 4 1 4 3 <nil>
+	fmt.Println(out.Graph.Vertices, len(out.Runs), out.Runs[0].Reached, out.Runs[0].InputEdges, out.Runs[0].TimeMs, err)
+	// Output: 4 1 4 3 0.05 <nil>
 }
 
 // ExamplePickSetting chooses a megakernel setting from measured trials: the

@@ -56,8 +56,11 @@ type Summary struct {
 	MultiSourceSpeedup float64 `json:"multi_source_speedup,omitempty"`
 	// GunrockSpeedup is Gunrock's median sample time over the fastest
 	// single-root arm's, on the same file and roots.
-	GunrockSpeedup float64  `json:"gunrock_speedup,omitempty"`
-	Notes          []string `json:"notes,omitempty"`
+	GunrockSpeedup float64 `json:"gunrock_speedup,omitempty"`
+	// PeerSpeedups is every peer's median sample time over the fastest
+	// single-root arm's, by peer.
+	PeerSpeedups map[string]float64 `json:"peer_speedups,omitempty"`
+	Notes        []string           `json:"notes,omitempty"`
 }
 
 // MegakernelStats are the megakernel's traversals from every root.
@@ -127,16 +130,17 @@ func summarize(arm Arm, sampleWall, sampleDevice []float64, perRoot [][]float64,
 
 // finish adds the speedups, the ceiling fractions and the fastest arm.
 func (sum *Summary) finish() {
-	var host, best, batch, gunrock float64
+	var host, best, batch float64
+	peers := map[string]float64{}
 	for _, a := range sum.Arms {
-		switch a.Arm {
-		case string(ArmHostLoop):
+		switch {
+		case a.Arm == string(ArmHostLoop):
 			host = a.MedianSampleNs
-		case ArmMultiSource:
+		case a.Arm == ArmMultiSource:
 			batch = a.MedianSampleNs
 			continue
-		case PeerArm:
-			gunrock = a.MedianSampleNs
+		case isPeer(a.Arm):
+			peers[a.Arm] = a.MedianSampleNs
 			continue
 		}
 		if a.MedianSampleNs > 0 && (best == 0 || a.MedianSampleNs < best) {
@@ -146,9 +150,15 @@ func (sum *Summary) finish() {
 	if best > 0 && batch > 0 {
 		sum.MultiSourceSpeedup = best / batch
 	}
-	if best > 0 && gunrock > 0 {
-		sum.GunrockSpeedup = gunrock / best
+	for name, ns := range peers {
+		if best > 0 && ns > 0 {
+			if sum.PeerSpeedups == nil {
+				sum.PeerSpeedups = map[string]float64{}
+			}
+			sum.PeerSpeedups[name] = ns / best
+		}
 	}
+	sum.GunrockSpeedup = sum.PeerSpeedups[PeerArm]
 	for i := range sum.Arms {
 		a := &sum.Arms[i]
 		if host > 0 && a.MedianSampleNs > 0 {
@@ -158,4 +168,10 @@ func (sum *Summary) finish() {
 			a.CeilingFraction = a.ModeledGBps / sum.CopyGBps
 		}
 	}
+}
+
+// isPeer reports whether arm is a peer's (PeerKinds).
+func isPeer(arm string) bool {
+	_, err := LookupPeer(arm)
+	return err == nil
 }
