@@ -210,6 +210,82 @@ func Grid(n int) (*CSR, error) {
 	return &CSR{Name: fmt.Sprintf("grid-%d", n), Offsets: offsets, Targets: targets}, nil
 }
 
+// Grid3D generates the n x n x n 3D grid with 6-neighbour connectivity:
+// vertex (z, r, c) has id (z*n+r)*n+c. Its diameter is 3(n-1); its levels
+// from a corner grow and shrink as triangular numbers, so the per-level
+// work varies far more than on the 2D grid.
+func Grid3D(n int) (*CSR, error) {
+	if n < 2 {
+		return nil, &GeneratorError{Generator: "grid3d", Field: "n", Value: int64(n), Msg: "is below 2 (a grid needs at least one edge). Fix: pass a side length of at least 2"}
+	}
+	nv := uint64(n) * uint64(n) * uint64(n)
+	if n > 1<<11 || nv > MaxGraphVertices || 6*nv > MaxGraphEdgeEntries {
+		return nil, &TooLargeError{Source: fmt.Sprintf("grid3d-%d", n), Field: "vertices", Value: nv, Limit: MaxGraphVertices}
+	}
+	offsets := make([]uint32, nv+1)
+	entries := 6 * uint64(n) * uint64(n) * uint64(n-1)
+	targets := make([]int32, entries)
+	plane := n * n
+	// Each z-plane's offsets are known in closed form (the end planes have
+	// one neighbour fewer per vertex), so planes fill in parallel.
+	planeEntries := func(z int) uint64 {
+		inner := uint64(4*n*(n-1)) + 2*uint64(plane)
+		if z == 0 || z == n-1 {
+			return inner - uint64(plane)
+		}
+		return inner
+	}
+	starts := make([]uint64, n+1)
+	for z := range n {
+		starts[z+1] = starts[z] + planeEntries(z)
+	}
+	splitRun(n, workersFor(int(nv), parallelGrain), func(_, lo, hi int) {
+		for z := lo; z < hi; z++ {
+			pos := starts[z]
+			for r := range n {
+				for c := range n {
+					v := (z*n+r)*n + c
+					offsets[v] = uint32(pos)
+					for _, u := range grid3DNeighbours(n, z, r, c, v) {
+						if u >= 0 {
+							targets[pos] = int32(u)
+							pos++
+						}
+					}
+				}
+			}
+		}
+	})
+	offsets[nv] = uint32(entries)
+	return &CSR{Name: fmt.Sprintf("grid3d-%d", n), Offsets: offsets, Targets: targets}, nil
+}
+
+// grid3DNeighbours returns v's six lattice neighbours in increasing order,
+// -1 where v is on that face.
+func grid3DNeighbours(n, z, r, c, v int) [6]int {
+	plane := n * n
+	nb := [6]int{-1, -1, -1, -1, -1, -1}
+	if z > 0 {
+		nb[0] = v - plane
+	}
+	if r > 0 {
+		nb[1] = v - n
+	}
+	if c > 0 {
+		nb[2] = v - 1
+	}
+	if c < n-1 {
+		nb[3] = v + 1
+	}
+	if r < n-1 {
+		nb[4] = v + n
+	}
+	if z < n-1 {
+		nb[5] = v + plane
+	}
+	return nb
+}
+
 // Road generates a road-like planar graph on an n x n lattice: a random
 // spanning tree of the lattice (so the graph is connected and, like a road
 // network, has long detours), plus each remaining lattice edge with

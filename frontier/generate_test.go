@@ -217,3 +217,57 @@ func TestGeneratorsUnchanged(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 }
+
+func TestGrid3D(t *testing.T) {
+	for _, n := range []int{2, 3, 6, 17} {
+		g, err := Grid3D(n)
+		require.NoError(t, err)
+		require.NoError(t, g.Check())
+		assert.Equal(t, n*n*n, g.NumVertices())
+		assert.Equal(t, 6*n*n*(n-1), g.NumEdgeEntries())
+		assert.Equal(t, fmt.Sprintf("grid3d-%d", n), g.Name)
+		// Same graph as building it from its edge list.
+		var src, dst []int32
+		for z := range n {
+			for r := range n {
+				for c := range n {
+					v := int32((z*n+r)*n + c)
+					for _, d := range []struct {
+						ok   bool
+						step int
+					}{{c+1 < n, 1}, {r+1 < n, n}, {z+1 < n, n * n}} {
+						if d.ok {
+							src, dst = append(src, v), append(dst, v+int32(d.step))
+						}
+					}
+				}
+			}
+		}
+		ref, err := BuildUndirected(g.Name, n*n*n, src, dst)
+		require.NoError(t, err)
+		assert.Equal(t, ref.Offsets, g.Offsets)
+		assert.Equal(t, ref.Targets, g.Targets)
+		// From a corner, a vertex's level is its Manhattan distance.
+		levels, err := BFS(g, 0)
+		require.NoError(t, err)
+		for v, l := range levels {
+			z, r, c := v/(n*n), v/n%n, v%n
+			require.Equal(t, int32(z+r+c), l, "vertex %d", v)
+		}
+	}
+	for _, n := range []int{-1, 0, 1} {
+		_, err := Grid3D(n)
+		var ge *GeneratorError
+		require.ErrorAs(t, err, &ge, "n=%d", n)
+		assert.Contains(t, err.Error(), "Fix:")
+	}
+	_, err := Grid3D(1 << 12)
+	var tl *TooLargeError
+	require.ErrorAs(t, err, &tl, "refused before anything is allocated")
+	sp, err := ParseSpec("grid3d:5")
+	require.NoError(t, err)
+	g, err := sp.Build(0, DefaultLimits())
+	require.NoError(t, err)
+	assert.Equal(t, "grid3d-5", g.Name)
+	assert.Equal(t, "grid3d-5", sp.Name())
+}

@@ -7,13 +7,13 @@ import (
 	"strings"
 )
 
-// Spec names a benchmark graph: "grid:N", "kron:SCALE", "road:N",
-// "rgg:N[:DEGREE]" or "file:PATH" (PATH ending in .mtx for Matrix Market,
-// otherwise an edge list).
+// Spec names a benchmark graph: "grid:N", "grid3d:N", "kron:SCALE",
+// "road:N", "rgg:N[:DEGREE]" or "file:PATH" (PATH ending in .mtx for Matrix
+// Market, otherwise an edge list).
 type Spec struct {
-	// Kind is "grid", "kron", "road", "rgg" or "file".
+	// Kind is "grid", "grid3d", "kron", "road", "rgg" or "file".
 	Kind string
-	// Size is N for grid, road and rgg, SCALE for kron, 0 for file.
+	// Size is N for grid, grid3d, road and rgg, SCALE for kron, 0 for file.
 	Size int
 	// Degree is the expected average degree of an rgg graph (0 means
 	// DefaultRGGDegree); other kinds ignore it.
@@ -23,7 +23,7 @@ type Spec struct {
 }
 
 // specHelp lists the spec forms for error messages.
-const specHelp = "use grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH"
+const specHelp = "use grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH"
 
 // ParseSpec parses a graph spec such as "grid:2048", "rgg:2000000:8" or
 // "file:roads.mtx".
@@ -35,10 +35,10 @@ func ParseSpec(s string) (Spec, error) {
 	switch kind {
 	case "file":
 		return Spec{Kind: kind, Path: arg}, nil
-	case "grid", "kron", "road":
+	case "grid", "grid3d", "kron", "road":
 		v, err := strconv.Atoi(arg)
 		if err != nil || v < 1 {
-			return Spec{}, fmt.Errorf("graph spec %s: %s is not a positive integer. Fix: use for example %s:%d", echoString(s), echoString(arg), kind, map[string]int{"grid": 2048, "kron": 22, "road": 2048}[kind])
+			return Spec{}, fmt.Errorf("graph spec %s: %s is not a positive integer. Fix: use for example %s:%d", echoString(s), echoString(arg), kind, map[string]int{"grid": 2048, "grid3d": 160, "kron": 22, "road": 2048}[kind])
 		}
 		return Spec{Kind: kind, Size: v}, nil
 	case "rgg":
@@ -110,6 +110,8 @@ func (s Spec) Build(seed uint64, lim Limits) (*CSR, error) {
 	switch s.Kind {
 	case "grid":
 		return Grid(s.Size)
+	case "grid3d":
+		return Grid3D(s.Size)
 	case "kron":
 		return Kronecker(s.Size, DefaultEdgeFactor, seed)
 	case "road":
@@ -119,5 +121,5 @@ func (s Spec) Build(seed uint64, lim Limits) (*CSR, error) {
 	case "file":
 		return LoadFile(s.Path, lim)
 	}
-	return nil, fmt.Errorf("graph spec kind %s is unknown. Fix: use grid, kron, road, rgg or file", echoString(s.Kind))
+	return nil, fmt.Errorf("graph spec kind %s is unknown. Fix: use grid, grid3d, kron, road, rgg or file", echoString(s.Kind))
 }

@@ -162,7 +162,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	o := &benchOptions{open: openBenchExecutor, opener: partbfs.DefaultOpener()}
 	sc := &o.bench.Session
 	var graph string
-	f.StringVar(&graph, "graph", "", "graph `SPEC`: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH (.mtx or edge list)")
+	f.StringVar(&graph, "graph", "", "graph `SPEC`: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH (.mtx or edge list)")
 	o.limits = frontier.DefaultLimits()
 	f.Int64Var(&o.limits.MaxFileBytes, "max-graph-bytes", o.limits.MaxFileBytes, "file graphs: the largest input file in bytes")
 	f.Uint64Var(&o.limits.MaxLoadBytes, "max-load-bytes", o.limits.MaxLoadBytes, "file graphs: the memory a load may take, estimated before anything is allocated")

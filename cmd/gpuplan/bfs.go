@@ -19,7 +19,7 @@ every vertex, or of the --targets, within --max-depth, and with --parents
 each one's parent in a BFS tree (the smallest in-neighbour one level
 closer to the root).
 
-The graph is a spec: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or
+The graph is a spec: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE] or
 file:PATH (an edge list, or Matrix Market for .mtx), all undirected, or
 directed:PATH, an edge list whose SRC DST lines are directed edges. The
 roots are --roots N drawn at random (--seed), or --root-ids.
@@ -58,7 +58,7 @@ const maxStdoutRows = 1 << 20
 func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 	f := e.newFlags("bfs", "bfs --graph SPEC [--roots N | --root-ids A,B,...] [--targets A,B,...] [--max-depth D] [--parents] [--cpu] [-o FILE]", bfsAbout)
 	o := &bfsOptions{limits: frontier.DefaultLimits()}
-	f.StringVar(&o.graph, "graph", "", "the graph: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
+	f.StringVar(&o.graph, "graph", "", "the graph: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
 	f.IntVar(&o.roots, "roots", 1, "draw `N` random roots (with --seed)")
 	ids := f.String("root-ids", "", "comma-separated root vertex ids (instead of --roots)")
 	targets := f.String("targets", "", "comma-separated target vertex ids (default: every vertex)")

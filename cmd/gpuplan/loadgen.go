@@ -60,7 +60,7 @@ type loadOptions struct {
 func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
 	f := e.newFlags("load", "load --graph SPEC [--clients N,...] [--windows D,...] [--duration D] [--serial] [--soak] [--url URL --name NAME] [-o FILE.csv] [--chart FILE.svg]", loadAbout)
 	o := &loadOptions{limits: frontier.DefaultLimits()}
-	f.StringVar(&o.graph, "graph", "", "the graph: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
+	f.StringVar(&o.graph, "graph", "", "the graph: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
 	f.StringVar(&o.name, "name", "", "the served graph's name (default: from the spec)")
 	f.StringVar(&o.url, "url", "", "drive the running server at `URL` (loopback) instead of starting one")
 	f.BoolVar(&o.cpu, "cpu", false, "serve from the parallel CPU reference instead of the GPU")

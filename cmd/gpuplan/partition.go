@@ -39,7 +39,7 @@ Devices: --device NAME (a built-in profile, see 'gpuplan devices') for all
 --devices N of them, or --device NAME,NAME,... one per device; or
 --device-memory BYTES (for example 141GB or 80GiB) for every device.
 
-Graphs: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH, as bench.`
+Graphs: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH, as bench.`
 
 // partitionOptions are the parsed flags of "gpuplan partition".
 type partitionOptions struct {
@@ -65,7 +65,7 @@ type partitionGraph struct {
 
 func runPartition(e *env, args []string) error {
 	f := e.newFlags("partition", "partition --graph SPEC [--devices N] (--device NAME[,NAME...] | --device-memory BYTES) [--strategy blocked|edges] [--root R] [--json]", partitionAbout)
-	graph := f.String("graph", "", "graph `SPEC`: grid:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH")
+	graph := f.String("graph", "", "graph `SPEC`: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH")
 	count := f.Int("devices", 2, "number of devices `N`")
 	names := f.String("device", "", "built-in device profile `NAME` for every device, or one name per device separated by commas")
 	memory := f.String("device-memory", "", "memory of every device in `BYTES` (for example 141GB or 80GiB), instead of --device")

@@ -95,7 +95,7 @@ type serveOptions struct {
 func parseServeArgs(e *env, args []string) (*serveOptions, error) {
 	f := e.newFlags("serve", "serve --graph NAME=SPEC [--graph NAME=SPEC ...] [--listen ADDR] [--cpu] [--window D] [--max-batch N]", serveAbout)
 	o := &serveOptions{limits: frontier.DefaultLimits()}
-	f.Var(&o.graphs, "graph", "a graph to serve, `NAME=SPEC` (repeatable); SPEC is grid:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
+	f.Var(&o.graphs, "graph", "a graph to serve, `NAME=SPEC` (repeatable); SPEC is grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE], file:PATH or directed:PATH")
 	f.StringVar(&o.listen, "listen", bfsserve.DefaultAddr, "listen on `ADDR` (host:port; a loopback address by default)")
 	f.BoolVar(&o.cpu, "cpu", false, "answer with the parallel CPU reference instead of the GPU")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")

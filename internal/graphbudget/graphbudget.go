@@ -59,6 +59,8 @@ func Bytes(spec frontier.Spec) (uint64, error) {
 			return 0, err
 		}
 		return csrBytes(nv, entries)
+	case "grid3d":
+		return grid3DBytes(n)
 	case "kron":
 		if n > 62 {
 			return 0, &checked.OverflowError{Field: "kronecker vertices"}
@@ -78,6 +80,22 @@ func Bytes(spec frontier.Spec) (uint64, error) {
 		return rggBytes(n, uint64(max(spec.Degree, 1)))
 	}
 	return 0, nil
+}
+
+// grid3DBytes is the n x n x n grid's CSR: six entries a vertex.
+func grid3DBytes(n uint64) (uint64, error) {
+	nv, err := checked.Mul(n, n, "grid3d vertices")
+	if err == nil {
+		nv, err = checked.Mul(nv, n, "grid3d vertices")
+	}
+	if err != nil {
+		return 0, err
+	}
+	entries, err := checked.Mul(nv, 6, "grid3d adjacency entries")
+	if err != nil {
+		return 0, err
+	}
+	return csrBytes(nv, entries)
 }
 
 // csrBytes is a CSR's offsets and targets.
@@ -187,6 +205,8 @@ func GraphBytes(spec frontier.Spec) (uint64, error) {
 		if vertices, err = checked.Mul(n, n, spec.Kind+" vertices"); err == nil {
 			entries, err = checked.Mul(vertices, 4, spec.Kind+" adjacency entries")
 		}
+	case "grid3d":
+		return grid3DBytes(n)
 	case "kron":
 		if n > 58 {
 			return 0, &checked.OverflowError{Field: "kronecker adjacency entries"}

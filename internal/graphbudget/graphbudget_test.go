@@ -15,7 +15,7 @@ import (
 // estimated as small.
 func TestBoundarySizesNeverWrap(t *testing.T) {
 	const gib = 1 << 30
-	for _, kind := range []string{"grid", "road", "kron", "rgg"} {
+	for _, kind := range []string{"grid", "grid3d", "road", "kron", "rgg"} {
 		for _, size := range []int{1 << 31, 1 << 32, 1<<32 + 1, 1 << 62, 1<<63 - 1} {
 			t.Run(fmt.Sprintf("%s:%d", kind, size), func(t *testing.T) {
 				spec := frontier.Spec{Kind: kind, Size: size, Degree: 8}
@@ -30,7 +30,7 @@ func TestBoundarySizesNeverWrap(t *testing.T) {
 }
 
 func TestEstimatesGrowWithSize(t *testing.T) {
-	for _, kind := range []string{"grid", "road", "kron", "rgg"} {
+	for _, kind := range []string{"grid", "grid3d", "road", "kron", "rgg"} {
 		prev := uint64(0)
 		for size := 2; size <= 24; size++ {
 			need, err := Bytes(frontier.Spec{Kind: kind, Size: size, Degree: 1})
@@ -44,7 +44,7 @@ func TestEstimatesGrowWithSize(t *testing.T) {
 // TestEstimatesCoverTheGraph checks each estimate against the graph the
 // generator builds: never below its offsets and targets.
 func TestEstimatesCoverTheGraph(t *testing.T) {
-	for _, text := range []string{"grid:300", "road:300", "kron:14", "rgg:100000:8"} {
+	for _, text := range []string{"grid:300", "grid3d:40", "road:300", "kron:14", "rgg:100000:8"} {
 		spec, err := frontier.ParseSpec(text)
 		require.NoError(t, err)
 		g, err := spec.Build(1, frontier.DefaultLimits())

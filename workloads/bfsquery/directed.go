@@ -131,7 +131,7 @@ func buildDirected(name string, n int, src, dst []int32) *frontier.CSR {
 	return &frontier.CSR{Name: name, Offsets: off, Targets: slices.Clip(tgt[:w])}
 }
 
-// LoadSpec loads a graph spec: frontier's specs (grid:N, kron:SCALE,
+// LoadSpec loads a graph spec: frontier's specs (grid:N, grid3d:N, kron:SCALE,
 // road:N, rgg:N[:DEGREE], file:PATH) give undirected graphs, and
 // "directed:PATH" a directed edge list. It reports whether the graph is
 // directed. A generated graph that would not fit the host memory
