@@ -86,6 +86,7 @@ stream0() {
   bench grid-2048 --graph grid:2048 --roots 8 --samples 30 "${peer_flags[@]}" --peer-samples 10 || return 1
   bench grid-2048-corners --graph grid:2048 --root-ids 0,4194303 --samples 20 || return 1
   bench road-2048 --graph road:2048 --roots 8 --samples 10 "${peer_flags[@]}" --peer-samples 10 || return 1
+  bench grid3d-160 --graph grid3d:160 --roots 8 --samples 10 || return 1
   bench kron-26-h200 --graph kron:26 --roots 8 --samples 5 --arms host-loop,device-loop
 }
 

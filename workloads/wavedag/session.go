@@ -309,14 +309,7 @@ func (s *Session) sizeGrid() error {
 	// More blocks than a launch has tasks at once would only claim
 	// nothing: the waits arm needs at most one block per task, the
 	// barriers arm one per task of its widest group.
-	widest := uint64(1)
-	for _, g := range s.p.Plan.Groups {
-		var tiles uint64
-		for _, v := range g {
-			tiles += *s.p.wave(v).Kernel.Tiles
-		}
-		widest = max(widest, tiles)
-	}
+	widest := s.widestTiles(s.p.Plan.Groups)
 	var err error
 	for _, g := range []struct {
 		k     *executor.Kernel
@@ -360,11 +353,14 @@ func (s *Session) SetWaitsGrid(blocks uint32) error {
 
 // WidestLayerTiles returns the tiles of the program's widest dependency
 // layer: the most tasks that can be ready at once between layers.
-func (s *Session) WidestLayerTiles() uint64 {
+func (s *Session) WidestLayerTiles() uint64 { return s.widestTiles(s.p.Plan.Layers) }
+
+// widestTiles returns the most tiles of one set of waves (at least 1).
+func (s *Session) widestTiles(sets [][]int) uint64 {
 	widest := uint64(1)
-	for _, layer := range s.p.Plan.Layers {
+	for _, set := range sets {
 		var tiles uint64
-		for _, v := range layer {
+		for _, v := range set {
 			tiles += *s.p.wave(v).Kernel.Tiles
 		}
 		widest = max(widest, tiles)
