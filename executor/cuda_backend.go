@@ -112,7 +112,7 @@ func cuErr(call string, err error, detail string) error {
 // openCUDABackend checks cuInit, starts the driver thread and retains the
 // primary context of device ordinal, current on that thread; poll and spin
 // are Options.DriverPoll and Options.CallerSpin.
-func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error) {
+func openCUDABackend(ordinal int, poll, spin time.Duration, private bool) (*cudaBackend, error) {
 	if err := unavailableFromInit(initStatus()); err != nil {
 		return nil, err
 	}
@@ -137,7 +137,7 @@ func openCUDABackend(ordinal int, poll, spin time.Duration) (*cudaBackend, error
 			return cuErr("cuDeviceGet", err, fmt.Sprintf("ordinal %d", ordinal))
 		}
 		b.dev = d
-		return b.attach()
+		return b.attach(private)
 	})
 	if err != nil {
 		_ = b.do(b.freeAll) // the open's error is the one to report
@@ -708,11 +708,19 @@ func (b *cudaBackend) Close() error {
 }
 
 // attach makes the device's primary context current on the driver
-// thread. A process whose primary context was lost to a sticky fault may
-// not get a usable one back; then the backend creates a context of its
-// own (private), as a fresh context after a fault is what recovery needs.
-func (b *cudaBackend) attach() error {
+// thread, or, with private (Options.PrivateContext), a context of the
+// backend's own. When the primary context was lost to a sticky fault and
+// cannot be retained usable, it falls back to a private one.
+func (b *cudaBackend) attach(private bool) error {
 	at := fmt.Sprintf("device %d", b.ordinal)
+	if private {
+		ctx, err := b.dev.MakeContext(cu.SchedAuto)
+		if err != nil {
+			return cuErr("cuCtxCreate", err, at)
+		}
+		b.ctx, b.private = ctx, true
+		return nil
+	}
 	ctx, err := b.dev.RetainPrimaryCtx()
 	if err == nil {
 		b.ctx, b.retained = ctx, true

@@ -48,6 +48,15 @@ type Options struct {
 	// DisableProfilerRanges turns off the NVTX ranges the CUDA build marks
 	// around launches and copies.
 	DisableProfilerRanges bool
+	// PrivateContext (CUDA backend) gives the executor a context of its
+	// own instead of the device's primary one. A sticky fault (an illegal
+	// address) in the primary context leaves the process without a usable
+	// context on that device, private ones included; in a private context
+	// it loses that context only, so a process that must outlive a fault in
+	// the kernels it runs (a server, a run of user kernels that looks for
+	// the faulting one) opens its executors with it. Such an executor does
+	// not share memory handles with NCCL or the CUDA runtime.
+	PrivateContext bool
 }
 
 // Executor runs work on one device through a Backend: modules cached by

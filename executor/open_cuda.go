@@ -26,7 +26,7 @@ func Open(ordinal int, opts Options) (*Executor, error) {
 	if _, err := JITCacheStatus(); err != nil {
 		return nil, err
 	}
-	b, err := openCUDABackend(ordinal, opts.DriverPoll, opts.CallerSpin)
+	b, err := openCUDABackend(ordinal, opts.DriverPoll, opts.CallerSpin, opts.PrivateContext)
 	if err != nil {
 		return nil, err
 	}

@@ -297,8 +297,8 @@ func runFailure(e *env, o *runOptions, p *wavedag.Program, x *executor.Executor,
 		return err
 	}
 	e.benchLogf("a kernel faulted in arm %s; running the waves one at a time on a fresh context to find it", fault.Arm)
-	// The faulted context is the device's primary one: it is made anew
-	// only once every holder has released it.
+	// The run's contexts are private (openRunExecutor): the fault lost
+	// that one only.
 	_ = x.Close()
 	if fresh, _, oerr := openRunExecutor(o.device, p); oerr == nil {
 		if v, ierr := wavedag.IsolateFault(fresh, p, o.bench.Session); ierr == nil && v >= 0 {

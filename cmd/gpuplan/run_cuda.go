@@ -9,7 +9,7 @@ import (
 
 // openRunExecutor opens the GPU a run measures.
 func openRunExecutor(device int, _ *wavedag.Program) (*executor.Executor, string, error) {
-	x, err := openBenchExecutor(device)
+	x, err := openFaultTolerantExecutor(device)
 	if err != nil {
 		return nil, "", err
 	}

@@ -194,7 +194,7 @@ func residencyOpener(graphs []servedGraph, cpu bool, device int) bfsserve.Opener
 		var x *executor.Executor
 		if !cpu && buildHasCUDA {
 			var err error
-			if x, err = openBenchExecutor(device); err != nil {
+			if x, err = openFaultTolerantExecutor(device); err != nil {
 				return nil, err
 			}
 		}

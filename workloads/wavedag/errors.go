@@ -128,8 +128,9 @@ func (e *FaultError) Error() string {
 func (e *FaultError) Unwrap() error { return e.Err }
 
 // IsolateFault finds the wave that faults: on x, a fresh executor opened
-// after the faulting one was closed (its context, the device's primary
-// one, is lost until every holder releases it), it opens p and runs its waves one at a
+// after the faulting one was closed (both in private contexts,
+// executor.Options.PrivateContext: a fault in the device's primary context
+// leaves the process without a usable one), it opens p and runs its waves one at a
 // time in Kahn order, each launch waited for, until one fails. It returns
 // that wave, or -1 when none does.
 func IsolateFault(x *executor.Executor, p *Program, opts Options) (int, error) {

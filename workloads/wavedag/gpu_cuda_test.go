@@ -73,7 +73,9 @@ func TestGPUFaultIsFoundOnAFreshContext(t *testing.T) {
 		args := w["waves"].([]obj)[3]["kernel"].(obj)["args"].([]obj)
 		args[3], args[4] = u32(1<<30), u32(1<<20)
 	}))
-	x, err := executor.Open(0, executor.Options{})
+	// Private contexts, as gpuplan run opens them: a fault in the primary
+	// context would leave this process without a usable one.
+	x, err := executor.Open(0, executor.Options{PrivateContext: true})
 	if err != nil {
 		gputest.Unavailable(t, err)
 	}
@@ -83,8 +85,10 @@ func TestGPUFaultIsFoundOnAFreshContext(t *testing.T) {
 	var fe *FaultError
 	require.ErrorAs(t, err, &fe)
 	_ = s.Close()
-	_ = x.Close() // the primary context is made anew once released
-	fresh := gputest.Open(t)
+	_ = x.Close()
+	fresh, err := executor.Open(0, executor.Options{PrivateContext: true})
+	require.NoError(t, err, "a fresh context after the fault")
+	defer fresh.Close()
 	v, err := IsolateFault(fresh, p, Options{})
 	require.NoError(t, err)
 	require.Equal(t, 3, v)
