@@ -109,3 +109,14 @@ func TestGPUExecutorBesideARuntimeLibrary(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, want, back)
 }
+
+func TestGPUPrivateContextIsTheExecutorsOwn(t *testing.T) {
+	shared := openOrSkip(t)
+	defer func() { require.NoError(t, shared.Close()) }()
+	own, err := Open(0, Options{PrivateContext: true})
+	require.NoError(t, err)
+	require.NotEqual(t, contextOf(t, shared), contextOf(t, own), "a private context is not the primary one")
+	roundTrip(t, own, 6)
+	require.NoError(t, own.Close())
+	roundTrip(t, shared, 7)
+}
