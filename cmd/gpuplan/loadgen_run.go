@@ -272,8 +272,8 @@ func (r *loadRow) summary() string {
 		s += fmt.Sprintf(", %d abandoned", res.Abandoned)
 	}
 	if r.batches > 0 {
-		s += fmt.Sprintf("; per batch (%.0f batches) traverse %s, read %s, answer %s", r.batches,
-			r.phases["traverse"].Round(time.Microsecond), r.phases["read"].Round(time.Microsecond), r.phases["answer"].Round(time.Microsecond))
+		s += fmt.Sprintf("; per batch (%.0f batches) traverse %s, setup %s, read %s, answer %s", r.batches,
+			r.phases["traverse"].Round(time.Microsecond), r.phases["setup"].Round(time.Microsecond), r.phases["read"].Round(time.Microsecond), r.phases["answer"].Round(time.Microsecond))
 	}
 	return s
 }

@@ -159,7 +159,7 @@ func TestLoadCommand(t *testing.T) {
 	assert.Contains(t, out, "| kron-9 | cpu | serial | 0s | 4 |")
 	assert.Contains(t, out, "batched / serial")
 	assert.Contains(t, errs, "kron-9 batched window 100µs, 4 clients:")
-	assert.Regexp(t, `4 clients: .*; per batch \(\d+ batches\) traverse [0-9.]+[µm]?s, read 0s, answer [0-9.]+[nµm]?s`, errs, "the CPU reads nothing back")
+	assert.Regexp(t, `4 clients: .*; per batch \(\d+ batches\) traverse [0-9.]+[µm]?s, setup 0s, read 0s, answer [0-9.]+[nµm]?s`, errs, "the CPU reads nothing back")
 	f, err := os.Open(csv)
 	require.NoError(t, err)
 	defer f.Close()

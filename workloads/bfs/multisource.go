@@ -88,6 +88,12 @@ type MultiSourceRun struct {
 	// place the roots, and the reads of their levels are outside).
 	WallNs   uint64 `json:"wall_ns"`
 	DeviceNs uint64 `json:"device_ns"`
+	// StartNs sums the passes' starts (the roots' upload and the init
+	// kernel's clearing) and ReadNs what ran after each traversal (reading
+	// its levels back, or RunAnswers' gathers and counts), host wall time,
+	// untimed.
+	StartNs  uint64 `json:"start_ns"`
+	ReadNs   uint64 `json:"read_ns"`
 	Launches uint64 `json:"launches"`
 	// Pollution inside the timed regions, as in Run.
 	TimedUploads     uint64 `json:"timed_uploads"`
@@ -222,16 +228,20 @@ func (m *MultiSource) passes(roots []int32, after func(first, nroots int, depth 
 	run := MultiSourceRun{Roots: len(roots), Passes: len(m.plan.Batches)}
 	for _, b := range m.plan.Batches {
 		pass := roots[b.FirstRoot : b.FirstRoot+b.Roots]
+		t0 := time.Now()
 		if err := m.start(pass); err != nil {
 			return run, err
 		}
+		run.StartNs += uint64(time.Since(t0))
 		depth, err := m.traverse(len(pass), &run)
 		if err != nil {
 			return run, err
 		}
+		t0 = time.Now()
 		if err := after(int(b.FirstRoot), len(pass), depth); err != nil {
 			return run, err
 		}
+		run.ReadNs += uint64(time.Since(t0))
 	}
 	return run, nil
 }

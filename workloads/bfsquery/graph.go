@@ -177,12 +177,16 @@ func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
 }
 
 // Phases is where a batch's time went: the traversals themselves (on the
-// GPU, the timed region of each run or multi-source pass), reading their
-// levels back (with placing the roots, on the GPU), and building the
-// answers from the levels.
+// GPU, the timed region of each run or multi-source pass), their setup on
+// the GPU (placing the roots, clearing the state, reading the result
+// words), reading back the levels the answers need, and building the
+// answers from them.
 type Phases struct {
-	Traverse, Read, Answer time.Duration
+	Traverse, Setup, Read, Answer time.Duration
 }
+
+// gpuTime accumulates a batch's GPU phases.
+type gpuTime struct{ traverse, setup time.Duration }
 
 // BatchPhases is Batch, also returning where the batch's time went.
 func (g *Graph) BatchPhases(ctx context.Context, qs []Query) ([]Answer, Phases, error) {
@@ -273,12 +277,12 @@ func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, p
 		return nil, errors.New("the graph is closed. Fix: open it again")
 	}
 	t0 := time.Now()
-	var traverse time.Duration
+	var gt gpuTime
 	var out []*levelView
 	var err error
 	switch {
 	case len(roots) > 1 && g.ms != nil:
-		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(pass []int32) ([]*levelView, error) { return g.gpuPass(pass, nd, &traverse) })
+		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(pass []int32) ([]*levelView, error) { return g.gpuPass(pass, nd, &gt) })
 	case len(roots) > 1 && g.gpu == nil && !g.directed:
 		out, err = inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([]*levelView, error) {
 			lv, err := frontier.MultiSourceBFS(g.out, pass)
@@ -286,16 +290,17 @@ func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, p
 		})
 	default:
 		out, err = inPasses(ctx, roots, 1, func(pass []int32) ([]*levelView, error) {
-			w, err := g.one(pass[0], nd[pass[0]], &traverse)
+			w, err := g.one(pass[0], nd[pass[0]], &gt)
 			return []*levelView{w}, err
 		})
 	}
 	all := time.Since(t0)
 	if g.gpu == nil {
-		traverse = all
+		gt.traverse = all
 	}
-	ph.Traverse += traverse
-	ph.Read += all - min(all, traverse)
+	ph.Traverse += gt.traverse
+	ph.Setup += gt.setup
+	ph.Read += all - min(all, gt.traverse+gt.setup)
 	return out, err
 }
 
@@ -329,11 +334,12 @@ func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int
 // BatchWidth roots: a short one is padded with its first root, whose
 // repeats cost little. It reads back only the vertices nd names for each
 // root, and the per-level counts, unless a root needs every vertex.
-func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, traverse *time.Duration) ([]*levelView, error) {
+func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, gt *gpuTime) ([]*levelView, error) {
 	pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
 	if slices.ContainsFunc(chunk, func(r int32) bool { return nd[r] == nil || nd[r].full }) {
 		r, lv, err := g.ms.Run(pass, true)
-		*traverse += time.Duration(r.WallNs)
+		gt.traverse += time.Duration(r.WallNs)
+		gt.setup += time.Duration(r.StartNs)
 		if err != nil {
 			return nil, err
 		}
@@ -344,7 +350,8 @@ func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, traverse *time.Durati
 		targets[i] = nd[r].vertices
 	}
 	r, as, err := g.ms.RunAnswers(pass, targets)
-	*traverse += time.Duration(r.WallNs)
+	gt.traverse += time.Duration(r.WallNs)
+	gt.setup += time.Duration(r.StartNs)
 	if err != nil {
 		return nil, err
 	}
@@ -356,16 +363,19 @@ func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, traverse *time.Durati
 }
 
 // one runs a BFS from root on the GPU or the CPU, adding the GPU run's
-// traversal time to traverse. On the GPU it reads back only the levels of
-// the vertices nd names, and the per-level counts, unless nd needs every
-// vertex.
-func (g *Graph) one(root int32, nd *need, traverse *time.Duration) (*levelView, error) {
+// traversal time and the rest of the run (its setup) to gt. On the GPU it
+// reads back only the levels of the vertices nd names, and the per-level
+// counts, unless nd needs every vertex.
+func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	if g.gpu == nil {
 		lv, err := frontier.BFSParallel(g.out, root)
 		return fullView(lv), err
 	}
+	t0 := time.Now()
 	r, err := g.gpu.Run(g.opts.Arm, root)
-	*traverse += time.Duration(r.WallNs)
+	traverse := time.Duration(r.WallNs)
+	gt.traverse += traverse
+	gt.setup += max(0, time.Since(t0)-traverse)
 	if err != nil {
 		return nil, err
 	}

@@ -253,7 +253,7 @@ func (b *batcher) runGroup(group []*job) {
 		for _, p := range []struct {
 			name string
 			d    time.Duration
-		}{{phaseTraverse, on.phases.Traverse}, {phaseRead, on.phases.Read}, {phaseAnswer, on.phases.Answer}} {
+		}{{phaseTraverse, on.phases.Traverse}, {phaseSetup, on.phases.Setup}, {phaseRead, on.phases.Read}, {phaseAnswer, on.phases.Answer}} {
 			m.phaseTime.WithLabelValues(append(at, p.name)...).Observe(p.d.Seconds())
 		}
 	}

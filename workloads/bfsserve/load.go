@@ -502,7 +502,7 @@ func Scrape(ctx context.Context, client *http.Client, baseURL string) (map[strin
 }
 
 // ScrapePhases reads a server's /metrics and returns, by phase (traverse,
-// read, answer), the seconds its batches have spent there so far: the sums
+// setup, read, answer), the seconds its batches have spent there so far: the sums
 // of gpuplan_serve_batch_phase_seconds over its graphs.
 func ScrapePhases(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
 	families, err := scrapeFamilies(ctx, client, baseURL)

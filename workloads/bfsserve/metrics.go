@@ -46,6 +46,7 @@ const (
 // (bfsquery.Phases).
 const (
 	phaseTraverse = "traverse"
+	phaseSetup    = "setup"
 	phaseRead     = "read"
 	phaseAnswer   = "answer"
 )
@@ -120,7 +121,7 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		passTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuplan_serve_batch_seconds",
 			Help: "Time a batch takes to traverse and answer.", Buckets: latencyBuckets()}, seriesLabels()),
 		phaseTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuplan_serve_batch_phase_seconds",
-			Help: "Where a batch's time goes: traverse (the traversals' timed regions), read (placing the roots and reading the levels back) and answer (building the answers).", Buckets: latencyBuckets()},
+			Help: "Where a batch's time goes: traverse (the traversals' timed regions), setup (placing the roots and reading the result words, on the GPU), read (reading back the levels the answers need) and answer (building the answers).", Buckets: latencyBuckets()},
 			seriesLabels(labelPhase)),
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuplan_serve_device_faults_total",
 			Help: "Batches the GPU failed, by graph."}, seriesLabels()),
