@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strings"
 )
@@ -207,4 +208,30 @@ func comment(b *bytes.Buffer, text, indent string) {
 		}
 		fmt.Fprintf(b, "%s// %s\n", indent, line)
 	}
+}
+
+// Names lists the module's entry points, in order.
+func (m Module) Names() []string {
+	names := make([]string, len(m.Kernels))
+	for i, k := range m.Kernels {
+		names[i] = k.Name
+	}
+	return names
+}
+
+// CheckHeaderFile reports whether the committed header at path is what
+// Header generates; pkg names the Go package whose go:generate rewrites it.
+func (m Module) CheckHeaderFile(path, pkg string) error {
+	want, err := m.Header()
+	if err != nil {
+		return err
+	}
+	got, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("%s: %w. Fix: run go generate %s, then make ptx", path, err, pkg)
+	}
+	if !bytes.Equal(want, got) {
+		return fmt.Errorf("%s is stale: it differs from the %s ABI. Fix: run go generate %s, then make ptx", path, m.Name, pkg)
+	}
+	return nil
 }

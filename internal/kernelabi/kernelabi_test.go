@@ -2,6 +2,7 @@ package kernelabi
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -244,4 +245,21 @@ func TestGenerate(t *testing.T) {
 	assert.Equal(t, 1, generate(Module{Name: "a-b"}, []string{out}, &stderr))
 	assert.Contains(t, stderr.String(), "genheader: module name")
 	assert.Equal(t, 1, generate(groupModule, []string{t.TempDir() + "/missing/x.h"}, &stderr), "an unwritable path")
+}
+
+func TestNamesAndCheckHeaderFile(t *testing.T) {
+	require.Equal(t, len(testModule.Kernels), len(testModule.Names()))
+	for i, k := range testModule.Kernels {
+		require.Equal(t, k.Name, testModule.Names()[i])
+	}
+	dir := t.TempDir()
+	good, bad := filepath.Join(dir, "good.h"), filepath.Join(dir, "bad.h")
+	h, err := testModule.Header()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(good, h, 0o644))
+	require.NoError(t, os.WriteFile(bad, append(h, '\n'), 0o644))
+	require.NoError(t, testModule.CheckHeaderFile(good, "./x"))
+	require.ErrorContains(t, testModule.CheckHeaderFile(bad, "./x"), "is stale")
+	require.ErrorContains(t, testModule.CheckHeaderFile(bad, "./x"), "Fix: run go generate ./x, then make ptx")
+	require.ErrorContains(t, testModule.CheckHeaderFile(filepath.Join(dir, "none.h"), "./x"), "Fix: run go generate ./x")
 }

@@ -1,7 +1,6 @@
 package bfs
 
 import (
-	"os"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -13,11 +12,7 @@ import (
 // TestABIHeaderIsGenerated checks that the committed C header is what the Go
 // ABI generates, so the kernels and the host share every number.
 func TestABIHeaderIsGenerated(t *testing.T) {
-	want, err := ABI.Header()
-	require.NoError(t, err)
-	got, err := os.ReadFile("kernels/bfs_abi.h")
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "kernels/bfs_abi.h is stale: run go generate ./workloads/bfs, then make ptx")
+	require.NoError(t, ABI.CheckHeaderFile("kernels/bfs_abi.h", "./workloads/bfs"))
 }
 
 // TestABIMatchesPTX checks every PTX entry's parameter list against the Go

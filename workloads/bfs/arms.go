@@ -68,22 +68,12 @@ type Run struct {
 	// WallNs is the host wall-clock time of the traversal (the per-root
 	// reset and the final check of the result words are outside it);
 	// DeviceNs sums the device time of its dispatches.
-	WallNs   uint64 `json:"wall_ns"`
+	// The traversal's accounting (wall time and launches of its timed
+	// region, the pollution inside it, and the whole run's host syncs and
+	// readbacks; the levels are read separately) and its device time, the
+	// sum over its dispatches.
+	harness.Accounting
 	DeviceNs uint64 `json:"device_ns"`
-	// Launches is the number of kernel launches of the traversal.
-	Launches uint64 `json:"launches"`
-	// Pollution inside the timed region: input uploads, allocations, and
-	// host syncs beyond the arm's own control flow.
-	TimedUploads     uint64 `json:"timed_uploads"`
-	TimedAllocations uint64 `json:"timed_allocations"`
-	TimedHostSyncs   uint64 `json:"timed_host_syncs"`
-	// Syncs, Readbacks and ReadbackBytes are the host syncs, the readback
-	// operations and the bytes read back by the whole run: its reset, its convergence checks and the read of its
-	// result words. They are the run's control flow; its output (the
-	// levels) is read separately.
-	Syncs         uint64 `json:"syncs"`
-	Readbacks     uint64 `json:"readbacks"`
-	ReadbackBytes uint64 `json:"readback_bytes"`
 }
 
 // control is what an arm's traversal expects of itself: the host syncs its
@@ -113,14 +103,8 @@ func (s *Session) Run(arm Arm, root int32) (Run, error) {
 	if err == nil {
 		err = s.readSteps(&r)
 	}
-	r.account(m.Finish())
+	r.Accounting = m.Finish()
 	return r, err
-}
-
-// account records the telemetry's accounting of the run.
-func (r *Run) account(a harness.Accounting) {
-	r.WallNs, r.Launches, r.Syncs, r.Readbacks, r.ReadbackBytes = a.WallNs, a.Launches, a.Syncs, a.Readbacks, a.ReadbackBytes
-	r.TimedUploads, r.TimedAllocations, r.TimedHostSyncs = a.TimedUploads, a.TimedAllocations, a.TimedHostSyncs
 }
 
 // traverse runs the arm's traversal.

@@ -16,13 +16,7 @@ var bfsPTX []byte
 func KernelPTX() []byte { return append([]byte(nil), bfsPTX...) }
 
 // KernelNames lists the entry points in KernelPTX, in ABI order.
-func KernelNames() []string {
-	names := make([]string, len(ABI.Kernels))
-	for i, k := range ABI.Kernels {
-		names[i] = k.Name
-	}
-	return names
-}
+func KernelNames() []string { return ABI.Names() }
 
 // CtlMegaWord returns the uint32 index of the megakernel's 64-bit barrier
 // word for ring slot step%3: step s pushes into CtlMegaWord(s+1) (bits

@@ -45,18 +45,22 @@ func Checked[R, O any](run func() (R, error), read func(R) (O, error), check fun
 // control flow.
 type Accounting struct {
 	// WallNs is the host wall-clock time of the timed region.
-	WallNs uint64
+	WallNs uint64 `json:"wall_ns"`
 	// Launches is the kernel launches of the timed region.
-	Launches uint64
+	Launches uint64 `json:"launches"`
 	// TimedUploads, TimedAllocations and TimedHostSyncs are the pollution
 	// inside the timed region: its input uploads, whether it allocated
 	// (0 or 1), and its host syncs beyond the arm's own control flow.
-	TimedUploads, TimedAllocations, TimedHostSyncs uint64
+	TimedUploads     uint64 `json:"timed_uploads"`
+	TimedAllocations uint64 `json:"timed_allocations"`
+	TimedHostSyncs   uint64 `json:"timed_host_syncs"`
 	// Syncs, Readbacks and ReadbackBytes are the host syncs, the readback
 	// operations and the bytes read back by the whole run, from NewMeter
 	// to Finish: its reset, its convergence checks and the read of its
-	// result words.
-	Syncs, Readbacks, ReadbackBytes uint64
+	// result words. A run's output is read separately.
+	Syncs         uint64 `json:"syncs"`
+	Readbacks     uint64 `json:"readbacks"`
+	ReadbackBytes uint64 `json:"readback_bytes"`
 }
 
 // Meter accounts one arm run: NewMeter starts it (before the run's reset),

@@ -1,7 +1,6 @@
 package partbfs
 
 import (
-	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -14,11 +13,7 @@ import (
 // TestABIHeaderIsGenerated checks that the committed C header is what the
 // Go ABI generates.
 func TestABIHeaderIsGenerated(t *testing.T) {
-	want, err := ABI.Header()
-	require.NoError(t, err)
-	got, err := os.ReadFile("kernels/partbfs_abi.h")
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "kernels/partbfs_abi.h is stale: run go generate ./workloads/partbfs, then make ptx")
+	require.NoError(t, ABI.CheckHeaderFile("kernels/partbfs_abi.h", "./workloads/partbfs"))
 }
 
 // TestABIMatchesPTX checks every PTX entry's parameters against the ABI.

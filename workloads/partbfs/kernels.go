@@ -10,10 +10,4 @@ var partPTX []byte
 func KernelPTX() []byte { return append([]byte(nil), partPTX...) }
 
 // KernelNames lists the entry points in KernelPTX, in ABI order.
-func KernelNames() []string {
-	names := make([]string, len(ABI.Kernels))
-	for i, k := range ABI.Kernels {
-		names[i] = k.Name
-	}
-	return names
-}
+func KernelNames() []string { return ABI.Names() }

@@ -2,7 +2,6 @@ package rebuild
 
 import (
 	"math/rand/v2"
-	"os"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/egraph"
@@ -15,11 +14,7 @@ import (
 // TestABIHeaderIsGenerated checks that the committed C header is what the Go
 // ABI generates, so the kernels and the host share every number.
 func TestABIHeaderIsGenerated(t *testing.T) {
-	want, err := ABI.Header()
-	require.NoError(t, err)
-	got, err := os.ReadFile("kernels/rebuild_abi.h")
-	require.NoError(t, err)
-	assert.Equal(t, string(want), string(got), "kernels/rebuild_abi.h is stale: run go generate ./workloads/rebuild, then make ptx")
+	require.NoError(t, ABI.CheckHeaderFile("kernels/rebuild_abi.h", "./workloads/rebuild"))
 }
 
 // TestABIMatchesPTX checks every PTX entry's parameter list against the Go

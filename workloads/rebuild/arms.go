@@ -54,27 +54,15 @@ type Run struct {
 	// EmittedPairs is the pairs the rounds emitted, as the host loop read
 	// them (0 for the other arms, which do not read them).
 	EmittedPairs uint64 `json:"emitted_pairs,omitempty"`
-	// WallNs is the host wall-clock time of the rebuild (the reset before
-	// it and the read of its result words after are outside it); DeviceNs
-	// sums the device time of its dispatches.
-	WallNs   uint64 `json:"wall_ns"`
-	DeviceNs uint64 `json:"device_ns"`
-	// Launches is the kernel launches of the rebuild, RoundLaunches those
-	// of its rounds (without the compaction).
-	Launches      uint64 `json:"launches"`
+	// The rebuild's accounting (wall time and launches of its timed
+	// region, the reset before it and the read of its result words after
+	// outside; the pollution inside it; the whole run's host syncs and
+	// readbacks, the partition and the e-node table read separately), its
+	// device time, the sum over its dispatches, and its rounds' launches
+	// (without the compaction).
+	harness.Accounting
+	DeviceNs      uint64 `json:"device_ns"`
 	RoundLaunches uint64 `json:"round_launches"`
-	// Pollution inside the timed region: input uploads, allocations, and
-	// host syncs beyond the arm's own control flow.
-	TimedUploads     uint64 `json:"timed_uploads"`
-	TimedAllocations uint64 `json:"timed_allocations"`
-	TimedHostSyncs   uint64 `json:"timed_host_syncs"`
-	// Syncs, Readbacks and ReadbackBytes are the host syncs, readbacks and
-	// bytes read back by the whole run: its reset, its convergence checks
-	// and the read of its result words. The output (the partition and the
-	// e-node table) is read separately.
-	Syncs         uint64 `json:"syncs"`
-	Readbacks     uint64 `json:"readbacks"`
-	ReadbackBytes uint64 `json:"readback_bytes"`
 }
 
 // LaunchesPerRound is the round launches over the rounds launched.
@@ -115,10 +103,8 @@ func (s *Session) Run(arm Arm) (Run, error) {
 		return r, err
 	}
 	err = s.checkControl(&r)
-	a := m.Finish()
-	r.WallNs, r.Launches, r.RoundLaunches = a.WallNs, a.Launches, a.Launches-min(a.Launches, c.compactLaunches)
-	r.TimedUploads, r.TimedAllocations, r.TimedHostSyncs = a.TimedUploads, a.TimedAllocations, a.TimedHostSyncs
-	r.Syncs, r.Readbacks, r.ReadbackBytes = a.Syncs, a.Readbacks, a.ReadbackBytes
+	r.Accounting = m.Finish()
+	r.RoundLaunches = r.Launches - min(r.Launches, c.compactLaunches)
 	return r, err
 }
 

@@ -12,13 +12,7 @@ var rebuildPTX []byte
 func KernelPTX() []byte { return append([]byte(nil), rebuildPTX...) }
 
 // KernelNames lists the entry points in KernelPTX, in ABI order.
-func KernelNames() []string {
-	names := make([]string, len(ABI.Kernels))
-	for i, k := range ABI.Kernels {
-		names[i] = k.Name
-	}
-	return names
-}
+func KernelNames() []string { return ABI.Names() }
 
 // CtlBarrierWord returns the uint32 index of the persistent kernel's
 // 64-bit barrier word for ring slot phase%3: phase p reserves its emitted
