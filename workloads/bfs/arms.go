@@ -63,15 +63,14 @@ type Run struct {
 	// configuration or by the degree gate.
 	Decisions []planners.BFSDirectionDecision `json:"decisions,omitempty"`
 	// MaxAhead is the deepest run-ahead the megakernel took in a step (its
-	// depth adapts step by step), 0 for the other arms.
+	// depth adapts step by step), 0 for the other arms and for the
+	// asynchronous traversal, which takes no steps and logs none.
 	MaxAhead int `json:"max_ahead,omitempty"`
-	// WallNs is the host wall-clock time of the traversal (the per-root
-	// reset and the final check of the result words are outside it);
-	// DeviceNs sums the device time of its dispatches.
 	// The traversal's accounting (wall time and launches of its timed
-	// region, the pollution inside it, and the whole run's host syncs and
-	// readbacks; the levels are read separately) and its device time, the
-	// sum over its dispatches.
+	// region, which the per-root reset and the final check of the result
+	// words are outside; the pollution inside it; the whole run's host
+	// syncs and readbacks, the levels read separately) and its device time,
+	// the sum over its dispatches.
 	harness.Accounting
 	DeviceNs uint64 `json:"device_ns"`
 }
@@ -138,6 +137,10 @@ func (s *Session) reset(root int32) error {
 func (s *Session) readSteps(r *Run) error {
 	steps := r.Levels
 	switch {
+	case r.Arm == ArmMegakernel && s.async() && r.Reruns == 0:
+		// The asynchronous traversal logs no steps: the log holds an
+		// earlier run's.
+		return nil
 	case r.Arm == ArmMegakernel:
 		steps = r.Barriers
 	case r.Arm != ArmDeviceLoop || !s.optimizing:

@@ -120,3 +120,27 @@ func TestMegakernelAsyncConfig(t *testing.T) {
 	defer wide.Close()
 	require.ErrorContains(t, wide.SetMegakernelSetting(MegakernelSetting{Async: true, Ahead: 9, Fixed: true, Keep: 512}), "Fix: set MegakernelThreads to at most 512")
 }
+
+// TestMegakernelAsyncLogsNoSteps runs the run-ahead megakernel, which logs
+// its steps, then the asynchronous traversal in the same session, which
+// logs none: its run reports no run-ahead, not the earlier run's.
+func TestMegakernelAsyncLogsNoSteps(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 19)
+	g, err := frontier.Road(40, 2)
+	require.NoError(t, err)
+	s, err := NewSession(x, g, Config{Direction: DirectionTopDown})
+	require.NoError(t, err)
+	defer s.Close()
+	require.NoError(t, s.SetMegakernelSetting(MegakernelSetting{TopDown: true, Ahead: 16, Keep: DefaultMegakernelKeep}))
+	r, err := s.Run(ArmMegakernel, 0)
+	require.NoError(t, err)
+	require.Positive(t, r.MaxAhead, "the run-ahead megakernel logs its steps")
+	require.NoError(t, s.SetMegakernelSetting(MegakernelSetting{TopDown: true, Async: true, Fixed: true, Ahead: 5, Keep: MaxMegakernelKeep}))
+	r, err = s.Run(ArmMegakernel, 0)
+	require.NoError(t, err)
+	require.Equal(t, 1, r.Barriers, "the asynchronous traversal")
+	require.Zero(t, r.MaxAhead)
+	got, err := s.Levels()
+	require.NoError(t, err)
+	require.Equal(t, frontierBFS(t, g, 0), got)
+}
