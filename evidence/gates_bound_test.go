@@ -1,15 +1,12 @@
 package evidence
 
 import (
-	"errors"
 	"os"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
 // speedupClaim is a speedup claim named "mk on grid-512" with extra
@@ -22,9 +19,7 @@ func speedupClaim(extra string) string {
 // unless the claim says it is a no-regression bound, and no_regression
 // is refused where it bounds nothing.
 func TestParseGatesSpeedupBound(t *testing.T) {
-	tests := []struct {
-		name, json, field, msg string
-	}{
+	checkRefusals(t, []refusal{
 		{"below 1", speedupClaim(`"min_speedup": 0.5`), "claims[0].min_speedup", `claim "mk on grid-512" has min_speedup 0.5, below 1, so it would hold with megakernel slower than host-loop`},
 		{"just below 1", speedupClaim(`"min_speedup": 0.999`), "claims[0].min_speedup", "below 1"},
 		{"below 1, no_regression false", speedupClaim(`"min_speedup": 0.9, "no_regression": false`), "claims[0].min_speedup", `add "no_regression": true`},
@@ -32,17 +27,7 @@ func TestParseGatesSpeedupBound(t *testing.T) {
 		{"no_regression per iteration", perIterClaim(`"max_ns_per_iteration": 2000, "no_regression": true`), "claims[0].no_regression", `claim "a" is a per-iteration claim`},
 		{"no_regression zero", speedupClaim(`"min_speedup": 0, "no_regression": true`), "claims[0].min_speedup", "not a finite number above 0"},
 		{"no_regression not a bool", speedupClaim(`"min_speedup": 0.9, "no_regression": "yes"`), "claims[0].no_regression", "cannot use"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseGates("gates.json", []byte(tc.json))
-			var se *strictjson.Error
-			require.True(t, errors.As(err, &se), "%v", err)
-			assert.Equal(t, tc.field, se.Field, err.Error())
-			assert.Contains(t, err.Error(), tc.msg)
-			assert.Contains(t, err.Error(), ". Fix: ")
-		})
-	}
+	})
 
 	for _, tc := range []struct {
 		name, extra string

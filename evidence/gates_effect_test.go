@@ -1,22 +1,17 @@
 package evidence
 
 import (
-	"errors"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpuplan/gpuplan/internal/strictjson"
 )
 
 // min_effect is decoded strictly and validated: a fraction in (0, 1), on a
 // speedup claim that is not a no-regression bound, asking for more than
 // min_speedup does.
 func TestParseGatesMinEffect(t *testing.T) {
-	tests := []struct {
-		name, json, field, msg string
-	}{
+	checkRefusals(t, []refusal{
 		{"zero", speedupClaim(`"min_speedup": 1, "min_effect": 0`), "claims[0].min_effect", "min_effect 0 is not a fraction in (0, 1)"},
 		{"negative", speedupClaim(`"min_speedup": 1, "min_effect": -0.05`), "claims[0].min_effect", "not a fraction in (0, 1)"},
 		{"one", speedupClaim(`"min_speedup": 1, "min_effect": 1`), "claims[0].min_effect", "min_effect 1 is not a fraction in (0, 1)"},
@@ -27,17 +22,7 @@ func TestParseGatesMinEffect(t *testing.T) {
 		{"no regression", speedupClaim(`"min_speedup": 0.95, "no_regression": true, "min_effect": 0.05`), "claims[0].min_effect", "sets no_regression, which allows megakernel to be slower than host-loop"},
 		{"changes nothing", speedupClaim(`"min_speedup": 5, "min_effect": 0.05`), "claims[0].min_effect", `claim "mk on grid-512": min_effect 0.05 requires at least 1.05x beyond noise, which its min_speedup 5 already requires`},
 		{"equal to min_speedup", speedupClaim(`"min_speedup": 1.5, "min_effect": 0.5`), "claims[0].min_effect", "would change nothing"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseGates("gates.json", []byte(tc.json))
-			var se *strictjson.Error
-			require.True(t, errors.As(err, &se), "%v", err)
-			assert.Equal(t, tc.field, se.Field, err.Error())
-			assert.Contains(t, err.Error(), tc.msg)
-			assert.Contains(t, err.Error(), ". Fix: ")
-		})
-	}
+	})
 
 	g, err := ParseGates("gates.json", []byte(speedupClaim(`"min_speedup": 1, "min_effect": 0.05`)))
 	require.NoError(t, err)

@@ -310,9 +310,7 @@ func TestParseGates(t *testing.T) {
 		}
 		return `{"claims": [{` + strings.Join(parts, ", ") + `}]}`
 	}
-	tests := []struct {
-		name, json, field, msg string
-	}{
+	checkRefusals(t, []refusal{
 		{"no claims", `{}`, "claims", "required field is missing"},
 		{"unknown field", `{"claims": [], "extra": 1}`, "extra", "unknown field"},
 		{"missing name", claim("name="), "claims[0].name", "required"},
@@ -332,17 +330,7 @@ func TestParseGates(t *testing.T) {
 		{"both bounds", perIterClaim(`"min_speedup": 5, "max_ns_per_iteration": 2000`), "claims[0].min_speedup", "either min_speedup or max_ns_per_iteration"},
 		{"zero per-iteration", perIterClaim(`"max_ns_per_iteration": 0`), "claims[0].max_ns_per_iteration", "not a finite number above 0"},
 		{"negative per-iteration", perIterClaim(`"max_ns_per_iteration": -1`), "claims[0].max_ns_per_iteration", "above 0"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseGates("gates.json", []byte(tc.json))
-			var se *strictjson.Error
-			require.True(t, errors.As(err, &se), "%v", err)
-			assert.Equal(t, tc.field, se.Field, err.Error())
-			assert.Contains(t, err.Error(), tc.msg)
-			assert.Contains(t, err.Error(), "Fix:")
-		})
-	}
+	})
 }
 
 // perIterClaim is a per-iteration claim with extra fields appended.
@@ -449,4 +437,26 @@ func ExampleCheckClaims() {
 	}
 	// Output:
 	// false true
+}
+
+// refusal is a gates file ParseGates refuses: the field its error names and
+// a part of its message.
+type refusal struct {
+	name, json, field, msg string
+}
+
+// checkRefusals holds each refusal's error: a *strictjson.Error naming the
+// field, with the message and a ". Fix: " sentence.
+func checkRefusals(t *testing.T, cases []refusal) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseGates("gates.json", []byte(tc.json))
+			var se *strictjson.Error
+			require.True(t, errors.As(err, &se), "%v", err)
+			assert.Equal(t, tc.field, se.Field, err.Error())
+			assert.Contains(t, err.Error(), tc.msg)
+			assert.Contains(t, err.Error(), ". Fix: ")
+		})
+	}
 }

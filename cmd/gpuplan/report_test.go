@@ -235,3 +235,11 @@ func TestReportStaleMatchesGate(t *testing.T) {
 	slices.Sort(stale)
 	assert.Equal(t, gate.Stale, stale)
 }
+
+// A --chart file that is not .png or .svg is a usage error, in a build with
+// charts and without.
+func TestChartExtension(t *testing.T) {
+	_, errs, code := runCLI(t, "", "report", "--chart", "c.gif")
+	assert.Equal(t, exitUsage, code, errs)
+	assert.Contains(t, errs, "must end in .png or .svg")
+}

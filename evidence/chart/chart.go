@@ -114,8 +114,8 @@ func WriteEvidence(w io.Writer, summaries []evidence.WorkloadSummary, format str
 			err = fmt.Errorf("chart: cannot draw these medians (%v). Fix: check the evidence times with gpuplan report without --chart", r)
 		}
 	}()
-	if format != PNG && format != SVG {
-		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
+	if err := checkFormat(format); err != nil {
+		return err
 	}
 	if len(summaries) == 0 {
 		return fmt.Errorf("no evidence to chart. Fix: record evidence under evidence/results/ first")
@@ -755,4 +755,12 @@ func overlaps(box span, taken []span) bool {
 		}
 	}
 	return false
+}
+
+// checkFormat refuses a chart format other than PNG and SVG.
+func checkFormat(format string) error {
+	if format != PNG && format != SVG {
+		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
+	}
+	return nil
 }

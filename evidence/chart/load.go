@@ -30,8 +30,8 @@ func WriteLoad(w io.Writer, rows []evidence.LoadRow, format string) (err error) 
 			err = fmt.Errorf("chart: cannot draw these load rows (%v). Fix: check them with gpuplan report without --chart", r)
 		}
 	}()
-	if format != PNG && format != SVG {
-		return fmt.Errorf("chart format %q is unknown. Fix: use png or svg", format)
+	if err := checkFormat(format); err != nil {
+		return err
 	}
 	series := loadSeries(rows)
 	if len(series) == 0 {
