@@ -82,6 +82,14 @@ func (r *PeerResult) PreprocessingNs() float64 {
 	return s * 1e9
 }
 
+// name is the peer's name as the user gave it ("" is gunrock).
+func (c *PeerConfig) name() string {
+	if c.Kind == "" {
+		return PeerArm
+	}
+	return c.Kind
+}
+
 // kind returns the peer's kind.
 func (c *PeerConfig) kind() (PeerKind, error) {
 	if c.Kind == "" {
@@ -107,34 +115,49 @@ func (c *PeerConfig) check() error {
 	return nil
 }
 
-// peers runs every configured peer in turn.
+// peerFiles is a written peer input: the graph's .mtx file and the roots'.
+type peerFiles struct{ graph, roots string }
+
+// peers runs every configured peer in turn. Peers with the same Dir (the
+// temporary one included) read one graph file, written once.
 func (b *bench) peers() error {
+	written := map[string]peerFiles{}
+	var cleanups []func()
+	defer func() {
+		for _, c := range cleanups {
+			c()
+		}
+	}()
 	for i := range b.cfg.Peers {
-		if err := b.peer(&b.cfg.Peers[i]); err != nil {
+		c := &b.cfg.Peers[i]
+		in, ok := written[c.Dir]
+		if !ok {
+			dir, cleanup, err := c.dir()
+			if err != nil {
+				return err
+			}
+			cleanups = append(cleanups, cleanup)
+			if in, err = b.writePeerInput(c.Kind, dir); err != nil {
+				return err
+			}
+			written[c.Dir] = in
+		}
+		if err := b.peer(c, in); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// peer runs one peer on the graph and roots, checks every run against the
-// reference and records its samples as its external arm.
-func (b *bench) peer(c *PeerConfig) error {
+// peer runs one peer on the graph and roots written in in, checks every
+// run against the reference and records its samples as its external arm.
+func (b *bench) peer(c *PeerConfig, in peerFiles) error {
 	k, err := c.kind()
 	if err != nil {
 		return err
 	}
-	dir, cleanup, err := c.dir(k.Name)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	graph, rootsFile, err := b.writePeerInput(k.Name, dir)
-	if err != nil {
-		return err
-	}
 	samples := b.peerRuns(c) / len(b.roots)
-	args, env := k.args(peerInput{graph: graph, roots: rootsFile, list: b.roots}, samples)
+	args, env := k.args(peerInput{graph: in.graph, roots: in.roots, list: b.roots}, samples)
 	b.cfg.Log("peer %s: %s %s (%d samples of %d roots)", k.Name, c.Binary, elideSources(args), samples, len(b.roots))
 	out, err := c.run(k.Name, args, env)
 	if err != nil {
@@ -148,7 +171,7 @@ func (b *bench) peer(c *PeerConfig) error {
 		return fmt.Errorf("peer %s (%s) failed validation: %w", k.Name, c.Binary, err)
 	}
 	b.peerSamples(k, parsed)
-	b.res.Peers = append(b.res.Peers, PeerResult{Peer: k.Name, Binary: c.Binary, Graph: graph, Roots: rootsFile, Output: parsed.Graph, Runs: len(parsed.Runs),
+	b.res.Peers = append(b.res.Peers, PeerResult{Peer: k.Name, Binary: c.Binary, Graph: in.graph, Roots: in.roots, Output: parsed.Graph, Runs: len(parsed.Runs),
 		Command: strings.Join(append(env, c.Binary, elideSources(args)), " "),
 		Checked: "every run's source, reached vertices, depth and Graph500 edge count equal the CPU reference's; its checksum is the reference's on that ground (the binary does not print its levels)"})
 	return nil
@@ -167,13 +190,13 @@ func elideSources(args []string) string {
 }
 
 // dir returns the directory of the peer's input and its cleanup.
-func (c *PeerConfig) dir(peer string) (string, func(), error) {
+func (c *PeerConfig) dir() (string, func(), error) {
 	if c.Dir != "" {
 		return c.Dir, func() {}, os.MkdirAll(c.Dir, 0o755)
 	}
-	d, cleanup, err := harness.TempDir("gpuplan-" + peer + "-")
+	d, cleanup, err := harness.TempDir("gpuplan-peers-")
 	if err != nil {
-		return "", nil, fmt.Errorf("peer %s: %w. Fix: pass a writable directory for the graph file", peer, err)
+		return "", nil, fmt.Errorf("peer %s: %w. Fix: pass a writable directory for the graph file", c.name(), err)
 	}
 	return d, cleanup, nil
 }
@@ -206,26 +229,30 @@ func (c *PeerConfig) run(peer string, args, env []string) ([]byte, error) {
 	return out.Bytes(), nil
 }
 
-// writePeerInput writes the graph and the roots into dir.
-func (b *bench) writePeerInput(peer, dir string) (graph, roots string, err error) {
+// writePeerInput writes the graph and the roots into dir, for the peer
+// named peer (a Kind; "" is gunrock) and those that share dir.
+func (b *bench) writePeerInput(peer, dir string) (peerFiles, error) {
+	if peer == "" {
+		peer = PeerArm
+	}
 	name := strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r == ':' {
 			return '-'
 		}
 		return r
 	}, b.g.Name)
-	graph, roots = filepath.Join(dir, name+".mtx"), filepath.Join(dir, name+".roots")
+	graph, roots := filepath.Join(dir, name+".mtx"), filepath.Join(dir, name+".roots")
 	if err := writeFileWith(peer, graph, b.g.WriteMatrixMarket); err != nil {
-		return "", "", err
+		return peerFiles{}, err
 	}
 	var rb strings.Builder
 	for _, r := range b.roots {
 		fmt.Fprintf(&rb, "%d\n", r)
 	}
 	if err := os.WriteFile(roots, []byte(rb.String()), 0o644); err != nil {
-		return "", "", fmt.Errorf("peer %s: writing %s: %w. Fix: pass a writable directory", peer, roots, err)
+		return peerFiles{}, fmt.Errorf("peer %s: writing %s: %w. Fix: pass a writable directory", peer, roots, err)
 	}
-	return graph, roots, nil
+	return peerFiles{graph: graph, roots: roots}, nil
 }
 
 // writeFileWith writes a file through a buffered writer.

@@ -391,6 +391,11 @@ func TestBenchPeersOnFake(t *testing.T) {
 	}
 	assert.Equal(t, res.Summary.PeerSpeedups["gunrock"], res.Summary.GunrockSpeedup)
 	assert.Equal(t, "device-loop", res.Summary.FastestArm, "a peer is never the fastest arm")
+	for _, p := range res.Peers[1:] {
+		assert.Equal(t, res.Peers[0].Graph, p.Graph, "%s reads the graph file written once for every peer", p.Peer)
+		assert.Equal(t, res.Peers[0].Roots, p.Roots, p.Peer)
+	}
+	assert.NoFileExists(t, res.Peers[0].Graph, "the temporary input is removed after the peers ran")
 
 	failures := map[string]struct {
 		peers []PeerConfig
