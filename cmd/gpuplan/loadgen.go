@@ -15,7 +15,8 @@ import (
 const loadAbout = `Drives a BFS query server with concurrent clients and reports, for every
 setting, the throughput (answered queries per second), the p50, p99 and
 p99.9 latencies and the batch sizes formed, checking a sample of the answers
-against the CPU reference.
+against the CPU reference (kept during the setting, checked after its timed
+window, so that the reference does not take the host from the server).
 
 Without --url it starts the server itself over --graph (on the GPU in the
 CUDA build, the CPU reference with --cpu), once per setting: every batching
@@ -75,7 +76,7 @@ func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
 	f.IntVar(&o.roots, "roots", 256, "draw the queries' roots among `N` random roots")
 	f.IntVar(&o.targets, "targets", bfsserve.DefaultLoadTargets, "random targets per query")
 	f.IntVar(&o.maxDepth, "max-depth", -1, "each query's depth limit (-1: none)")
-	f.IntVar(&o.checkEvery, "check-every", 16, "check one answer in `N` against the CPU reference (0: none)")
+	f.IntVar(&o.checkEvery, "check-every", 16, "check one answer in `N` against the CPU reference, up to 64 a setting, after its timed window (0: none)")
 	f.Float64Var(&o.disconnect, "disconnect", 0, "fraction of queries abandoned early (--soak: 0.1)")
 	f.BoolVar(&o.soak, "soak", false, "mixed queries and random disconnects; fail on growth of device memory, goroutines or file descriptors")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated graph, the roots and the queries")

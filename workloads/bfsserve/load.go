@@ -2,6 +2,7 @@ package bfsserve
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -36,9 +37,9 @@ const (
 	// maxLatencies bounds the latencies one run keeps for its percentiles
 	// (a uniform sample beyond it).
 	maxLatencies = 1 << 22
-	// checkQueue bounds the answers waiting for their check; an answer
-	// sampled while it is full is counted as unchecked.
-	checkQueue = 64
+	// maxChecks bounds the answers a run keeps for its check; an answer
+	// sampled once that many are kept is counted as unchecked.
+	maxChecks = 64
 )
 
 // LoadConfig configures RunLoad: Clients concurrent clients, each sending
@@ -67,7 +68,9 @@ type LoadConfig struct {
 	// Seed seeds the roots and targets drawn.
 	Seed uint64
 	// CheckEvery checks one answer in CheckEvery against Reference (0:
-	// none).
+	// none), up to 64 answers a run. The answers are kept and checked
+	// after the run's timed window, so that the CPU reference does not
+	// take the host from the server being measured.
 	CheckEvery int
 	// Reference returns the levels of every vertex from a root, by the
 	// CPU reference.
@@ -110,7 +113,7 @@ type LoadResult struct {
 	MeanBatch float64       `json:"mean_batch"`
 	Batches   map[int]int64 `json:"batches"`
 	// Checked answers agreed with the reference or are in Mismatches;
-	// Unchecked were sampled while the checkers were busy.
+	// Unchecked were sampled once the run kept as many as it checks.
 	Checked    int64 `json:"checked"`
 	Mismatches int64 `json:"mismatches"`
 	Unchecked  int64 `json:"unchecked"`
@@ -183,7 +186,7 @@ type loadRun struct {
 	checked, mismatches, unchecked       atomic.Int64
 	mu                                   sync.Mutex
 	firstFailure, firstMismatch          string
-	checks                               chan check
+	checks                               []check
 }
 
 // check is an answer waiting for its check.
@@ -210,7 +213,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	if err := cfg.check(); err != nil {
 		return LoadResult{}, err
 	}
-	run := &loadRun{cfg: cfg, client: cfg.Client, url: fmt.Sprintf("%s/v1/graphs/%s/bfs", cfg.URL, cfg.Graph), checks: make(chan check, checkQueue)}
+	run := &loadRun{cfg: cfg, client: cfg.Client, url: fmt.Sprintf("%s/v1/graphs/%s/bfs", cfg.URL, cfg.Graph)}
 	if run.client == nil {
 		run.client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: cfg.Clients, DisableCompression: true}}
 	}
@@ -221,10 +224,6 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	}
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
-	var checkers sync.WaitGroup
-	for range 2 {
-		checkers.Go(run.checker)
-	}
 	done := run.progress(ctx)
 	stats := make([]clientStats, cfg.Clients)
 	start := time.Now()
@@ -235,8 +234,7 @@ func RunLoad(ctx context.Context, cfg LoadConfig) (LoadResult, error) {
 	clients.Wait()
 	elapsed := time.Since(start)
 	close(done)
-	close(run.checks)
-	checkers.Wait()
+	run.check()
 	return run.result(stats, elapsed), nil
 }
 
@@ -296,11 +294,7 @@ func (r *loadRun) client1(ctx context.Context, stop context.CancelFunc, id uint6
 		}
 		st.batches[roots]++
 		if r.cfg.CheckEvery > 0 && n%uint64(r.cfg.CheckEvery) == 0 {
-			select {
-			case r.checks <- check{q: q, a: a}:
-			default:
-				r.unchecked.Add(1)
-			}
+			r.keep(check{q: q, a: a})
 		}
 	}
 }
@@ -393,9 +387,23 @@ func (r *loadRun) failure(err error) {
 	}
 }
 
-// checker checks sampled answers against the reference.
-func (r *loadRun) checker() {
-	for c := range r.checks {
+// keep keeps a sampled answer for the check after the run, or counts it
+// unchecked once maxChecks are kept.
+func (r *loadRun) keep(c check) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.checks) >= maxChecks {
+		r.unchecked.Add(1)
+		return
+	}
+	r.checks = append(r.checks, c)
+}
+
+// check checks the kept answers against the reference, after the timed
+// window, grouped by root so that each root's reference runs once.
+func (r *loadRun) check() {
+	slices.SortStableFunc(r.checks, func(a, b check) int { return cmp.Compare(a.q.Root, b.q.Root) })
+	for _, c := range r.checks {
 		want, err := r.cfg.Reference(c.q.Root)
 		r.checked.Add(1)
 		msg := ""
@@ -409,11 +417,9 @@ func (r *loadRun) checker() {
 			continue
 		}
 		r.mismatches.Add(1)
-		r.mu.Lock()
 		if r.firstMismatch == "" {
 			r.firstMismatch = msg
 		}
-		r.mu.Unlock()
 	}
 }
 

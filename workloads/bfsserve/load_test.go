@@ -68,6 +68,36 @@ func TestRunLoadChecksEveryAnswer(t *testing.T) {
 	assert.Equal(t, res.Answered, sum)
 }
 
+// TestRunLoadChecksAfterTheTimedWindow holds the checks out of the
+// measured window: every reference call comes after the run's elapsed
+// time, at most maxChecks answers are checked, and the rest of the
+// sampled ones are counted unchecked.
+func TestRunLoadChecksAfterTheTimedWindow(t *testing.T) {
+	f := newFixture(t)
+	_, url := f.start(Config{Window: time.Millisecond}, f.gpu)
+	cfg := loadConfig(t, f, url)
+	right := cfg.Reference
+	var mu sync.Mutex
+	var calls []time.Time
+	cfg.Reference = func(root int32) ([]int32, error) {
+		mu.Lock()
+		calls = append(calls, time.Now())
+		mu.Unlock()
+		return right(root)
+	}
+	t0 := time.Now()
+	res, err := RunLoad(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Zero(t, res.Mismatches, res.FirstMismatch)
+	assert.Equal(t, int64(maxChecks), res.Checked, "150 answers sampled, the first maxChecks kept")
+	assert.Equal(t, res.Answered, res.Checked+res.Unchecked)
+	require.Len(t, calls, maxChecks)
+	end := t0.Add(res.Elapsed)
+	for i, c := range calls {
+		assert.False(t, c.Before(end), "reference call %d ran inside the timed window", i)
+	}
+}
+
 // TestRunLoadCatchesWrongAnswers checks against a wrong reference: the
 // mismatches are counted and described.
 func TestRunLoadCatchesWrongAnswers(t *testing.T) {
