@@ -44,7 +44,7 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 		KernelGather:        {Run: kernelabi.Emulate(e.runGather), Regs: 12},
 		KernelLevelCounts:   {Run: kernelabi.Emulate(e.runLevelCounts), Regs: 18, Smem: 4 * CountSharedBins},
 		KernelMSGather:      {Run: kernelabi.Emulate(e.runMSGather), Regs: 30},
-		KernelMSLevelCounts: {Run: kernelabi.Emulate(e.runMSLevelCounts), Regs: 32, Smem: 4 * CountSharedBins},
+		KernelMSLevelCounts: {Run: kernelabi.Emulate(e.runMSLevelCounts), Regs: 80, Smem: 4 * CountSharedBins},
 	})
 }
 

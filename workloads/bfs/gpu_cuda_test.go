@@ -215,7 +215,8 @@ func TestGPUAnswers(t *testing.T) {
 // TestGPUMultiSourceAnswers runs RunAnswers on the GPU and checks every
 // root's target levels and level counts against frontier.BFS from it, on
 // the generators' graphs, on graphs whose pushed frontiers hold hubs, and
-// on a grid whose roots x levels pass the shared histogram at both widths.
+// on a grid whose roots x levels pass the shared histogram at both widths,
+// and on a path deeper than 2^16 levels.
 func TestGPUMultiSourceAnswers(t *testing.T) {
 	x := openGPU(t)
 	optimizing, topDown := directionGraphs(t)
@@ -226,4 +227,7 @@ func TestGPUMultiSourceAnswers(t *testing.T) {
 	require.NoError(t, err)
 	checkMultiSourceAnswersOn(t, x, []*frontier.CSR{kron, gridWithHubs(t, 400, 5, 3*msHubEdges)}, []int{7, 64}, []int{0, 32})
 	checkMultiSourceAnswersOn(t, x, []*frontier.CSR{grid}, []int{64}, []int{32, 64})
+	// A path deeper than 2^16 levels: its labels take 17 planes, which the
+	// count kernel reads one vertex at a time instead of in tiles.
+	checkMultiSourceAnswersOn(t, x, []*frontier.CSR{pathGraph(t, 1<<16+100)}, []int{2}, []int{32})
 }

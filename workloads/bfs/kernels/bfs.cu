@@ -2523,23 +2523,62 @@ __device__ __forceinline__ void ms_count_flush(u32* hist, u64* counts, bool shar
     }
 }
 
-// ms_counts_body is msbfs_level_counts over words W: each warp takes a
-// contiguous range of the vertices and each lane one root of the word (two
-// of a 64-bit word: lane and lane + 32); the lanes read each vertex's seen
-// word and planes together (one broadcast load each) and decode their
-// roots' levels.
-template <typename W>
-__device__ __forceinline__ void ms_counts_body(u32* hist, const W* seen, const W* planes, u64* counts, u64 n,
-                                               u32 nroots, u32 bits, u64 nlevels) {
+// ms_counts_tiles counts a warp's vertices [begin, end) in tiles of 32: each
+// lane loads one vertex's seen word and its first MAXB planes (coalesced
+// across the warp, planes at and past bits read as 0), then the lanes take
+// the tile's vertices in order from one another's registers (shuffles) and
+// each lane decodes its roots' labels (lane and lane + 32 of a 64-bit
+// word), adding runs of one label as ms_count_flush does.
+template <typename W, u32 MAXB>
+__device__ __forceinline__ void ms_counts_tiles(u32* hist, const W* seen, const W* planes, u64* counts, u64 n,
+                                                u32 nroots, u32 bits, u64 nlevels, bool shared, u64 begin, u64 end,
+                                                u32 lane) {
     constexpr u32 R = sizeof(W) / sizeof(u32);
-    bool shared = (u64)nroots * nlevels <= COUNT_SHARED_BINS;
-    u32 bins = shared ? nroots * (u32)nlevels : 0u;
-    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) hist[i] = 0;
-    __syncthreads();
-    u32 lane = threadIdx.x & 31u, wpb = blockDim.x / 32u;
-    u64 warps = (u64)gridDim.x * wpb;
-    u64 per = (n + warps - 1) / warps;
-    u64 begin = ((u64)blockIdx.x * wpb + threadIdx.x / 32u) * per, end = min(n, begin + per);
+    MSCount run[R] = {};
+    for (u64 base = begin; base < end; base += 32u) {
+        u64 u = base + lane;
+        bool in = u < end;
+        W s = in ? __ldg(&seen[u]) : (W)0;
+        W pl[MAXB];
+#pragma unroll
+        for (u32 b = 0; b < MAXB; b++) pl[b] = in && b < bits ? __ldg(ms_plane_at(planes, n, b, u)) : (W)0;
+        u32 m = (u32)min((u64)32u, end - base);
+        for (u32 j = 0; j < m; j++) {
+            W sj = __shfl_sync(FULL_MASK, s, j);
+            u32 lab[R] = {};
+#pragma unroll
+            for (u32 b = 0; b < MAXB; b++) {
+                W p = __shfl_sync(FULL_MASK, pl[b], j);
+#pragma unroll
+                for (u32 k = 0; k < R; k++) lab[k] |= (u32)((p >> (lane + 32u * k)) & 1u) << b;
+            }
+#pragma unroll
+            for (u32 k = 0; k < R; k++) {
+                u32 r = lane + 32u * k;
+                if (r >= nroots || ((sj >> r) & 1u) == 0 || lab[k] >= nlevels) continue;
+                if (lab[k] != run[k].lab) {
+                    ms_count_flush(hist, counts, shared, nroots, nlevels, r, run[k]);
+                    run[k] = MSCount{lab[k], 0};
+                }
+                run[k].n++;
+            }
+        }
+    }
+#pragma unroll
+    for (u32 k = 0; k < R; k++) {
+        if (lane + 32u * k < nroots) ms_count_flush(hist, counts, shared, nroots, nlevels, lane + 32u * k, run[k]);
+    }
+}
+
+// ms_counts_vertices counts a warp's vertices [begin, end) one at a time,
+// the lanes reading each vertex's seen word and planes together (one
+// broadcast load each): for passes deeper than 2^16 levels, whose planes
+// ms_counts_tiles does not hold in registers.
+template <typename W>
+__device__ __forceinline__ void ms_counts_vertices(u32* hist, const W* seen, const W* planes, u64* counts, u64 n,
+                                                   u32 nroots, u32 bits, u64 nlevels, bool shared, u64 begin, u64 end,
+                                                   u32 lane) {
+    constexpr u32 R = sizeof(W) / sizeof(u32);
     MSCount run[R] = {};
     for (u64 u = begin; u < end; u++) {
         W s = __ldg(&seen[u]);
@@ -2563,6 +2602,33 @@ __device__ __forceinline__ void ms_counts_body(u32* hist, const W* seen, const W
 #pragma unroll
     for (u32 k = 0; k < R; k++) {
         if (lane + 32u * k < nroots) ms_count_flush(hist, counts, shared, nroots, nlevels, lane + 32u * k, run[k]);
+    }
+}
+
+// ms_counts_body is msbfs_level_counts over words W: each warp takes a
+// contiguous range of the vertices, a whole number of 32-vertex tiles
+// (ms_counts_tiles, with the planes held in registers sized for bits; one
+// vertex at a time past 16 bits), into the block's shared histogram or the
+// counts.
+template <typename W>
+__device__ __forceinline__ void ms_counts_body(u32* hist, const W* seen, const W* planes, u64* counts, u64 n,
+                                               u32 nroots, u32 bits, u64 nlevels) {
+    bool shared = (u64)nroots * nlevels <= COUNT_SHARED_BINS;
+    u32 bins = shared ? nroots * (u32)nlevels : 0u;
+    for (u32 i = threadIdx.x; i < bins; i += blockDim.x) hist[i] = 0;
+    __syncthreads();
+    u32 lane = threadIdx.x & 31u, wpb = blockDim.x / 32u;
+    u64 warps = (u64)gridDim.x * wpb;
+    u64 per = ((n + warps - 1) / warps + 31u) & ~(u64)31u;
+    u64 begin = min(n, ((u64)blockIdx.x * wpb + threadIdx.x / 32u) * per), end = min(n, begin + per);
+    if (bits <= 4) {
+        ms_counts_tiles<W, 4>(hist, seen, planes, counts, n, nroots, bits, nlevels, shared, begin, end, lane);
+    } else if (bits <= 8) {
+        ms_counts_tiles<W, 8>(hist, seen, planes, counts, n, nroots, bits, nlevels, shared, begin, end, lane);
+    } else if (bits <= 16) {
+        ms_counts_tiles<W, 16>(hist, seen, planes, counts, n, nroots, bits, nlevels, shared, begin, end, lane);
+    } else {
+        ms_counts_vertices(hist, seen, planes, counts, n, nroots, bits, nlevels, shared, begin, end, lane);
     }
     __syncthreads();
     for (u32 i = threadIdx.x; i < bins; i += blockDim.x) {
