@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/signal"
 	"strings"
@@ -28,9 +29,13 @@ Concurrent queries on one graph are batched: the first queued query waits
 up to --window for others, up to --max-batch distinct roots, and the batch
 runs as multi-source passes of 64 roots, grouped by the multi-query plan
 within the memory budget. A full queue (--queue) refuses with 429, a query
-the budget cannot hold with 503; a GPU fault fails its batch with 500 and
-the server reopens the graphs (a new context, uploaded again) while
-/healthz says "recovering".
+the budget cannot hold with 503; a GPU fault fails its batch with 500, and
+the server tries to reopen the graphs (a new context, uploaded again) while
+/healthz says "recovering". On a real GPU a sticky fault (an illegal
+address, for example) ends the process's use of CUDA: every new context
+fails, so the server gives up (/healthz says "failed"), shuts down and
+exits with a failure status, to be restarted by its supervisor (for
+example systemd with Restart=on-failure).
 
 The API (see the README): GET /v1/graphs; POST /v1/graphs/NAME/bfs with
 {"root": R, "targets": [...], "max_depth": D, "parents": false}; POST
@@ -237,7 +242,8 @@ func (e *env) interruptContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// runServe parses "gpuplan serve" and serves until interrupted.
+// runServe parses "gpuplan serve" and serves until interrupted, or until
+// the server fails.
 func runServe(e *env, args []string) error {
 	o, err := parseServeArgs(e, args)
 	if err != nil {
@@ -252,26 +258,45 @@ func runServe(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	where := "the parallel CPU reference"
+	if !o.cpu && buildHasCUDA {
+		where = "the GPU"
+	}
+	return serveOn(e, o, l, residencyOpener(graphs, o.cpu, o.device), fmt.Sprintf("%d graphs from %s", len(graphs), where))
+}
+
+// serveOn serves the residency open opens on l (what describes it) until
+// SIGINT or SIGTERM, or until the server gives up reopening its graphs
+// after a fault; either way it shuts down gracefully. A failed server is
+// an error that names the cause.
+func serveOn(e *env, o *serveOptions, l net.Listener, open bfsserve.Opener, what string) error {
 	ctx, stop := e.interruptContext()
 	defer stop()
-	s, err := bfsserve.New(ctx, o.cfg, residencyOpener(graphs, o.cpu, o.device))
+	s, err := bfsserve.New(ctx, o.cfg, open)
 	if err != nil {
 		return err
 	}
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(l) }()
-	where := "the parallel CPU reference"
-	if !o.cpu && buildHasCUDA {
-		where = "the GPU"
-	}
-	e.logf("serve", "serving %d graphs from %s on http://%s (Ctrl-C stops)", len(graphs), where, l.Addr())
+	e.logf("serve", "serving %s on http://%s (Ctrl-C stops)", what, l.Addr())
+	var failure error
 	select {
 	case err := <-served:
 		return errors.Join(err, s.Shutdown(context.Background()))
 	case <-ctx.Done():
+		e.logf("serve", "shutting down: finishing the queries in flight (up to %s)", o.drain)
+	case <-s.Failed():
+		failure = serveFailure(s.Health().Reason)
+		e.logf("serve", "the server failed; shutting down: finishing the queries in flight (up to %s)", o.drain)
 	}
-	e.logf("serve", "shutting down: finishing the queries in flight (up to %s)", o.drain)
 	drain, cancel := context.WithTimeout(context.Background(), o.drain)
 	defer cancel()
-	return errors.Join(s.Shutdown(drain), <-served)
+	// The failure comes last: the message ends with its Fix.
+	return errors.Join(s.Shutdown(drain), <-served, failure)
+}
+
+// serveFailure is the error of a server that gave up reopening its graphs
+// for reason.
+func serveFailure(reason string) error {
+	return fmt.Errorf("the server failed: %s. Fix: restart gpuplan serve (run it under a supervisor that restarts it on failure, e.g. systemd Restart=on-failure)", reason)
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net"
 	"net/http"
@@ -19,7 +20,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/occupancy"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
+	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 	"github.com/gpuplan/gpuplan/workloads/bfsserve"
 )
 
@@ -143,6 +148,81 @@ func TestServeRefuses(t *testing.T) {
 			assert.Contains(t, errs, c.want)
 			assert.Contains(t, errs, "Fix")
 		})
+	}
+}
+
+// TestServeExitsWhenTheServerFails faults the fake GPU under "gpuplan
+// serve", whose reopening then finds the context lost, as every new
+// context of the process does on a real GPU after a sticky fault: the
+// command shuts down and fails with the cause and the restart Fix.
+func TestServeExitsWhenTheServerFails(t *testing.T) {
+	var stderr syncBuffer
+	e := &env{stdout: io.Discard, stderr: &stderr, ctx: t.Context()}
+	o, err := parseServeArgs(e, []string{"--graph", "g=grid:8", "--listen", "127.0.0.1:0", "--log-format", "text"})
+	require.NoError(t, err)
+	o.cfg.RecoverBackoff = time.Millisecond
+	graphs, err := loadServedGraphs(e, o.graphs, o.seed, o.limits)
+	require.NoError(t, err)
+	l, err := bfsserve.Listen(o.listen)
+	require.NoError(t, err)
+	open, fake := lostAfterFirstOpen(graphs[0])
+	cmds := []command{{name: "serve", run: func(e *env, _ []string) error { return serveOn(e, o, l, open, "1 graph from the fake GPU") }}}
+	code := make(chan int, 1)
+	go func() { code <- runCommand(e, cmds, "serve", nil) }()
+	require.Eventually(t, func() bool { return strings.Contains(stderr.String(), "serving 1 graph") }, 10*time.Second, 5*time.Millisecond)
+	url := "http://" + l.Addr().String()
+
+	fake().Fail("cuLaunchKernel", 700)
+	resp, err := http.Post(url+"/v1/graphs/g/bfs", "application/json", strings.NewReader(`{"root": 0, "targets": [1]}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusInternalServerError, resp.StatusCode, "the faulted batch fails")
+	select {
+	case c := <-code:
+		assert.Equal(t, exitFailure, c)
+	case <-time.After(10 * time.Second):
+		require.FailNow(t, "serve did not exit", stderr.String())
+	}
+	logs := strings.TrimSpace(stderr.String())
+	assert.Contains(t, logs, "the server failed; shutting down")
+	assert.Contains(t, logs, "msg=stopped", "the graceful shutdown ran")
+	assert.Contains(t, logs, "gpuplan serve: the server failed: the GPU context cannot be reopened in this process")
+	assert.Contains(t, logs, "cuCtxCreate", "the cause is named")
+	assert.True(t, strings.HasSuffix(logs, "Fix: restart gpuplan serve (run it under a supervisor that restarts it on failure, e.g. systemd Restart=on-failure)"), logs)
+	_, err = net.DialTimeout("tcp", l.Addr().String(), time.Second)
+	assert.Error(t, err, "the port is closed")
+}
+
+// lostAfterFirstOpen opens g on a fake GPU once; every later opening
+// fails with a lost context. fake returns the opened GPU.
+func lostAfterFirstOpen(g servedGraph) (bfsserve.Opener, func() *executor.Fake) {
+	var mu sync.Mutex
+	var fake *executor.Fake
+	open := func(context.Context) (*bfsserve.Residency, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if fake != nil {
+			return nil, &executor.DriverError{Call: "cuCtxCreate", Code: 715, Name: "CUDA_ERROR_ILLEGAL_INSTRUCTION", Fix: "Fix: restart the process."}
+		}
+		dev, err := occupancy.Lookup("h100")
+		if err != nil {
+			return nil, err
+		}
+		fake = bfs.NewFake(dev, 1)
+		x, err := executor.New(fake, executor.Options{})
+		if err != nil {
+			return nil, err
+		}
+		bg, err := bfsquery.Open(x, g.csr, bfsquery.Options{Directed: g.directed})
+		if err != nil {
+			return nil, errors.Join(err, x.Close())
+		}
+		return &bfsserve.Residency{Graphs: []*bfsquery.Graph{bg}, Executor: x, Close: func() error { return errors.Join(bg.Close(), x.Close()) }}, nil
+	}
+	return open, func() *executor.Fake {
+		mu.Lock()
+		defer mu.Unlock()
+		return fake
 	}
 }
 

@@ -40,6 +40,9 @@ const (
 	// DefaultRecoverBackoff is the first wait between attempts to reopen
 	// the graphs after a fault; it doubles up to 30 s.
 	DefaultRecoverBackoff = 100 * time.Millisecond
+	// DefaultRecoverAttempts is how many times the server tries to reopen
+	// the graphs after a fault before it gives up.
+	DefaultRecoverAttempts = 5
 )
 
 // Config configures a Server. Its zero value is valid: every field left
@@ -81,6 +84,14 @@ type Config struct {
 	// RecoverBackoff is the first wait between attempts to reopen the
 	// graphs after a fault (0: DefaultRecoverBackoff).
 	RecoverBackoff time.Duration
+	// RecoverAttempts is how many times the server tries to reopen the
+	// graphs after a fault before it gives up (0: DefaultRecoverAttempts).
+	// Once it gives up, Health says StatusFailed, every query is refused
+	// with 503 and Server.Failed is closed: the process must be restarted.
+	// A reopening that fails with a lost context (executor.ContextLost)
+	// gives up at once, whatever the attempts left: on a real GPU a sticky
+	// fault ends the process's use of CUDA, so no retry can succeed.
+	RecoverAttempts int
 	// Logger receives the structured logs (nil: discarded).
 	Logger *slog.Logger
 	// Registry holds the server's metrics (nil: a registry of its own,
@@ -125,6 +136,8 @@ func (c Config) withDefaults() (Config, error) {
 		return bad("MaxBatchQueries", fmt.Sprintf("%d is outside 1..%d", c.MaxBatchQueries, bfsquery.MaxBatchRoots), "give 1 to 65536 queries per batch request")
 	case c.RecoverBackoff < 0:
 		return bad("RecoverBackoff", fmt.Sprintf("%s is negative", c.RecoverBackoff), "give a positive wait, or 0 for the default")
+	case c.RecoverAttempts < 0:
+		return bad("RecoverAttempts", fmt.Sprintf("%d is negative", c.RecoverAttempts), fmt.Sprintf("give a positive count of attempts to reopen the graphs, or 0 for the default %d", DefaultRecoverAttempts))
 	}
 	def := func(v *int, d int) {
 		if *v == 0 {
@@ -135,6 +148,7 @@ func (c Config) withDefaults() (Config, error) {
 	def(&c.QueueDepth, DefaultQueueDepth)
 	def(&c.MaxJSONLevels, DefaultMaxJSONLevels)
 	def(&c.MaxBatchQueries, DefaultMaxBatchQueries)
+	def(&c.RecoverAttempts, DefaultRecoverAttempts)
 	switch c.Window {
 	case 0:
 		c.Window = DefaultWindow

@@ -19,7 +19,13 @@
 // with 500 and the reason; the server then closes the residency and calls
 // the Opener again (a new context, every graph uploaded again), refusing
 // queries with 503 and reporting "recovering" on /healthz until it is
-// back. An answer is never partial: it is the batch's answer or an error.
+// back. On a real GPU a sticky fault (an illegal address) ends the
+// process's use of CUDA: every new context fails the same way. So after
+// Config.RecoverAttempts failed attempts, or at once when the reopening
+// finds the context lost, the server gives up: /healthz says "failed",
+// every query gets 503, and Server.Failed is closed, for the owner to shut
+// the server down and exit, to be restarted. An answer is never partial:
+// it is the batch's answer or an error.
 //
 // The API:
 //
@@ -35,7 +41,7 @@
 //	                                 → {"root": R, "reachable": [true, ...], "reached": N}
 //	GET  /v1/graphs/NAME/levels?root=R[&max_depth=D][&parents=true]
 //	                                 every vertex's level (and parent) in bfsquery's binary format
-//	GET  /healthz                    {"status": "ok" | "recovering" | "shutting_down", ...}
+//	GET  /healthz                    {"status": "ok" | "recovering" | "failed" | "shutting_down", ...}
 //	GET  /metrics                    Prometheus metrics: request latency histograms, query
 //	                                 outcomes, batch sizes, queue waits, and the executor's telemetry
 //

@@ -35,6 +35,7 @@ const (
 	CodeQueueFull     = "queue_full"
 	CodeOverBudget    = "over_budget"
 	CodeRecovering    = "recovering"
+	CodeFailed        = "failed"
 	CodeShuttingDown  = "shutting_down"
 	CodeDeviceFault   = "device_fault"
 	CodeDeadline      = "deadline_exceeded"
@@ -82,6 +83,13 @@ func deviceFault(graph string, err error) *Error {
 func recovering(reason string) *Error {
 	return &Error{Status: http.StatusServiceUnavailable, Code: CodeRecovering, RetryAfter: 1,
 		Msg: fmt.Sprintf("the server is reopening its graphs after a GPU fault (%s). Fix: retry after a moment; GET /healthz says ok once it is done", reason)}
+}
+
+// gaveUp is the 503 of a query sent after the server gave up reopening
+// its graphs: no retry on this process can succeed.
+func gaveUp(reason string) *Error {
+	return &Error{Status: http.StatusServiceUnavailable, Code: CodeFailed,
+		Msg: fmt.Sprintf("the server has failed and answers no more queries: %s. Fix: restart the server (run it under a supervisor that restarts it on failure), or send the query to another instance", reason)}
 }
 
 // shuttingDown is the 503 of a query sent during shutdown.

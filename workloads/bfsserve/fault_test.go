@@ -3,6 +3,8 @@ package bfsserve
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"strings"
@@ -72,6 +74,92 @@ func TestGPUFaultsFailInFlightQueriesAndRecover(t *testing.T) {
 			assert.Equal(t, 1.0, counterValue(t, s, "gpuplan_serve_recoveries_total", "", ""))
 		})
 	}
+}
+
+// TestRecoveryGivesUp fails every reopening after a fault: the server
+// gives up after Config.RecoverAttempts attempts, or at once on a lost
+// context, which no retry in the process recovers. It then reports
+// "failed", closes Failed, refuses queries with 503 and the restart Fix,
+// and its healthy gauge says 0.
+func TestRecoveryGivesUp(t *testing.T) {
+	lost := &executor.DriverError{Call: "cuCtxCreate", Code: 700, Name: "CUDA_ERROR_ILLEGAL_ADDRESS", Fix: "Fix: restart the process."}
+	for _, c := range []struct {
+		name     string
+		attempts int
+		openErr  error
+		opens    int // after the first
+		why      string
+	}{
+		{"every attempt fails", 3, nil, 3, "reopening the graphs failed 3 times, the last with: no device yet"},
+		{"default attempts", 0, nil, DefaultRecoverAttempts, "failed 5 times"},
+		{"context lost", 5, lost, 1, "found the GPU context lost"},
+		{"wrapped context lost", 5, fmt.Errorf("open device 0: %w", lost), 1, "found the GPU context lost"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFixture(t)
+			f.failOpens, f.openErr = 1000, c.openErr
+			s, url := f.start(Config{RecoverBackoff: time.Microsecond, RecoverAttempts: c.attempts}, f.gpu)
+			q := map[string]any{"root": 3, "targets": []int{0, 1}}
+			f.fake().Fail("cuLaunchKernel", 719)
+			require.Equal(t, http.StatusInternalServerError, post(t, url+"/v1/graphs/kron/bfs", q).status)
+			select {
+			case <-s.Failed():
+			case <-time.After(10 * time.Second):
+				require.FailNow(t, "the server never gave up", "%+v", s.Health())
+			}
+			f.mu.Lock()
+			assert.Equal(t, 1+c.opens, f.opens, "the first opening, then the attempts")
+			f.mu.Unlock()
+			checkFailed(t, s, url, c.why)
+
+			_, _, err := s.batch(context.Background(), s.order[0], []bfsquery.Query{{Root: 0, MaxDepth: -1}})
+			require.ErrorIs(t, err, errStopped, "the batcher fails a queued batch, counting no fault")
+			assert.Equal(t, CodeFailed, asError(err).Code)
+			s.fault(s.generation.Load(), errors.New("another fault"))
+			assert.Equal(t, StatusFailed, s.Health().Status, "no recovery starts again")
+
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			require.NoError(t, s.Shutdown(ctx))
+			assert.Equal(t, StatusFailed, s.Health().Status, "shutdown keeps the failure's reason")
+		})
+	}
+}
+
+// checkFailed checks a server that gave up: its health, its refusal of
+// queries and its healthy gauge.
+func checkFailed(t *testing.T, s *Server, url, why string) {
+	t.Helper()
+	h := s.Health()
+	assert.Equal(t, StatusFailed, h.Status)
+	assert.Contains(t, h.Reason, "the GPU context cannot be reopened in this process after a GPU fault")
+	assert.Contains(t, h.Reason, why)
+	assert.True(t, strings.HasSuffix(h.Reason, "the process must be restarted"), h.Reason)
+	assert.Equal(t, uint64(1), h.Generation, "never reopened")
+
+	r := call(t, context.Background(), http.MethodGet, url+"/healthz", "")
+	require.Equal(t, http.StatusServiceUnavailable, r.status)
+	var health Health
+	require.NoError(t, json.Unmarshal(r.body, &health))
+	assert.Equal(t, StatusFailed, health.Status)
+
+	for _, path := range []string{"/v1/graphs/kron/bfs", "/v1/graphs/web/reach"} {
+		r = post(t, url+path, map[string]any{"root": 1, "targets": []int{2}})
+		require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
+		e := r.apiError(t)
+		assert.Equal(t, CodeFailed, e.Code)
+		assert.Zero(t, e.RetryAfter, "retrying this process cannot succeed")
+		assert.Contains(t, e.Msg, h.Reason)
+		fix := e.Msg[strings.LastIndex(e.Msg, "Fix:"):]
+		assert.Equal(t, "Fix: restart the server (run it under a supervisor that restarts it on failure), or send the query to another instance", fix)
+	}
+
+	fams := scrape(t, url)
+	require.NotNil(t, sample(fams, "gpuplan_serve_healthy", map[string]string{}))
+	assert.Zero(t, sample(fams, "gpuplan_serve_healthy", map[string]string{}).GetGauge().GetValue(), "not ready")
+	assert.Equal(t, 1.0, sample(fams, "gpuplan_serve_residency_generation", map[string]string{}).GetGauge().GetValue())
+	assert.Zero(t, counterValue(t, s, "gpuplan_serve_recoveries_total", "", ""))
+	assert.Positive(t, counterValue(t, s, "gpuplan_serve_queries_total", labelOutcome, outcomeRefused), "the refused queries are counted")
 }
 
 // TestFaultUnderLoadNeverAnswersWrong sends queries from many clients
@@ -221,6 +309,8 @@ func TestConfigOutOfRange(t *testing.T) {
 		{Config{MaxBodyBytes: -1}, "MaxBodyBytes"},
 		{Config{Timeout: -1}, "Timeout"},
 		{Config{MaxBatchQueries: 1 << 20}, "MaxBatchQueries"},
+		{Config{RecoverBackoff: -1}, "RecoverBackoff"},
+		{Config{RecoverAttempts: -1}, "RecoverAttempts"},
 	} {
 		_, err := New(context.Background(), c.cfg, f.cpu)
 		var ce *ConfigError

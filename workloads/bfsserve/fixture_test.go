@@ -32,9 +32,11 @@ type fixture struct {
 	mu    sync.Mutex
 	fakes []*executor.Fake
 	// hold, when set, makes every opening after the first wait until it
-	// closes; failOpens fails that many openings after the first.
+	// closes; failOpens fails that many openings after the first, with
+	// openErr (nil: "no device yet").
 	hold      chan struct{}
 	failOpens int
+	openErr   error
 	opens     int
 }
 
@@ -58,7 +60,7 @@ func newFixture(t testing.TB) *fixture {
 func (f *fixture) gpu(ctx context.Context) (*Residency, error) {
 	f.mu.Lock()
 	f.opens++
-	n, hold := f.opens, f.hold
+	n, hold, openErr := f.opens, f.hold, f.openErr
 	fail := n > 1 && f.failOpens > 0
 	if fail {
 		f.failOpens--
@@ -70,6 +72,9 @@ func (f *fixture) gpu(ctx context.Context) (*Residency, error) {
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		}
+	}
+	if fail && openErr != nil {
+		return nil, openErr
 	}
 	if fail {
 		return nil, errors.New("no device yet")

@@ -385,6 +385,8 @@ func (s *Server) admitting() error {
 		return nil
 	case StatusRecovering:
 		return recovering(h.Reason)
+	case StatusFailed:
+		return gaveUp(h.Reason)
 	default:
 		return shuttingDown
 	}

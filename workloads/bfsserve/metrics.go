@@ -132,10 +132,11 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 	return m
 }
 
-// healthGauge is 1 while s answers.
+// healthGauge is 1 while s answers: 0 while it recovers, once it has
+// failed, and while it shuts down.
 func healthGauge(s *Server) prometheus.GaugeFunc {
 	return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "gpuplan_serve_healthy",
-		Help: "1 while the server answers, 0 while it reopens its graphs after a fault or shuts down."},
+		Help: "1 while the server answers, 0 while it reopens its graphs after a fault, once it has failed (given up reopening them), or while it shuts down."},
 		func() float64 {
 			if s.Health().Status == StatusOK {
 				return 1

@@ -12,13 +12,18 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
 // Health statuses.
 const (
-	StatusOK           = "ok"
-	StatusRecovering   = "recovering"
+	StatusOK         = "ok"
+	StatusRecovering = "recovering"
+	// StatusFailed is a server that gave up reopening its graphs after a
+	// fault (see Server.Failed): it answers no query again, and its
+	// process must be restarted.
+	StatusFailed       = "failed"
 	StatusShuttingDown = "shutting_down"
 )
 
@@ -57,8 +62,13 @@ type Server struct {
 	generation atomic.Uint64
 	health     atomic.Pointer[Health]
 
+	// faultMu guards recovering: set while a recovery runs, and kept set
+	// once one has given up, so that no other starts.
 	faultMu    sync.Mutex
 	recovering bool
+	// failed is closed when a recovery gives up, after failReason is set.
+	failed     chan struct{}
+	failReason string
 
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -90,7 +100,7 @@ func New(ctx context.Context, cfg Config, open Opener) (*Server, error) {
 	if err != nil {
 		return nil, errors.Join(err, closeResidency(res))
 	}
-	s := &Server{cfg: cfg, open: open, log: cfg.Logger, infos: infos, byName: map[string]*batcher{}, res: res, graphs: graphs, stop: make(chan struct{})}
+	s := &Server{cfg: cfg, open: open, log: cfg.Logger, infos: infos, byName: map[string]*batcher{}, res: res, graphs: graphs, stop: make(chan struct{}), failed: make(chan struct{})}
 	for _, info := range infos {
 		b, err := newBatcher(s, graphs[info.Name], info)
 		if err != nil {
@@ -124,6 +134,27 @@ func (s *Server) Health() Health {
 	return h
 }
 
+// Failed returns a channel that is closed when the server gives up
+// reopening its graphs after a fault: after Config.RecoverAttempts failed
+// attempts, or at once when a reopening finds the GPU context lost
+// (executor.ContextLost). From then on Health says StatusFailed, its
+// Reason says why, and every query is refused with 503. On a real GPU a
+// sticky fault (an illegal address, for example) ends the process's use
+// of CUDA, every new context failing the same way, so the owner should
+// shut the server down and exit, to be restarted (by a supervisor, for
+// example). Shutdown does not close it.
+func (s *Server) Failed() <-chan struct{} { return s.failed }
+
+// hasFailed reports whether a recovery has given up.
+func (s *Server) hasFailed() bool {
+	select {
+	case <-s.failed:
+		return true
+	default:
+		return false
+	}
+}
+
 // setHealth changes the status.
 func (s *Server) setHealth(status, reason string) {
 	s.health.Store(&Health{Status: status, Reason: reason, Since: time.Now()})
@@ -147,11 +178,22 @@ func (s *Server) batch(ctx context.Context, b *batcher, qs []bfsquery.Query) ([]
 	g := s.graphs[b.info.Name]
 	on := ranOn{gen: s.generation.Load(), at: b.labels()}
 	if g == nil {
-		return nil, on, errStopped
+		return nil, on, s.noResidency()
 	}
 	as, ph, err := g.BatchPhases(ctx, qs)
 	on.phases = ph
 	return as, on, err
+}
+
+// noResidency is a batch's error when no residency is open: errStopped,
+// joined, once the server has failed, with the 503 that its queries
+// answer (the batcher tells errStopped from a fault; the API's error is
+// the 503).
+func (s *Server) noResidency() error {
+	if s.hasFailed() {
+		return errors.Join(errStopped, gaveUp(s.failReason))
+	}
+	return errStopped
 }
 
 // fault starts a recovery from a fault of the residency of generation
@@ -168,7 +210,10 @@ func (s *Server) fault(gen uint64, cause error) {
 }
 
 // recover closes the failed residency and opens a new one, with a backoff
-// between attempts, until it succeeds or the server stops.
+// between attempts, until it succeeds, the server stops, or it gives up:
+// after Config.RecoverAttempts failed attempts, or at once when a
+// reopening finds the context lost, which no retry in this process
+// recovers.
 func (s *Server) recover(cause error) {
 	s.resMu.Lock()
 	defer s.resMu.Unlock()
@@ -190,15 +235,14 @@ func (s *Server) recover(cause error) {
 	wait := s.cfg.RecoverBackoff
 	for attempt := 1; ; attempt++ {
 		res, graphs, err := s.reopen(ctx)
-		if err == nil {
-			s.install(res, graphs)
-			gen := s.generation.Add(1)
-			s.metrics.recoveries.Inc()
-			s.faultMu.Lock()
-			s.recovering = false
-			s.faultMu.Unlock()
-			s.setHealth(StatusOK, "")
-			s.log.Info("graphs reopened", slog.Int("attempt", attempt), slog.Uint64("generation", gen))
+		switch {
+		case err == nil:
+			s.reopened(res, graphs, attempt)
+			return
+		case s.stopped():
+			return
+		case executor.ContextLost(err), attempt >= s.cfg.RecoverAttempts:
+			s.giveUp(cause, err, attempt)
 			return
 		}
 		s.log.Warn("reopening the graphs failed", slog.Int("attempt", attempt), slog.Duration("retry_in", wait), slog.Any("error", err))
@@ -210,6 +254,33 @@ func (s *Server) recover(cause error) {
 		}
 		wait = min(2*wait, 30*time.Second)
 	}
+}
+
+// reopened makes a reopened residency current and ends the recovery,
+// under resMu.
+func (s *Server) reopened(res *Residency, graphs map[string]*bfsquery.Graph, attempt int) {
+	s.install(res, graphs)
+	gen := s.generation.Add(1)
+	s.metrics.recoveries.Inc()
+	s.faultMu.Lock()
+	s.recovering = false
+	s.faultMu.Unlock()
+	s.setHealth(StatusOK, "")
+	s.log.Info("graphs reopened", slog.Int("attempt", attempt), slog.Uint64("generation", gen))
+}
+
+// giveUp ends a recovery that cannot succeed: the server answers no query
+// again, and Failed is closed. The recovery stays marked as running, so
+// that no other starts and nothing closes failed twice.
+func (s *Server) giveUp(cause, last error, attempts int) {
+	why := fmt.Sprintf("reopening the graphs failed %d times, the last with: %v", attempts, last)
+	if executor.ContextLost(last) {
+		why = fmt.Sprintf("reopening the graphs found the GPU context lost (%v): after a sticky fault, CUDA fails every new context of the process the same way", last)
+	}
+	s.failReason = fmt.Sprintf("the GPU context cannot be reopened in this process after a GPU fault (%v): %s; the process must be restarted", cause, why)
+	s.log.Error("giving up reopening the graphs: the process must be restarted", slog.Int("attempts", attempts), slog.Any("cause", cause), slog.Any("error", last))
+	s.setHealth(StatusFailed, s.failReason)
+	close(s.failed)
 }
 
 // install makes a reopened residency current, under resMu: its graphs
@@ -335,9 +406,12 @@ func (s *Server) closeFresh() {
 
 // Shutdown stops the server gracefully: it stops accepting connections,
 // finishes the queries in flight (until ctx ends), then stops the
-// batchers and closes the graphs.
+// batchers and closes the graphs. A failed server's health stays
+// StatusFailed, with its reason.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.setHealth(StatusShuttingDown, "")
+	if !s.hasFailed() {
+		s.setHealth(StatusShuttingDown, "")
+	}
 	s.httpMu.Lock()
 	servers := s.https
 	s.httpMu.Unlock()
