@@ -96,6 +96,12 @@ var cuResultNames = map[int]string{
 	cuErrNotSupported:                "CUDA_ERROR_NOT_SUPPORTED",
 	cuErrHostMemoryAlreadyRegistered: "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED",
 	cuErrHostMemoryNotRegistered:     "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED",
+	714:                              "CUDA_ERROR_HARDWARE_STACK_ERROR",
+	715:                              "CUDA_ERROR_ILLEGAL_INSTRUCTION",
+	716:                              "CUDA_ERROR_MISALIGNED_ADDRESS",
+	717:                              "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+	718:                              "CUDA_ERROR_INVALID_PC",
+	719:                              "CUDA_ERROR_LAUNCH_FAILED",
 	999:                              "CUDA_ERROR_UNKNOWN",
 }
 
@@ -128,7 +134,7 @@ func fixFor(call string, code int) string {
 	case cuErrCooperativeTooLarge:
 		return "Fix: size the grid with CooperativeGrid so every block is co-resident."
 	case cuErrIllegalAddress:
-		return "Fix: the kernel accessed memory out of bounds; check buffer sizes and offsets (compute-sanitizer helps); the context is unusable, reopen the device."
+		return "Fix: the kernel accessed memory out of bounds; check buffer sizes and offsets (compute-sanitizer helps); the process cannot use the device again (every new context fails the same way): restart it."
 	case cuErrLaunchTimeout:
 		return "Fix: the kernel ran too long (a watchdog or a deadlock); check grid barriers and co-residency."
 	case cuErrNotSupported:
@@ -137,6 +143,9 @@ func fixFor(call string, code int) string {
 		return "Fix: pin each host range once; unpin it (UnpinHostBuffer) before pinning memory that overlaps it."
 	case cuErrHostMemoryNotRegistered:
 		return "Fix: unpin only memory pinned with PinHostBuffer, passing the same slice."
+	}
+	if stickyCode(code) {
+		return "Fix: a kernel faulted (compute-sanitizer names the access); the process cannot use the device again (every new context fails the same way): restart it."
 	}
 	return fmt.Sprintf("Fix: check the arguments passed to %s and the device state (nvidia-smi).", call)
 }

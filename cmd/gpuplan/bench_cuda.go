@@ -11,9 +11,12 @@ func openBenchExecutor(device int) (*executor.Executor, error) {
 }
 
 // openFaultTolerantExecutor opens CUDA device ordinal in a context of its
-// own (executor.Options.PrivateContext), for a process that must outlive a
-// fault in the kernels it runs: the server, which reopens its graphs, and
-// gpuplan run, which looks for the faulting wave on a fresh context.
+// own (executor.Options.PrivateContext), for the server and gpuplan run,
+// whose kernels may fault: a fault then loses that context, not the
+// device's primary one. It does not keep the process usable: after a
+// sticky fault (an illegal address) no new context can be created in it
+// (measured on an H200 with driver 580, cuCtxCreate fails with CUresult 700
+// or 715), so gpuplan run looks for the faulting wave in a child process.
 func openFaultTolerantExecutor(device int) (*executor.Executor, error) {
 	return openExecutor(device, executor.Options{PrivateContext: true})
 }

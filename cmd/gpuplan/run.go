@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -57,7 +56,14 @@ run. The megakernel topology selection, fed with the measured profile,
 picks an arm, and the report says whether it was the fastest. A
 persistent run that stops making progress is aborted by a watchdog that
 names the waves and the counters they waited on; a kernel fault names the
-arm and, from a fresh context, the wave, then exits 1.
+arm and the wave, which a child process finds with --find-fault (a
+process that saw a sticky fault, an illegal address, cannot use CUDA
+again), then exits 1.
+
+--find-fault runs no benchmark: it runs the waves one at a time, each
+waited for, and names the first that faults, as one line on standard
+output: "fault-wave: N" (the wave's index) or "fault-wave: none". It exits
+0 either way, and nonzero when the waves cannot be run.
 
 --out DIR writes the outputs (one .bin file each, and outputs.json); -o
 FILE the evidence CSV. A build without CUDA runs the examples on the CPU
@@ -77,6 +83,7 @@ type runOptions struct {
 	copyMiB    uint64
 	json       bool
 	progress   bool
+	findFault  bool
 }
 
 func parseRunArgs(e *env, args []string) (*runOptions, bool, error) {
@@ -95,6 +102,7 @@ func parseRunArgs(e *env, args []string) (*runOptions, bool, error) {
 	maxRegs := f.String("max-regs", "auto", "cap the persistent arms' registers per thread at `N` (16..255; 0: no cap), for more co-resident blocks; auto, on a GPU, tries no cap, 96, 64 and 48 and keeps the fastest")
 	f.Uint64Var(&o.copyMiB, "copy-mib", 0, "also measure the copy-bandwidth ceiling with buffers of `N` MiB (0: skip it)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	f.BoolVar(&o.findFault, "find-fault", false, "run the waves one at a time, each waited for, and name the first that faults: print \"fault-wave: N\" or \"fault-wave: none\" and benchmark nothing")
 	f.StringVar(&o.sourceRoot, "source-root", "", "module root whose measured code is fingerprinted (default: the nearest directory above the working directory with go.mod)")
 	f.readsInput()
 	if err := f.parse(args); err != nil {
@@ -180,6 +188,8 @@ func runRun(e *env, args []string) error {
 		return writeFileAtomic(o.dump, src.json)
 	case o.emitPTX != "":
 		return emitRunPTX(o.emitPTX, src.p)
+	case o.findFault:
+		return runFindFault(e, o, src.p)
 	}
 	return runProgram(e, o, src)
 }
@@ -270,7 +280,7 @@ func runProgram(e *env, o *runOptions, src *runSource) error {
 	e.benchLogf("%s on %s", p.Name(), backend)
 	res, err := wavedag.Bench(x, p, o.bench)
 	if err != nil {
-		return runFailure(e, o, p, x, err)
+		return runFailure(e, o, src, x, err)
 	}
 	defer x.Close()
 	prov := benchProvenance(x, fingerprint)
@@ -281,32 +291,6 @@ func runProgram(e *env, o *runOptions, src *runSource) error {
 		return writeJSON(e.stdout, res)
 	}
 	return writeRunTable(e.stdout, p, res, backend, prov, o.bench.Reference != nil)
-}
-
-// runFailure reports a failed run. After a fault it looks for the wave on
-// a fresh context; after a hang it leaves the executor alone (its wait is
-// still blocked) and the process exits.
-func runFailure(e *env, o *runOptions, p *wavedag.Program, x *executor.Executor, err error) error {
-	var hang *wavedag.HangError
-	if errors.As(err, &hang) {
-		return err
-	}
-	var fault *wavedag.FaultError
-	if !errors.As(err, &fault) {
-		_ = x.Close()
-		return err
-	}
-	e.benchLogf("a kernel faulted in arm %s; running the waves one at a time on a fresh context to find it", fault.Arm)
-	// The run's contexts are private (openRunExecutor): the fault lost
-	// that one only.
-	_ = x.Close()
-	if fresh, _, oerr := openRunExecutor(o.device, p); oerr == nil {
-		if v, ierr := wavedag.IsolateFault(fresh, p, o.bench.Session); ierr == nil && v >= 0 {
-			fault.Wave, fault.WaveLabel = v, p.WaveLabel(v)
-		}
-		_ = fresh.Close()
-	}
-	return fault
 }
 
 // referencesFor returns the examples' Go references when every wave

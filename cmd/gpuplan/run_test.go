@@ -3,8 +3,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/evidence"
+	"github.com/gpuplan/gpuplan/internal/input"
 	"github.com/gpuplan/gpuplan/internal/ptxsym"
 	"github.com/gpuplan/gpuplan/workloads/wavedag"
 )
@@ -128,4 +135,134 @@ func TestRunRefuses(t *testing.T) {
 			require.False(t, strings.Contains(errs, "panic"), errs)
 		})
 	}
+}
+
+// testChildEnv makes TestRunFindFaultChild run, in a child process of
+// useTestChild: "gpuplan" runs gpuplan with the child's arguments, any
+// other value is printed as the child's line.
+const testChildEnv = "GPUPLAN_TEST_FAULT_CHILD"
+
+// useTestChild makes findFaultWave run this test binary, as
+// TestRunFindFaultChild in mode (see testChildEnv), for t.
+func useTestChild(t *testing.T, mode string) {
+	old := faultChild
+	t.Cleanup(func() { faultChild = old })
+	faultChild = func(ctx context.Context, args []string) (*exec.Cmd, error) {
+		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^TestRunFindFaultChild$", "-test.count=1", "--"}, args...)...)
+		cmd.Env = append(os.Environ(), testChildEnv+"="+mode)
+		return cmd, nil
+	}
+}
+
+// TestRunFindFaultChild is the child process of useTestChild.
+func TestRunFindFaultChild(t *testing.T) {
+	switch mode := os.Getenv(testChildEnv); mode {
+	case "":
+		t.Skip("runs only in the child process of useTestChild")
+	case "gpuplan":
+		os.Exit(run(os.Stdout, os.Stderr, flag.Args()))
+	default:
+		fmt.Println(mode)
+		os.Exit(exitOK)
+	}
+}
+
+// --find-fault on the emulation, where no wave faults: one line, no plan.
+func TestRunFindFaultOnTheEmulation(t *testing.T) {
+	for _, spec := range []string{quickstart, "gen:chain:30:3"} {
+		out, errs, code := runCLI(t, "", "run", spec, "--find-fault")
+		require.Equal(t, exitOK, code, errs)
+		require.Equal(t, "fault-wave: none\n", out)
+		require.Contains(t, errs, "running the waves one at a time")
+	}
+	_, errs, code := runCLI(t, "", "run", "gen:spiral:3", "--find-fault")
+	require.Equal(t, exitUsage, code)
+	require.Contains(t, errs, "Fix:")
+}
+
+// The child process runs the run's workload, read from a file, generated,
+// or read from standard input again.
+func TestFindFaultWaveInAChild(t *testing.T) {
+	useTestChild(t, "gpuplan")
+	qs, err := os.ReadFile(quickstart)
+	require.NoError(t, err)
+	cases := []struct {
+		name, spec string
+		stdin      string
+		dir        string
+		err        string
+	}{
+		{"file", quickstart, "", "", ""},
+		{"generated", "gen:wide:40:80:3", "", "", ""},
+		{"standard input", "-", string(qs), filepath.Dir(quickstart), ""},
+		{"the child fails", filepath.Join(t.TempDir(), "gone.json"), "", "", "the child process failed (exit status 1): gpuplan run: "},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.dir != "" {
+				t.Chdir(c.dir)
+			}
+			e := &env{stderr: io.Discard, stdin: strings.NewReader(c.stdin), inputLimit: input.DefaultJSONLimit}
+			o, _, err := parseRunArgs(e, []string{c.spec})
+			require.NoError(t, err)
+			src, err := loadRunProgram(e, c.spec)
+			if c.err != "" {
+				// The workload is gone; the child finds it gone too.
+				require.Error(t, err)
+				src = &runSource{p: mustLoad(t, quickstart)}
+			} else {
+				require.NoError(t, err)
+			}
+			v, err := findFaultWave(o, src, e.inputLimit)
+			if c.err != "" {
+				require.ErrorContains(t, err, c.err)
+				require.ErrorContains(t, err, "gone.json")
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, -1, v)
+		})
+	}
+}
+
+// runFailure names the wave the child finds, and keeps the fault as it
+// was when the child cannot find it.
+func TestRunFailureFindsTheWaveInAChild(t *testing.T) {
+	p := mustLoad(t, quickstart)
+	cases := []struct {
+		name, child string
+		wave        int
+		label, log  string
+	}{
+		{"found", "fault-wave: 2", 2, p.WaveLabel(2), "in a child process"},
+		{"none", "fault-wave: none", -1, "", "no wave faulted when the waves ran one at a time"},
+		{"garbled", "fault-wave: 17", -1, "", "the faulting wave was not found: the child process named wave \"17\""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			useTestChild(t, c.child)
+			var logs strings.Builder
+			e := &env{stderr: &logs, inputLimit: input.DefaultJSONLimit}
+			o, _, err := parseRunArgs(e, []string{quickstart})
+			require.NoError(t, err)
+			x, _, err := openRunExecutor(0, p)
+			require.NoError(t, err)
+			fault := &wavedag.FaultError{Arm: wavedag.ArmWaits, Program: p.Name(), Err: errors.New("illegal address")}
+			err = runFailure(e, o, &runSource{p: p}, x, fault)
+			require.Same(t, fault, err)
+			require.Equal(t, c.wave, fault.Wave)
+			require.Equal(t, c.label, fault.WaveLabel)
+			require.Contains(t, logs.String(), c.log)
+			if c.label != "" {
+				require.Contains(t, err.Error(), "in "+c.label)
+			}
+		})
+	}
+}
+
+// mustLoad loads the workload file path.
+func mustLoad(t *testing.T, path string) *wavedag.Program {
+	src, err := loadRunProgram(&env{inputLimit: input.DefaultJSONLimit}, path)
+	require.NoError(t, err)
+	return src.p
 }

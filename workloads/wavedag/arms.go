@@ -148,7 +148,7 @@ func (s *Session) classify(arm Arm, err error) error {
 	if !executor.ContextLost(err) {
 		return err
 	}
-	s.lost = &FaultError{Arm: arm, Program: s.p.Name(), Err: err}
+	s.lost = &FaultError{Arm: arm, Program: s.p.Name(), Wave: -1, Err: err}
 	return s.lost
 }
 

@@ -51,7 +51,8 @@
 // persistent run that stops making progress is ended by a watchdog on the
 // device, which reports every waiting block's wave, tile, producer and
 // counter (*WatchdogError); a kernel fault loses the context
-// (*FaultError), and IsolateFault finds the wave on a fresh one.
+// (*FaultError), and with it the process's use of CUDA, so IsolateFault
+// finds the wave in a new process.
 //
 // # Without a GPU
 //

@@ -102,7 +102,8 @@ func (e *HangError) Error() string {
 
 // FaultError is a kernel fault (an illegal address, say) in an arm. The
 // device context is lost: the session, its executor and every buffer on
-// it can no longer be used.
+// it can no longer be used, and after a sticky fault the process cannot
+// use CUDA again (IsolateFault runs in a new process).
 type FaultError struct {
 	Arm     Arm
 	Program string
@@ -118,7 +119,7 @@ type FaultError struct {
 func (e *FaultError) Error() string {
 	at := ""
 	if e.WaveLabel != "" {
-		at = " in " + e.WaveLabel + " (found by running the waves one at a time on a fresh context)"
+		at = " in " + e.WaveLabel + " (found by running the waves one at a time in a new process)"
 	}
 	return fmt.Sprintf("a kernel faulted in arm %s of %s%s: %v; the device context is lost, so nothing more can run in it. Fix: check the wave's buffer arguments, offsets and bytes against what its function touches (compute-sanitizer --tool memcheck names the access)",
 		e.Arm, e.Program, at, e.Err)
@@ -127,12 +128,16 @@ func (e *FaultError) Error() string {
 // Unwrap returns the driver's error.
 func (e *FaultError) Unwrap() error { return e.Err }
 
-// IsolateFault finds the wave that faults: on x, a fresh executor opened
-// after the faulting one was closed (both in private contexts,
-// executor.Options.PrivateContext: a fault in the device's primary context
-// leaves the process without a usable one), it opens p and runs its waves one at a
-// time in Kahn order, each launch waited for, until one fails. It returns
-// that wave, or -1 when none does.
+// IsolateFault finds the wave that faults: on x, it opens p and runs its
+// waves one at a time in Kahn order, each launch waited for, until one
+// fails. It returns that wave, or -1 when none does.
+//
+// x must belong to a process that has not faulted: after a sticky fault
+// (an illegal address) the process cannot use CUDA again, not even in a
+// fresh context of its own (measured on an H200 with driver 580, cuCtxCreate
+// then fails with CUresult 700 or 715, as the CUDA documentation says of
+// CUDA_ERROR_ILLEGAL_ADDRESS). Run it in a new process: gpuplan run does,
+// with "gpuplan run --find-fault".
 func IsolateFault(x *executor.Executor, p *Program, opts Options) (int, error) {
 	s, err := Open(x, p, opts)
 	if err != nil {

@@ -3,6 +3,11 @@
 package wavedag
 
 import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -66,15 +71,25 @@ func TestGPUWatchdogReportsTheWaits(t *testing.T) {
 	require.NoError(t, s.CheckPlan(r))
 }
 
-func TestGPUFaultIsFoundOnAFreshContext(t *testing.T) {
-	// Wave 3 reads blocks of 2^20 words from a producer it takes for 2^30
-	// words long: an illegal address.
-	p := parseTest(t, testWorkload(t, func(w obj) {
+// faultChildEnv makes TestGPUFaultChild run: it is set only in the
+// process TestGPUFaultIsFoundOnAFreshContext starts.
+const faultChildEnv = "WAVEDAG_FAULT_CHILD"
+
+// faultingProgram is testWorkload with an illegal address: wave 3 reads
+// blocks of 2^20 words from a producer it takes for 2^30 words long.
+func faultingProgram(t *testing.T) *Program {
+	return parseTest(t, testWorkload(t, func(w obj) {
 		args := w["waves"].([]obj)[3]["kernel"].(obj)["args"].([]obj)
 		args[3], args[4] = u32(1<<30), u32(1<<20)
 	}))
-	// Private contexts, as gpuplan run opens them: a fault in the primary
-	// context would leave this process without a usable one.
+}
+
+// After a sticky fault this process cannot use CUDA again, not even in a
+// fresh private context, so the wave is found in a new process: this test
+// binary, running TestGPUFaultChild. Any GPU test after this one in the
+// same process fails, so it stays the last of this file.
+func TestGPUFaultIsFoundOnAFreshContext(t *testing.T) {
+	p := faultingProgram(t)
 	x, err := executor.Open(0, executor.Options{PrivateContext: true})
 	if err != nil {
 		gputest.Unavailable(t, err)
@@ -86,10 +101,28 @@ func TestGPUFaultIsFoundOnAFreshContext(t *testing.T) {
 	require.ErrorAs(t, err, &fe)
 	_ = s.Close()
 	_ = x.Close()
-	fresh, err := executor.Open(0, executor.Options{PrivateContext: true})
-	require.NoError(t, err, "a fresh context after the fault")
-	defer fresh.Close()
-	v, err := IsolateFault(fresh, p, Options{})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestGPUFaultChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), faultChildEnv+"=1")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "the child process:\n%s", out)
+	require.Contains(t, strings.Split(string(out), "\n"), "fault-wave: 3", "the child process:\n%s", out)
+}
+
+// TestGPUFaultChild is the new process of
+// TestGPUFaultIsFoundOnAFreshContext: it looks for the faulting wave and
+// prints it.
+func TestGPUFaultChild(t *testing.T) {
+	if os.Getenv(faultChildEnv) == "" {
+		t.Skip("runs only in the process TestGPUFaultIsFoundOnAFreshContext starts")
+	}
+	p := faultingProgram(t)
+	x, err := executor.Open(0, executor.Options{PrivateContext: true})
+	require.NoError(t, err, "a fresh process opens the device")
+	defer x.Close()
+	v, err := IsolateFault(x, p, Options{})
 	require.NoError(t, err)
-	require.Equal(t, 3, v)
+	fmt.Printf("fault-wave: %d\n", v)
 }

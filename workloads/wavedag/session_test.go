@@ -155,6 +155,7 @@ func TestFaultLosesTheSession(t *testing.T) {
 		var fe *FaultError
 		require.ErrorAs(t, err, &fe, "arm %s", arm)
 		require.Equal(t, arm, fe.Arm)
+		require.Equal(t, -1, fe.Wave, "the wave is unknown until the waves run one at a time")
 		require.Contains(t, err.Error(), "the device context is lost")
 		_, err = s.Run(ArmStreams)
 		require.ErrorAs(t, err, &fe, "a lost session stays lost")
