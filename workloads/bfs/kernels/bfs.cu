@@ -2523,6 +2523,25 @@ __device__ __forceinline__ void ms_count_flush(u32* hist, u64* counts, bool shar
     }
 }
 
+// ms_count_vertex adds one vertex to a lane's runs: for each of its roots
+// (lane and lane + 32 of a 64-bit word) that reached the vertex (bit of
+// seen) at label lab[k] below nlevels, it extends the run of that label or
+// flushes the run and starts one.
+template <typename W>
+__device__ __forceinline__ void ms_count_vertex(u32* hist, u64* counts, bool shared, u32 nroots, u64 nlevels,
+                                                u32 lane, W seen, const u32* lab, MSCount* run) {
+#pragma unroll
+    for (u32 k = 0; k < sizeof(W) / sizeof(u32); k++) {
+        u32 r = lane + 32u * k;
+        if (r >= nroots || ((seen >> r) & 1u) == 0 || lab[k] >= nlevels) continue;
+        if (lab[k] != run[k].lab) {
+            ms_count_flush(hist, counts, shared, nroots, nlevels, r, run[k]);
+            run[k] = MSCount{lab[k], 0};
+        }
+        run[k].n++;
+    }
+}
+
 // ms_counts_tiles counts a warp's vertices [begin, end) in tiles of 32: each
 // lane loads one vertex's seen word and its first MAXB planes (coalesced
 // across the warp, planes at and past bits read as 0), then the lanes take
@@ -2552,16 +2571,7 @@ __device__ __forceinline__ void ms_counts_tiles(u32* hist, const W* seen, const 
 #pragma unroll
                 for (u32 k = 0; k < R; k++) lab[k] |= (u32)((p >> (lane + 32u * k)) & 1u) << b;
             }
-#pragma unroll
-            for (u32 k = 0; k < R; k++) {
-                u32 r = lane + 32u * k;
-                if (r >= nroots || ((sj >> r) & 1u) == 0 || lab[k] >= nlevels) continue;
-                if (lab[k] != run[k].lab) {
-                    ms_count_flush(hist, counts, shared, nroots, nlevels, r, run[k]);
-                    run[k] = MSCount{lab[k], 0};
-                }
-                run[k].n++;
-            }
+            ms_count_vertex<W>(hist, counts, shared, nroots, nlevels, lane, sj, lab, run);
         }
     }
 #pragma unroll
@@ -2588,16 +2598,7 @@ __device__ __forceinline__ void ms_counts_vertices(u32* hist, const W* seen, con
 #pragma unroll
             for (u32 k = 0; k < R; k++) lab[k] |= (u32)((p >> (lane + 32u * k)) & 1u) << b;
         }
-#pragma unroll
-        for (u32 k = 0; k < R; k++) {
-            u32 r = lane + 32u * k;
-            if (r >= nroots || ((s >> r) & 1u) == 0 || lab[k] >= nlevels) continue;
-            if (lab[k] != run[k].lab) {
-                ms_count_flush(hist, counts, shared, nroots, nlevels, r, run[k]);
-                run[k] = MSCount{lab[k], 0};
-            }
-            run[k].n++;
-        }
+        ms_count_vertex<W>(hist, counts, shared, nroots, nlevels, lane, s, lab, run);
     }
 #pragma unroll
     for (u32 k = 0; k < R; k++) {
