@@ -7,7 +7,8 @@
 #
 # GUNROCK_BFS is the peer bundle's built bin/bfs; the environment's GAPBS_BFS,
 # GSWITCH_BFS and BLEST_BFS, where set, name the other peer bundles' built
-# driver binaries, run as peers beside Gunrock. With NAMEs (for example
+# driver binaries, run as peers beside Gunrock (PEER_SAMPLES samples of
+# every root each, 10 by default). With NAMEs (for example
 # grid-2048 road-2048) only those files are recorded. The high-diameter
 # graphs take 8 roots (thousands of levels each, and Gunrock spends about
 # 10 s per sample of 16 roots on them); the Kronecker graphs 16 or 8. With two or more GPUs the
@@ -81,19 +82,20 @@ peers() {
   printf '%s\n' "${flags[@]}"
 }
 mapfile -t peer_flags < <(peers)
+peer_flags+=(--peer-samples "${PEER_SAMPLES:-10}")
 
 stream0() {
-  bench grid-2048 --graph grid:2048 --roots 8 --samples 30 "${peer_flags[@]}" --peer-samples 10 || return 1
+  bench grid-2048 --graph grid:2048 --roots 8 --samples 30 "${peer_flags[@]}" || return 1
   bench grid-2048-corners --graph grid:2048 --root-ids 0,4194303 --samples 20 || return 1
-  bench road-2048 --graph road:2048 --roots 8 --samples 10 "${peer_flags[@]}" --peer-samples 10 || return 1
+  bench road-2048 --graph road:2048 --roots 8 --samples 10 "${peer_flags[@]}" || return 1
   bench grid3d-160 --graph grid3d:160 --roots 8 --samples 10 || return 1
   bench kron-26-h200 --graph kron:26 --roots 8 --samples 5 --arms host-loop,device-loop
 }
 
 stream1() {
-  bench kron-22 --graph kron:22 --roots 16 --samples 10 "${peer_flags[@]}" --peer-samples 10 || return 1
+  bench kron-22 --graph kron:22 --roots 16 --samples 10 "${peer_flags[@]}" || return 1
   bench kron-22-batch-64 --graph kron:22 --batch 64 --samples 10 || return 1
-  bench rgg-2000000-8 --graph rgg:2000000:8 --roots 8 --samples 10 "${peer_flags[@]}" --peer-samples 10 || return 1
+  bench rgg-2000000-8 --graph rgg:2000000:8 --roots 8 --samples 10 "${peer_flags[@]}" || return 1
   bench rgg-2000000-8-top-down --graph rgg:2000000:8 --roots 8 --samples 10 --direction top-down --arms host-loop,megakernel || return 1
   bench kron-25-h200 --graph kron:25 --roots 16 --samples 10 || return 1
   partitioned kron-22-sim2 --graph kron:22 --simulate-devices 2 --roots 8 --samples 5
