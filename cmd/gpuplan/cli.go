@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -37,6 +38,9 @@ type env struct {
 	// ctx, when set, ends long-running commands (serve) in place of
 	// SIGINT and SIGTERM.
 	ctx context.Context
+	// child, when set, makes the command of a child gpuplan process (gpuplan
+	// run's search for a faulting wave) in place of this executable.
+	child func(ctx context.Context, args []string) (*exec.Cmd, error)
 }
 
 // command is one gpuplan subcommand.

@@ -23,9 +23,13 @@ const faultWavePrefix = "fault-wave: "
 // wave: it links the program and runs each wave once.
 const findFaultTimeout = 2 * time.Minute
 
-// faultChild returns the command that runs gpuplan with args in a child
-// process. Tests replace it: a test binary is not gpuplan.
-var faultChild = func(ctx context.Context, args []string) (*exec.Cmd, error) {
+// childCommand returns the command that runs gpuplan with args in a child
+// process: e.child when set (tests: a test binary is not gpuplan), else
+// this executable.
+func (e *env) childCommand(ctx context.Context, args []string) (*exec.Cmd, error) {
+	if e.child != nil {
+		return e.child(ctx, args)
+	}
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -72,7 +76,7 @@ func runFailure(e *env, o *runOptions, src *runSource, x *executor.Executor, err
 		return err
 	}
 	e.benchLogf("a kernel faulted in arm %s; running the waves one at a time in a child process to find it (this process cannot use CUDA again)", fault.Arm)
-	v, ferr := findFaultWave(o, src, e.inputLimit)
+	v, ferr := findFaultWave(e, o, src)
 	switch {
 	case ferr != nil:
 		e.benchLogf("the faulting wave was not found: %v. Fix: run gpuplan run --find-fault on the same workload, or find the access with compute-sanitizer --tool memcheck", ferr)
@@ -89,10 +93,10 @@ func runFailure(e *env, o *runOptions, src *runSource, x *executor.Executor, err
 // findFaultWave runs "gpuplan run --find-fault" on the run's workload in a
 // child process, under findFaultTimeout, and returns the wave it names
 // (-1: none).
-func findFaultWave(o *runOptions, src *runSource, inputLimit int64) (int, error) {
+func findFaultWave(e *env, o *runOptions, src *runSource) (int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), findFaultTimeout)
 	defer cancel()
-	cmd, err := faultChild(ctx, findFaultArgs(o, inputLimit))
+	cmd, err := e.childCommand(ctx, findFaultArgs(o, e.inputLimit))
 	if err != nil {
 		return -1, err
 	}

@@ -138,27 +138,25 @@ func TestRunRefuses(t *testing.T) {
 }
 
 // testChildEnv makes TestRunFindFaultChild run, in a child process of
-// useTestChild: "gpuplan" runs gpuplan with the child's arguments, any
+// testChild: "gpuplan" runs gpuplan with the child's arguments, any
 // other value is printed as the child's line.
 const testChildEnv = "GPUPLAN_TEST_FAULT_CHILD"
 
-// useTestChild makes findFaultWave run this test binary, as
-// TestRunFindFaultChild in mode (see testChildEnv), for t.
-func useTestChild(t *testing.T, mode string) {
-	old := faultChild
-	t.Cleanup(func() { faultChild = old })
-	faultChild = func(ctx context.Context, args []string) (*exec.Cmd, error) {
+// testChild makes findFaultWave run this test binary, as
+// TestRunFindFaultChild in mode (see testChildEnv): an env's child.
+func testChild(mode string) func(ctx context.Context, args []string) (*exec.Cmd, error) {
+	return func(ctx context.Context, args []string) (*exec.Cmd, error) {
 		cmd := exec.CommandContext(ctx, os.Args[0], append([]string{"-test.run=^TestRunFindFaultChild$", "-test.count=1", "--"}, args...)...)
 		cmd.Env = append(os.Environ(), testChildEnv+"="+mode)
 		return cmd, nil
 	}
 }
 
-// TestRunFindFaultChild is the child process of useTestChild.
+// TestRunFindFaultChild is the child process of testChild.
 func TestRunFindFaultChild(t *testing.T) {
 	switch mode := os.Getenv(testChildEnv); mode {
 	case "":
-		t.Skip("runs only in the child process of useTestChild")
+		t.Skip("runs only in the child process of testChild")
 	case "gpuplan":
 		os.Exit(run(os.Stdout, os.Stderr, flag.Args()))
 	default:
@@ -183,7 +181,6 @@ func TestRunFindFaultOnTheEmulation(t *testing.T) {
 // The child process runs the run's workload, read from a file, generated,
 // or read from standard input again.
 func TestFindFaultWaveInAChild(t *testing.T) {
-	useTestChild(t, "gpuplan")
 	qs, err := os.ReadFile(quickstart)
 	require.NoError(t, err)
 	cases := []struct {
@@ -202,7 +199,7 @@ func TestFindFaultWaveInAChild(t *testing.T) {
 			if c.dir != "" {
 				t.Chdir(c.dir)
 			}
-			e := &env{stderr: io.Discard, stdin: strings.NewReader(c.stdin), inputLimit: input.DefaultJSONLimit}
+			e := &env{stderr: io.Discard, stdin: strings.NewReader(c.stdin), inputLimit: input.DefaultJSONLimit, child: testChild("gpuplan")}
 			o, _, err := parseRunArgs(e, []string{c.spec})
 			require.NoError(t, err)
 			src, err := loadRunProgram(e, c.spec)
@@ -213,7 +210,7 @@ func TestFindFaultWaveInAChild(t *testing.T) {
 			} else {
 				require.NoError(t, err)
 			}
-			v, err := findFaultWave(o, src, e.inputLimit)
+			v, err := findFaultWave(e, o, src)
 			if c.err != "" {
 				require.ErrorContains(t, err, c.err)
 				require.ErrorContains(t, err, "gone.json")
@@ -240,9 +237,8 @@ func TestRunFailureFindsTheWaveInAChild(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			useTestChild(t, c.child)
 			var logs strings.Builder
-			e := &env{stderr: &logs, inputLimit: input.DefaultJSONLimit}
+			e := &env{stderr: &logs, inputLimit: input.DefaultJSONLimit, child: testChild(c.child)}
 			o, _, err := parseRunArgs(e, []string{quickstart})
 			require.NoError(t, err)
 			x, _, err := openRunExecutor(0, p)
