@@ -10,7 +10,10 @@
 // vertex by default), within a depth limit, and for each target's parent in
 // a BFS tree; Batch answers many queries at once, an undirected graph's
 // roots in multi-source passes of 64 roots (iBFS's idea: one scan of an
-// edge serves every root of the pass), on the GPU or the CPU. A directed graph (Options.
+// edge serves every root of the pass), on the GPU or the CPU. On the GPU a
+// chunk of a few roots runs one root at a time instead where that costs
+// less: the graph measures both (a running mean of each kind's wall time)
+// and picks the cheaper, reporting in Phases what it ran. A directed graph (Options.
 // Directed, "directed:PATH" specs, ReadDirected) follows out-edges, runs
 // every level top-down on the GPU and takes its parents among the
 // in-neighbours (Transpose). Parents are derived from the levels: the

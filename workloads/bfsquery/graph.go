@@ -65,6 +65,7 @@ type Graph struct {
 	gpu    *bfs.Session
 	ms     *bfs.MultiSource
 	x      *executor.Executor
+	policy passPolicy
 	closed bool
 }
 
@@ -168,7 +169,10 @@ func (g *Graph) Query(ctx context.Context, q Query) (Answer, error) {
 
 // Batch answers many queries at once. An undirected graph's roots run in
 // multi-source passes (a root repeated runs once): of BatchWidth roots on a
-// GPU, of up to 64 on the CPU; a directed graph's one at a time. A
+// GPU, of up to 64 on the CPU; a directed graph's one at a time. On the GPU
+// a chunk of roots runs one root at a time where the single-root runs this
+// graph measured cost less than a pass (a pass always runs BatchWidth
+// roots). A
 // cancelled context stops between traversals. Every query is checked first
 // (*QueryError), so a bad one answers none.
 func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
@@ -180,13 +184,18 @@ func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
 // GPU, the timed region of each run or multi-source pass), their setup on
 // the GPU (placing the roots, clearing the state, reading the result
 // words), reading back the levels the answers need, and building the
-// answers from them.
+// answers from them; and how its roots ran on the GPU: in Passes
+// multi-source passes and Singles single-root traversals.
 type Phases struct {
 	Traverse, Setup, Read, Answer time.Duration
+	Passes, Singles               int
 }
 
-// gpuTime accumulates a batch's GPU phases.
-type gpuTime struct{ traverse, setup time.Duration }
+// gpuTime accumulates a batch's GPU phases and runs.
+type gpuTime struct {
+	traverse, setup time.Duration
+	passes, singles int
+}
 
 // BatchPhases is Batch, also returning where the batch's time went.
 func (g *Graph) BatchPhases(ctx context.Context, qs []Query) ([]Answer, Phases, error) {
@@ -267,7 +276,8 @@ func distinctRoots(qs []Query) []int32 {
 
 // levels runs a BFS from every root and returns each one's levels as its
 // queries need them (nd): an undirected graph's roots in multi-source
-// passes (on the GPU, of BatchWidth roots; on the CPU, of up to
+// passes (on the GPU, in chunks of BatchWidth roots, each a pass or single
+// runs as the policy says; on the CPU, of up to
 // frontier.MaxMultiSourceRoots), a directed graph's one at a time.
 // It adds the traversals' time and the rest of the levels' time to ph.
 func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, ph *Phases) ([]*levelView, error) {
@@ -282,7 +292,7 @@ func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, p
 	var err error
 	switch {
 	case len(roots) > 1 && g.ms != nil:
-		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(pass []int32) ([]*levelView, error) { return g.gpuPass(pass, nd, &gt) })
+		out, err = inPasses(ctx, roots, g.opts.BatchWidth, func(chunk []int32) ([]*levelView, error) { return g.gpuChunk(ctx, chunk, nd, &gt) })
 	case len(roots) > 1 && g.gpu == nil && !g.directed:
 		out, err = inPasses(ctx, roots, frontier.MaxMultiSourceRoots, func(pass []int32) ([]*levelView, error) {
 			lv, err := frontier.MultiSourceBFS(g.out, pass)
@@ -300,6 +310,8 @@ func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, p
 	}
 	ph.Traverse += gt.traverse
 	ph.Setup += gt.setup
+	ph.Passes += gt.passes
+	ph.Singles += gt.singles
 	ph.Read += all - min(all, gt.traverse+gt.setup)
 	return out, err
 }
@@ -330,11 +342,30 @@ func inPasses(ctx context.Context, roots []int32, width int, run func(pass []int
 	return out, nil
 }
 
+// gpuChunk runs a chunk of at most BatchWidth roots on the GPU as the
+// policy says: in one multi-source pass, or one root at a time where that
+// costs less on this graph.
+func (g *Graph) gpuChunk(ctx context.Context, chunk []int32, nd map[int32]*need, gt *gpuTime) ([]*levelView, error) {
+	if g.policy.singly(len(chunk)) {
+		return inPasses(ctx, chunk, 1, func(r []int32) ([]*levelView, error) {
+			w, err := g.one(r[0], nd[r[0]], gt)
+			return []*levelView{w}, err
+		})
+	}
+	out, err := g.gpuPass(chunk, nd, gt)
+	if err == nil {
+		gt.passes++
+	}
+	return out, err
+}
+
 // gpuPass runs one multi-source pass on the GPU. A pass runs exactly
 // BatchWidth roots: a short one is padded with its first root, whose
 // repeats cost little. It reads back only the vertices nd names for each
-// root, and the per-level counts, unless a root needs every vertex.
+// root, and the per-level counts, unless a root needs every vertex. Such a
+// sparse pass's wall time is counted for the policy.
 func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, gt *gpuTime) ([]*levelView, error) {
+	t0 := time.Now()
 	pass := append(slices.Clone(chunk), slices.Repeat([]int32{chunk[0]}, g.opts.BatchWidth-len(chunk))...)
 	if slices.ContainsFunc(chunk, func(r int32) bool { return nd[r] == nil || nd[r].full }) {
 		r, lv, err := g.ms.Run(pass, true)
@@ -359,6 +390,7 @@ func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, gt *gpuTime) ([]*leve
 	for i := range chunk {
 		out[i] = sparseView(targets[i], as[i].Levels, as[i].Counts)
 	}
+	g.policy.pass.add(time.Since(t0))
 	return out, nil
 }
 
@@ -381,6 +413,7 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	}
 	if nd == nil || nd.full {
 		lv, err := g.gpu.Levels()
+		gt.singles++
 		return fullView(lv), err
 	}
 	lv, err := g.gpu.LevelsOf(nd.vertices)
@@ -391,6 +424,8 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	if err != nil {
 		return nil, err
 	}
+	g.policy.one.add(time.Since(t0))
+	gt.singles++
 	return sparseView(nd.vertices, lv, counts), nil
 }
 

@@ -27,6 +27,7 @@ type metrics struct {
 	queueWait  *prometheus.HistogramVec // series
 	passTime   *prometheus.HistogramVec // series
 	phaseTime  *prometheus.HistogramVec // series, phase
+	gpuRuns    *prometheus.CounterVec   // series, kind
 	faults     *prometheus.CounterVec   // series
 	recoveries prometheus.Counter
 }
@@ -40,6 +41,14 @@ const (
 	labelCode    = "code"
 	labelOutcome = "outcome"
 	labelPhase   = "phase"
+	labelKind    = "kind"
+)
+
+// GPU run kinds, the kind label of gpuplan_serve_gpu_runs_total
+// (bfsquery.Phases' Passes and Singles).
+const (
+	runPass   = "pass"
+	runSingle = "single"
 )
 
 // Batch phases, the phase label of gpuplan_serve_batch_phase_seconds
@@ -123,12 +132,15 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 		phaseTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "gpuplan_serve_batch_phase_seconds",
 			Help: "Where a batch's time goes: traverse (the traversals' timed regions), setup (placing the roots and reading the result words, on the GPU), read (reading back the levels the answers need) and answer (building the answers).", Buckets: latencyBuckets()},
 			seriesLabels(labelPhase)),
+		gpuRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuplan_serve_gpu_runs_total",
+			Help: "GPU traversals the batches ran, by graph and kind: pass (one multi-source pass for a chunk of roots) or single (one root), as the graph's policy picked the cheaper from the costs it measured."},
+			seriesLabels(labelKind)),
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuplan_serve_device_faults_total",
 			Help: "Batches the GPU failed, by graph."}, seriesLabels()),
 		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "gpuplan_serve_recoveries_total",
 			Help: "Times the graphs were reopened after a GPU fault."}),
 	}
-	reg.MustRegister(m.requests, m.queries, m.batchRoots, m.queueWait, m.passTime, m.phaseTime, m.faults, m.recoveries, healthGauge(s), newStateCollector(s))
+	reg.MustRegister(m.requests, m.queries, m.batchRoots, m.queueWait, m.passTime, m.phaseTime, m.gpuRuns, m.faults, m.recoveries, healthGauge(s), newStateCollector(s))
 	return m
 }
 

@@ -103,8 +103,12 @@ func TestMetricsLabels(t *testing.T) {
 			checkBoundedGraphs(t, fams)
 			if c.gpu {
 				checkTelemetry(t, fams, map[string]string{"backend": c.backend, "device": device})
+				m := sample(fams, "gpuplan_serve_gpu_runs_total", with(kron, "kind", "single"))
+				require.NotNil(t, m, "%v", labelSets(fams, "gpuplan_serve_gpu_runs_total"))
+				assert.Equal(t, 3.0, m.GetCounter().GetValue(), "kron's three one-root queries ran singly")
 				return
 			}
+			assert.Nil(t, fams["gpuplan_serve_gpu_runs_total"], "no GPU runs on the CPU")
 			assert.Nil(t, fams["gpuplan_kernel_launches_total"], "no executor on the CPU")
 			assert.Nil(t, fams["gpuplan_serve_device_resident_bytes"])
 		})

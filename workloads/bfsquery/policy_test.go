@@ -1,0 +1,144 @@
+package bfsquery
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/frontier"
+)
+
+// policyWith returns a policy whose costs are known: one single-root run
+// of one and a pass of pass.
+func policyWith(one, pass time.Duration) passPolicy {
+	var p passPolicy
+	for range 2 { // the first run of each is a warm-up
+		p.one.add(one)
+		p.pass.add(pass)
+	}
+	return p
+}
+
+func TestPassPolicy(t *testing.T) {
+	ms := time.Millisecond
+	cases := []struct {
+		name   string
+		policy passPolicy
+		k      int
+		singly bool
+	}{
+		{"one root", passPolicy{}, 1, true},
+		{"nothing measured", passPolicy{}, 2, false},
+		{"only the warm-ups", func() passPolicy { var p passPolicy; p.one.add(ms); p.pass.add(9 * ms); return p }(), 2, false},
+		{"singles cheaper", policyWith(ms, 5*ms), 4, true},
+		{"a pass cheaper", policyWith(ms, 5*ms), 6, false},
+		{"a tie runs a pass", policyWith(ms, 5*ms), 5, false},
+		{"a pass always cheaper", policyWith(ms, ms/2), 2, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			assert.Equal(t, c.singly, c.policy.singly(c.k))
+		})
+	}
+}
+
+// The running mean follows the runs after the warm-up, weighting the
+// last costWindow of them.
+func TestRunCostFollowsTheRuns(t *testing.T) {
+	var c runCost
+	c.add(time.Second) // the warm-up
+	require.False(t, c.known())
+	for range 3 {
+		c.add(2 * time.Millisecond)
+	}
+	assert.InDelta(t, float64(2*time.Millisecond), c.mean, 1)
+	for range 10 * costWindow {
+		c.add(4 * time.Millisecond)
+	}
+	assert.InDelta(t, float64(4*time.Millisecond), c.mean, float64(time.Microsecond))
+}
+
+// Property: a policy that runs k roots one at a time runs fewer one at a
+// time too, and one that runs k in a pass runs more in a pass.
+func TestPassPolicyIsMonotone(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 7))
+	for range 500 {
+		p := policyWith(time.Duration(1+rng.IntN(1e6)), time.Duration(1+rng.IntN(1e7)))
+		for k := 2; k <= 64; k++ {
+			if p.singly(k) {
+				require.True(t, p.singly(k-1), "k=%d", k)
+			} else if k < 64 {
+				require.False(t, p.singly(k+1), "k=%d", k)
+			}
+		}
+	}
+}
+
+// On the GPU a chunk runs as the policy says, and the answers are the
+// reference's either way: a batch of 70 roots is a chunk of 64 and one of
+// 6, and with single runs cheap enough the 6 run one at a time.
+func TestBatchesRunAsThePolicySays(t *testing.T) {
+	g := kron(t)
+	roots, err := frontier.Roots(g, 70, 4)
+	require.NoError(t, err)
+	ms := time.Millisecond
+	cases := []struct {
+		name            string
+		policy          passPolicy
+		roots           int
+		passes, singles int
+	}{
+		{"nothing measured", passPolicy{}, 3, 1, 0},
+		{"singles cheaper", policyWith(ms, 10*ms), 3, 0, 3},
+		{"a pass cheaper", policyWith(ms, 2*ms), 3, 1, 0},
+		{"a full chunk and a short one", policyWith(ms, 10*ms), 70, 1, 6},
+		{"one root", policyWith(ms, ms), 1, 0, 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := openFake(t, g, Options{})
+			r.policy = c.policy
+			qs := make([]Query, c.roots)
+			for i := range qs {
+				qs[i] = Query{Root: roots[i], MaxDepth: NoDepthLimit, Targets: []int32{int32(i), int32(g.NumVertices() - 1 - i)}}
+			}
+			as, ph, err := r.BatchPhases(context.Background(), qs)
+			require.NoError(t, err)
+			assert.Equal(t, c.passes, ph.Passes)
+			assert.Equal(t, c.singles, ph.Singles)
+			for i, q := range qs {
+				want, err := frontier.BFS(g, q.Root)
+				require.NoError(t, err)
+				require.Equal(t, []int32{want[q.Targets[0]], want[q.Targets[1]]}, as[i].Levels, "query %d", i)
+			}
+		})
+	}
+}
+
+// A graph learns the costs from the runs it makes: single-root batches
+// measure a single run, and pairs run as passes until a pass is measured
+// too (the first run of each kind is a warm-up).
+func TestThePolicyLearnsTheCosts(t *testing.T) {
+	g := kron(t)
+	roots, err := frontier.Roots(g, 4, 8)
+	require.NoError(t, err)
+	r := openFake(t, g, Options{})
+	q := func(i int) Query { return Query{Root: roots[i], MaxDepth: NoDepthLimit, Targets: []int32{int32(i)}} }
+	for range 2 {
+		_, ph, err := r.BatchPhases(context.Background(), []Query{q(0)})
+		require.NoError(t, err)
+		require.Equal(t, 1, ph.Singles)
+	}
+	for range 2 {
+		_, ph, err := r.BatchPhases(context.Background(), []Query{q(1), q(2)})
+		require.NoError(t, err)
+		require.Equal(t, 1, ph.Passes, "a pair runs as a pass until a pass is measured")
+	}
+	one, pass := r.policy.costs()
+	assert.Positive(t, one)
+	assert.Positive(t, pass)
+}
