@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/frontier/validate"
 	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
@@ -33,7 +34,12 @@ The answers go to -o FILE: CSV (root,vertex,level[,parent], one row per
 root and target) for a .csv file, the binary format (a header, then per
 root its levels and parents; see the README) for any other name, or
 --format csv|binary. Without -o, CSV goes to standard output, up to a
-million rows.`
+million rows.
+
+--validate checks every answer against the graph by the Graph500 rules
+(frontier/validate: one pass over the edges a root, no BFS run), and fails
+naming the first vertex that breaks one; it needs answers over every vertex
+(no --targets) without a depth limit.`
 
 // bfsOptions are the parsed flags of "gpuplan bfs".
 type bfsOptions struct {
@@ -49,6 +55,7 @@ type bfsOptions struct {
 	format   string
 	device   int
 	json     bool
+	validate bool
 	limits   frontier.Limits
 }
 
@@ -69,6 +76,7 @@ func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 	f.StringVar(&o.out, "o", "", "write the answers to `FILE` (default: CSV on standard output)")
 	f.StringVar(&o.format, "format", "auto", "answers format: csv, binary, or auto (by -o's extension: .csv is CSV, others binary)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	f.BoolVar(&o.validate, "validate", false, "check every answer by the Graph500 rules (answers over every vertex, no depth limit)")
 	if err := f.parse(args); err != nil {
 		return nil, err
 	}
@@ -101,6 +109,8 @@ func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 		return nil, bad("--format binary needs -o FILE. Fix: name the file to write")
 	case o.device < 0:
 		return nil, bad("--device %d is negative", o.device)
+	case o.validate && (o.targets != nil || o.maxDepth != -1):
+		return nil, bad("--validate checks answers over every vertex without a depth limit. Fix: drop --targets and --max-depth, or --validate")
 	}
 	return o, nil
 }
@@ -154,11 +164,39 @@ func runBFS(e *env, args []string) error {
 		return err
 	}
 	e.logf("bfs", "%d roots answered on %s in %s", len(roots), where, time.Since(t1).Round(time.Microsecond))
+	if o.validate {
+		if err := validateAnswers(e, g, directed, as); err != nil {
+			return err
+		}
+	}
 	set := &bfsquery.Answers{Vertices: g.NumVertices(), Targets: o.targets, Parents: o.parents, Answers: as}
 	if o.json {
 		return writeJSON(e.stdout, set)
 	}
 	return writeAnswers(e, o, set)
+}
+
+// validateAnswers checks every answer's levels (and parents) by the
+// Graph500 rules.
+func validateAnswers(e *env, g *frontier.CSR, directed bool, as []bfsquery.Answer) error {
+	t0 := time.Now()
+	in := g
+	if directed {
+		in = bfsquery.Transpose(g)
+	}
+	for _, a := range as {
+		if err := validate.Levels(g, in, a.Root, a.Levels); err != nil {
+			return fmt.Errorf("gpuplan bfs: the answer from root %d: %w", a.Root, err)
+		}
+		if a.Parents == nil {
+			continue
+		}
+		if err := validate.Parents(in, a.Root, a.Levels, a.Parents); err != nil {
+			return fmt.Errorf("gpuplan bfs: the parents from root %d: %w", a.Root, err)
+		}
+	}
+	e.logf("bfs", "%d answers valid by the Graph500 rules (checked in %s)", len(as), time.Since(t0).Round(time.Microsecond))
+	return nil
 }
 
 // openQueryGraph keeps g resident on the GPU, or answers on the CPU with

@@ -45,6 +45,25 @@ func TestBFSCommand(t *testing.T) {
 	require.Equal(t, "root,vertex,level,parent\n0,0,0,-1\n0,1,1,0\n0,2,2,1\n0,3,-1,-1\n", out, "3 -> 0 is not followed backwards")
 }
 
+// --validate checks every answer by the Graph500 rules, on the GPU
+// emulation and the CPU, undirected and directed, with and without parents.
+func TestBFSCommandValidates(t *testing.T) {
+	dir := t.TempDir()
+	edges := filepath.Join(dir, "d.txt")
+	require.NoError(t, os.WriteFile(edges, []byte("0 1\n1 2\n2 0\n3 0\n"), 0o644))
+	for _, args := range [][]string{
+		{"--graph", "kron:10", "--roots", "70", "--parents"},
+		{"--graph", "grid:30", "--roots", "3", "--cpu"},
+		{"--graph", "directed:" + edges, "--root-ids", "0,3", "--parents"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			_, errs, code := runCLI(t, "", append([]string{"bfs", "--validate", "-o", filepath.Join(t.TempDir(), "a.bin")}, args...)...)
+			require.Equal(t, exitOK, code, errs)
+			require.Contains(t, errs, "answers valid by the Graph500 rules")
+		})
+	}
+}
+
 func TestBFSCommandRefuses(t *testing.T) {
 	cases := []struct {
 		args []string
@@ -57,6 +76,8 @@ func TestBFSCommandRefuses(t *testing.T) {
 		{[]string{"bfs", "--graph", "grid:4", "--root-ids", "99"}, exitFailure, "root"},
 		{[]string{"bfs", "--graph", "grid:4", "--root-ids", "0", "--targets", "16"}, exitFailure, "targets[0]"},
 		{[]string{"bfs", "--graph", "grid:4", "--max-depth", "-3"}, exitUsage, "--max-depth -3"},
+		{[]string{"bfs", "--graph", "grid:4", "--validate", "--targets", "3"}, exitUsage, "--validate checks answers over every vertex"},
+		{[]string{"bfs", "--graph", "grid:4", "--validate", "--max-depth", "2"}, exitUsage, "drop --targets and --max-depth"},
 		{[]string{"bfs", "--graph", "spiral:4"}, exitFailure, "spiral"},
 		{[]string{"bfs", "--graph", "directed:"}, exitFailure, "names no file"},
 		{[]string{"bfs", "--graph", "grid:4", "--format", "binary"}, exitUsage, "needs -o FILE"},
