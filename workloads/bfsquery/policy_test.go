@@ -85,7 +85,9 @@ func TestBatchesRunAsThePolicySays(t *testing.T) {
 	g := kron(t)
 	roots, err := frontier.Roots(g, 70, 4)
 	require.NoError(t, err)
-	ms := time.Millisecond
+	// Costs far apart, so that the runs the batch itself adds to the means
+	// (on the emulation, a few milliseconds each) do not change the pick.
+	cheap, dear := time.Microsecond, time.Second
 	cases := []struct {
 		name            string
 		policy          passPolicy
@@ -93,10 +95,12 @@ func TestBatchesRunAsThePolicySays(t *testing.T) {
 		passes, singles int
 	}{
 		{"nothing measured", passPolicy{}, 3, 1, 0},
-		{"singles cheaper", policyWith(ms, 10*ms), 3, 0, 3},
-		{"a pass cheaper", policyWith(ms, 2*ms), 3, 1, 0},
-		{"a full chunk and a short one", policyWith(ms, 10*ms), 70, 1, 6},
-		{"one root", policyWith(ms, ms), 1, 0, 1},
+		{"singles cheaper", policyWith(cheap, dear), 3, 0, 3},
+		{"a pass cheaper", policyWith(dear, cheap), 3, 1, 0},
+		// 64 singles at 10 ms cost more than a pass at 300 ms, 6 less, even
+		// once the pass run halves the pass's mean.
+		{"a full chunk and a short one", policyWith(10*time.Millisecond, 300*time.Millisecond), 70, 1, 6},
+		{"one root", policyWith(dear, cheap), 1, 0, 1},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
