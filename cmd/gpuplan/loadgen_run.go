@@ -42,6 +42,9 @@ type loadRow struct {
 	// setting (bfsserve.ScrapePhases), and batches how many ran.
 	phases  map[string]time.Duration
 	batches float64
+	// runs is the GPU runs the setting's batches made, by kind (pass,
+	// single: bfsserve.ScrapeGPURuns).
+	runs map[string]float64
 }
 
 // setting is one server configuration and client count.
@@ -178,6 +181,10 @@ func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphIn
 	if err != nil {
 		return loadRow{}, err
 	}
+	runs, err := bfsserve.ScrapeGPURuns(ctx, client, url)
+	if err != nil {
+		return loadRow{}, err
+	}
 	cfg.Duration, cfg.Queries, cfg.CheckEvery, cfg.Reference = d.o.duration, d.o.queries, d.o.checkEvery, d.ref.levels
 	cfg.Disconnect, cfg.Mixed = d.o.disconnect, d.o.soak
 	bar := &progressBar{w: d.e.stderr, on: isTerminal(d.e.stderr)}
@@ -201,6 +208,9 @@ func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphIn
 		row.leaks = leaks(before, after)
 	}
 	if err := row.phasesSince(ctx, client, url, phases, after["gpuplan_serve_batch_seconds"]-before["gpuplan_serve_batch_seconds"]); err != nil {
+		return loadRow{}, err
+	}
+	if err := row.runsSince(ctx, client, url, runs); err != nil {
 		return loadRow{}, err
 	}
 	d.e.logf("load", "%s: %s", label, row.summary())
@@ -262,6 +272,20 @@ func (r *loadRow) phasesSince(ctx context.Context, client *http.Client, url stri
 	return nil
 }
 
+// runsSince sets the row's GPU runs by kind since the server's counts
+// were before.
+func (r *loadRow) runsSince(ctx context.Context, client *http.Client, url string, before map[string]float64) error {
+	now, err := bfsserve.ScrapeGPURuns(ctx, client, url)
+	if err != nil {
+		return err
+	}
+	r.runs = map[string]float64{}
+	for kind, n := range now {
+		r.runs[kind] = n - before[kind]
+	}
+	return nil
+}
+
 // summary is the row's one-line report.
 func (r *loadRow) summary() string {
 	res := r.result
@@ -274,6 +298,9 @@ func (r *loadRow) summary() string {
 	if r.batches > 0 {
 		s += fmt.Sprintf("; per batch (%.0f batches) traverse %s, setup %s, read %s, answer %s", r.batches,
 			r.phases["traverse"].Round(time.Microsecond), r.phases["setup"].Round(time.Microsecond), r.phases["read"].Round(time.Microsecond), r.phases["answer"].Round(time.Microsecond))
+	}
+	if len(r.runs) > 0 {
+		s += fmt.Sprintf("; GPU runs: %.0f multi-source passes, %.0f single roots", r.runs["pass"], r.runs["single"])
 	}
 	return s
 }

@@ -515,15 +515,31 @@ func ScrapePhases(ctx context.Context, client *http.Client, baseURL string) (map
 	if err != nil {
 		return nil, err
 	}
+	return sumByLabel(families["gpuplan_serve_batch_phase_seconds"], labelPhase, func(m *dto.Metric) float64 { return m.GetHistogram().GetSampleSum() }), nil
+}
+
+// ScrapeGPURuns reads a server's /metrics and returns, by kind (pass,
+// single), the GPU runs its batches have made so far: the sums of
+// gpuplan_serve_gpu_runs_total over its graphs (none for a CPU server).
+func ScrapeGPURuns(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
+	families, err := scrapeFamilies(ctx, client, baseURL)
+	if err != nil {
+		return nil, err
+	}
+	return sumByLabel(families["gpuplan_serve_gpu_runs_total"], labelKind, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() }), nil
+}
+
+// sumByLabel sums value over a family's series by their label's value.
+func sumByLabel(mf *dto.MetricFamily, label string, value func(*dto.Metric) float64) map[string]float64 {
 	out := map[string]float64{}
-	for _, m := range families["gpuplan_serve_batch_phase_seconds"].GetMetric() {
+	for _, m := range mf.GetMetric() {
 		for _, l := range m.GetLabel() {
-			if l.GetName() == labelPhase {
-				out[l.GetValue()] += m.GetHistogram().GetSampleSum()
+			if l.GetName() == label {
+				out[l.GetValue()] += value(m)
 			}
 		}
 	}
-	return out, nil
+	return out
 }
 
 // scrapeFamilies reads and parses a loopback server's /metrics.

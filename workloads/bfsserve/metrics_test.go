@@ -106,8 +106,17 @@ func TestMetricsLabels(t *testing.T) {
 				m := sample(fams, "gpuplan_serve_gpu_runs_total", with(kron, "kind", "single"))
 				require.NotNil(t, m, "%v", labelSets(fams, "gpuplan_serve_gpu_runs_total"))
 				assert.Equal(t, 3.0, m.GetCounter().GetValue(), "kron's three one-root queries ran singly")
+				runs, err := ScrapeGPURuns(context.Background(), nil, url)
+				require.NoError(t, err)
+				for _, kind := range []string{"single", "pass"} {
+					assert.Equal(t, kindSum(fams, kind), runs[kind], "%s runs summed over the graphs", kind)
+				}
+				assert.GreaterOrEqual(t, runs["single"], 3.0)
 				return
 			}
+			runs, err := ScrapeGPURuns(context.Background(), nil, url)
+			require.NoError(t, err)
+			assert.Empty(t, runs, "no GPU runs on the CPU")
 			assert.Nil(t, fams["gpuplan_serve_gpu_runs_total"], "no GPU runs on the CPU")
 			assert.Nil(t, fams["gpuplan_kernel_launches_total"], "no executor on the CPU")
 			assert.Nil(t, fams["gpuplan_serve_device_resident_bytes"])
@@ -216,4 +225,16 @@ func TestIdleTelemetry(t *testing.T) {
 	} {
 		assert.Equal(t, idle, idleTelemetry(name), name)
 	}
+}
+
+// kindSum is the sum of gpuplan_serve_gpu_runs_total over the series of
+// one kind.
+func kindSum(fams map[string]*dto.MetricFamily, kind string) float64 {
+	var sum float64
+	for _, m := range fams["gpuplan_serve_gpu_runs_total"].GetMetric() {
+		if labelsOf(m)["kind"] == kind {
+			sum += m.GetCounter().GetValue()
+		}
+	}
+	return sum
 }
