@@ -17,9 +17,6 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultArm is the arm single-root queries run with: the device loop,
-	// the fastest arm on low-diameter graphs.
-	DefaultArm = bfs.ArmDeviceLoop
 	// DefaultBatchWidth is the roots of one multi-source pass.
 	DefaultBatchWidth = 64
 	// MaxBatchRoots bounds the roots of one Batch call.
@@ -40,7 +37,12 @@ type Options struct {
 	// follows edges from source to target, and a parent is an in-neighbour.
 	// The GPU then runs every level top-down, and batches root by root.
 	Directed bool
-	// Arm runs single-root queries on the GPU (zero: DefaultArm).
+	// Arm runs single-root queries on the GPU. Zero picks per graph the
+	// fastest of bfs.DefaultArms on the graph's own queries: the first few
+	// single-root queries try each arm in turn (three runs each after a
+	// warm-up), then the cheapest keeps running (the megakernel on
+	// high-diameter graphs, the device loop on Kronecker graphs, as the
+	// benchmarks measure them).
 	Arm bfs.Arm
 	// BatchWidth is the roots of one multi-source pass, 32 or 64 (0:
 	// DefaultBatchWidth).
@@ -66,6 +68,7 @@ type Graph struct {
 	ms     *bfs.MultiSource
 	x      *executor.Executor
 	policy passPolicy
+	arms   armPolicy
 	closed bool
 }
 
@@ -111,8 +114,10 @@ func newGraph(g *frontier.CSR, opts Options) (*Graph, error) {
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	if opts.Arm == "" {
-		opts.Arm = DefaultArm
+	if opts.Arm != "" {
+		if _, err := bfs.ParseArm(string(opts.Arm)); err != nil {
+			return nil, err
+		}
 	}
 	if opts.Directed && opts.Arm == bfs.ArmHostLoopScan {
 		return nil, fmt.Errorf("arm %s reads a vertex's neighbours as its in-neighbours, which a directed graph's out-edges are not. Fix: use host-loop, device-loop or megakernel", opts.Arm)
@@ -123,7 +128,7 @@ func newGraph(g *frontier.CSR, opts Options) (*Graph, error) {
 	if opts.BatchWidth != 32 && opts.BatchWidth != 64 {
 		return nil, fmt.Errorf("batch width %d. Fix: use 32 or 64 roots per multi-source pass", opts.BatchWidth)
 	}
-	r := &Graph{name: g.Name, out: g, in: g, directed: opts.Directed, opts: opts}
+	r := &Graph{name: g.Name, out: g, in: g, directed: opts.Directed, opts: opts, arms: newArmPolicy(opts.Arm)}
 	if opts.Directed {
 		r.in = Transpose(g)
 	}
@@ -147,6 +152,17 @@ func (g *Graph) Edges() int64 {
 
 // Directed reports whether the graph's edges have a direction.
 func (g *Graph) Directed() bool { return g.directed }
+
+// Arm returns the arm the graph's next single-root GPU run takes ("" on
+// the CPU): the configured one, or the automatic policy's current pick.
+func (g *Graph) Arm() bfs.Arm {
+	if g.gpu == nil {
+		return ""
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.arms.arm()
+}
 
 // OnGPU reports whether queries run on a GPU session.
 func (g *Graph) OnGPU() bool { return g.gpu != nil }
@@ -404,7 +420,11 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 		return fullView(lv), err
 	}
 	t0 := time.Now()
-	r, err := g.gpu.Run(g.opts.Arm, root)
+	arm := g.arms.pick()
+	r, err := g.gpu.Run(g.arms.arms[arm], root)
+	if err == nil {
+		g.arms.add(arm, time.Since(t0))
+	}
 	traverse := time.Duration(r.WallNs)
 	gt.traverse += traverse
 	gt.setup += max(0, time.Since(t0)-traverse)

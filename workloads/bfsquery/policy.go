@@ -1,6 +1,10 @@
 package bfsquery
 
-import "time"
+import (
+	"time"
+
+	"github.com/gpuplan/gpuplan/workloads/bfs"
+)
 
 // costWindow is how many recent runs a running cost averages over (an
 // exponentially weighted mean whose weight settles at 1/costWindow).
@@ -56,3 +60,48 @@ func (p *passPolicy) singly(k int) bool {
 func (p *passPolicy) costs() (one, pass time.Duration) {
 	return time.Duration(p.one.mean), time.Duration(p.pass.mean)
 }
+
+// armTrials is how many counted runs (after its warm-up) each arm gets
+// before an automatic arm policy keeps the cheapest.
+const armTrials = 3
+
+// armPolicy picks the arm of a graph's single-root runs: a fixed one, or,
+// when none is configured, the cheapest of bfs.DefaultArms measured on the
+// graph's own queries (each arm's first armTrials+1 runs, its warm-up
+// included, are its trials, taken in turn; then the arm with the lowest
+// running mean runs, its mean still following its runs). Its methods run
+// under the graph's lock.
+type armPolicy struct {
+	arms  []bfs.Arm
+	costs []runCost
+}
+
+// newArmPolicy returns the policy of a fixed arm, or the automatic one
+// over bfs.DefaultArms when arm is "".
+func newArmPolicy(arm bfs.Arm) armPolicy {
+	arms := []bfs.Arm{arm}
+	if arm == "" {
+		arms = bfs.DefaultArms()
+	}
+	return armPolicy{arms: arms, costs: make([]runCost, len(arms))}
+}
+
+// pick returns the index of the arm to run next.
+func (p *armPolicy) pick() int {
+	best := 0
+	for i, c := range p.costs {
+		if !c.warmed || c.n < armTrials {
+			return i
+		}
+		if c.mean < p.costs[best].mean {
+			best = i
+		}
+	}
+	return best
+}
+
+// arm returns the arm to run next.
+func (p *armPolicy) arm() bfs.Arm { return p.arms[p.pick()] }
+
+// add counts one run of arm i.
+func (p *armPolicy) add(i int, d time.Duration) { p.costs[i].add(d) }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
 // policyWith returns a policy whose costs are known: one single-root run
@@ -145,4 +146,63 @@ func TestThePolicyLearnsTheCosts(t *testing.T) {
 	one, pass := r.policy.costs()
 	assert.Positive(t, one)
 	assert.Positive(t, pass)
+}
+
+// The automatic arm policy tries each arm in turn (a warm-up and
+// armTrials runs), then keeps the cheapest, and moves on when its mean
+// grows past another's.
+func TestArmPolicy(t *testing.T) {
+	p := newArmPolicy("")
+	require.Equal(t, bfs.DefaultArms(), p.arms)
+	costs := []time.Duration{3 * time.Millisecond, time.Millisecond, 2 * time.Millisecond}
+	var order []int
+	for range 3 * (armTrials + 1) {
+		i := p.pick()
+		order = append(order, i)
+		p.add(i, costs[i])
+	}
+	want := []int{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}
+	require.Equal(t, want, order, "each arm's warm-up and trials, in turn")
+	assert.Equal(t, bfs.DefaultArms()[1], p.arm(), "the cheapest")
+	runs := 0
+	for p.pick() == 1 && runs < 4*costWindow {
+		p.add(1, 5*time.Millisecond) // the kept arm gets slower
+		runs++
+	}
+	assert.Equal(t, bfs.DefaultArms()[2], p.arm(), "the next cheapest once the kept one's mean passes it")
+	assert.Less(t, runs, costWindow, "within a window of runs")
+
+	fixed := newArmPolicy(bfs.ArmMegakernel)
+	for range 10 {
+		require.Equal(t, 0, fixed.pick())
+		fixed.add(0, time.Second)
+	}
+	assert.Equal(t, bfs.ArmMegakernel, fixed.arm())
+}
+
+// A graph without a configured arm answers right while it tries every
+// arm, then keeps one; an unknown arm is refused at Open.
+func TestGraphPicksItsArm(t *testing.T) {
+	g := kron(t)
+	roots, err := frontier.Roots(g, 5, 6)
+	require.NoError(t, err)
+	r := openFake(t, g, Options{})
+	for i := range 3*(armTrials+1) + 3 {
+		root := roots[i%len(roots)]
+		a, err := r.Query(context.Background(), Query{Root: root, MaxDepth: NoDepthLimit, Targets: []int32{7, 300}})
+		require.NoError(t, err)
+		want, err := frontier.BFS(g, root)
+		require.NoError(t, err)
+		require.Equal(t, []int32{want[7], want[300]}, a.Levels, "query %d", i)
+	}
+	for i, c := range r.arms.costs {
+		assert.Equal(t, armTrials, min(c.n, armTrials), "arm %s tried", r.arms.arms[i])
+	}
+	assert.Contains(t, bfs.DefaultArms(), r.Arm())
+	cpu, err := OpenCPU(g, Options{})
+	require.NoError(t, err)
+	assert.Empty(t, cpu.Arm())
+	_, err = OpenCPU(g, Options{Arm: "warp-drive"})
+	require.ErrorContains(t, err, "warp-drive")
+	require.ErrorContains(t, err, "Fix:")
 }
