@@ -142,7 +142,7 @@ func parseFaultWave(out string, waves int) (int, error) {
 		return -1, nil
 	}
 	v, err := strconv.ParseUint(found, 10, 31)
-	if err != nil || v >= uint64(waves) {
+	if err != nil || v >= uint64(waves) || strconv.FormatUint(v, 10) != found {
 		return -1, fmt.Errorf("the child process named wave %q, not one of the program's %d waves", found, waves)
 	}
 	return int(v), nil

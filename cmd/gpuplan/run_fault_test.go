@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,6 +35,7 @@ func TestParseFaultWave(t *testing.T) {
 		{"past the waves", "fault-wave: 10\n", -1, "not one of the program's 10 waves"},
 		{"huge", "fault-wave: 99999999999999999999\n", -1, "named wave"},
 		{"no space", "fault-wave:3\n", -1, "not one"},
+		{"a leading zero", "fault-wave: 03\n", -1, `named wave "03"`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -108,4 +110,28 @@ func TestFindFaultArgsKeepTheSession(t *testing.T) {
 		Grid: 8, Streams: 2, MaxRegisters: 48, Watchdog: 250 * time.Millisecond}}}
 	require.Equal(t, []string{"run", "--find-fault", "--device", "1", "--grid", "8", "--streams", "2", "--max-regs", "48",
 		"--watchdog", "250ms", "--max-input-bytes", "99", "--", "w.json"}, findFaultArgs(o, 99))
+}
+
+// FuzzParseFaultWave: any child output either names a wave of the program,
+// none (-1), or is an error ending in no panic; a wave it names is one
+// the output spells in decimal.
+func FuzzParseFaultWave(f *testing.F) {
+	for _, s := range []string{"fault-wave: 3\n", "fault-wave: none", "fault-wave: +3", "", "fault-wave: 99999999999999999999", "x\nfault-wave: 1"} {
+		f.Add(s, 10)
+	}
+	f.Fuzz(func(t *testing.T, out string, waves int) {
+		if waves < 1 || waves > 1<<20 {
+			return
+		}
+		v, err := parseFaultWave(out, waves)
+		switch {
+		case err != nil:
+			require.Equal(t, -1, v)
+		case v == -1:
+			require.Equal(t, faultWavePrefix+"none", strings.TrimSpace(out))
+		default:
+			require.Less(t, v, waves)
+			require.Equal(t, faultWavePrefix+strconv.Itoa(v), strings.TrimSpace(out))
+		}
+	})
 }
