@@ -32,8 +32,9 @@ func (e *Error) Error() string {
 }
 
 // Parse reads a whole number of bytes with an optional unit: binary (KiB,
-// MiB, GiB, TiB) or decimal (kB, MB, GB, TB) multiples, or B. Spaces
-// around the number and between it and the unit are allowed; anything
+// MiB, GiB, TiB) or decimal (kB, MB, GB, TB) multiples, or B. White space
+// (spaces, tabs, line ends) around the number and between it and the unit
+// is allowed; anything
 // else, a fraction, a sign or a value above 2^64-1 bytes is an *Error.
 func Parse(s string) (uint64, error) {
 	t := strings.TrimSpace(s)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -44,7 +45,8 @@ func FuzzParse(f *testing.F) {
 			require.Contains(t, err.Error(), "Fix:")
 			return
 		}
-		digits := strings.TrimRight(strings.TrimSpace(s), "KMGTiBk ")
+		// Parse allows any white space around the number and the unit.
+		digits := strings.TrimRightFunc(strings.TrimSpace(s), func(r rune) bool { return unicode.IsSpace(r) || strings.ContainsRune("KMGTiBk", r) })
 		v, perr := strconv.ParseUint(digits, 10, 64)
 		require.NoError(t, perr, "accepted %q", s)
 		require.LessOrEqual(t, v, n, "%q", s)
