@@ -39,12 +39,11 @@ type loadRow struct {
 	result bfsserve.LoadResult
 	leaks  []string
 	// phases is the server's time per batch in each phase over the
-	// setting (bfsserve.ScrapePhases), and batches how many ran.
+	// setting, batches how many ran, and runs the GPU runs they made by
+	// kind (pass, single): bfsserve.ScrapeBatchStats.
 	phases  map[string]time.Duration
 	batches float64
-	// runs is the GPU runs the setting's batches made, by kind (pass,
-	// single: bfsserve.ScrapeGPURuns).
-	runs map[string]float64
+	runs    map[string]float64
 }
 
 // setting is one server configuration and client count.
@@ -177,11 +176,7 @@ func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphIn
 	if err != nil {
 		return loadRow{}, err
 	}
-	phases, err := bfsserve.ScrapePhases(ctx, client, url)
-	if err != nil {
-		return loadRow{}, err
-	}
-	runs, err := bfsserve.ScrapeGPURuns(ctx, client, url)
+	stats, err := bfsserve.ScrapeBatchStats(ctx, client, url)
 	if err != nil {
 		return loadRow{}, err
 	}
@@ -207,10 +202,7 @@ func (d *loadDriver) measure(ctx context.Context, url string, g bfsserve.GraphIn
 	if d.o.soak {
 		row.leaks = leaks(before, after)
 	}
-	if err := row.phasesSince(ctx, client, url, phases, after["gpuplan_serve_batch_seconds"]-before["gpuplan_serve_batch_seconds"]); err != nil {
-		return loadRow{}, err
-	}
-	if err := row.runsSince(ctx, client, url, runs); err != nil {
+	if err := row.statsSince(ctx, client, url, stats, after["gpuplan_serve_batch_seconds"]-before["gpuplan_serve_batch_seconds"]); err != nil {
 		return loadRow{}, err
 	}
 	d.e.logf("load", "%s: %s", label, row.summary())
@@ -255,33 +247,22 @@ func (r *loadRow) fill(res bfsserve.LoadResult) {
 	r.Checked, r.Mismatches = uint64(res.Checked), uint64(res.Mismatches)
 }
 
-// phasesSince sets the row's time per batch in each phase since the
-// server's phase sums were before, over batches batches.
-func (r *loadRow) phasesSince(ctx context.Context, client *http.Client, url string, before map[string]float64, batches float64) error {
-	now, err := bfsserve.ScrapePhases(ctx, client, url)
+// statsSince sets the row's time per batch in each phase, over batches
+// batches, and its GPU runs by kind, since the server's stats were before.
+func (r *loadRow) statsSince(ctx context.Context, client *http.Client, url string, before bfsserve.BatchStats, batches float64) error {
+	now, err := bfsserve.ScrapeBatchStats(ctx, client, url)
 	if err != nil {
 		return err
 	}
-	r.batches, r.phases = batches, map[string]time.Duration{}
+	r.batches, r.phases, r.runs = batches, map[string]time.Duration{}, map[string]float64{}
+	for kind, n := range now.Runs {
+		r.runs[kind] = n - before.Runs[kind]
+	}
 	if batches <= 0 {
 		return nil
 	}
-	for phase, s := range now {
-		r.phases[phase] = time.Duration((s - before[phase]) / batches * float64(time.Second))
-	}
-	return nil
-}
-
-// runsSince sets the row's GPU runs by kind since the server's counts
-// were before.
-func (r *loadRow) runsSince(ctx context.Context, client *http.Client, url string, before map[string]float64) error {
-	now, err := bfsserve.ScrapeGPURuns(ctx, client, url)
-	if err != nil {
-		return err
-	}
-	r.runs = map[string]float64{}
-	for kind, n := range now {
-		r.runs[kind] = n - before[kind]
+	for phase, sec := range now.Phases {
+		r.phases[phase] = time.Duration((sec - before.Phases[phase]) / batches * float64(time.Second))
 	}
 	return nil
 }

@@ -56,11 +56,6 @@ func (p *passPolicy) singly(k int) bool {
 	return float64(k)*p.one.mean < p.pass.mean
 }
 
-// Costs returns the mean wall times the policy compares, 0 while unknown.
-func (p *passPolicy) costs() (one, pass time.Duration) {
-	return time.Duration(p.one.mean), time.Duration(p.pass.mean)
-}
-
 // armTrials is how many counted runs (after its warm-up) each arm gets
 // before an automatic arm policy keeps the cheapest.
 const armTrials = 3

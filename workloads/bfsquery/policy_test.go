@@ -143,9 +143,10 @@ func TestThePolicyLearnsTheCosts(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, ph.Passes, "a pair runs as a pass until a pass is measured")
 	}
-	one, pass := r.policy.costs()
-	assert.Positive(t, one)
-	assert.Positive(t, pass)
+	assert.True(t, r.policy.one.known())
+	assert.True(t, r.policy.pass.known())
+	assert.Positive(t, r.policy.one.mean)
+	assert.Positive(t, r.policy.pass.mean)
 }
 
 // The automatic arm policy tries each arm in turn (a warm-up and

@@ -507,26 +507,26 @@ func Scrape(ctx context.Context, client *http.Client, baseURL string) (map[strin
 	return out, nil
 }
 
-// ScrapePhases reads a server's /metrics and returns, by phase (traverse,
-// setup, read, answer), the seconds its batches have spent there so far: the sums
-// of gpuplan_serve_batch_phase_seconds over its graphs.
-func ScrapePhases(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
-	families, err := scrapeFamilies(ctx, client, baseURL)
-	if err != nil {
-		return nil, err
-	}
-	return sumByLabel(families["gpuplan_serve_batch_phase_seconds"], labelPhase, func(m *dto.Metric) float64 { return m.GetHistogram().GetSampleSum() }), nil
+// BatchStats is what a server's batches have done so far, summed over
+// its graphs: the seconds spent in each phase (traverse, setup, read,
+// answer: gpuplan_serve_batch_phase_seconds) and the GPU runs of each kind
+// (pass, single: gpuplan_serve_gpu_runs_total; none for a CPU server).
+type BatchStats struct {
+	Phases map[string]float64
+	Runs   map[string]float64
 }
 
-// ScrapeGPURuns reads a server's /metrics and returns, by kind (pass,
-// single), the GPU runs its batches have made so far: the sums of
-// gpuplan_serve_gpu_runs_total over its graphs (none for a CPU server).
-func ScrapeGPURuns(ctx context.Context, client *http.Client, baseURL string) (map[string]float64, error) {
+// ScrapeBatchStats reads a server's /metrics once and returns its
+// BatchStats.
+func ScrapeBatchStats(ctx context.Context, client *http.Client, baseURL string) (BatchStats, error) {
 	families, err := scrapeFamilies(ctx, client, baseURL)
 	if err != nil {
-		return nil, err
+		return BatchStats{}, err
 	}
-	return sumByLabel(families["gpuplan_serve_gpu_runs_total"], labelKind, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() }), nil
+	return BatchStats{
+		Phases: sumByLabel(families["gpuplan_serve_batch_phase_seconds"], labelPhase, func(m *dto.Metric) float64 { return m.GetHistogram().GetSampleSum() }),
+		Runs:   sumByLabel(families["gpuplan_serve_gpu_runs_total"], labelKind, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() }),
+	}, nil
 }
 
 // sumByLabel sums value over a family's series by their label's value.

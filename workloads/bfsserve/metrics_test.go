@@ -106,17 +106,20 @@ func TestMetricsLabels(t *testing.T) {
 				m := sample(fams, "gpuplan_serve_gpu_runs_total", with(kron, "kind", "single"))
 				require.NotNil(t, m, "%v", labelSets(fams, "gpuplan_serve_gpu_runs_total"))
 				assert.Equal(t, 3.0, m.GetCounter().GetValue(), "kron's three one-root queries ran singly")
-				runs, err := ScrapeGPURuns(context.Background(), nil, url)
+				st, err := ScrapeBatchStats(context.Background(), nil, url)
 				require.NoError(t, err)
+				runs := st.Runs
+				assert.Positive(t, st.Phases["traverse"])
 				for _, kind := range []string{"single", "pass"} {
 					assert.Equal(t, kindSum(fams, kind), runs[kind], "%s runs summed over the graphs", kind)
 				}
 				assert.GreaterOrEqual(t, runs["single"], 3.0)
 				return
 			}
-			runs, err := ScrapeGPURuns(context.Background(), nil, url)
+			st, err := ScrapeBatchStats(context.Background(), nil, url)
 			require.NoError(t, err)
-			assert.Empty(t, runs, "no GPU runs on the CPU")
+			assert.Empty(t, st.Runs, "no GPU runs on the CPU")
+			assert.Positive(t, st.Phases["traverse"])
 			assert.Nil(t, fams["gpuplan_serve_gpu_runs_total"], "no GPU runs on the CPU")
 			assert.Nil(t, fams["gpuplan_kernel_launches_total"], "no executor on the CPU")
 			assert.Nil(t, fams["gpuplan_serve_device_resident_bytes"])
