@@ -91,12 +91,7 @@ func (c *PeerConfig) name() string {
 }
 
 // kind returns the peer's kind.
-func (c *PeerConfig) kind() (PeerKind, error) {
-	if c.Kind == "" {
-		return LookupPeer(PeerArm)
-	}
-	return LookupPeer(c.Kind)
-}
+func (c *PeerConfig) kind() (PeerKind, error) { return LookupPeer(c.name()) }
 
 // check refuses an unknown peer, or a binary that is missing or cannot be
 // run, before any measurement.
@@ -137,7 +132,7 @@ func (b *bench) peers() error {
 				return err
 			}
 			cleanups = append(cleanups, cleanup)
-			if in, err = b.writePeerInput(c.Kind, dir); err != nil {
+			if in, err = b.writePeerInput(c.name(), dir); err != nil {
 				return err
 			}
 			written[c.Dir] = in
@@ -230,11 +225,8 @@ func (c *PeerConfig) run(peer string, args, env []string) ([]byte, error) {
 }
 
 // writePeerInput writes the graph and the roots into dir, for the peer
-// named peer (a Kind; "" is gunrock) and those that share dir.
+// named peer and those that share dir.
 func (b *bench) writePeerInput(peer, dir string) (peerFiles, error) {
-	if peer == "" {
-		peer = PeerArm
-	}
 	name := strings.Map(func(r rune) rune {
 		if r == '/' || r == '\\' || r == ':' {
 			return '-'
