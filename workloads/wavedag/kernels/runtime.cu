@@ -208,33 +208,17 @@ static __device__ void init(GP_SCHED_WAITS_PARAMS) {
     }
 }
 
-// WaveEntry is a wave and its table entry, loaded ahead of its run.
-struct WaveEntry {
-    unsigned int wave;
-    uint4 a, b;
-};
-
-// load_wave issues the loads of wave's table entry; they complete while
-// the block runs the wave before it (the entry is used one wave later).
-static __device__ __forceinline__ WaveEntry load_wave(unsigned int wave) {
-    const uint4 *w = reinterpret_cast<const uint4 *>(gp_st.waves + wave * WAVE_WORDS);
-    return WaveEntry{wave, __ldg(w), __ldg(w + 1)};
-}
-
-// begin_entry sets the block's current wave and tile and copies the wave's
-// table entry (thread 0).
-static __device__ __forceinline__ void begin_entry(const WaveEntry &e, unsigned int tile, unsigned int waited) {
-    gp_st.meta[0] = e.a.x, gp_st.meta[1] = e.a.y, gp_st.meta[2] = e.a.z, gp_st.meta[3] = e.a.w;
-    gp_st.meta[4] = e.b.x, gp_st.meta[5] = e.b.y, gp_st.meta[6] = e.b.z, gp_st.meta[7] = e.b.w;
-    gp_st.wave = e.wave;
-    gp_st.tile = tile;
-    gp_st.threads = e.a.z;
-    gp_st.waited = waited;
-}
-
-// begin is begin_entry of wave's entry, loaded now.
+// begin sets the block's current wave and tile and copies the wave's table
+// entry (thread 0).
 static __device__ __forceinline__ void begin(unsigned int wave, unsigned int tile, unsigned int waited) {
-    begin_entry(load_wave(wave), tile, waited);
+    const uint4 *w = reinterpret_cast<const uint4 *>(gp_st.waves + wave * WAVE_WORDS);
+    uint4 a = __ldg(w), b = __ldg(w + 1);
+    gp_st.meta[0] = a.x, gp_st.meta[1] = a.y, gp_st.meta[2] = a.z, gp_st.meta[3] = a.w;
+    gp_st.meta[4] = b.x, gp_st.meta[5] = b.y, gp_st.meta[6] = b.z, gp_st.meta[7] = b.w;
+    gp_st.wave = wave;
+    gp_st.tile = tile;
+    gp_st.threads = a.z;
+    gp_st.waited = waited;
 }
 
 // run calls the current wave's function on its threads, then, behind a
@@ -276,26 +260,13 @@ static __device__ __forceinline__ void publish(bool fence) {
 
 // publish_unit marks the current tile of every wave of a fused unit done,
 // behind one fence: the last wave (in the block's state) first, then the
-// others (thread 0, after a block barrier). The table loads run a wave
-// ahead of the stores, whose memory clobbers would otherwise keep each
-// wave's loads behind the previous wave's stores.
+// others (thread 0, after a block barrier).
 static __device__ void publish_unit(const unsigned int *order, unsigned int first, unsigned int count) {
     publish(true);
-    if (count < 2) {
-        return;
-    }
-    unsigned int wave = ld_table(order + first);
-    unsigned int bits = ld_table(gp_st.waves + wave * WAVE_WORDS + WAVE_FLAG_BITS);
-    unsigned int flag = ld_table(gp_st.waves + wave * WAVE_WORDS + WAVE_FLAG_FIRST);
     for (unsigned int j = 0; j + 1 < count; j++) {
-        unsigned int nwave = 0, nbits = 0, nflag = 0;
-        if (j + 2 < count) {
-            nwave = ld_table(order + first + j + 1);
-            nbits = ld_table(gp_st.waves + nwave * WAVE_WORDS + WAVE_FLAG_BITS);
-            nflag = ld_table(gp_st.waves + nwave * WAVE_WORDS + WAVE_FLAG_FIRST);
-        }
-        publish_tile(wave, gp_st.tile, bits, flag);
-        wave = nwave, bits = nbits, flag = nflag;
+        unsigned int wave = ld_table(order + first + j);
+        const unsigned int *w = gp_st.waves + wave * WAVE_WORDS;
+        publish_tile(wave, gp_st.tile, ld_table(w + WAVE_FLAG_BITS), ld_table(w + WAVE_FLAG_FIRST));
     }
 }
 
@@ -350,27 +321,11 @@ extern "C" __global__ void gp_sched_waits(GP_SCHED_WAITS_PARAMS) {
         unsigned int unit = ld_table(tasks + task * TASK_WORDS), tile = ld_table(tasks + task * TASK_WORDS + 1);
         const unsigned int *u = units + unit * UNIT_WORDS;
         unsigned int first = ld_table(u + UNIT_FIRST), count = ld_table(u + UNIT_COUNT);
-        // Thread 0 loads a fused unit's waves ahead of their runs: the
-        // table entry one wave ahead, the order entry two ahead.
-        WaveEntry ent{};
-        unsigned int ahead = 0;
-        if (threadIdx.x == 0) {
-            ent = load_wave(ld_table(order + first));
-            if (count > 1) {
-                ahead = ld_table(order + first + 1);
-            }
-        }
         for (unsigned int j = 0; j < count; j++) {
             if (threadIdx.x == 0) {
                 // Only a unit's first wave waits: the others read the tile
                 // this block just ran.
-                begin_entry(ent, tile, j > 0);
-                if (j + 1 < count) {
-                    ent = load_wave(ahead);
-                }
-                if (j + 2 < count) {
-                    ahead = ld_table(order + first + j + 2);
-                }
+                begin(ld_table(order + first + j), tile, j > 0);
                 if (j == 0 && !(gp_st.meta[WAVE_FLAG_BITS] & WAVE_PROLOGUE)) {
                     if (!wait_producers()) {
                         gp_st.aborted = 1;
