@@ -2,14 +2,17 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -39,11 +42,12 @@ type loadRow struct {
 	result bfsserve.LoadResult
 	leaks  []string
 	// phases is the server's time per batch in each phase over the
-	// setting, batches how many ran, and runs the GPU runs they made by
-	// kind (pass, single): bfsserve.ScrapeBatchStats.
-	phases  map[string]time.Duration
-	batches float64
-	runs    map[string]float64
+	// setting, batches how many ran, runs the GPU runs they made by kind
+	// (pass, single) and arms the single runs by arm:
+	// bfsserve.ScrapeBatchStats.
+	phases     map[string]time.Duration
+	batches    float64
+	runs, arms map[string]float64
 }
 
 // setting is one server configuration and client count.
@@ -254,10 +258,8 @@ func (r *loadRow) statsSince(ctx context.Context, client *http.Client, url strin
 	if err != nil {
 		return err
 	}
-	r.batches, r.phases, r.runs = batches, map[string]time.Duration{}, map[string]float64{}
-	for kind, n := range now.Runs {
-		r.runs[kind] = n - before.Runs[kind]
-	}
+	r.batches, r.phases = batches, map[string]time.Duration{}
+	r.runs, r.arms = since(now.Runs, before.Runs), since(now.Arms, before.Arms)
 	if batches <= 0 {
 		return nil
 	}
@@ -281,9 +283,34 @@ func (r *loadRow) summary() string {
 			r.phases["traverse"].Round(time.Microsecond), r.phases["setup"].Round(time.Microsecond), r.phases["read"].Round(time.Microsecond), r.phases["answer"].Round(time.Microsecond))
 	}
 	if len(r.runs) > 0 {
-		s += fmt.Sprintf("; GPU runs: %.0f multi-source passes, %.0f single roots", r.runs["pass"], r.runs["single"])
+		s += fmt.Sprintf("; GPU runs: %.0f multi-source passes, %.0f single roots%s", r.runs["pass"], r.runs["single"], armCounts(r.arms))
 	}
 	return s
+}
+
+// since returns each counter of now less its value in before.
+func since(now, before map[string]float64) map[string]float64 {
+	out := make(map[string]float64, len(now))
+	for k, n := range now {
+		out[k] = n - before[k]
+	}
+	return out
+}
+
+// armCounts lists the single-root runs of each arm that ran any, in
+// parentheses, most first ("" when none ran).
+func armCounts(arms map[string]float64) string {
+	names := slices.Collect(maps.Keys(arms))
+	names = slices.DeleteFunc(names, func(a string) bool { return arms[a] <= 0 })
+	if len(names) == 0 {
+		return ""
+	}
+	slices.SortFunc(names, func(a, b string) int { return cmp.Or(cmp.Compare(arms[b], arms[a]), cmp.Compare(a, b)) })
+	parts := make([]string, len(names))
+	for i, a := range names {
+		parts[i] = fmt.Sprintf("%s %.0f", a, arms[a])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // remote drives the server at --url with every client count.

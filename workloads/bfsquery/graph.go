@@ -201,16 +201,28 @@ func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
 // the GPU (placing the roots, clearing the state, reading the result
 // words), reading back the levels the answers need, and building the
 // answers from them; and how its roots ran on the GPU: in Passes
-// multi-source passes and Singles single-root traversals.
+// multi-source passes and Singles single-root traversals, Arms of them
+// by the arm that ran them.
 type Phases struct {
 	Traverse, Setup, Read, Answer time.Duration
 	Passes, Singles               int
+	Arms                          map[bfs.Arm]int
 }
 
 // gpuTime accumulates a batch's GPU phases and runs.
 type gpuTime struct {
 	traverse, setup time.Duration
 	passes, singles int
+	arms            map[bfs.Arm]int
+}
+
+// single counts one single-root traversal run by arm.
+func (gt *gpuTime) single(arm bfs.Arm) {
+	gt.singles++
+	if gt.arms == nil {
+		gt.arms = map[bfs.Arm]int{}
+	}
+	gt.arms[arm]++
 }
 
 // BatchPhases is Batch, also returning where the batch's time went.
@@ -328,6 +340,12 @@ func (g *Graph) levels(ctx context.Context, roots []int32, nd map[int32]*need, p
 	ph.Setup += gt.setup
 	ph.Passes += gt.passes
 	ph.Singles += gt.singles
+	for arm, n := range gt.arms {
+		if ph.Arms == nil {
+			ph.Arms = map[bfs.Arm]int{}
+		}
+		ph.Arms[arm] += n
+	}
 	ph.Read += all - min(all, gt.traverse+gt.setup)
 	return out, err
 }
@@ -423,7 +441,7 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	arm := g.arms.pick()
 	r, err := g.gpu.Run(g.arms.arms[arm], root)
 	if err == nil {
-		g.arms.add(arm, time.Since(t0))
+		g.arms.add(arm, time.Since(t0), r.Levels)
 	}
 	traverse := time.Duration(r.WallNs)
 	gt.traverse += traverse
@@ -433,7 +451,7 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	}
 	if nd == nil || nd.full {
 		lv, err := g.gpu.Levels()
-		gt.singles++
+		gt.single(g.arms.arms[arm])
 		return fullView(lv), err
 	}
 	lv, err := g.gpu.LevelsOf(nd.vertices)
@@ -445,7 +463,7 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 		return nil, err
 	}
 	g.policy.one.add(time.Since(t0))
-	gt.singles++
+	gt.single(g.arms.arms[arm])
 	return sparseView(nd.vertices, lv, counts), nil
 }
 

@@ -64,8 +64,11 @@ const armTrials = 3
 // when none is configured, the cheapest of bfs.DefaultArms measured on the
 // graph's own queries (each arm's first armTrials+1 runs, its warm-up
 // included, are its trials, taken in turn; then the arm with the lowest
-// running mean runs, its mean still following its runs). Its methods run
-// under the graph's lock.
+// running mean runs, its mean still following its runs). The cost compared
+// is a run's wall time per level: queries start from different roots, and
+// on a graph of high diameter a root's eccentricity, not the arm, would
+// otherwise decide which arm looks cheapest in so few trials. Its methods
+// run under the graph's lock.
 type armPolicy struct {
 	arms  []bfs.Arm
 	costs []runCost
@@ -98,5 +101,7 @@ func (p *armPolicy) pick() int {
 // arm returns the arm to run next.
 func (p *armPolicy) arm() bfs.Arm { return p.arms[p.pick()] }
 
-// add counts one run of arm i.
-func (p *armPolicy) add(i int, d time.Duration) { p.costs[i].add(d) }
+// add counts one run of arm i that took d over levels levels.
+func (p *armPolicy) add(i int, d time.Duration, levels int) {
+	p.costs[i].add(d / time.Duration(max(1, levels)))
+}

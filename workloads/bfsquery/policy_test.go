@@ -160,14 +160,14 @@ func TestArmPolicy(t *testing.T) {
 	for range 3 * (armTrials + 1) {
 		i := p.pick()
 		order = append(order, i)
-		p.add(i, costs[i])
+		p.add(i, costs[i], 1)
 	}
 	want := []int{0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2}
 	require.Equal(t, want, order, "each arm's warm-up and trials, in turn")
 	assert.Equal(t, bfs.DefaultArms()[1], p.arm(), "the cheapest")
 	runs := 0
 	for p.pick() == 1 && runs < 4*costWindow {
-		p.add(1, 5*time.Millisecond) // the kept arm gets slower
+		p.add(1, 5*time.Millisecond, 1) // the kept arm gets slower
 		runs++
 	}
 	assert.Equal(t, bfs.DefaultArms()[2], p.arm(), "the next cheapest once the kept one's mean passes it")
@@ -176,9 +176,30 @@ func TestArmPolicy(t *testing.T) {
 	fixed := newArmPolicy(bfs.ArmMegakernel)
 	for range 10 {
 		require.Equal(t, 0, fixed.pick())
-		fixed.add(0, time.Second)
+		fixed.add(0, time.Second, 1)
 	}
 	assert.Equal(t, bfs.ArmMegakernel, fixed.arm())
+}
+
+// Arms are compared by wall time per level, so that the depth of the
+// roots each arm happened to run in its trials does not decide the pick.
+func TestArmPolicyComparesPerLevel(t *testing.T) {
+	runs := []struct {
+		wall   time.Duration
+		levels int
+	}{
+		{10 * time.Millisecond, 2000}, // 5 µs a level from deep roots
+		{2 * time.Millisecond, 40},    // 50 µs a level from shallow ones
+		{4 * time.Millisecond, 0},     // no level counted: one level
+	}
+	p := newArmPolicy("")
+	for range 3 * (armTrials + 1) {
+		i := p.pick()
+		p.add(i, runs[i].wall, runs[i].levels)
+	}
+	assert.Equal(t, bfs.DefaultArms()[0], p.arm(), "the cheapest per level, though its runs took longest")
+	assert.InDelta(t, float64(5*time.Microsecond), p.costs[0].mean, 1)
+	assert.InDelta(t, float64(4*time.Millisecond), p.costs[2].mean, 1)
 }
 
 // A graph without a configured arm answers right while it tries every
@@ -199,6 +220,9 @@ func TestGraphPicksItsArm(t *testing.T) {
 	for i, c := range r.arms.costs {
 		assert.Equal(t, armTrials, min(c.n, armTrials), "arm %s tried", r.arms.arms[i])
 	}
+	_, ph, err := r.BatchPhases(context.Background(), []Query{{Root: roots[0], MaxDepth: NoDepthLimit, Targets: []int32{7}}})
+	require.NoError(t, err)
+	assert.Equal(t, map[bfs.Arm]int{r.Arm(): 1}, ph.Arms, "the single run, by the arm kept")
 	assert.Contains(t, bfs.DefaultArms(), r.Arm())
 	cpu, err := OpenCPU(g, Options{})
 	require.NoError(t, err)

@@ -256,11 +256,7 @@ func (b *batcher) runGroup(group []*job) {
 		}{{phaseTraverse, on.phases.Traverse}, {phaseSetup, on.phases.Setup}, {phaseRead, on.phases.Read}, {phaseAnswer, on.phases.Answer}} {
 			m.phaseTime.WithLabelValues(append(at, p.name)...).Observe(p.d.Seconds())
 		}
-		for kind, n := range map[string]int{runPass: on.phases.Passes, runSingle: on.phases.Singles} {
-			if n > 0 {
-				m.gpuRuns.WithLabelValues(append(at, kind)...).Add(float64(n))
-			}
-		}
+		m.countRuns(at, on.phases)
 	}
 	var qe *bfsquery.QueryError
 	switch {

@@ -510,10 +510,12 @@ func Scrape(ctx context.Context, client *http.Client, baseURL string) (map[strin
 // BatchStats is what a server's batches have done so far, summed over
 // its graphs: the seconds spent in each phase (traverse, setup, read,
 // answer: gpuplan_serve_batch_phase_seconds) and the GPU runs of each kind
-// (pass, single: gpuplan_serve_gpu_runs_total; none for a CPU server).
+// (pass, single: gpuplan_serve_gpu_runs_total; none for a CPU server),
+// and the single-root runs of each arm.
 type BatchStats struct {
 	Phases map[string]float64
 	Runs   map[string]float64
+	Arms   map[string]float64
 }
 
 // ScrapeBatchStats reads a server's /metrics once and returns its
@@ -525,8 +527,26 @@ func ScrapeBatchStats(ctx context.Context, client *http.Client, baseURL string) 
 	}
 	return BatchStats{
 		Phases: sumByLabel(families["gpuplan_serve_batch_phase_seconds"], labelPhase, func(m *dto.Metric) float64 { return m.GetHistogram().GetSampleSum() }),
-		Runs:   sumByLabel(families["gpuplan_serve_gpu_runs_total"], labelKind, func(m *dto.Metric) float64 { return m.GetCounter().GetValue() }),
+		Runs:   sumByLabel(families["gpuplan_serve_gpu_runs_total"], labelKind, seriesCounter),
+		Arms:   sumByLabel(singles(families["gpuplan_serve_gpu_runs_total"]), labelArm, seriesCounter),
 	}, nil
+}
+
+// seriesCounter is a counter series' value.
+func seriesCounter(m *dto.Metric) float64 { return m.GetCounter().GetValue() }
+
+// singles keeps the series of gpuplan_serve_gpu_runs_total whose kind is
+// single.
+func singles(mf *dto.MetricFamily) *dto.MetricFamily {
+	out := &dto.MetricFamily{}
+	for _, m := range mf.GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == labelKind && l.GetValue() == runSingle {
+				out.Metric = append(out.Metric, m)
+			}
+		}
+	}
+	return out
 }
 
 // sumByLabel sums value over a family's series by their label's value.

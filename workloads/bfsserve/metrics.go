@@ -12,6 +12,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -42,6 +43,7 @@ const (
 	labelOutcome = "outcome"
 	labelPhase   = "phase"
 	labelKind    = "kind"
+	labelArm     = "arm"
 )
 
 // GPU run kinds, the kind label of gpuplan_serve_gpu_runs_total
@@ -133,8 +135,8 @@ func newMetrics(reg *prometheus.Registry, s *Server) *metrics {
 			Help: "Where a batch's time goes: traverse (the traversals' timed regions), setup (placing the roots and reading the result words, on the GPU), read (reading back the levels the answers need) and answer (building the answers).", Buckets: latencyBuckets()},
 			seriesLabels(labelPhase)),
 		gpuRuns: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuplan_serve_gpu_runs_total",
-			Help: "GPU traversals the batches ran, by graph and kind: pass (one multi-source pass for a chunk of roots) or single (one root), as the graph's policy picked the cheaper from the costs it measured."},
-			seriesLabels(labelKind)),
+			Help: "GPU traversals the batches ran, by graph, kind and arm: pass (one multi-source pass for a chunk of roots, arm multi-source) or single (one root, by the arm the graph picked), as the graph's policies picked the cheaper from the costs they measured."},
+			seriesLabels(labelKind, labelArm)),
 		faults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "gpuplan_serve_device_faults_total",
 			Help: "Batches the GPU failed, by graph."}, seriesLabels()),
 		recoveries: prometheus.NewCounter(prometheus.CounterOpts{Name: "gpuplan_serve_recoveries_total",
@@ -246,3 +248,14 @@ func (c *stateCollector) Collect(ch chan<- prometheus.Metric) {
 
 // code is a status code as a label.
 func code(status int) string { return strconv.Itoa(status) }
+
+// countRuns adds a batch's GPU runs to gpuplan_serve_gpu_runs_total: its
+// passes, then its single-root runs by arm.
+func (m *metrics) countRuns(at []string, ph bfsquery.Phases) {
+	if ph.Passes > 0 {
+		m.gpuRuns.WithLabelValues(append(at, runPass, bfs.ArmMultiSource)...).Add(float64(ph.Passes))
+	}
+	for arm, n := range ph.Arms {
+		m.gpuRuns.WithLabelValues(append(at, runSingle, string(arm))...).Add(float64(n))
+	}
+}

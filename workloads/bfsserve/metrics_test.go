@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
 
 // scrape reads the server's /metrics over HTTP and parses it.
@@ -103,7 +104,9 @@ func TestMetricsLabels(t *testing.T) {
 			checkBoundedGraphs(t, fams)
 			if c.gpu {
 				checkTelemetry(t, fams, map[string]string{"backend": c.backend, "device": device})
-				m := sample(fams, "gpuplan_serve_gpu_runs_total", with(kron, "kind", "single"))
+				// The automatic arm policy tries the default arms in order, a warm-up
+				// and trials each, so three queries all run on the first.
+				m := sample(fams, "gpuplan_serve_gpu_runs_total", with(kron, "kind", "single", "arm", string(bfs.DefaultArms()[0])))
 				require.NotNil(t, m, "%v", labelSets(fams, "gpuplan_serve_gpu_runs_total"))
 				assert.Equal(t, 3.0, m.GetCounter().GetValue(), "kron's three one-root queries ran singly")
 				st, err := ScrapeBatchStats(context.Background(), nil, url)
@@ -114,6 +117,12 @@ func TestMetricsLabels(t *testing.T) {
 					assert.Equal(t, kindSum(fams, kind), runs[kind], "%s runs summed over the graphs", kind)
 				}
 				assert.GreaterOrEqual(t, runs["single"], 3.0)
+				arms := 0.0
+				for arm, n := range st.Arms {
+					assert.Contains(t, bfs.DefaultArms(), bfs.Arm(arm), "single runs are counted by their arm")
+					arms += n
+				}
+				assert.Equal(t, runs["single"], arms, "every single run has its arm")
 				return
 			}
 			st, err := ScrapeBatchStats(context.Background(), nil, url)
