@@ -126,6 +126,8 @@ type builder struct {
 	// rejections counts the draws it redrew after a rejection.
 	pcg        [2]uint64
 	rejections int
+	// resident is each grid-stride kernel's co-resident grid.
+	resident map[*executor.Kernel]uint32
 }
 
 // run builds the graph: the kernels, the fixed buffers and the stream,
@@ -173,6 +175,9 @@ func (b *builder) open() error {
 		{Dst: &b.k.fill, Name: KernelFill},
 	})
 	if err != nil {
+		return err
+	}
+	if err := b.residentGrids(); err != nil {
 		return err
 	}
 	n := b.plan.Vertices
@@ -223,16 +228,27 @@ func (b *builder) launch(k *executor.Kernel, cfg executor.LaunchConfig, p any, o
 	return b.st.Launch(k, cfg, args...)
 }
 
-// strideGrid is the launch of a grid-stride kernel over items items,
+// strideGrid is the launch of grid-stride kernel k over items items,
 // perBlock a block per round: as many blocks as the items need, at most
-// gridPerSM per SM.
-func (b *builder) strideGrid(items, perBlock uint64) executor.LaunchConfig {
-	limit := uint64(max(1, b.x.Device().SMCount)) * gridPerSM
-	return executor.Linear(uint32(max(1, min(limit, (items+perBlock-1)/perBlock))), Threads)
+// as many as are co-resident (a second wave would only lengthen the
+// launch's tail).
+func (b *builder) strideGrid(k *executor.Kernel, items, perBlock uint64) executor.LaunchConfig {
+	return executor.Linear(uint32(max(1, min(uint64(b.resident[k]), (items+perBlock-1)/perBlock))), Threads)
 }
 
-// gridPerSM bounds a grid-stride launch's blocks per SM.
-const gridPerSM = 16
+// residentGrids sizes the co-resident grid of every grid-stride kernel
+// from the occupancy model, cross-checked with the driver.
+func (b *builder) residentGrids() error {
+	b.resident = map[*executor.Kernel]uint32{}
+	for _, k := range []*executor.Kernel{b.k.permLinks, b.k.permLabels, b.k.count, b.k.generate, b.k.fill} {
+		g, err := b.x.CooperativeGrid(k, Threads, 0)
+		if err != nil {
+			return err
+		}
+		b.resident[k] = g.GridBlocks
+	}
+	return nil
+}
 
 // sync waits for the build's stream.
 func (b *builder) sync() error { return b.st.Synchronize() }

@@ -48,10 +48,10 @@ func (b *builder) drawLabels() error {
 			return err
 		}
 		links := PermLinksParams[executor.Buffer]{Keys: sorted, Perm: b.fixed.perm, Last: b.fixed.offsets, Count: n - 1, Scale: uint64(b.plan.Scale)}
-		if err := b.launch(b.k.permLinks, b.strideGrid(n-1, Threads), links, zeroed{"Last", b.fixed.offsets}); err != nil {
+		if err := b.launch(b.k.permLinks, b.strideGrid(b.k.permLinks, n-1, Threads), links, zeroed{"Last", b.fixed.offsets}); err != nil {
 			return err
 		}
-		return b.launch(b.k.permLabels, b.strideGrid(n, Threads), PermLabelsParams[executor.Buffer]{Perm: b.fixed.perm, Last: b.fixed.offsets, N: n})
+		return b.launch(b.k.permLabels, b.strideGrid(b.k.permLabels, n, Threads), PermLabelsParams[executor.Buffer]{Perm: b.fixed.perm, Last: b.fixed.offsets, N: n})
 	}
 	if err := b.phases([]phase{{&b.times.Permutation, permute}}); err != nil {
 		return err

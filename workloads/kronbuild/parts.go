@@ -61,7 +61,7 @@ func (b *builder) count() ([]uint64, error) {
 	p := CountParams[executor.Buffer]{EdgeParams: b.edgeParams(), Counts: b.fixed.counts,
 		BucketShift: uint64(b.plan.Scale - bits.TrailingZeros64(buckets)), Buckets: buckets}
 	run := func() error {
-		return b.launch(b.k.count, b.strideGrid(b.plan.Edges, Threads), p, zeroed{"Counts", b.fixed.counts})
+		return b.launch(b.k.count, b.strideGrid(b.k.count, b.plan.Edges, Threads), p, zeroed{"Counts", b.fixed.counts})
 	}
 	if err := b.phases([]phase{{&b.times.Count, run}}); err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (b *builder) count() ([]uint64, error) {
 func (b *builder) buildPart(p *Part, base uint64) error {
 	if p.Entries == 0 {
 		fill := FillParams[executor.Buffer]{Words: b.fixed.offsets, First: p.FirstVertex, Count: p.Vertices + 1, Value: base}
-		run := func() error { return b.launch(b.k.fill, b.strideGrid(p.Vertices+1, Threads), fill) }
+		run := func() error { return b.launch(b.k.fill, b.strideGrid(b.k.fill, p.Vertices+1, Threads), fill) }
 		return b.phases([]phase{{&b.times.CSR, run}})
 	}
 	if err := b.allocScratch(p.Entries, p.Bytes); err != nil {
@@ -138,7 +138,7 @@ func (b *builder) finishPart(p *Part, targets executor.Buffer, base uint64) erro
 func (b *builder) generate(p *Part) error {
 	g := GenerateParams[executor.Buffer]{EdgeParams: b.edgeParams(), Keys: b.scratch.keys, Ctl: b.fixed.ctl,
 		RowFirst: p.FirstVertex, Rows: p.Vertices, Capacity: p.Entries}
-	return b.launch(b.k.generate, b.strideGrid(b.plan.Edges, Threads*GenEdges), g, zeroed{"Ctl", b.fixed.ctl})
+	return b.launch(b.k.generate, b.strideGrid(b.k.generate, b.plan.Edges, Threads*GenEdges), g, zeroed{"Ctl", b.fixed.ctl})
 }
 
 // allocScratch allocates the sort scratch of count keys, required bytes
