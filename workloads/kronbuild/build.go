@@ -46,7 +46,10 @@ type Times struct {
 // Result is a built graph, read back to the host, with its memory plan
 // and its times.
 type Result struct {
+	// Graph is the CSR, named as frontier.Kronecker names it.
 	Graph *frontier.CSR
+	// Plan is the memory plan the build ran, its parts' distinct entries
+	// filled in.
 	Plan  Plan
 	Times Times
 }

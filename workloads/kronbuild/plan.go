@@ -26,7 +26,7 @@ const (
 // checked arithmetic before it is allocated, and the parts the vertices
 // are built in.
 type Plan struct {
-	// Graph names the graph ("kron-SCALE").
+	// Graph names the graph ("kron-SCALE") of Scale and EdgeFactor.
 	Graph      string `json:"graph"`
 	Scale      int    `json:"scale"`
 	EdgeFactor int    `json:"edge_factor"`
@@ -60,6 +60,7 @@ type Plan struct {
 // Part is a range of source vertices built together: their entries are
 // generated, sorted and compacted in one go.
 type Part struct {
+	// FirstVertex and Vertices are the part's source vertices.
 	FirstVertex uint64 `json:"first_vertex"`
 	Vertices    uint64 `json:"vertices"`
 	// Entries is the part's adjacency entries before deduplication, the
@@ -75,9 +76,11 @@ type Part struct {
 // BudgetError is a build that does not fit the device memory budget,
 // refused before the buffers that would pass it are allocated.
 type BudgetError struct {
+	// Graph and Scale name the graph ("kron-SCALE").
 	Graph string
 	Scale int
-	// What names what needs the bytes.
+	// What names what needs the bytes; NeededBytes is what the build would
+	// hold at once with it, BudgetBytes the device memory budget.
 	What        string
 	NeededBytes uint64
 	BudgetBytes uint64
@@ -85,6 +88,8 @@ type BudgetError struct {
 	Fix string
 }
 
+// Error names the graph, what needs the bytes, the bytes and the budget,
+// and ends with the fix.
 func (e *BudgetError) Error() string {
 	return fmt.Sprintf("kronbuild %s (scale %d): %s needs %d bytes of device memory but the budget is %d bytes. Fix: %s",
 		e.Graph, e.Scale, e.What, e.NeededBytes, e.BudgetBytes, e.Fix)
