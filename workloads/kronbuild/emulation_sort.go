@@ -90,20 +90,58 @@ func (e *Emulation) runSortScatter(l *executor.FakeLaunch, p SortScatterParams[e
 	if err != nil {
 		return err
 	}
-	mask := uint64(1)<<p.Bits - 1
 	for b, s := range segs {
 		var next [Digits]uint64
 		for d := range next {
 			next[d] = hist[uint64(d)*p.Blocks+uint64(b)]
 		}
-		for _, k := range in[s[0]:s[1]] {
-			d := (k >> p.Bit) & mask
-			if next[d] >= p.Count {
-				return fmt.Errorf("%s: block %d places a key of digit %d at %d, past %d keys", KernelSortScatter, b, d, next[d], p.Count)
+		for t0 := s[0]; t0 < s[1]; t0 += SortTile {
+			if err := scatterTile(in[t0:min(t0+SortTile, s[1])], out, &next, p.Bit, p.Bits); err != nil {
+				return fmt.Errorf("%s: block %d: %w", KernelSortScatter, b, err)
 			}
-			out[next[d]] = k
-			next[d]++
 		}
+	}
+	return nil
+}
+
+// scatterTile moves one tile of keys as kron_sort_scatter does: padded
+// with ~0 to SortTile keys, ranked stably by digit in memory order (the
+// order a warp-striped load gives cub::BlockRadixRankMatch), placed by
+// rank, and the first len(tile) written at rel[digit] + rank, rel[d]
+// being the digit's next output position less its first rank; then each
+// digit's next position moves on by its count, padding included.
+func scatterTile(tile, out []uint64, next *[Digits]uint64, bit, bits uint64) error {
+	mask := uint64(1)<<bits - 1
+	var count [Digits]uint64
+	var first [Digits + 1]uint64
+	keys := make([]uint64, SortTile)
+	for i := range keys {
+		keys[i] = ^uint64(0)
+		if i < len(tile) {
+			keys[i] = tile[i]
+		}
+		count[(keys[i]>>bit)&mask]++
+	}
+	for d := range Digits {
+		first[d+1] = first[d] + count[d]
+	}
+	ranked := make([]uint64, SortTile)
+	at := first
+	for _, k := range keys {
+		d := (k >> bit) & mask
+		ranked[at[d]] = k
+		at[d]++
+	}
+	for idx, k := range ranked[:len(tile)] {
+		d := (k >> bit) & mask
+		w := next[d] - first[d] + uint64(idx)
+		if w >= uint64(len(out)) {
+			return fmt.Errorf("a key of digit %d goes to %d, past %d keys", d, w, len(out))
+		}
+		out[w] = k
+	}
+	for d := range Digits {
+		next[d] += count[d]
 	}
 	return nil
 }
@@ -165,25 +203,53 @@ func (e *Emulation) runCompact(l *executor.FakeLaunch, p CompactParams[executor.
 }
 
 // block writes the targets and offsets of keys [lo, hi), the first
-// distinct one at position pos.
+// distinct one at position pos, as kron_compact's block does: tile by
+// tile, thread t taking the CompactItems keys from lo + t*CompactItems,
+// its distinct keys placed after the earlier threads'.
 func (c *csrPart) block(pos, lo, hi uint64) {
+	const tile = Threads * CompactItems
+	for t0 := lo; t0 < hi; t0 += tile {
+		var flags [Threads]uint32
+		for t := range uint64(Threads) {
+			for q := range uint64(CompactItems) {
+				if x := t0 + t*CompactItems + q; x < hi && (x == 0 || c.keys[x] != c.keys[x-1]) {
+					flags[t] |= 1 << q
+				}
+			}
+		}
+		for t := range uint64(Threads) {
+			pos = c.thread(t0+t*CompactItems, hi, flags[t], pos)
+		}
+	}
+}
+
+// thread writes what one thread of kron_compact writes for the keys from
+// x0 (those below hi) with its flags, its first distinct key at w, and
+// returns the position after its distinct keys.
+func (c *csrPart) thread(x0, hi uint64, flags uint32, w uint64) uint64 {
 	p := c.p
 	mask := uint64(1)<<p.Scale - 1
-	for x := lo; x < hi; x++ {
-		key, row := c.keys[x], c.keys[x]>>p.Scale
-		if x == 0 || key != c.keys[x-1] {
-			c.targets[pos] = uint32(key & mask)
+	for q := range uint64(CompactItems) {
+		x := x0 + q
+		if x >= hi {
+			break
+		}
+		key := c.keys[x]
+		row := key >> p.Scale
+		if flags>>q&1 != 0 {
+			c.targets[w] = uint32(key & mask)
 			from := uint64(0)
 			if x > 0 {
 				from = c.keys[x-1]>>p.Scale + 1
 			}
-			c.setRows(from, row, p.Base+pos)
-			pos++
+			c.setRows(from, row, p.Base+w)
+			w++
 		}
 		if x == p.Count-1 {
 			c.setRows(row+1, p.Rows, p.Base+c.counts[p.Blocks])
 		}
 	}
+	return w
 }
 
 // setRows sets the offsets of the part's rows [from, to].
