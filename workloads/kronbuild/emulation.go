@@ -28,15 +28,15 @@ func NewEmulation(seed uint64) *Emulation { return &Emulation{seeds: kernelabi.N
 func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
 		KernelPermDraw:    {Run: kernelabi.Emulate(e.runPermDraw), Regs: 34, MaxThreads: Threads},
-		KernelPermLinks:   {Run: kernelabi.Emulate(e.runPermLinks), Regs: 24, MaxThreads: Threads},
-		KernelPermLabels:  {Run: kernelabi.Emulate(e.runPermLabels), Regs: 14, MaxThreads: Threads},
+		KernelPermLinks:   {Run: kernelabi.Emulate(e.runPermLinks), Regs: 18, MaxThreads: Threads},
+		KernelPermLabels:  {Run: kernelabi.Emulate(e.runPermLabels), Regs: 12, MaxThreads: Threads},
 		KernelCount:       {Run: kernelabi.Emulate(e.runCount), Regs: 30, Smem: 4096, MaxThreads: Threads},
 		KernelGenerate:    {Run: kernelabi.Emulate(e.runGenerate), Regs: 40, Smem: 1192, MaxThreads: Threads},
 		KernelSortHist:    {Run: kernelabi.Emulate(e.runSortHist), Regs: 30, Smem: 8192, MaxThreads: Threads},
 		KernelScan:        {Run: kernelabi.Emulate(e.runScan), Regs: 64, Smem: 4384, MaxThreads: ScanThreads},
 		KernelSortScatter: {Run: kernelabi.Emulate(e.runSortScatter), Regs: 121, Smem: 35844, MaxThreads: Threads},
 		KernelUniqueCount: {Run: kernelabi.Emulate(e.runUniqueCount), Regs: 26, Smem: 80, MaxThreads: Threads},
-		KernelCompact:     {Run: kernelabi.Emulate(e.runCompact), Regs: 39, Smem: 1184, MaxThreads: Threads},
+		KernelCompact:     {Run: kernelabi.Emulate(e.runCompact), Regs: 35, Smem: 1184, MaxThreads: Threads},
 		KernelFill:        {Run: kernelabi.Emulate(e.runFill), Regs: 14, MaxThreads: Threads},
 	})
 }
@@ -106,7 +106,7 @@ func (e *Emulation) runPermLinks(l *executor.FakeLaunch, p PermLinksParams[execu
 		if next != 0 {
 			perm[s] = next
 		}
-		if x == 0 || uint32(keys[x-1]>>p.Scale) != j {
+		if (x == 0 || uint32(keys[x-1]>>p.Scale) != j) && uint64(j) <= p.Count {
 			last[j] = next
 			if s != j {
 				last[j] = s
@@ -134,7 +134,7 @@ func (e *Emulation) runPermLabels(l *executor.FakeLaunch, p PermLabelsParams[exe
 			perm[s] = v &^ LinkFlag
 			continue
 		}
-		for w := last[v]; w != 0; w = last[v] {
+		for w := last[v]; w > v; w = last[v] {
 			v = w
 		}
 		perm[s] = v

@@ -252,9 +252,10 @@ func (c *csrPart) thread(x0, hi uint64, flags uint32, w uint64) uint64 {
 	return w
 }
 
-// setRows sets the offsets of the part's rows [from, to].
+// setRows sets the offsets of the part's rows [from, to], none past its
+// end.
 func (c *csrPart) setRows(from, to, value uint64) {
-	for r := from; r <= to; r++ {
+	for r := from; r <= to && r <= c.p.Rows; r++ {
 		c.offsets[c.p.RowFirst+r] = uint32(value)
 	}
 }

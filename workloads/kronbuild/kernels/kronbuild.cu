@@ -178,14 +178,17 @@ extern "C" __global__ void __launch_bounds__(THREADS) kron_perm_links(KRON_PERM_
         u32 next = 0u;
         if (x + 1ull < count && (u32)(keys[x + 1ull] >> scale) == j) next = (u32)(keys[x + 1ull] & mask);
         perm[s] = next != 0u ? next : (j | LINK_FLAG);
-        if (x == 0ull || (u32)(keys[x - 1ull] >> scale) != j) last[j] = s != j ? s : next;
+        bool first = x == 0ull || (u32)(keys[x - 1ull] >> scale) != j;
+        if (first && j <= count) last[j] = s != j ? s : next;
     }
 }
 
 // chain_end follows last[] from t to the step whose position had no
-// writer before it: what position t held just before step t.
+// writer before it: what position t held just before step t. A writer is
+// always a later step than its position (w > t), which also bounds the
+// walk.
 __device__ __forceinline__ u32 chain_end(const u32* last, u32 t) {
-    for (u32 w = last[t]; w != 0u; w = last[t]) t = w;
+    for (u32 w = last[t]; w > t; w = last[t]) t = w;
     return t;
 }
 
@@ -402,7 +405,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) kron_sort_scatter(KRON_SOR
             int idx = q * THREADS + threadIdx.x;
             if (idx < valid) {
                 u64 key = s.keys[idx];
-                out[rel[digit_of(key, bit, bits)] + (u64)idx] = key;
+                u64 to = rel[digit_of(key, bit, bits)] + (u64)idx;
+                if (to < count) out[to] = key;
             }
         }
         next += (u64)(first[threadIdx.x + 1] - first[threadIdx.x]);
@@ -425,9 +429,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) kron_unique_count(KRON_UNI
     if (threadIdx.x == 0u) counts[blockIdx.x] = total;
 }
 
-// set_rows writes the offsets of rows [from, to] (part rows, inclusive).
-__device__ __forceinline__ void set_rows(u32* offsets, u64 row_first, u64 from, u64 to, u64 value) {
-    for (u64 r = from; r <= to; r++) offsets[row_first + r] = (u32)value;
+// set_rows writes the offsets of rows [from, to] (part rows, inclusive,
+// none past the part's end, rows).
+__device__ __forceinline__ void set_rows(u32* offsets, u64 row_first, u64 rows, u64 from, u64 to, u64 value) {
+    for (u64 r = from; r <= to && r <= rows; r++) offsets[row_first + r] = (u32)value;
 }
 
 // Each block writes its segment's distinct keys' targets, in order (a
@@ -465,10 +470,10 @@ extern "C" __global__ void __launch_bounds__(THREADS) kron_compact(KRON_COMPACT_
                 // The rows from the previous key's row (exclusive) to this
                 // one: none when the previous key is in the same row.
                 u64 from = x == 0ull ? 0ull : (kk[q] >> scale) + 1ull;
-                set_rows(offsets, row_first, from, row, base + w);
+                set_rows(offsets, row_first, rows, from, row, base + w);
                 w++;
             }
-            if (x == count - 1ull) set_rows(offsets, row_first, row + 1ull, rows, base + part_total);
+            if (x == count - 1ull) set_rows(offsets, row_first, rows, row + 1ull, rows, base + part_total);
         }
         pos += total;
         __syncthreads();
