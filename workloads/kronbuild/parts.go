@@ -106,7 +106,10 @@ func (b *builder) buildPart(p *Part, base uint64) error {
 }
 
 // finishPart checks part p's generated keys against its count, and reads
-// its distinct entries' count and its targets back.
+// its distinct entries' count and its targets back. The graph's targets
+// are allocated at the first part: exactly for one part, else with room
+// for every entry before deduplication (the parts after it are not
+// deduplicated yet).
 func (b *builder) finishPart(p *Part, targets executor.Buffer, base uint64) error {
 	cursor, err := b.readWord(b.fixed.ctl, CtlCursor)
 	if err != nil {
