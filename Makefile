@@ -4,7 +4,7 @@ GO        ?= go
 FUZZTIME  ?= 5s
 BIN       := bin
 # Packages whose tests need a GPU when built with -tags cuda.
-GPU_TEST_PKGS := ./executor ./executor/nccl ./workloads/bfs ./workloads/partbfs ./workloads/rebuild ./workloads/wavedag
+GPU_TEST_PKGS := ./executor ./executor/nccl ./workloads/bfs ./workloads/kronbuild ./workloads/partbfs ./workloads/rebuild ./workloads/wavedag
 STATICCHECK   := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 export PATH := $(PATH):/usr/local/go/bin
@@ -48,7 +48,7 @@ lint: ## go vet (also -tags chart), gofmt, staticcheck, and promtool on the tele
 build-chart: ## build gpuplan with charts (-tags chart: report --chart, load --chart) into bin/gpuplan; the default build links no plotting library
 	CGO_ENABLED=0 $(GO) build -tags chart -o $(BIN)/gpuplan ./cmd/gpuplan
 
-cuda-toolkit: ## install nvcc, ptxas and cuda.h (CUDA 11.8) from Debian non-free; idempotent
+cuda-toolkit: ## install nvcc, ptxas, cuda.h and CUB's headers (CUDA 11.8) from Debian non-free; idempotent
 	bash scripts/cuda-toolkit.sh
 
 vet-cuda: cuda-toolkit ## go vet with -tags cuda (and cmd/gpuplan with cuda,chart)

@@ -46,20 +46,37 @@ func (e *GeneratorError) Error() string {
 // be isolated. The result depends only on (scale, edgeFactor, seed), not on
 // the number of CPUs.
 func Kronecker(scale, edgeFactor int, seed uint64) (*CSR, error) {
+	if err := CheckKronecker(scale, edgeFactor); err != nil {
+		return nil, err
+	}
+	n := 1 << scale
+	m := uint64(edgeFactor) << scale
+	edges := kroneckerEdges(scale, edgeFactor, seed)
+	return buildOwned(KroneckerName(scale), n, edges[:m], edges[m:], edges)
+}
+
+// CheckKronecker returns the error Kronecker refuses (scale, edgeFactor)
+// with, before it allocates anything: a *GeneratorError for a scale outside
+// 1..30 or an edge factor outside 1..1024, a *TooLargeError when the
+// adjacency entries, 2 x edgeFactor x 2^scale, do not fit a CSR's uint32
+// offsets. It returns nil for the parameters Kronecker accepts.
+func CheckKronecker(scale, edgeFactor int) error {
 	if scale < 1 || scale > 30 {
-		return nil, &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale), Msg: "is outside 1..30. Fix: pass a scale between 1 and 26"}
+		return &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale), Msg: "is outside 1..30. Fix: pass a scale between 1 and 26"}
 	}
 	if edgeFactor < 1 || edgeFactor > 1024 {
-		return nil, &GeneratorError{Generator: "kronecker", Field: "edgefactor", Value: int64(edgeFactor), Msg: "is outside 1..1024. Fix: use Graph500's 16"}
+		return &GeneratorError{Generator: "kronecker", Field: "edgefactor", Value: int64(edgeFactor), Msg: "is outside 1..1024. Fix: use Graph500's 16"}
 	}
 	n := 1 << scale
 	m := uint64(edgeFactor) << scale
 	if 2*m > MaxGraphEdgeEntries || n > MaxGraphVertices {
-		return nil, &TooLargeError{Source: fmt.Sprintf("kron-%d", scale), Field: "edge entries", Value: 2 * m, Limit: MaxGraphEdgeEntries}
+		return &TooLargeError{Source: KroneckerName(scale), Field: "edge entries", Value: 2 * m, Limit: MaxGraphEdgeEntries}
 	}
-	edges := kroneckerEdges(scale, edgeFactor, seed)
-	return buildOwned(fmt.Sprintf("kron-%d", scale), n, edges[:m], edges[m:], edges)
+	return nil
 }
+
+// KroneckerName is the name of the Kronecker graph of a scale, "kron-SCALE".
+func KroneckerName(scale int) string { return fmt.Sprintf("kron-%d", scale) }
 
 // kroneckerEdges draws the edgeFactor x 2^scale edges of a Kronecker graph
 // with permuted labels: sources in the first half of the result,
@@ -67,15 +84,12 @@ func Kronecker(scale, edgeFactor int, seed uint64) (*CSR, error) {
 // from its own SplitMix64 stream, so they do not depend on the number of
 // CPUs.
 func kroneckerEdges(scale, edgeFactor int, seed uint64) []int32 {
-	n := 1 << scale
 	m := uint64(edgeFactor) << scale
 	edges := make([]int32, 2*m)
 	src, dst := edges[:m], edges[m:]
-	perm := permutation(n, seed^0x9e3779b97f4a7c15)
-	ab := KroneckerA + KroneckerB
-	cNorm := KroneckerC / (1 - ab)
-	aNorm := KroneckerA / ab
-	q := kronQuadrants{scale: scale, tAB: threshold32(ab), tA: threshold32(aNorm), tC: threshold32(cNorm)}
+	perm := KroneckerPermutation(scale, seed)
+	q := kronQuadrants{scale: scale}
+	q.tAB, q.tA, q.tC = KroneckerThresholds()
 	chunks := int((m + kronChunk - 1) / kronChunk)
 	dynamicRun(chunks, workersFor(int(m), parallelGrain), func(_, c int) {
 		s := splitmix{state: seed ^ (uint64(c)+1)*0xbf58476d1ce4e5b9}
@@ -97,6 +111,44 @@ func kroneckerEdges(scale, edgeFactor int, seed uint64) []int32 {
 	})
 	return edges
 }
+
+// KroneckerChunkEdges is the number of edges Kronecker draws from one
+// SplitMix64 stream: edge e is the (e mod KroneckerChunkEdges)-th edge of
+// stream e / KroneckerChunkEdges, whose state starts at
+// seed ^ (stream+1) * 0xbf58476d1ce4e5b9 and which draws one 64-bit word per
+// bit of an edge (scale words an edge, bit 0 first).
+const KroneckerChunkEdges = kronChunk
+
+// KroneckerThresholds returns the uint32 thresholds Kronecker draws an
+// edge's quadrants against, one 64-bit word per bit: the row bit is 1 when
+// the word's low 32 bits are at least tAB (row half C+D, against A+B);
+// the column bit is 1 when its high 32 bits are at least tA in the row
+// half A+B, or at least tC in the row half C+D.
+func KroneckerThresholds() (tAB, tA, tC uint32) {
+	ab := KroneckerA + KroneckerB
+	return threshold32(ab), threshold32(KroneckerA / ab), threshold32(KroneckerC / (1 - ab))
+}
+
+// KroneckerPermutation returns the vertex labels of Kronecker(scale, _,
+// seed): the generated vertex i is labelled perm[i]. It is the identity
+// of 0..2^scale-1 shuffled by math/rand/v2's Rand.Shuffle over the PCG
+// that KroneckerPermutationPCG seeds. scale must be in 1..30.
+func KroneckerPermutation(scale int, seed uint64) []int32 {
+	return permutation(1<<scale, seed^kronPermSeed)
+}
+
+// KroneckerPermutationPCG returns the seeds of the math/rand/v2 PCG
+// (rand.NewPCG(seed1, seed2), whose state they are) whose Shuffle draws
+// KroneckerPermutation's labels for seed.
+func KroneckerPermutationPCG(seed uint64) (seed1, seed2 uint64) {
+	return seed ^ kronPermSeed, permutationStream
+}
+
+// kronPermSeed is mixed into a Kronecker seed for its label permutation.
+const kronPermSeed = 0x9e3779b97f4a7c15
+
+// permutationStream is the second seed of permutation's PCG.
+const permutationStream = 0x5851f42d4c957f2d
 
 // kronQuadrants draws Kronecker edges: per bit, the low 32 bits of one
 // random word pick the row half (A+B against C+D) and the high 32 bits the
@@ -153,7 +205,7 @@ func permutation(n int, seed uint64) []int32 {
 	for i := range p {
 		p[i] = int32(i)
 	}
-	r := rand.New(rand.NewPCG(seed, 0x5851f42d4c957f2d))
+	r := rand.New(rand.NewPCG(seed, permutationStream))
 	r.Shuffle(n, func(i, j int) { p[i], p[j] = p[j], p[i] })
 	return p
 }

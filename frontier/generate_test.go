@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/fnv"
+	"math/rand/v2"
 	"os"
 	"testing"
 
@@ -270,4 +271,30 @@ func TestGrid3D(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "grid3d-5", g.Name)
 	assert.Equal(t, "grid3d-5", sp.Name())
+}
+
+// TestKroneckerParts checks the exported pieces of Kronecker against
+// Kronecker itself: its checks, its name and its labels, drawn again from
+// the PCG seeds KroneckerPermutationPCG gives.
+func TestKroneckerParts(t *testing.T) {
+	for _, c := range [][2]int{{0, 16}, {31, 16}, {10, 0}, {10, 2000}, {27, 16}, {26, 32}} {
+		_, want := Kronecker(c[0], c[1], 1)
+		require.Error(t, want, "%v", c)
+		assert.Equal(t, want, CheckKronecker(c[0], c[1]), "%v", c)
+	}
+	assert.NoError(t, CheckKronecker(26, 16))
+	assert.Equal(t, "kron-12", KroneckerName(12))
+	perm := KroneckerPermutation(10, 5)
+	s1, s2 := KroneckerPermutationPCG(5)
+	want := make([]int32, 1<<10)
+	for i := range want {
+		want[i] = int32(i)
+	}
+	r := rand.New(rand.NewPCG(s1, s2))
+	r.Shuffle(len(want), func(i, j int) { want[i], want[j] = want[j], want[i] })
+	assert.Equal(t, want, perm)
+	tAB, tA, tC := KroneckerThresholds()
+	// The thresholds the pinned graphs of TestGeneratorsUnchanged were
+	// drawn with (float64 A/(A+B) falls just below 3/4).
+	assert.Equal(t, [3]uint32{3264175144, 3221225471, 3400182442}, [3]uint32{tAB, tA, tC})
 }

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Installs the pinned CUDA 11.8 toolchain (nvcc, ptxas, cuda.h) from Debian
-# bookworm's contrib/non-free components. Idempotent: does nothing when the
-# tools and headers are already present. Nothing comes from outside Debian's
-# archive.
+# Installs the pinned CUDA 11.8 toolchain (nvcc, ptxas, cuda.h) and CUB's
+# headers (libcub-dev, which workloads/kronbuild's kernels include) from
+# Debian bookworm's contrib/non-free components. Idempotent: does nothing
+# when the tools and headers are already present. Nothing comes from
+# outside Debian's archive.
 set -euo pipefail
 
 have() { command -v "$1" >/dev/null 2>&1; }
 
-if have nvcc && have ptxas && [ -f /usr/include/cuda.h ]; then
-  echo "cuda-toolkit: nvcc, ptxas and cuda.h already present ($(nvcc --version | tail -n 2 | head -n 1))"
+if have nvcc && have ptxas && [ -f /usr/include/cuda.h ] && [ -f /usr/include/cub/cub.cuh ]; then
+  echo "cuda-toolkit: nvcc, ptxas, cuda.h and CUB already present ($(nvcc --version | tail -n 2 | head -n 1))"
   exit 0
 fi
 
@@ -43,8 +44,9 @@ if ! $SUDO apt-get update -qq; then
     -o APT::Get::List-Cleanup=0 || true
   rm -rf "$parts"
 fi
-$SUDO apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit >/dev/null
+$SUDO apt-get install -y -qq --no-install-recommends nvidia-cuda-toolkit libcub-dev >/dev/null
 
 for t in nvcc ptxas; do have "$t" || { echo "cuda-toolkit: $t missing after install" >&2; exit 1; }; done
 [ -f /usr/include/cuda.h ] || { echo "cuda-toolkit: /usr/include/cuda.h missing after install" >&2; exit 1; }
+[ -f /usr/include/cub/cub.cuh ] || { echo "cuda-toolkit: /usr/include/cub/cub.cuh missing after install" >&2; exit 1; }
 echo "cuda-toolkit: installed ($(nvcc --version | tail -n 2 | head -n 1))"

@@ -1,0 +1,94 @@
+package kronbuild
+
+import (
+	"testing"
+
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestBuildRefusesBadInput checks that the parameters frontier.Kronecker
+// refuses are refused with its errors, naming the field, with a fix, and
+// before anything is allocated.
+func TestBuildRefusesBadInput(t *testing.T) {
+	x, fake := newFakeExecutor(t, 1<<30, 4)
+	allocs := fake.Calls()["cuMemAlloc"]
+	cases := []struct {
+		scale, edgeFactor int
+		field             string
+		tooLarge          bool
+	}{
+		{0, 16, "scale", false},
+		{31, 16, "scale", false},
+		{-3, 16, "scale", false},
+		{10, 0, "edgefactor", false},
+		{10, 2000, "edgefactor", false},
+		{27, 16, "edge entries", true},
+		{26, 64, "edge entries", true},
+	}
+	for _, c := range cases {
+		_, err := Build(x, c.scale, c.edgeFactor, 1, Config{})
+		require.Error(t, err, "%+v", c)
+		assert.Equal(t, frontier.CheckKronecker(c.scale, c.edgeFactor), err, "%+v", c)
+		if c.tooLarge {
+			var e *frontier.TooLargeError
+			require.ErrorAs(t, err, &e, "%+v", c)
+			assert.Equal(t, c.field, e.Field)
+		} else {
+			var e *frontier.GeneratorError
+			require.ErrorAs(t, err, &e, "%+v", c)
+			assert.Equal(t, c.field, e.Field)
+		}
+		assert.Contains(t, err.Error(), "Fix:")
+	}
+	assert.Equal(t, allocs, fake.Calls()["cuMemAlloc"], "nothing is allocated for a refused input")
+	_, err := Build(nil, 10, 16, 1, Config{})
+	assert.ErrorContains(t, err, "Fix:")
+}
+
+// TestBuildRefusesOverBudget checks the budget refusals: the buffers every
+// build holds, the device permutation's scratch (the host's needs none),
+// and a part of one bucket; each names the scale, the bytes and the
+// budget and ends in a fix, and leaves nothing allocated.
+func TestBuildRefusesOverBudget(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 5)
+	plan, err := newPlan(12, 16, 1<<30, false)
+	require.NoError(t, err)
+	cases := []struct {
+		name   string
+		cfg    Config
+		what   string
+		needed uint64
+	}{
+		{"fixed", Config{MaxDeviceBytes: 1000}, "the labels, offsets and counters", plan.FixedBytes},
+		{"fixed, host labels", Config{MaxDeviceBytes: plan.FixedBytes - 1, HostPermutation: true}, "the labels, offsets and counters", plan.FixedBytes},
+		{"permutation", Config{MaxDeviceBytes: plan.PeakBytes - 1}, "drawing the labels on the device", plan.PeakBytes},
+		{"one part", Config{MaxDeviceBytes: plan.FixedBytes + 2*1024, HostPermutation: true}, "the part of bucket", 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Build(x, 12, 16, 9, c.cfg)
+			var e *BudgetError
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, 12, e.Scale)
+			assert.Contains(t, e.What, c.what)
+			if c.needed != 0 {
+				assert.Equal(t, c.needed, e.NeededBytes)
+			}
+			assert.Equal(t, c.cfg.MaxDeviceBytes, e.BudgetBytes)
+			assert.Greater(t, e.NeededBytes, e.BudgetBytes)
+			assert.Regexp(t, `^kronbuild kron-12 \(scale 12\): .* needs \d+ bytes of device memory but the budget is \d+ bytes\. Fix: .*MaxDeviceBytes`, err.Error())
+			assert.Zero(t, x.ResidentBytes())
+		})
+	}
+	// The permutation's scratch is what the host labels save: at one edge
+	// a vertex the graph fits beside the labels in parts of less.
+	_, err = Build(x, 12, 1, 9, Config{MaxDeviceBytes: plan.PeakBytes - 1})
+	var e *BudgetError
+	require.ErrorAs(t, err, &e)
+	r := checkBuild(t, x, func() (*Result, error) {
+		return Build(x, 12, 1, 9, Config{MaxDeviceBytes: plan.PeakBytes - 1, HostPermutation: true})
+	}, 12, 1, 9)
+	assert.Greater(t, len(r.Plan.Parts), 1)
+}
