@@ -106,3 +106,30 @@ func TestLaunchSeeds(t *testing.T) {
 	seed := uint64(7)
 	assert.Equal(t, seed*0x9e3779b97f4a7c15+1, first)
 }
+
+// TestEmulation checks that an emulation's entry points draw their
+// launches' seeds from the emulation's seed, in launch order, and that its
+// kernels and fake backend are those entry points.
+func TestEmulation(t *testing.T) {
+	var drawn []uint64
+	e := NewEmulation(7, func(seeds *LaunchSeeds) map[string]Fake {
+		run := func(*executor.FakeLaunch) error { drawn = append(drawn, seeds.Next()); return nil }
+		return map[string]Fake{"bump": {Run: run, Regs: 12}, "idle": {}}
+	})
+	kernels := e.Kernels()
+	require.Len(t, kernels, 2)
+	assert.Equal(t, 12, kernels["bump"].Attrs.NumRegs)
+	require.NoError(t, kernels["bump"].Run(&executor.FakeLaunch{}))
+	require.NoError(t, kernels["bump"].Run(&executor.FakeLaunch{}))
+	want := NewLaunchSeeds(7)
+	assert.Equal(t, []uint64{want.Next(), want.Next()}, drawn)
+	dev, err := occupancy.Lookup("h100-sxm")
+	require.NoError(t, err)
+	x, err := executor.New(e.NewFake(dev), executor.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { x.Close() })
+	mod, err := x.LoadModule([]byte(emulatePTX))
+	require.NoError(t, err)
+	_, err = mod.Kernel("bump")
+	require.NoError(t, err)
+}

@@ -289,7 +289,7 @@ func addCounts(ctl []uint32, i int, nf, mf uint32) {
 	ctl[i], ctl[i+1] = uint32(v), uint32(v>>32)
 }
 
-func (e *Emulation) runMSInit(l *executor.FakeLaunch, p MSInitParams[executor.DevPtr]) error {
+func (e *emulator) runMSInit(l *executor.FakeLaunch, p MSInitParams[executor.DevPtr]) error {
 	if p.Width != 32 && p.Width != 64 || p.NRoots > p.Width {
 		return fmt.Errorf("%s: width %d, %d roots", KernelMSInit, p.Width, p.NRoots)
 	}
@@ -402,7 +402,7 @@ func msLevelMemory[W msWord](l *executor.FakeLaunch, b msLaunch, lab uint64, see
 	return m, in, out, err
 }
 
-func (e *Emulation) runMSLevel(l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr]) error {
+func (e *emulator) runMSLevel(l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr]) error {
 	if p.Width == 64 {
 		return msLevel[uint64](l, p, e.seeds.Next())
 	}
@@ -434,7 +434,7 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 	return nil
 }
 
-func (e *Emulation) runMSFinish(l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
+func (e *emulator) runMSFinish(l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
 	if p.Width == 64 {
 		return msFinish[uint64](l, p)
 	}
