@@ -16,7 +16,8 @@
 //     samples (Sample, which gpuplan's command line turns into evidence
 //     rows) and the interleaved timed samples (Interleave).
 //   - The arm plan: the topology selection from a measured profile
-//     (SelectTopology, PlanArm, ArmPlan, TopologyArm) and its rendering
+//     (SelectTopology, PlanArm, ArmPlan, TopologyArm), for a profile of
+//     one host-loop step (StepCost, PlanStep), and its rendering
 //     (ArmPlan.Describe).
 //   - The peers: external tools checked (CheckExecutable) and run as
 //     processes (Command, Exec), their bounded output (LimitedBuffer, Tail,

@@ -517,6 +517,21 @@ func TestPlanArm(t *testing.T) {
 	}
 }
 
+// TestPlanStep checks that a step's plan is PlanArm's for the schedule
+// sample of the step's cost, readback and frontier density.
+func TestPlanStep(t *testing.T) {
+	graph := megakernel.GraphShape{NodeCount: 1 << 20, EdgeCount: 4 << 20}
+	mem := megakernel.MemoryPlan{RequiredBytes: 1 << 20, BudgetBytes: 1 << 30}
+	cost := StepCost{LaunchOverheadNs: 2500, ReadbackBytes: 4}
+	got, err := PlanStep(testProfile{Steps: 9}, cost, 3000, 0.001, graph, mem, armFor)
+	require.NoError(t, err)
+	want, err := PlanArm(testProfile{Steps: 9}, megakernel.ScheduleSample{DispatchCostNS: 3000, FrontierDensity: 0.001, ReadbackBytes: 4}, 2500, graph, mem, armFor)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = PlanStep(testProfile{}, cost, 3000, 2, graph, mem, armFor)
+	assert.Error(t, err, "a density above 1")
+}
+
 // TestArmPlanDescribe checks the arm plan's log line.
 func TestArmPlanDescribe(t *testing.T) {
 	p := ArmPlan[testArm, testProfile]{Arm: "persistent", Decision: megakernel.TopologyDecision{Topology: megakernel.WarpSparseFrontier},
