@@ -8,6 +8,7 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // A query wants the levels of a few target vertices and how many vertices
@@ -25,10 +26,6 @@ const answerThreads = 256
 // pairs), out their levels, counts the level counts.
 type answerBuffers struct {
 	in, out, counts executor.Buffer
-}
-
-func (b *answerBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.in, &b.out, &b.counts}
 }
 
 // grow makes *b hold at least n bytes: it stays when it does, else it is
@@ -199,11 +196,12 @@ func (s *Session) growAnswers(in, out, counts uint64) error {
 
 // grow grows each buffer to at least the given bytes (0: as it is).
 func (b *answerBuffers) grow(x *executor.Executor, in, out, counts uint64) error {
+	bufs := harness.Buffers(b)
 	for i, n := range []uint64{in, out, counts} {
 		if n == 0 {
 			continue
 		}
-		if err := grow(x, b.all()[i], n); err != nil {
+		if err := grow(x, bufs[i], n); err != nil {
 			return err
 		}
 	}

@@ -391,7 +391,7 @@ func TestGrowAnswerBuffers(t *testing.T) {
 	assert.EqualValues(t, 1000, b.in.Len, "the request, past twice the old size")
 	require.Error(t, b.grow(x, 1<<40, 0, 0))
 	assert.Zero(t, b.in.ID, "the old buffer is freed first")
-	require.NoError(t, harness.Free(x, b.all()))
+	require.NoError(t, harness.Free(x, harness.Buffers(&b)))
 	assert.Zero(t, x.ResidentBytes())
 }
 

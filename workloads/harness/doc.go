@@ -6,7 +6,7 @@
 //     ValidBlockSize), the memory budget its plans use (Budget), its memory
 //     plan (PlanMemory), its kernels (LoadKernels), its persistent grid
 //     capped for its barrier (PersistentGrid), exactly the planned buffers
-//     (Allocate, Free, BytesOf) and the order of its setup (Open).
+//     (Buffers, Allocate, Free, BytesOf) and the order of its setup (Open).
 //   - The arms: their names (ParseArm), the accounting of one arm run from
 //     the executor's telemetry (Meter), a run checked against its
 //     reference outside its timed region (Checked), repeated launches

@@ -164,6 +164,26 @@ func TestAllocateAndFree(t *testing.T) {
 	}
 }
 
+// TestBuffers checks that a buffers struct's buffer fields come in
+// declaration order, other fields skipped, as pointers into the struct, and
+// that anything but a pointer to a struct panics.
+func TestBuffers(t *testing.T) {
+	var b struct {
+		in    executor.Buffer
+		name  string
+		out   executor.Buffer
+		Extra executor.Buffer
+	}
+	got := Buffers(&b)
+	require.Len(t, got, 3)
+	assert.Same(t, &b.in, got[0])
+	assert.Same(t, &b.out, got[1])
+	assert.Same(t, &b.Extra, got[2])
+	assert.Panics(t, func() { Buffers(b) }, "a struct, not a pointer")
+	n := 1
+	assert.Panics(t, func() { Buffers(&n) }, "a pointer to an int")
+}
+
 // TestLoadKernels checks the entry points a module gives, and the errors of a
 // missing entry point and of a module that does not load.
 func TestLoadKernels(t *testing.T) {
