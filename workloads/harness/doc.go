@@ -13,8 +13,9 @@
 //     after a warm-up (Repeat) and the launch overhead of the arm plan's
 //     profile (LaunchOverhead).
 //   - The benchmark protocol: its defaults (DefaultSamples, LogOr), its
-//     samples (Sample, which gpuplan's command line turns into evidence
-//     rows) and the interleaved timed samples (Interleave).
+//     progress and log (Reporting), its samples (Sample, which gpuplan's
+//     command line turns into evidence rows), the interleaved timed
+//     samples (Interleave) and a persistent kernel's floor (Floor).
 //   - The arm plan: the topology selection from a measured profile
 //     (SelectTopology, PlanArm, ArmPlan, TopologyArm), for a profile of
 //     one host-loop step (StepCost, PlanStep), and its rendering

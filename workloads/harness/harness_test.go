@@ -459,6 +459,32 @@ func TestInterleave(t *testing.T) {
 	assert.Equal(t, 3, runs, "the first error stops the samples")
 }
 
+// TestFloor checks when a floor is measured, its median per step and that
+// a measurement's error is returned.
+func TestFloor(t *testing.T) {
+	times := func(steps int) ([]uint64, error) {
+		return []uint64{uint64(30 * steps), uint64(10 * steps), uint64(20 * steps)}, nil
+	}
+	for _, c := range []struct {
+		name   string
+		arms   []string
+		steps  int
+		ns     []uint64
+		median float64
+	}{
+		{"measured", []string{"loop", "persistent"}, 4, []uint64{120, 40, 80}, 20},
+		{"its arm is not measured", []string{"loop"}, 4, nil, 0},
+		{"no steps", []string{"persistent"}, 0, nil, 0},
+	} {
+		ns, median, err := Floor(c.arms, "persistent", c.steps, times)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.ns, ns, c.name)
+		assert.InDelta(t, c.median, median, 1e-9, c.name)
+	}
+	_, _, err := Floor([]string{"persistent"}, "persistent", 1, func(int) ([]uint64, error) { return nil, errors.New("no grid") })
+	assert.EqualError(t, err, "no grid")
+}
+
 // TestProgressLabel checks the label of a sample in a progress report.
 func TestProgressLabel(t *testing.T) {
 	assert.Equal(t, "grid-512 megakernel sample 3/30", ProgressLabel("grid-512", "megakernel", 2, 30))
