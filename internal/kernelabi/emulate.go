@@ -54,6 +54,12 @@ func CopyBytes(l *executor.FakeLaunch, src, dst executor.DevPtr, n uint64) error
 	return nil
 }
 
+// EmulateCopy emulates a module's copy kernel of 16-byte words
+// (CopyParams): p.N16 words from p.Src to p.Dst.
+func EmulateCopy(l *executor.FakeLaunch, p CopyParams[executor.DevPtr]) error {
+	return CopyBytes(l, p.Src, p.Dst, 16*p.N16)
+}
+
 // Emulate returns the run of an entry point whose emulation takes the
 // launch's arguments decoded into its parameter struct T (the
 // executor.DevPtr instantiation).

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type copyParams[P ptr] struct {
+type copyParams[P Ptr] struct {
 	Src   P      `c:"const unsigned int *src"`
 	Dst   P      `c:"unsigned int *dst"`
 	Words uint64 `c:"unsigned long long words"`
@@ -87,6 +87,30 @@ func TestFakeKernelsEmulate(t *testing.T) {
 	k, err := mod.Kernel("copy")
 	require.NoError(t, err)
 	_, err = x.Launch(k, executor.Linear(1, 32), MustArgs(copyParams[executor.Buffer]{Src: src, Dst: dst, Words: 5})...)
+	assert.Error(t, err, "a copy past the buffers fails")
+}
+
+// TestEmulateCopy copies 16-byte words with the shared copy kernel's
+// emulation, and refuses a copy past the buffers.
+func TestEmulateCopy(t *testing.T) {
+	x, mod := emulated(t, FakeKernels(map[string]Fake{"copy": {Run: Emulate(EmulateCopy)}}))
+	src, err := x.Alloc(48)
+	require.NoError(t, err)
+	dst, err := x.Alloc(48)
+	require.NoError(t, err)
+	in := make([]byte, 48)
+	for i := range in {
+		in[i] = byte(i + 1)
+	}
+	require.NoError(t, x.Upload(src, in))
+	k, err := mod.Kernel("copy")
+	require.NoError(t, err)
+	_, err = x.Launch(k, executor.Linear(1, 32), MustArgs(CopyParams[executor.Buffer]{Src: src, Dst: dst, N16: 2})...)
+	require.NoError(t, err)
+	out, err := x.DownloadRange(dst, 0, 48)
+	require.NoError(t, err)
+	assert.Equal(t, append(in[:32:32], make([]byte, 16)...), out, "two words copied, the third left")
+	_, err = x.Launch(k, executor.Linear(1, 32), MustArgs(CopyParams[executor.Buffer]{Src: src, Dst: dst, N16: 4})...)
 	assert.Error(t, err, "a copy past the buffers fails")
 }
 

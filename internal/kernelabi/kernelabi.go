@@ -47,6 +47,20 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 )
 
+// Ptr is the pointer type of a kernel parameter struct: executor.Buffer on
+// the host, executor.DevPtr in the kernels' Go emulation.
+type Ptr interface {
+	executor.Buffer | executor.DevPtr
+}
+
+// CopyParams are the parameters of a module's copy kernel of 16-byte words,
+// its copy-bandwidth ceiling: N16 words from Src to Dst.
+type CopyParams[P Ptr] struct {
+	Src P      `c:"const uint4 *__restrict__ src"`
+	Dst P      `c:"uint4 *__restrict__ dst"`
+	N16 uint64 `c:"unsigned long long n16"`
+}
+
 // Module is the ABI of one PTX module: its kernels and the constants the
 // host code and the kernels share.
 type Module struct {

@@ -38,7 +38,7 @@ func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
 		KernelMegakernelNarrow: {Run: e.runMegakernel(false), Regs: 96, Smem: 34000, MaxThreads: MegakernelNarrowThreads},
 		KernelMegakernelAsync:  {Run: e.runMegakernel(true), Regs: 110, Smem: 36000, MaxThreads: MegakernelNarrowThreads},
 		KernelBarrierOnly:      {Regs: 16, Smem: 8},
-		KernelCopy:             {Run: kernelabi.Emulate(e.runCopy), Regs: 16},
+		KernelCopy:             {Run: kernelabi.Emulate(kernelabi.EmulateCopy), Regs: 16},
 		KernelMSInit:           {Run: kernelabi.Emulate(e.runMSInit), Regs: 25},
 		KernelMSLevel:          {Run: kernelabi.Emulate(e.runMSLevel), Regs: 40, Smem: 4*msListCap + 24},
 		KernelMSFinish:         {Run: kernelabi.Emulate(e.runMSFinish), Regs: 25, Smem: 24},
@@ -238,10 +238,6 @@ func (e *emulator) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr]
 		m.ctl[CtlScanChangedWord(int(p.Depth))] = 1
 	}
 	return nil
-}
-
-func (e *emulator) runCopy(l *executor.FakeLaunch, p CopyParams[executor.DevPtr]) error {
-	return kernelabi.CopyBytes(l, p.Src, p.Dst, 16*p.N16)
 }
 
 // vertices finds the vertex count of a launch that does not pass it: the

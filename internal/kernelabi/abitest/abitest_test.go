@@ -12,11 +12,7 @@ import (
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
-type ptr interface {
-	executor.Buffer | executor.DevPtr
-}
-
-type fillParams[P ptr] struct {
+type fillParams[P kernelabi.Ptr] struct {
 	Data  P      `c:"int *data"`
 	Extra P      `c:"int *extra"`
 	N     uint64 `c:"unsigned long long n"`
