@@ -100,10 +100,7 @@ func (p msPass[W]) levelOf(r uint32, u uint64) uint32 {
 }
 
 func (e *emulator) runMSGather(l *executor.FakeLaunch, p MSGatherParams[executor.DevPtr]) error {
-	if p.Width == 64 {
-		return msGather[uint64](l, p)
-	}
-	return msGather[uint32](l, p)
+	return wide(p.Width, msGather[uint64], msGather[uint32])(l, p)
 }
 
 // msGather mirrors msbfs_gather.
@@ -133,10 +130,7 @@ func msGather[W msWord](l *executor.FakeLaunch, p MSGatherParams[executor.DevPtr
 }
 
 func (e *emulator) runMSLevelCounts(l *executor.FakeLaunch, p MSLevelCountsParams[executor.DevPtr]) error {
-	if p.Width == 64 {
-		return msLevelCounts[uint64](l, p)
-	}
-	return msLevelCounts[uint32](l, p)
+	return wide(p.Width, msLevelCounts[uint64], msLevelCounts[uint32])(l, p)
 }
 
 // msLevelCounts mirrors msbfs_level_counts: it adds to the counts (the
