@@ -285,6 +285,16 @@ func Index(v any, field string) (int, error) {
 	return 0, fmt.Errorf("parameter struct %v has no field %s. Fix: name a declared parameter", t, field)
 }
 
+// MustIndex is Index for a field known to be declared (checked by the
+// package's tests): an error is a programming error and panics.
+func MustIndex(v any, field string) int {
+	i, err := Index(v, field)
+	if err != nil {
+		panic(err)
+	}
+	return i
+}
+
 // SplitArgs returns the launch arguments of a kernel that follows the
 // executor's split-dispatch convention without its last two parameters,
 // which must be declared phase_begin and phase_end:

@@ -108,6 +108,8 @@ func TestArgsAndDecode(t *testing.T) {
 	assert.Equal(t, 3, i)
 	_, err = Index(scaleParams[executor.Buffer]{}, "Nope")
 	assert.ErrorContains(t, err, "no field Nope")
+	assert.Equal(t, 3, MustIndex(scaleParams[executor.Buffer]{}, "Factor"))
+	assert.Panics(t, func() { MustIndex(scaleParams[executor.Buffer]{}, "Nope") })
 }
 
 func TestCheckPTX(t *testing.T) {

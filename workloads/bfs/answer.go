@@ -66,8 +66,8 @@ func answerLaunch(x *executor.Executor, items, perThread uint64) executor.Launch
 // Positions of the count kernels' counts, which the executor zeroes before
 // each launch (executor.Out).
 var (
-	levelCountsArg   = mustIndex(LevelCountsParams[executor.Buffer]{}, "Counts")
-	msLevelCountsArg = mustIndex(MSLevelCountsParams[executor.Buffer]{}, "Counts")
+	levelCountsArg   = kernelabi.MustIndex(LevelCountsParams[executor.Buffer]{}, "Counts")
+	msLevelCountsArg = kernelabi.MustIndex(MSLevelCountsParams[executor.Buffer]{}, "Counts")
 )
 
 // checkVertices refuses a vertex list (named field) with an id that is not

@@ -292,10 +292,10 @@ func (m *MultiSource) args(p int, nroots int) msArgs {
 
 // Positions of the multi-source kernels' depth and pull parameters.
 var (
-	msLevelDepthArg  = mustIndex(MSLevelParams[executor.Buffer]{}, "Depth")
-	msLevelPullArg   = mustIndex(MSLevelParams[executor.Buffer]{}, "Pull")
-	msFinishDepthArg = mustIndex(MSFinishParams[executor.Buffer]{}, "Depth")
-	msFinishPullArg  = mustIndex(MSFinishParams[executor.Buffer]{}, "Pull")
+	msLevelDepthArg  = kernelabi.MustIndex(MSLevelParams[executor.Buffer]{}, "Depth")
+	msLevelPullArg   = kernelabi.MustIndex(MSLevelParams[executor.Buffer]{}, "Pull")
+	msFinishDepthArg = kernelabi.MustIndex(MSFinishParams[executor.Buffer]{}, "Depth")
+	msFinishPullArg  = kernelabi.MustIndex(MSFinishParams[executor.Buffer]{}, "Pull")
 )
 
 // traverse runs a started pass of nroots roots as a host loop: per level,

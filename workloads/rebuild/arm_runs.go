@@ -13,19 +13,11 @@ import (
 // Positions of the step kernel's round, stage and item-range parameters,
 // which the loops rewrite between launches.
 var (
-	stepRoundArg  = mustIndex(StepParams[executor.Buffer]{}, "Round")
-	stepStagesArg = mustIndex(StepParams[executor.Buffer]{}, "Stages")
-	stepFirstArg  = mustIndex(StepParams[executor.Buffer]{}, "ItemFirst")
-	stepCountArg  = mustIndex(StepParams[executor.Buffer]{}, "ItemCount")
+	stepRoundArg  = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "Round")
+	stepStagesArg = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "Stages")
+	stepFirstArg  = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "ItemFirst")
+	stepCountArg  = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "ItemCount")
 )
-
-func mustIndex(v any, field string) int {
-	i, err := kernelabi.Index(v, field)
-	if err != nil {
-		panic(err)
-	}
-	return i
-}
 
 // allItems is the item count of a launch that covers a whole pass.
 const allItems = math.MaxUint64
