@@ -3,6 +3,7 @@ package bfs
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
@@ -122,7 +123,7 @@ func (s *Session) LevelsOf(vertices []int32) ([]int32, error) {
 	if _, err := s.x.Launch(s.k.gather, answerLaunch(s.x, count, 1), kernelabi.MustArgs(p)...); err != nil {
 		return nil, err
 	}
-	return downloadInt32s(s.x, s.ans.out, count)
+	return download[int32](s.x, s.ans.out, count)
 }
 
 // LevelCounts returns counts[l], the number of vertices at level l from
@@ -152,7 +153,7 @@ func (s *Session) LevelCounts(levels int) ([]uint64, error) {
 	if _, err := s.x.Launch(s.k.counts, answerLaunch(s.x, uint64(n), 4), args...); err != nil {
 		return nil, err
 	}
-	return downloadUint64s(s.x, s.ans.counts, uint64(levels))
+	return download[uint64](s.x, s.ans.counts, uint64(levels))
 }
 
 // ReserveAnswers sizes the answer buffers now for LevelsOf of up to
@@ -208,30 +209,22 @@ func (b *answerBuffers) grow(x *executor.Executor, in, out, counts uint64) error
 	return nil
 }
 
-// downloadInt32s reads the first count int32 values of b (whose bytes the
-// caller sized with checked arithmetic).
-func downloadInt32s(x *executor.Executor, b executor.Buffer, count uint64) ([]int32, error) {
-	raw, err := x.DownloadRange(b, 0, 4*count)
+// download reads the first count little-endian T values of b (whose bytes
+// the caller sized with checked arithmetic): the levels (int32) or the
+// level counts (uint64) of an answer.
+func download[T int32 | uint64](x *executor.Executor, b executor.Buffer, count uint64) ([]T, error) {
+	size := uint64(unsafe.Sizeof(T(0)))
+	raw, err := x.DownloadRange(b, 0, size*count)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int32, count)
+	out := make([]T, count)
 	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out, nil
-}
-
-// downloadUint64s reads the first count uint64 values of b (whose bytes
-// the caller sized with checked arithmetic).
-func downloadUint64s(x *executor.Executor, b executor.Buffer, count uint64) ([]uint64, error) {
-	raw, err := x.DownloadRange(b, 0, 8*count)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]uint64, count)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(raw[8*i:])
+		if size == 4 {
+			out[i] = T(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+		} else {
+			out[i] = T(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
 	}
 	return out, nil
 }

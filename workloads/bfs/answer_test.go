@@ -168,7 +168,7 @@ func checkAnswerKernelGuards(t *testing.T, s *Session) {
 	require.NoError(t, err)
 	full, err := s.Levels()
 	require.NoError(t, err)
-	got, err := downloadInt32s(s.x, s.ans.out, 3)
+	got, err := download[int32](s.x, s.ans.out, 3)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{-1, full[0], -1}, got, "indices past the graph read as unreached")
 
@@ -186,7 +186,7 @@ func checkAnswerKernelGuards(t *testing.T, s *Session) {
 		N: uint64(n), NRoots: 2, Width: 32, Bits: 1, Count: 3}
 	_, err = s.x.Launch(s.k.msGather, answerLaunch(s.x, 3, 1), kernelabi.MustArgs(mp)...)
 	require.NoError(t, err)
-	got, err = downloadInt32s(s.x, m.ans.out, 3)
+	got, err = download[int32](s.x, m.ans.out, 3)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{-1, -1, 0}, got, "pairs past the pass read as unreached")
 }
