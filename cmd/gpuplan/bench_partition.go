@@ -14,6 +14,7 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/partition"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
 )
 
@@ -118,7 +119,7 @@ func benchPartitioned(e *env, o *benchOptions) error {
 	}
 	bar := &progressBar{w: e.stderr, on: o.progress}
 	res, err := partbfs.Bench(devs, g, roots, partbfs.BenchConfig{Session: partbfs.Config{Strategy: o.strategy},
-		Samples: o.bench.Samples, Progress: bar.update, Log: logf})
+		Samples: o.bench.Samples, Reporting: harness.Reporting{Progress: bar.update, Log: logf}})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/occupancy"
 )
 
 // This file holds what the Go emulations of the kernel modules share: they
@@ -53,6 +54,12 @@ func CopyBytes(l *executor.FakeLaunch, src, dst executor.DevPtr, n uint64) error
 	return nil
 }
 
+// EmulateCopy emulates a module's copy kernel of 16-byte words
+// (CopyParams): p.N16 words from p.Src to p.Dst.
+func EmulateCopy(l *executor.FakeLaunch, p CopyParams[executor.DevPtr]) error {
+	return CopyBytes(l, p.Src, p.Dst, 16*p.N16)
+}
+
 // Emulate returns the run of an entry point whose emulation takes the
 // launch's arguments decoded into its parameter struct T (the
 // executor.DevPtr instantiation).
@@ -95,4 +102,34 @@ func FakeKernels(fakes map[string]Fake) map[string]executor.FakeKernel {
 		out[name] = executor.FakeKernel{Run: run, Attrs: executor.FuncAttributes{NumRegs: f.Regs, StaticSharedBytes: f.Smem, MaxThreadsPerBlock: threads}}
 	}
 	return out
+}
+
+// Emulation runs a module's kernels in Go on the executor's CPU fake
+// backend, step for step as the CUDA kernels do: the same memory layout,
+// control words and results, with what the GPU runs concurrently (warps,
+// blocks, the items of a pass) taken in a random order, seeded, to stand
+// in for its concurrency. A workload's session over a fake backend with
+// these kernels runs every arm without a GPU.
+type Emulation struct {
+	seeds LaunchSeeds
+	fakes map[string]Fake
+}
+
+// NewEmulation returns the emulation of a module's entry points with a
+// seed for their orders: fakes returns them by entry name, each drawing
+// its launches' seeds from seeds.
+func NewEmulation(seed uint64, fakes func(seeds *LaunchSeeds) map[string]Fake) *Emulation {
+	e := &Emulation{seeds: NewLaunchSeeds(seed)}
+	e.fakes = fakes(&e.seeds)
+	return e
+}
+
+// Kernels returns the executor's fake kernels of the emulated entry
+// points (FakeKernels), with the register and shared-memory use the
+// occupancy model sees.
+func (e *Emulation) Kernels() map[string]executor.FakeKernel { return FakeKernels(e.fakes) }
+
+// NewFake returns a fake backend for dev with the emulated kernels.
+func (e *Emulation) NewFake(dev occupancy.Device) *executor.Fake {
+	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: e.Kernels()})
 }

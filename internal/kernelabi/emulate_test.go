@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type copyParams[P ptr] struct {
+type copyParams[P Ptr] struct {
 	Src   P      `c:"const unsigned int *src"`
 	Dst   P      `c:"unsigned int *dst"`
 	Words uint64 `c:"unsigned long long words"`
@@ -90,6 +90,30 @@ func TestFakeKernelsEmulate(t *testing.T) {
 	assert.Error(t, err, "a copy past the buffers fails")
 }
 
+// TestEmulateCopy copies 16-byte words with the shared copy kernel's
+// emulation, and refuses a copy past the buffers.
+func TestEmulateCopy(t *testing.T) {
+	x, mod := emulated(t, FakeKernels(map[string]Fake{"copy": {Run: Emulate(EmulateCopy)}}))
+	src, err := x.Alloc(48)
+	require.NoError(t, err)
+	dst, err := x.Alloc(48)
+	require.NoError(t, err)
+	in := make([]byte, 48)
+	for i := range in {
+		in[i] = byte(i + 1)
+	}
+	require.NoError(t, x.Upload(src, in))
+	k, err := mod.Kernel("copy")
+	require.NoError(t, err)
+	_, err = x.Launch(k, executor.Linear(1, 32), MustArgs(CopyParams[executor.Buffer]{Src: src, Dst: dst, N16: 2})...)
+	require.NoError(t, err)
+	out, err := x.DownloadRange(dst, 0, 48)
+	require.NoError(t, err)
+	assert.Equal(t, append(in[:32:32], make([]byte, 16)...), out, "two words copied, the third left")
+	_, err = x.Launch(k, executor.Linear(1, 32), MustArgs(CopyParams[executor.Buffer]{Src: src, Dst: dst, N16: 4})...)
+	assert.Error(t, err, "a copy past the buffers fails")
+}
+
 func TestEmulateDecodeError(t *testing.T) {
 	run := Emulate(func(*executor.FakeLaunch, copyParams[executor.DevPtr]) error { return nil })
 	err := run(&executor.FakeLaunch{Args: []uint64{1}})
@@ -105,4 +129,31 @@ func TestLaunchSeeds(t *testing.T) {
 	assert.NotEqual(t, first, c.Next(), "another seed, other launches")
 	seed := uint64(7)
 	assert.Equal(t, seed*0x9e3779b97f4a7c15+1, first)
+}
+
+// TestEmulation checks that an emulation's entry points draw their
+// launches' seeds from the emulation's seed, in launch order, and that its
+// kernels and fake backend are those entry points.
+func TestEmulation(t *testing.T) {
+	var drawn []uint64
+	e := NewEmulation(7, func(seeds *LaunchSeeds) map[string]Fake {
+		run := func(*executor.FakeLaunch) error { drawn = append(drawn, seeds.Next()); return nil }
+		return map[string]Fake{"bump": {Run: run, Regs: 12}, "idle": {}}
+	})
+	kernels := e.Kernels()
+	require.Len(t, kernels, 2)
+	assert.Equal(t, 12, kernels["bump"].Attrs.NumRegs)
+	require.NoError(t, kernels["bump"].Run(&executor.FakeLaunch{}))
+	require.NoError(t, kernels["bump"].Run(&executor.FakeLaunch{}))
+	want := NewLaunchSeeds(7)
+	assert.Equal(t, []uint64{want.Next(), want.Next()}, drawn)
+	dev, err := occupancy.Lookup("h100-sxm")
+	require.NoError(t, err)
+	x, err := executor.New(e.NewFake(dev), executor.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { x.Close() })
+	mod, err := x.LoadModule([]byte(emulatePTX))
+	require.NoError(t, err)
+	_, err = mod.Kernel("bump")
+	require.NoError(t, err)
 }

@@ -47,6 +47,20 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 )
 
+// Ptr is the pointer type of a kernel parameter struct: executor.Buffer on
+// the host, executor.DevPtr in the kernels' Go emulation.
+type Ptr interface {
+	executor.Buffer | executor.DevPtr
+}
+
+// CopyParams are the parameters of a module's copy kernel of 16-byte words,
+// its copy-bandwidth ceiling: N16 words from Src to Dst.
+type CopyParams[P Ptr] struct {
+	Src P      `c:"const uint4 *__restrict__ src"`
+	Dst P      `c:"uint4 *__restrict__ dst"`
+	N16 uint64 `c:"unsigned long long n16"`
+}
+
 // Module is the ABI of one PTX module: its kernels and the constants the
 // host code and the kernels share.
 type Module struct {
@@ -269,6 +283,16 @@ func Index(v any, field string) (int, error) {
 		}
 	}
 	return 0, fmt.Errorf("parameter struct %v has no field %s. Fix: name a declared parameter", t, field)
+}
+
+// MustIndex is Index for a field known to be declared (checked by the
+// package's tests): an error is a programming error and panics.
+func MustIndex(v any, field string) int {
+	i, err := Index(v, field)
+	if err != nil {
+		panic(err)
+	}
+	return i
 }
 
 // SplitArgs returns the launch arguments of a kernel that follows the

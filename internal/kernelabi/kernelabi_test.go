@@ -11,18 +11,14 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-type ptr interface {
-	executor.Buffer | executor.DevPtr
-}
-
-type scaleParams[P ptr] struct {
+type scaleParams[P Ptr] struct {
 	Data   P       `c:"float *data"`
 	N      uint64  `c:"unsigned long long n"`
 	Offset int64   `c:"long long offset"`
 	Factor float64 `c:"double factor"`
 }
 
-type splitParams[P ptr] struct {
+type splitParams[P Ptr] struct {
 	Data  P      `c:"int *data"`
 	Begin uint64 `c:"unsigned long long phase_begin"`
 	End   uint64 `c:"unsigned long long phase_end"`
@@ -64,7 +60,7 @@ func TestValidate(t *testing.T) {
 	type badKind struct {
 		N uint32 `c:"unsigned n"`
 	}
-	type dupName[P ptr] struct {
+	type dupName[P Ptr] struct {
 		A P      `c:"int *a"`
 		B uint64 `c:"unsigned long long a"`
 	}
@@ -112,6 +108,8 @@ func TestArgsAndDecode(t *testing.T) {
 	assert.Equal(t, 3, i)
 	_, err = Index(scaleParams[executor.Buffer]{}, "Nope")
 	assert.ErrorContains(t, err, "no field Nope")
+	assert.Equal(t, 3, MustIndex(scaleParams[executor.Buffer]{}, "Factor"))
+	assert.Panics(t, func() { MustIndex(scaleParams[executor.Buffer]{}, "Nope") })
 }
 
 func TestCheckPTX(t *testing.T) {
@@ -136,17 +134,17 @@ func TestCheckPTX(t *testing.T) {
 	}
 }
 
-type stateParams[P ptr] struct {
+type stateParams[P Ptr] struct {
 	Data P      `c:"float *data"`
 	N    uint64 `c:"unsigned long long n"`
 }
 
-type stepParams[P ptr] struct {
+type stepParams[P Ptr] struct {
 	stateParams[P] `c:"STATE_PARAMS"`
 	Depth          uint64 `c:"unsigned long long depth"`
 }
 
-type runParams[P ptr] struct {
+type runParams[P Ptr] struct {
 	Out            P `c:"int *out"`
 	stateParams[P] `c:"STATE_PARAMS"`
 	Rounds         uint64 `c:"unsigned long long rounds"`
@@ -197,18 +195,18 @@ func mustParams(t *testing.T, v any) []param {
 }
 
 func TestGroupValidate(t *testing.T) {
-	type untagged[P ptr] struct {
+	type untagged[P Ptr] struct {
 		stateParams[P]
 		Depth uint64 `c:"unsigned long long depth"`
 	}
-	type otherState[P ptr] struct {
+	type otherState[P Ptr] struct {
 		Data P `c:"float *data"`
 	}
-	type clash[P ptr] struct {
+	type clash[P Ptr] struct {
 		otherState[P] `c:"STATE_PARAMS"`
 		Depth         uint64 `c:"unsigned long long depth"`
 	}
-	type twice[P ptr] struct {
+	type twice[P Ptr] struct {
 		stateParams[P] `c:"STATE_PARAMS"`
 		More           uint64 `c:"unsigned long long n"`
 	}

@@ -8,11 +8,9 @@ import (
 
 //go:generate go run ./internal/genheader kernels/bfs_abi.h
 
-// Ptr is the pointer type of a kernel parameter struct: executor.Buffer on
-// the host, executor.DevPtr in the kernels' Go emulation.
-type Ptr interface {
-	executor.Buffer | executor.DevPtr
-}
+// Ptr is the pointer type of a kernel parameter struct (kernelabi.Ptr):
+// executor.Buffer on the host, executor.DevPtr in the emulation.
+type Ptr = kernelabi.Ptr
 
 // InitParams are the parameters of KernelInit.
 type InitParams[P Ptr] struct {
@@ -181,12 +179,8 @@ type BarrierParams[P Ptr] struct {
 	Levels uint64 `c:"unsigned long long levels"`
 }
 
-// CopyParams are the parameters of KernelCopy.
-type CopyParams[P Ptr] struct {
-	Src P      `c:"const uint4 *__restrict__ src"`
-	Dst P      `c:"uint4 *__restrict__ dst"`
-	N16 uint64 `c:"unsigned long long n16"`
-}
+// CopyParams are the parameters of KernelCopy (kernelabi.CopyParams).
+type CopyParams[P Ptr] = kernelabi.CopyParams[P]
 
 // GatherParams are the parameters of KernelGather: Out[i] is the level of
 // vertex Idx[i] for i < Count, Unreached (-1) for an index of N or more

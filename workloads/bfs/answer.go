@@ -3,11 +3,13 @@ package bfs
 import (
 	"encoding/binary"
 	"fmt"
+	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // A query wants the levels of a few target vertices and how many vertices
@@ -25,10 +27,6 @@ const answerThreads = 256
 // pairs), out their levels, counts the level counts.
 type answerBuffers struct {
 	in, out, counts executor.Buffer
-}
-
-func (b *answerBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.in, &b.out, &b.counts}
 }
 
 // grow makes *b hold at least n bytes: it stays when it does, else it is
@@ -69,8 +67,8 @@ func answerLaunch(x *executor.Executor, items, perThread uint64) executor.Launch
 // Positions of the count kernels' counts, which the executor zeroes before
 // each launch (executor.Out).
 var (
-	levelCountsArg   = mustIndex(LevelCountsParams[executor.Buffer]{}, "Counts")
-	msLevelCountsArg = mustIndex(MSLevelCountsParams[executor.Buffer]{}, "Counts")
+	levelCountsArg   = kernelabi.MustIndex(LevelCountsParams[executor.Buffer]{}, "Counts")
+	msLevelCountsArg = kernelabi.MustIndex(MSLevelCountsParams[executor.Buffer]{}, "Counts")
 )
 
 // checkVertices refuses a vertex list (named field) with an id that is not
@@ -125,7 +123,7 @@ func (s *Session) LevelsOf(vertices []int32) ([]int32, error) {
 	if _, err := s.x.Launch(s.k.gather, answerLaunch(s.x, count, 1), kernelabi.MustArgs(p)...); err != nil {
 		return nil, err
 	}
-	return downloadInt32s(s.x, s.ans.out, count)
+	return download[int32](s.x, s.ans.out, count)
 }
 
 // LevelCounts returns counts[l], the number of vertices at level l from
@@ -155,7 +153,7 @@ func (s *Session) LevelCounts(levels int) ([]uint64, error) {
 	if _, err := s.x.Launch(s.k.counts, answerLaunch(s.x, uint64(n), 4), args...); err != nil {
 		return nil, err
 	}
-	return downloadUint64s(s.x, s.ans.counts, uint64(levels))
+	return download[uint64](s.x, s.ans.counts, uint64(levels))
 }
 
 // ReserveAnswers sizes the answer buffers now for LevelsOf of up to
@@ -199,41 +197,34 @@ func (s *Session) growAnswers(in, out, counts uint64) error {
 
 // grow grows each buffer to at least the given bytes (0: as it is).
 func (b *answerBuffers) grow(x *executor.Executor, in, out, counts uint64) error {
+	bufs := harness.Buffers(b)
 	for i, n := range []uint64{in, out, counts} {
 		if n == 0 {
 			continue
 		}
-		if err := grow(x, b.all()[i], n); err != nil {
+		if err := grow(x, bufs[i], n); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// downloadInt32s reads the first count int32 values of b (whose bytes the
-// caller sized with checked arithmetic).
-func downloadInt32s(x *executor.Executor, b executor.Buffer, count uint64) ([]int32, error) {
-	raw, err := x.DownloadRange(b, 0, 4*count)
+// download reads the first count little-endian T values of b (whose bytes
+// the caller sized with checked arithmetic): the levels (int32) or the
+// level counts (uint64) of an answer.
+func download[T int32 | uint64](x *executor.Executor, b executor.Buffer, count uint64) ([]T, error) {
+	size := uint64(unsafe.Sizeof(T(0)))
+	raw, err := x.DownloadRange(b, 0, size*count)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]int32, count)
+	out := make([]T, count)
 	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out, nil
-}
-
-// downloadUint64s reads the first count uint64 values of b (whose bytes
-// the caller sized with checked arithmetic).
-func downloadUint64s(x *executor.Executor, b executor.Buffer, count uint64) ([]uint64, error) {
-	raw, err := x.DownloadRange(b, 0, 8*count)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]uint64, count)
-	for i := range out {
-		out[i] = binary.LittleEndian.Uint64(raw[8*i:])
+		if size == 4 {
+			out[i] = T(int32(binary.LittleEndian.Uint32(raw[4*i:])))
+		} else {
+			out[i] = T(binary.LittleEndian.Uint64(raw[8*i:]))
+		}
 	}
 	return out, nil
 }

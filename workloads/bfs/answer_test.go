@@ -81,10 +81,7 @@ func checkSessionAnswers(t *testing.T, s *Session, roots []int32, seed uint64) i
 		hist := levelHistogram(want)
 		for _, arm := range Arms() {
 			name := fmt.Sprintf("%s/%s/root %d/%s", g.Name, s.Config().Direction, root, arm)
-			r, err := s.Run(arm, root)
-			require.NoError(t, err, name)
-			full, err := s.Levels()
-			require.NoError(t, err, name)
+			r, full := runLevels(t, s, arm, root, name)
 			require.Equal(t, want, full, name)
 			extra := append([]int32{root}, unreachedOf(want, 3)...)
 			unreached += len(extra) - 1
@@ -120,22 +117,16 @@ func checkSessionAnswers(t *testing.T, s *Session, roots []int32, seed uint64) i
 // session frees the answer buffers with the rest.
 func checkAnswers(t *testing.T, x *executor.Executor, graphs []*frontier.CSR, configs []Config) {
 	before := x.ResidentBytes()
-	for _, g := range graphs {
-		for _, cfg := range configs {
-			s, err := NewSession(x, g, cfg)
-			require.NoError(t, err, g.Name)
-			roots, err := frontier.Roots(g, 3, 11)
-			require.NoError(t, err)
-			unreached := checkSessionAnswers(t, s, roots, uint64(len(g.Offsets)))
-			if strings.HasPrefix(g.Name, "kron") {
-				assert.Positive(t, unreached, "%s: some targets are unreached", g.Name)
-			}
-			checkIsolatedRoot(t, s)
-			checkAnswerKernelGuards(t, s)
-			require.NoError(t, s.Close())
-			assert.Equal(t, before, x.ResidentBytes(), "%s: Close frees the answer buffers", g.Name)
+	eachSession(t, x, graphs, configs, 3, 11, func(s *Session, g *frontier.CSR, _ Config, roots []int32) {
+		unreached := checkSessionAnswers(t, s, roots, uint64(len(g.Offsets)))
+		if strings.HasPrefix(g.Name, "kron") {
+			assert.Positive(t, unreached, "%s: some targets are unreached", g.Name)
 		}
-	}
+		checkIsolatedRoot(t, s)
+		checkAnswerKernelGuards(t, s)
+		require.NoError(t, s.Close())
+		assert.Equal(t, before, x.ResidentBytes(), "%s: Close frees the answer buffers", g.Name)
+	})
 }
 
 // checkIsolatedRoot runs every arm from a vertex without edges, when the
@@ -177,7 +168,7 @@ func checkAnswerKernelGuards(t *testing.T, s *Session) {
 	require.NoError(t, err)
 	full, err := s.Levels()
 	require.NoError(t, err)
-	got, err := downloadInt32s(s.x, s.ans.out, 3)
+	got, err := download[int32](s.x, s.ans.out, 3)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{-1, full[0], -1}, got, "indices past the graph read as unreached")
 
@@ -195,7 +186,7 @@ func checkAnswerKernelGuards(t *testing.T, s *Session) {
 		N: uint64(n), NRoots: 2, Width: 32, Bits: 1, Count: 3}
 	_, err = s.x.Launch(s.k.msGather, answerLaunch(s.x, 3, 1), kernelabi.MustArgs(mp)...)
 	require.NoError(t, err)
-	got, err = downloadInt32s(s.x, m.ans.out, 3)
+	got, err = download[int32](s.x, m.ans.out, 3)
 	require.NoError(t, err)
 	assert.Equal(t, []int32{-1, -1, 0}, got, "pairs past the pass read as unreached")
 }
@@ -391,7 +382,7 @@ func TestGrowAnswerBuffers(t *testing.T) {
 	assert.EqualValues(t, 1000, b.in.Len, "the request, past twice the old size")
 	require.Error(t, b.grow(x, 1<<40, 0, 0))
 	assert.Zero(t, b.in.ID, "the old buffer is freed first")
-	require.NoError(t, harness.Free(x, b.all()))
+	require.NoError(t, harness.Free(x, harness.Buffers(&b)))
 	assert.Zero(t, x.ResidentBytes())
 }
 
@@ -431,12 +422,8 @@ func TestAnswerKernelsResources(t *testing.T) {
 // device allocation, and that negative reservations are refused before
 // anything is allocated.
 func TestReserveAnswersOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 8<<30, 35)
-	g, err := frontier.Kronecker(10, 8, 4)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
+	g := mustGraph(t)(frontier.Kronecker(10, 8, 4))
+	x, s := fakeSession(t, 8<<30, 35, g, Config{})
 	roots, err := frontier.Roots(g, 5, 1)
 	require.NoError(t, err)
 	m, err := s.NewMultiSource(len(roots), 0)

@@ -12,20 +12,12 @@ import (
 // Positions of the per-level kernel's depth and phase parameters, which
 // the host loop rewrites between launches.
 var (
-	levelDepthArg = mustIndex(QueueLevelParams[executor.Buffer]{}, "DepthBase")
-	levelBeginArg = mustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseBegin")
-	levelEndArg   = mustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseEnd")
-	doDepthArg    = mustIndex(DoLevelParams[executor.Buffer]{}, "DepthBase")
-	doDirArg      = mustIndex(DoLevelParams[executor.Buffer]{}, "Direction")
+	levelDepthArg = kernelabi.MustIndex(QueueLevelParams[executor.Buffer]{}, "DepthBase")
+	levelBeginArg = kernelabi.MustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseBegin")
+	levelEndArg   = kernelabi.MustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseEnd")
+	doDepthArg    = kernelabi.MustIndex(DoLevelParams[executor.Buffer]{}, "DepthBase")
+	doDirArg      = kernelabi.MustIndex(DoLevelParams[executor.Buffer]{}, "Direction")
 )
-
-func mustIndex(v any, field string) int {
-	i, err := kernelabi.Index(v, field)
-	if err != nil {
-		panic(err)
-	}
-	return i
-}
 
 // runHostLoop is the host-driven wave loop as a user writes it by hand:
 // per level, a launch sized from the count just read (one item per warp, up

@@ -61,10 +61,8 @@ type BenchConfig struct {
 	// from the first root (Session.TuneMegakernel, DefaultTuneRuns
 	// traversals per candidate) before anything is timed.
 	Tune bool
-	// Progress, when set, is called after every timed sample.
-	Progress func(done, total int, label string)
-	// Log, when set, receives one line per step of the protocol.
-	Log func(format string, args ...any)
+	// Reporting is the run's progress and log.
+	harness.Reporting
 }
 
 // ArmSession is one arm's resident session check: a batch of every root,

@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/stats"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // armTimes are one arm's timed samples.
@@ -34,27 +35,24 @@ func (b *bench) measure() error {
 	for a := range times {
 		times[a].perRoot = make([][]float64, len(b.roots))
 	}
-	total := b.cfg.Samples * len(arms)
-	for smp := range b.cfg.Samples {
-		for k := range arms {
-			a := (smp + k) % len(arms) // rotate the order every sample
-			var row Sample
-			var err error
-			if arms[a] == ArmMultiSource {
-				times[a].perRoot = nil
-				row, err = b.sampleBatch(&times[a])
-			} else {
-				row, err = b.sample(Arm(arms[a]), &times[a])
-			}
-			if err != nil {
-				return err
-			}
-			row.Index = uint64(smp)
-			b.res.Samples = append(b.res.Samples, row)
-			if b.cfg.Progress != nil {
-				b.cfg.Progress(smp*len(arms)+k+1, total, fmt.Sprintf("%s %s sample %d/%d", b.g.Name, arms[a], smp+1, b.cfg.Samples))
-			}
+	err := harness.Interleave(b.g.Name, arms, b.cfg.Samples, b.cfg.Progress, func(smp, a int) error {
+		var row Sample
+		var err error
+		if arms[a] == ArmMultiSource {
+			times[a].perRoot = nil
+			row, err = b.sampleBatch(&times[a])
+		} else {
+			row, err = b.sample(Arm(arms[a]), &times[a])
 		}
+		if err != nil {
+			return err
+		}
+		row.Index = uint64(smp)
+		b.res.Samples = append(b.res.Samples, row)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	for a, arm := range arms {
 		b.res.Summary.Arms = append(b.res.Summary.Arms, summarize(Arm(arm), times[a].wall, times[a].device, times[a].perRoot, b.stats, b.totalLevels()))
@@ -115,20 +113,13 @@ func (b *bench) copyCeiling() error {
 // barrierFloor measures the megakernel's barrier alone, if it is measured.
 func (b *bench) barrierFloor() error {
 	levels := b.cfg.BarrierLevels
-	if !slices.Contains(b.cfg.Arms, ArmMegakernel) || levels == 0 {
-		return nil
-	}
-	ns, err := b.s.BarrierFloor(levels, barrierFloorLaunches)
-	if err != nil {
+	ns, median, err := harness.Floor(b.cfg.Arms, ArmMegakernel, levels, func(n int) ([]uint64, error) { return b.s.BarrierFloor(n, barrierFloorLaunches) })
+	if err != nil || ns == nil {
 		return err
 	}
-	var f []float64
-	for _, v := range ns {
-		f = append(f, float64(v)/float64(levels))
-	}
-	b.res.Summary.BarrierFloorNs = stats.Median(f)
+	b.res.Summary.BarrierFloorNs = median
 	b.cfg.Log("megakernel barrier floor: %s per level (median of %d launches of %d barriers, %d blocks)",
-		stats.FormatNs(b.res.Summary.BarrierFloorNs), len(f), levels, b.res.Plans.MegakernelGrid.GridBlocks)
+		stats.FormatNs(b.res.Summary.BarrierFloorNs), len(ns), levels, b.res.Plans.MegakernelGrid.GridBlocks)
 	return nil
 }
 

@@ -19,7 +19,7 @@ func wholeWarps(l *executor.FakeLaunch, kernel string) error {
 }
 
 // runGather mirrors bfs_gather.
-func (e *Emulation) runGather(l *executor.FakeLaunch, p GatherParams[executor.DevPtr]) error {
+func (e *emulator) runGather(l *executor.FakeLaunch, p GatherParams[executor.DevPtr]) error {
 	level, err := kernelabi.View[int32](l, p.Level, p.N)
 	if err != nil {
 		return err
@@ -43,7 +43,7 @@ func (e *Emulation) runGather(l *executor.FakeLaunch, p GatherParams[executor.De
 
 // runLevelCounts mirrors bfs_level_counts: it adds to the counts (the host
 // zeroes them), every level as the unsigned label the kernel compares.
-func (e *Emulation) runLevelCounts(l *executor.FakeLaunch, p LevelCountsParams[executor.DevPtr]) error {
+func (e *emulator) runLevelCounts(l *executor.FakeLaunch, p LevelCountsParams[executor.DevPtr]) error {
 	if err := wholeWarps(l, KernelLevelCounts); err != nil {
 		return err
 	}
@@ -99,11 +99,8 @@ func (p msPass[W]) levelOf(r uint32, u uint64) uint32 {
 	return l
 }
 
-func (e *Emulation) runMSGather(l *executor.FakeLaunch, p MSGatherParams[executor.DevPtr]) error {
-	if p.Width == 64 {
-		return msGather[uint64](l, p)
-	}
-	return msGather[uint32](l, p)
+func (e *emulator) runMSGather(l *executor.FakeLaunch, p MSGatherParams[executor.DevPtr]) error {
+	return wide(p.Width, msGather[uint64], msGather[uint32])(l, p)
 }
 
 // msGather mirrors msbfs_gather.
@@ -132,11 +129,8 @@ func msGather[W msWord](l *executor.FakeLaunch, p MSGatherParams[executor.DevPtr
 	return nil
 }
 
-func (e *Emulation) runMSLevelCounts(l *executor.FakeLaunch, p MSLevelCountsParams[executor.DevPtr]) error {
-	if p.Width == 64 {
-		return msLevelCounts[uint64](l, p)
-	}
-	return msLevelCounts[uint32](l, p)
+func (e *emulator) runMSLevelCounts(l *executor.FakeLaunch, p MSLevelCountsParams[executor.DevPtr]) error {
+	return wide(p.Width, msLevelCounts[uint64], msLevelCounts[uint32])(l, p)
 }
 
 // msLevelCounts mirrors msbfs_level_counts: it adds to the counts (the

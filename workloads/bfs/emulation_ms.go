@@ -11,6 +11,15 @@ import (
 	"github.com/gpuplan/gpuplan/planners"
 )
 
+// wide picks a multi-source emulation by its launch's word width: w64 for
+// 64-bit words, w32 for 32-bit ones.
+func wide[F any](width uint64, w64, w32 F) F {
+	if width == 64 {
+		return w64
+	}
+	return w32
+}
+
 // msWord is a multi-source pass's vertex word: 32 or 64 roots.
 type msWord interface{ ~uint32 | ~uint64 }
 
@@ -289,7 +298,7 @@ func addCounts(ctl []uint32, i int, nf, mf uint32) {
 	ctl[i], ctl[i+1] = uint32(v), uint32(v>>32)
 }
 
-func (e *Emulation) runMSInit(l *executor.FakeLaunch, p MSInitParams[executor.DevPtr]) error {
+func (e *emulator) runMSInit(l *executor.FakeLaunch, p MSInitParams[executor.DevPtr]) error {
 	if p.Width != 32 && p.Width != 64 || p.NRoots > p.Width {
 		return fmt.Errorf("%s: width %d, %d roots", KernelMSInit, p.Width, p.NRoots)
 	}
@@ -314,10 +323,7 @@ func (e *Emulation) runMSInit(l *executor.FakeLaunch, p MSInitParams[executor.De
 		clear(ctl)
 		return nil
 	}
-	if p.Width == 64 {
-		return msRoots[uint64](l, p, ctl)
-	}
-	return msRoots[uint32](l, p, ctl)
+	return wide(p.Width, msRoots[uint64], msRoots[uint32])(l, p, ctl)
 }
 
 // msRoots mirrors msbfs_init's phase 1.
@@ -402,11 +408,8 @@ func msLevelMemory[W msWord](l *executor.FakeLaunch, b msLaunch, lab uint64, see
 	return m, in, out, err
 }
 
-func (e *Emulation) runMSLevel(l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr]) error {
-	if p.Width == 64 {
-		return msLevel[uint64](l, p, e.seeds.Next())
-	}
-	return msLevel[uint32](l, p, e.seeds.Next())
+func (e *emulator) runMSLevel(l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr]) error {
+	return wide(p.Width, msLevel[uint64], msLevel[uint32])(l, p, e.seeds.Next())
 }
 
 // msLevel mirrors msbfs_level.
@@ -434,11 +437,8 @@ func msLevel[W msWord](l *executor.FakeLaunch, p MSLevelParams[executor.DevPtr],
 	return nil
 }
 
-func (e *Emulation) runMSFinish(l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
-	if p.Width == 64 {
-		return msFinish[uint64](l, p)
-	}
-	return msFinish[uint32](l, p)
+func (e *emulator) runMSFinish(l *executor.FakeLaunch, p MSFinishParams[executor.DevPtr]) error {
+	return wide(p.Width, msFinish[uint64], msFinish[uint32])(l, p)
 }
 
 // msFinish mirrors msbfs_finish.

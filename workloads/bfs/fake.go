@@ -9,24 +9,27 @@ import (
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
-// Emulation runs the BFS kernels in Go on the executor's CPU fake backend,
-// step for step as the CUDA kernels do: the same memory layout, queues,
-// control words and results, with warps and blocks taken in a random order
-// (seeded) to stand in for the GPU's concurrency. A Session over a fake
-// backend with these kernels runs every arm, the overflow and rerun paths
-// included, without a GPU.
-type Emulation struct {
-	seeds kernelabi.LaunchSeeds
+// Emulation emulates the BFS kernels (kernelabi.Emulation): the same
+// queues and control words as the CUDA kernels, with warps and blocks
+// taken in a random order. A Session over a fake backend with these
+// kernels runs every arm, the overflow and rerun paths included.
+type Emulation = kernelabi.Emulation
+
+// NewEmulation returns the emulation of every BFS entry point, with a seed
+// for its orders.
+func NewEmulation(seed uint64) *Emulation { return kernelabi.NewEmulation(seed, fakes) }
+
+// NewFake returns a fake backend for dev with the BFS kernels emulated.
+func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
+	return NewEmulation(seed).NewFake(dev)
 }
 
-// NewEmulation returns the emulation with a seed for its orders.
-func NewEmulation(seed uint64) *Emulation { return &Emulation{seeds: kernelabi.NewLaunchSeeds(seed)} }
-
-// Kernels returns the fake kernels of every BFS entry point, with the
+// fakes returns the fake kernels of every BFS entry point, with the
 // register and shared-memory use the occupancy model sees (close to what
 // ptxas reports for the real kernels).
-func (e *Emulation) Kernels() map[string]executor.FakeKernel {
-	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
+func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
+	e := &emulator{seeds: seeds}
+	return map[string]kernelabi.Fake{
 		KernelInit:             {Run: kernelabi.Emulate(e.runInit), Regs: 16},
 		KernelWaveScan:         {Run: kernelabi.Emulate(e.runScan), Regs: 20},
 		KernelQueueLevel:       {Run: kernelabi.Emulate(e.runQueueLevel), Regs: 40, Smem: 8*levelBlockQueueItems + 8},
@@ -35,7 +38,7 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 		KernelMegakernelNarrow: {Run: e.runMegakernel(false), Regs: 96, Smem: 34000, MaxThreads: MegakernelNarrowThreads},
 		KernelMegakernelAsync:  {Run: e.runMegakernel(true), Regs: 110, Smem: 36000, MaxThreads: MegakernelNarrowThreads},
 		KernelBarrierOnly:      {Regs: 16, Smem: 8},
-		KernelCopy:             {Run: kernelabi.Emulate(e.runCopy), Regs: 16},
+		KernelCopy:             {Run: kernelabi.Emulate(kernelabi.EmulateCopy), Regs: 16},
 		KernelMSInit:           {Run: kernelabi.Emulate(e.runMSInit), Regs: 25},
 		KernelMSLevel:          {Run: kernelabi.Emulate(e.runMSLevel), Regs: 40, Smem: 4*msListCap + 24},
 		KernelMSFinish:         {Run: kernelabi.Emulate(e.runMSFinish), Regs: 25, Smem: 24},
@@ -45,12 +48,7 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 		KernelLevelCounts:   {Run: kernelabi.Emulate(e.runLevelCounts), Regs: 18, Smem: 4 * CountSharedBins},
 		KernelMSGather:      {Run: kernelabi.Emulate(e.runMSGather), Regs: 30},
 		KernelMSLevelCounts: {Run: kernelabi.Emulate(e.runMSLevelCounts), Regs: 80, Smem: 4 * CountSharedBins},
-	})
-}
-
-// NewFake returns a fake backend for dev with the BFS kernels emulated.
-func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
-	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: NewEmulation(seed).Kernels()})
+	}
 }
 
 // memory maps the kernels' buffers: n vertices (the targets' length is
@@ -110,7 +108,7 @@ func grid(l *executor.FakeLaunch) (nwarps, perBlock uint32) {
 	return c.Grid[0] * c.Grid[1] * c.Grid[2] * ((threads + 31) / 32), (threads + 31) / 32
 }
 
-func (e *Emulation) runInit(l *executor.FakeLaunch, p InitParams[executor.DevPtr]) error {
+func (e *emulator) runInit(l *executor.FakeLaunch, p InitParams[executor.DevPtr]) error {
 	if p.Root >= p.N {
 		return fmt.Errorf("%s: root %d of %d vertices", KernelInit, p.Root, p.N)
 	}
@@ -135,14 +133,20 @@ func oneLevel(l *executor.FakeLaunch, ctl executor.DevPtr, begin, end uint64) (b
 	return false, nil
 }
 
+// emulator is what the BFS kernels' emulations share: the emulation's
+// launch seeds.
+type emulator struct {
+	seeds *kernelabi.LaunchSeeds
+}
+
 // device returns the emulated device of a launch over m, with blocks
 // staging blockItems queue items, in the launch's own order.
-func (e *Emulation) device(l *executor.FakeLaunch, m emuMemory, chunk, qcap uint64, blockItems uint32) *emuDevice {
+func (e *emulator) device(l *executor.FakeLaunch, m emuMemory, chunk, qcap uint64, blockItems uint32) *emuDevice {
 	nwarps, perBlock := grid(l)
 	return newEmuDevice(m, uint32(chunk), uint32(qcap), nwarps, perBlock, blockItems, e.seeds.Next())
 }
 
-func (e *Emulation) runQueueLevel(l *executor.FakeLaunch, p QueueLevelParams[executor.DevPtr]) error {
+func (e *emulator) runQueueLevel(l *executor.FakeLaunch, p QueueLevelParams[executor.DevPtr]) error {
 	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
 		return err
 	}
@@ -164,7 +168,7 @@ func traversal(l *executor.FakeLaunch, p TraversalParams[executor.DevPtr], logCa
 	return memoryDO(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Vis0, p.Vis1, p.Ctl, p.Log, p.N, p.QCap, logCap)
 }
 
-func (e *Emulation) runDoLevel(l *executor.FakeLaunch, p DoLevelParams[executor.DevPtr]) error {
+func (e *emulator) runDoLevel(l *executor.FakeLaunch, p DoLevelParams[executor.DevPtr]) error {
 	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
 		return err
 	}
@@ -182,11 +186,11 @@ func (e *Emulation) runDoLevel(l *executor.FakeLaunch, p DoLevelParams[executor.
 // runMegakernel returns a megakernel entry point's emulation: the
 // asynchronous one's (async), which alone runs direction MegaAsync, or the
 // others'.
-func (e *Emulation) runMegakernel(async bool) func(l *executor.FakeLaunch) error {
+func (e *emulator) runMegakernel(async bool) func(l *executor.FakeLaunch) error {
 	return kernelabi.Emulate(func(l *executor.FakeLaunch, p MegakernelParams[executor.DevPtr]) error { return e.runMega(l, p, async) })
 }
 
-func (e *Emulation) runMega(l *executor.FakeLaunch, p MegakernelParams[executor.DevPtr], async bool) error {
+func (e *emulator) runMega(l *executor.FakeLaunch, p MegakernelParams[executor.DevPtr], async bool) error {
 	m, err := traversal(l, p.TraversalParams, max(p.LogCap, 1))
 	if err != nil {
 		return err
@@ -212,7 +216,7 @@ func (e *Emulation) runMega(l *executor.FakeLaunch, p MegakernelParams[executor.
 	return nil
 }
 
-func (e *Emulation) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr]) error {
+func (e *emulator) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr]) error {
 	m, err := memory(l, p.Offsets, p.Targets, p.Level, 0, 0, p.Ctl, p.N, 0)
 	if err != nil {
 		return err
@@ -234,10 +238,6 @@ func (e *Emulation) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr
 		m.ctl[CtlScanChangedWord(int(p.Depth))] = 1
 	}
 	return nil
-}
-
-func (e *Emulation) runCopy(l *executor.FakeLaunch, p CopyParams[executor.DevPtr]) error {
-	return kernelabi.CopyBytes(l, p.Src, p.Dst, 16*p.N16)
 }
 
 // vertices finds the vertex count of a launch that does not pass it: the

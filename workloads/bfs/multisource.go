@@ -12,6 +12,7 @@ import (
 	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // msPullDivisor: a multi-source level pulls when its frontier's edges pass
@@ -46,10 +47,6 @@ type MultiSource struct {
 // graphHubs the graph's, planes the levels.
 type msBuffers struct {
 	seen, cur, next, list0, list1, planes, roots, hubs, graphHubs executor.Buffer
-}
-
-func (b *msBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.seen, &b.cur, &b.next, &b.list0, &b.list1, &b.planes, &b.roots, &b.hubs, &b.graphHubs}
 }
 
 // msGraphHubs returns the graph's hub list as the kernels read it (each
@@ -151,7 +148,7 @@ func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
 	n := uint64(s.g.NumVertices())
 	words := plan.MaskBytes / 3
 	sizes := []uint64{words, words, words, 4 * n, 4 * n, plan.OutputBytes, 4 * frontier.MaxMultiSourceRoots, 8 * hubs, 8 * hubs}
-	for i, b := range m.buf.all() {
+	for i, b := range harness.Buffers(&m.buf) {
 		if *b, err = s.x.Alloc(max(sizes[i], 4)); err != nil {
 			_ = m.Close()
 			return nil, err
@@ -171,17 +168,7 @@ func (m *MultiSource) Plan() planners.MultiSourceBFSPlan { return m.plan }
 
 // Close frees the pass's buffers, the answer kernels' included.
 func (m *MultiSource) Close() error {
-	var first error
-	for _, b := range append(m.buf.all(), m.ans.all()...) {
-		if b.ID == 0 {
-			continue
-		}
-		if err := m.s.x.Free(*b); err != nil && first == nil {
-			first = err
-		}
-		*b = executor.Buffer{}
-	}
-	return first
+	return harness.Free(m.s.x, append(harness.Buffers(&m.buf), harness.Buffers(&m.ans)...))
 }
 
 // Run traverses from every root, in the plan's passes, and returns the
@@ -305,10 +292,10 @@ func (m *MultiSource) args(p int, nroots int) msArgs {
 
 // Positions of the multi-source kernels' depth and pull parameters.
 var (
-	msLevelDepthArg  = mustIndex(MSLevelParams[executor.Buffer]{}, "Depth")
-	msLevelPullArg   = mustIndex(MSLevelParams[executor.Buffer]{}, "Pull")
-	msFinishDepthArg = mustIndex(MSFinishParams[executor.Buffer]{}, "Depth")
-	msFinishPullArg  = mustIndex(MSFinishParams[executor.Buffer]{}, "Pull")
+	msLevelDepthArg  = kernelabi.MustIndex(MSLevelParams[executor.Buffer]{}, "Depth")
+	msLevelPullArg   = kernelabi.MustIndex(MSLevelParams[executor.Buffer]{}, "Pull")
+	msFinishDepthArg = kernelabi.MustIndex(MSFinishParams[executor.Buffer]{}, "Depth")
+	msFinishPullArg  = kernelabi.MustIndex(MSFinishParams[executor.Buffer]{}, "Pull")
 )
 
 // traverse runs a started pass of nroots roots as a host loop: per level,

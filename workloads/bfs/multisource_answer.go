@@ -122,7 +122,7 @@ func (m *MultiSource) gatherPass(answers []RootAnswer, targets [][]int32, depth 
 	if _, err := s.x.Launch(s.k.msGather, answerLaunch(s.x, count, 1), kernelabi.MustArgs(p)...); err != nil {
 		return err
 	}
-	levels, err := downloadInt32s(s.x, m.ans.out, count)
+	levels, err := download[int32](s.x, m.ans.out, count)
 	if err != nil {
 		return err
 	}
@@ -170,7 +170,7 @@ func (m *MultiSource) countPass(answers []RootAnswer, depth uint64) error {
 	if _, err := s.x.Launch(s.k.msCounts, answerLaunch(s.x, n, 1), args...); err != nil {
 		return err
 	}
-	counts, err := downloadUint64s(s.x, m.ans.counts, bins)
+	counts, err := download[uint64](s.x, m.ans.counts, bins)
 	if err != nil {
 		return err
 	}

@@ -143,25 +143,6 @@ func levelBlocks(count uint64, warpsPerBlock uint64, q planners.DeviceWorkQueueB
 	return uint32(max(1, (items+warpsPerBlock-1)/warpsPerBlock))
 }
 
-// Profile is what one measured traversal says about a graph, the input of
-// the arm plan.
-type Profile struct {
-	// Levels and Reached are the traversal's levels and reached vertices,
-	// Vertices the graph's.
-	Levels, Reached, Vertices int
-	// LevelNs is the host loop's median cost of one level.
-	LevelNs float64
-	// LaunchOverheadNs is the cost of a launch and a 4-byte readback that
-	// do no work.
-	LaunchOverheadNs float64
-	// ReadbackBytes is the host loop's readback per level.
-	ReadbackBytes uint64
-}
-
-// ArmPlan is the execution arm the megakernel topology selection picks for
-// a graph from its measured profile.
-type ArmPlan = harness.ArmPlan[Arm, Profile]
-
 // ArmForTopology maps an execution topology to the arm that runs it: a
 // fused wave or a warp-sparse frontier (small frontiers of a low-degree
 // graph, where each level is mostly launch overhead) runs as one persistent
@@ -171,6 +152,23 @@ func ArmForTopology(t megakernel.Topology) Arm {
 	return harness.TopologyArm(t, ArmMegakernel, ArmDeviceLoop)
 }
 
+// Profile is what one measured traversal says about a graph, the input of
+// the arm plan.
+type Profile struct {
+	// Levels and Reached are the traversal's levels and reached vertices,
+	// Vertices the graph's.
+	Levels, Reached, Vertices int
+	// LevelNs is the host loop's median cost of one level.
+	LevelNs float64
+	// StepCost is the launch overhead and the host loop's readback per
+	// level.
+	harness.StepCost
+}
+
+// ArmPlan is the execution arm the megakernel topology selection picks for
+// a graph from its measured profile.
+type ArmPlan = harness.ArmPlan[Arm, Profile]
+
 // PlanArm selects the topology from a measured profile: the schedule sample
 // is one level (its cost, the mean frontier density reached/(levels x
 // vertices), its readback), the fusion pressure comes from the homotopy
@@ -179,7 +177,6 @@ func PlanArm(p Profile, graph megakernel.GraphShape, mem megakernel.MemoryPlan) 
 	if p.Levels < 1 || p.Vertices < 1 || p.Reached < 1 || p.Reached > p.Vertices {
 		return ArmPlan{}, fmt.Errorf("profile of %d levels reaching %d of %d vertices is not a traversal. Fix: profile from a root with edges", p.Levels, p.Reached, p.Vertices)
 	}
-	sample := megakernel.ScheduleSample{DispatchCostNS: p.LevelNs, ReadbackBytes: p.ReadbackBytes,
-		FrontierDensity: float64(p.Reached) / (float64(p.Levels) * float64(p.Vertices))}
-	return harness.PlanArm(p, sample, p.LaunchOverheadNs, graph, mem, ArmForTopology)
+	density := float64(p.Reached) / (float64(p.Levels) * float64(p.Vertices))
+	return harness.PlanStep(p, p.StepCost, p.LevelNs, density, graph, mem, ArmForTopology)
 }

@@ -25,7 +25,7 @@ func (s *Session) ProfileArm(root int32, reached int) (ArmPlan, error) {
 		return ArmPlan{}, err
 	}
 	p := Profile{Levels: r.Levels, Reached: reached, Vertices: s.g.NumVertices(),
-		LevelNs: float64(r.WallNs) / float64(max(r.Levels, 1)), LaunchOverheadNs: overhead, ReadbackBytes: 4}
+		LevelNs: float64(r.WallNs) / float64(max(r.Levels, 1)), StepCost: harness.StepCost{LaunchOverheadNs: overhead, ReadbackBytes: 4}}
 	return PlanArm(p, graphShape(s.g), s.plans.Memory)
 }
 

@@ -198,10 +198,6 @@ type buffers struct {
 	offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.Buffer
 }
 
-func (b *buffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.offsets, &b.targets, &b.level, &b.q0, &b.q1, &b.vis0, &b.vis1, &b.ctl, &b.log}
-}
-
 // kernels are a session's entry points.
 type kernels struct {
 	init, scan, level, doLevel, mega, megaAsync, barrier, copy, msInit, msLevel, msFinish *executor.Kernel
@@ -369,7 +365,7 @@ func (s *Session) allocate() error {
 	q := s.plans.Queue.Queue.QueueBytes
 	vis := VisitedBytes(s.g)
 	sizes := []uint64{4 * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, vis, vis, 4 * CtlWords, s.logBytes()}
-	return harness.Allocate(s.x, "BFS session", s.buf.all(), sizes, s.plans.Memory.RequiredBytes)
+	return harness.Allocate(s.x, "BFS session", harness.Buffers(&s.buf), sizes, s.plans.Memory.RequiredBytes)
 }
 
 // Plans returns the plans the session runs by.
@@ -404,8 +400,8 @@ func (s *Session) Optimizing() bool { return s.optimizing }
 
 // Close frees the session's device buffers, the answer kernels' included.
 func (s *Session) Close() error {
-	err := harness.Free(s.x, s.buf.all())
-	if aerr := harness.Free(s.x, s.ans.all()); err == nil {
+	err := harness.Free(s.x, harness.Buffers(&s.buf))
+	if aerr := harness.Free(s.x, harness.Buffers(&s.ans)); err == nil {
 		err = aerr
 	}
 	return err

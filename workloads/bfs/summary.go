@@ -91,29 +91,37 @@ func modeledBytes(roots []RootStat) float64 {
 	return b
 }
 
+// RootRates returns, from every root's wall times (perRoot[i] holds root
+// i's, roots[i] its statistics), the median over roots of each root's
+// median time and the harmonic mean over roots of edges per ns (GTEPS: 0
+// when a root has no edges or no positive median).
+func RootRates(perRoot [][]float64, roots []RootStat) (median, gteps float64) {
+	medians := make([]float64, len(perRoot))
+	var inv float64
+	ok := true
+	for i, ts := range perRoot {
+		medians[i] = stats.Median(ts)
+		if medians[i] <= 0 || roots[i].Edges == 0 {
+			ok = false
+			continue
+		}
+		inv += medians[i] / float64(roots[i].Edges)
+	}
+	if ok && inv > 0 {
+		gteps = float64(len(perRoot)) / inv // edges/ns = G edges/s
+	}
+	return stats.Median(medians), gteps
+}
+
 // summarize builds an arm's summary from its per-sample wall and device
 // times and its per-root times (perRoot[i] holds root i's wall times; nil
 // for an arm that traverses every root at once, whose GTEPS is then the
 // roots' edges over its median sample time).
 func summarize(arm Arm, sampleWall, sampleDevice []float64, perRoot [][]float64, roots []RootStat, totalLevels uint64) ArmSummary {
 	s := ArmSummary{Arm: string(arm), MedianSampleNs: stats.Median(sampleWall), MedianDeviceNs: stats.Median(sampleDevice)}
-	rootMedians := make([]float64, len(perRoot))
-	var invSum float64
-	ok := true
-	for i, ts := range perRoot {
-		rootMedians[i] = stats.Median(ts)
-		if rootMedians[i] <= 0 || roots[i].Edges == 0 {
-			ok = false
-			continue
-		}
-		invSum += rootMedians[i] / float64(roots[i].Edges)
-	}
-	s.MedianRootNs = stats.Median(rootMedians)
+	s.MedianRootNs, s.GTEPS = RootRates(perRoot, roots)
 	if totalLevels > 0 {
 		s.LevelNs = s.MedianSampleNs / float64(totalLevels)
-	}
-	if ok && invSum > 0 {
-		s.GTEPS = float64(len(perRoot)) / invSum // edges/ns = G edges/s
 	}
 	if perRoot == nil && s.MedianSampleNs > 0 {
 		var edges float64

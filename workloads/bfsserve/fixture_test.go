@@ -118,6 +118,17 @@ func (f *fixture) cpu(context.Context) (*Residency, error) {
 	return &Residency{Graphs: []*bfsquery.Graph{kg, dg}}, nil
 }
 
+// smallBudget returns a budget that holds the kron graph resident on the
+// CPU and one query of one target, with 64 bytes to spare.
+func (f *fixture) smallBudget() uint64 {
+	t := f.t
+	t.Helper()
+	cpu, err := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
+	require.NoError(t, err)
+	small := cpu.Footprint(bfsquery.Query{Targets: []int32{1}})
+	return cpu.ResidentBytes() + small.Frontier + small.Output + 64
+}
+
 // fake returns the fake GPU of the latest opening.
 func (f *fixture) fake() *executor.Fake {
 	f.mu.Lock()
@@ -155,9 +166,15 @@ type reply struct {
 // apiError decodes an error response.
 func (r reply) apiError(t *testing.T) Error {
 	t.Helper()
-	var e Error
-	require.NoError(t, json.Unmarshal(r.body, &e), "body %s", r.body)
-	return e
+	return decodeReply[Error](t, r)
+}
+
+// decodeReply decodes a JSON response body as a T.
+func decodeReply[T any](t *testing.T, r reply) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal(r.body, &v), "body %s", r.body)
+	return v
 }
 
 // call sends a request and reads the response.
@@ -199,6 +216,34 @@ func wantLevels(t *testing.T, g *frontier.CSR, q bfsquery.Query) []int32 {
 		out[i] = l
 	}
 	return out
+}
+
+// reference caches the CPU reference's levels per root.
+func reference(g *frontier.CSR) func(int32) ([]int32, error) {
+	var mu sync.Mutex
+	cache := map[int32][]int32{}
+	return func(root int32) ([]int32, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if l, ok := cache[root]; ok {
+			return l, nil
+		}
+		l, err := frontier.BFS(g, root)
+		cache[root] = l
+		return l, err
+	}
+}
+
+// loadConfig is the load of the load tests against the server at url:
+// eight clients sending 150 queries over the kron graph from 40 roots,
+// every answer checked against the CPU reference.
+func (f *fixture) loadConfig(url string) LoadConfig {
+	t := f.t
+	t.Helper()
+	roots, err := frontier.Roots(f.kron, 40, 2)
+	require.NoError(t, err)
+	return LoadConfig{URL: url, Graph: "kron", Clients: 8, Queries: 150, Roots: roots, Vertices: f.kron.NumVertices(),
+		MaxDepth: bfsquery.NoDepthLimit, Seed: 3, CheckEvery: 1, Reference: reference(f.kron)}
 }
 
 // eventually polls cond until it holds or 10 s pass.

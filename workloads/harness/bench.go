@@ -2,6 +2,9 @@ package harness
 
 import (
 	"fmt"
+	"slices"
+
+	"github.com/gpuplan/gpuplan/internal/stats"
 )
 
 // The benchmark protocol's shared defaults.
@@ -33,6 +36,15 @@ type Sample struct {
 	// BytesMoved is set for a bandwidth's samples (the copy ceiling, an
 	// exchange): bytes read plus written.
 	BytesMoved uint64
+}
+
+// Reporting is what a benchmark run reports as it goes; a workload's
+// BenchConfig embeds it.
+type Reporting struct {
+	// Progress, when set, is called after every timed sample.
+	Progress func(done, total int, label string)
+	// Log, when set, receives one line per step of the protocol.
+	Log func(format string, args ...any)
 }
 
 // Discard is a log that drops every line.
@@ -82,4 +94,23 @@ func Names[A ~string](arms []A) []string {
 		out[i] = string(a)
 	}
 	return out
+}
+
+// Floor measures the synchronisation floor of a persistent kernel when arms
+// holds its arm and steps is not 0: measure(steps) returns the device times
+// of launches that each cross steps steps (grid barriers) and do nothing
+// else. Floor returns those times and the median time of one step; no
+// times when the floor is not measured.
+func Floor[A comparable](arms []A, arm A, steps int, measure func(steps int) ([]uint64, error)) (ns []uint64, median float64, err error) {
+	if !slices.Contains(arms, arm) || steps == 0 {
+		return nil, 0, nil
+	}
+	if ns, err = measure(steps); err != nil {
+		return nil, 0, err
+	}
+	per := make([]float64, len(ns))
+	for i, v := range ns {
+		per[i] = float64(v) / float64(steps)
+	}
+	return ns, stats.Median(per), nil
 }

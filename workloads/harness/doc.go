@@ -6,17 +6,19 @@
 //     ValidBlockSize), the memory budget its plans use (Budget), its memory
 //     plan (PlanMemory), its kernels (LoadKernels), its persistent grid
 //     capped for its barrier (PersistentGrid), exactly the planned buffers
-//     (Allocate, Free, BytesOf) and the order of its setup (Open).
+//     (Buffers, Allocate, Free, BytesOf) and the order of its setup (Open).
 //   - The arms: their names (ParseArm), the accounting of one arm run from
 //     the executor's telemetry (Meter), a run checked against its
 //     reference outside its timed region (Checked), repeated launches
 //     after a warm-up (Repeat) and the launch overhead of the arm plan's
 //     profile (LaunchOverhead).
 //   - The benchmark protocol: its defaults (DefaultSamples, LogOr), its
-//     samples (Sample, which gpuplan's command line turns into evidence
-//     rows) and the interleaved timed samples (Interleave).
+//     progress and log (Reporting), its samples (Sample, which gpuplan's
+//     command line turns into evidence rows), the interleaved timed
+//     samples (Interleave) and a persistent kernel's floor (Floor).
 //   - The arm plan: the topology selection from a measured profile
-//     (SelectTopology, PlanArm, ArmPlan, TopologyArm) and its rendering
+//     (SelectTopology, PlanArm, ArmPlan, TopologyArm), for a profile of
+//     one host-loop step (StepCost, PlanStep), and its rendering
 //     (ArmPlan.Describe).
 //   - The peers: external tools checked (CheckExecutable) and run as
 //     processes (Command, Exec), their bounded output (LimitedBuffer, Tail,

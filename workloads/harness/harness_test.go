@@ -164,6 +164,26 @@ func TestAllocateAndFree(t *testing.T) {
 	}
 }
 
+// TestBuffers checks that a buffers struct's buffer fields come in
+// declaration order, other fields skipped, as pointers into the struct, and
+// that anything but a pointer to a struct panics.
+func TestBuffers(t *testing.T) {
+	var b struct {
+		in    executor.Buffer
+		name  string
+		out   executor.Buffer
+		Extra executor.Buffer
+	}
+	got := Buffers(&b)
+	require.Len(t, got, 3)
+	assert.Same(t, &b.in, got[0])
+	assert.Same(t, &b.out, got[1])
+	assert.Same(t, &b.Extra, got[2])
+	assert.Panics(t, func() { Buffers(b) }, "a struct, not a pointer")
+	n := 1
+	assert.Panics(t, func() { Buffers(&n) }, "a pointer to an int")
+}
+
 // TestLoadKernels checks the entry points a module gives, and the errors of a
 // missing entry point and of a module that does not load.
 func TestLoadKernels(t *testing.T) {
@@ -439,6 +459,32 @@ func TestInterleave(t *testing.T) {
 	assert.Equal(t, 3, runs, "the first error stops the samples")
 }
 
+// TestFloor checks when a floor is measured, its median per step and that
+// a measurement's error is returned.
+func TestFloor(t *testing.T) {
+	times := func(steps int) ([]uint64, error) {
+		return []uint64{uint64(30 * steps), uint64(10 * steps), uint64(20 * steps)}, nil
+	}
+	for _, c := range []struct {
+		name   string
+		arms   []string
+		steps  int
+		ns     []uint64
+		median float64
+	}{
+		{"measured", []string{"loop", "persistent"}, 4, []uint64{120, 40, 80}, 20},
+		{"its arm is not measured", []string{"loop"}, 4, nil, 0},
+		{"no steps", []string{"persistent"}, 0, nil, 0},
+	} {
+		ns, median, err := Floor(c.arms, "persistent", c.steps, times)
+		require.NoError(t, err, c.name)
+		assert.Equal(t, c.ns, ns, c.name)
+		assert.InDelta(t, c.median, median, 1e-9, c.name)
+	}
+	_, _, err := Floor([]string{"persistent"}, "persistent", 1, func(int) ([]uint64, error) { return nil, errors.New("no grid") })
+	assert.EqualError(t, err, "no grid")
+}
+
 // TestProgressLabel checks the label of a sample in a progress report.
 func TestProgressLabel(t *testing.T) {
 	assert.Equal(t, "grid-512 megakernel sample 3/30", ProgressLabel("grid-512", "megakernel", 2, 30))
@@ -515,6 +561,21 @@ func TestPlanArm(t *testing.T) {
 		assert.Equal(t, ArmPlan[testArm, testProfile]{Arm: armFor(d.Topology), Decision: d, Sample: c.sample, LaunchOverheadNs: c.overhead,
 			FusionPressure: fp, Profile: testProfile{Steps: 9}}, p, c.name)
 	}
+}
+
+// TestPlanStep checks that a step's plan is PlanArm's for the schedule
+// sample of the step's cost, readback and frontier density.
+func TestPlanStep(t *testing.T) {
+	graph := megakernel.GraphShape{NodeCount: 1 << 20, EdgeCount: 4 << 20}
+	mem := megakernel.MemoryPlan{RequiredBytes: 1 << 20, BudgetBytes: 1 << 30}
+	cost := StepCost{LaunchOverheadNs: 2500, ReadbackBytes: 4}
+	got, err := PlanStep(testProfile{Steps: 9}, cost, 3000, 0.001, graph, mem, armFor)
+	require.NoError(t, err)
+	want, err := PlanArm(testProfile{Steps: 9}, megakernel.ScheduleSample{DispatchCostNS: 3000, FrontierDensity: 0.001, ReadbackBytes: 4}, 2500, graph, mem, armFor)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	_, err = PlanStep(testProfile{}, cost, 3000, 2, graph, mem, armFor)
+	assert.Error(t, err, "a density above 1")
 }
 
 // TestArmPlanDescribe checks the arm plan's log line.

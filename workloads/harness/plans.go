@@ -56,6 +56,26 @@ func PlanArm[A ~string, P any](profile P, sample megakernel.ScheduleSample, over
 		FusionPressure: fp, Profile: profile}, nil
 }
 
+// StepCost is what a workload's arm profile measured of one step of its
+// host loop (a BFS level, a rebuild round) besides the step's own cost. A
+// workload's Profile embeds it.
+type StepCost struct {
+	// LaunchOverheadNs is the cost of a launch and a 4-byte readback that
+	// do no work.
+	LaunchOverheadNs float64
+	// ReadbackBytes is the host loop's readback per step.
+	ReadbackBytes uint64
+}
+
+// PlanStep is PlanArm for a profile whose schedule sample is one step of
+// its host loop: stepNs is the step's cost and density its frontier
+// density, with cost's readback and launch overhead.
+func PlanStep[A ~string, P any](profile P, cost StepCost, stepNs, density float64, graph megakernel.GraphShape,
+	mem megakernel.MemoryPlan, armFor func(megakernel.Topology) A) (ArmPlan[A, P], error) {
+	sample := megakernel.ScheduleSample{DispatchCostNS: stepNs, ReadbackBytes: cost.ReadbackBytes, FrontierDensity: density}
+	return PlanArm(profile, sample, cost.LaunchOverheadNs, graph, mem, armFor)
+}
+
 // TopologyArm returns the arm that runs topology t: persistent for a
 // Persistent topology, deviceLoop for the others.
 func TopologyArm[A ~string](t megakernel.Topology, persistent, deviceLoop A) A {

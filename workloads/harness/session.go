@@ -2,6 +2,7 @@ package harness
 
 import (
 	"fmt"
+	"reflect"
 	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -131,6 +132,27 @@ func Allocate(x *executor.Executor, what string, bufs []*executor.Buffer, sizes 
 		return fmt.Errorf("%s allocated %d bytes but its memory plan requires %d. Fix: this is a bug in the session's memory request; report it", what, total, required)
 	}
 	return nil
+}
+
+// Buffers returns the executor.Buffer fields of the struct v points to, in
+// declaration order: a session's buffers struct, for Allocate and Free.
+// Other fields are skipped. v not a pointer to a struct is a programming
+// error and panics.
+func Buffers(v any) []*executor.Buffer {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.Elem().Kind() != reflect.Struct {
+		panic(fmt.Sprintf("harness.Buffers of %T: not a pointer to a struct", v))
+	}
+	s := rv.Elem()
+	var out []*executor.Buffer
+	for i := range s.NumField() {
+		// The fields are a workload's own, unexported: their addresses
+		// are taken without the exported-field check of Interface.
+		if f := s.Field(i); f.Type() == reflect.TypeFor[executor.Buffer]() {
+			out = append(out, (*executor.Buffer)(f.Addr().UnsafePointer()))
+		}
+	}
+	return out
 }
 
 // Free frees every allocated buffer of bufs (ID not 0) and zeroes it, so

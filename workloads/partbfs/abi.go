@@ -7,11 +7,9 @@ import (
 
 //go:generate go run ./internal/genheader kernels/partbfs_abi.h
 
-// Ptr is the pointer type of a kernel parameter struct: executor.Buffer on
-// the host, executor.DevPtr in the kernels' Go emulation.
-type Ptr interface {
-	executor.Buffer | executor.DevPtr
-}
+// Ptr is the pointer type of a kernel parameter struct (kernelabi.Ptr):
+// executor.Buffer on the host, executor.DevPtr in the emulation.
+type Ptr = kernelabi.Ptr
 
 // InitParams are the parameters of KernelInit. N is the part's vertex
 // count, S the plan's slice words, Parts the device count and Root the

@@ -21,10 +21,8 @@ type BenchConfig struct {
 	// Samples is the timed samples (0: DefaultSamples); a sample is one
 	// traversal from every root.
 	Samples int
-	// Progress, when set, is called after every timed sample.
-	Progress func(done, total int, label string)
-	// Log, when set, receives one line per step of the protocol.
-	Log func(format string, args ...any)
+	// Reporting is the run's progress and log.
+	harness.Reporting
 }
 
 // StepSummary is one level step of one root: the planner's predicted

@@ -42,28 +42,8 @@ func (b *bench) summarize() {
 	if sum.TotalLevels > 0 {
 		sum.LevelNs = sum.MedianSampleNs / float64(sum.TotalLevels)
 	}
-	sum.MedianRootNs, sum.GTEPS = rootRates(b.rootWall, b.stats)
+	sum.MedianRootNs, sum.GTEPS = bfs.RootRates(b.rootWall, b.stats)
 	b.summarizeSteps()
-}
-
-// rootRates returns the median over roots of each root's median time and
-// the harmonic mean over roots of edges per ns (GTEPS).
-func rootRates(rootWall [][]float64, roots []bfs.RootStat) (median, gteps float64) {
-	medians := make([]float64, len(rootWall))
-	var inv float64
-	ok := true
-	for i, ts := range rootWall {
-		medians[i] = stats.Median(ts)
-		if medians[i] <= 0 || roots[i].Edges == 0 {
-			ok = false
-			continue
-		}
-		inv += medians[i] / float64(roots[i].Edges)
-	}
-	if ok && inv > 0 {
-		gteps = float64(len(rootWall)) / inv
-	}
-	return stats.Median(medians), gteps
 }
 
 // summarizeSteps adds every step's median times, the predicted bytes of a

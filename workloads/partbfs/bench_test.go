@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 func TestBenchOnTheFake(t *testing.T) {
@@ -18,7 +19,7 @@ func TestBenchOnTheFake(t *testing.T) {
 	for _, simulated := range []bool{false, true} {
 		var logged []string
 		res, err := Bench(fakeDevices(t, 2, simulated), g, roots, BenchConfig{Samples: 4,
-			Log: func(f string, a ...any) { logged = append(logged, f) }})
+			Reporting: harness.Reporting{Log: func(f string, a ...any) { logged = append(logged, f) }}})
 		require.NoError(t, err)
 		s := res.Summary
 		trav, exch := ArmNames(2, simulated)

@@ -10,6 +10,7 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/planners"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // Config tunes a Session; the zero value picks the defaults.
@@ -46,11 +47,8 @@ type partBuffers struct {
 	offsets, targets, level, front0, front1, next, xbuf, outbox, counts, bounds, ctl executor.Buffer
 }
 
-func (b *partBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.offsets, &b.targets, &b.level, &b.front0, &b.front1, &b.next, &b.xbuf, &b.outbox, &b.counts, &b.bounds, &b.ctl}
-}
-
-// sizes returns the bytes of every buffer of all(), from the plan.
+// sizes returns the bytes of every buffer of partBuffers, in order, from
+// the plan.
 func sizes(m partition.Memory) []uint64 {
 	return []uint64{m.Offsets, m.Targets, m.Levels, m.Frontier / 2, m.Frontier / 2, m.Next, m.Exchange, m.Outbox, m.Counts, m.Bounds, m.Scratch}
 }
@@ -216,12 +214,13 @@ func loadKernels(x *executor.Executor, threads int) (*kernelSet, error) {
 // allocate allocates the part's buffers, exactly the plan's bytes.
 func (s *Session) allocate(p *part) error {
 	var total uint64
+	bufs := harness.Buffers(&p.buf)
 	for i, size := range sizes(p.plan.Memory) {
 		b, err := p.x.Alloc(size)
 		if err != nil {
 			return fmt.Errorf("partitioned BFS: device %d: %w", p.index, err)
 		}
-		*p.buf.all()[i] = b
+		*bufs[i] = b
 		total += size
 	}
 	if total != p.plan.ResidentBytes {
@@ -264,14 +263,8 @@ func (s *Session) Graph() *frontier.CSR { return s.g }
 func (s *Session) Close() error {
 	var first error
 	for _, p := range s.parts {
-		for _, b := range p.buf.all() {
-			if b.ID == 0 {
-				continue
-			}
-			if err := p.x.Free(*b); err != nil && first == nil {
-				first = err
-			}
-			*b = executor.Buffer{}
+		if err := harness.Free(p.x, harness.Buffers(&p.buf)); err != nil && first == nil {
+			first = err
 		}
 	}
 	return first

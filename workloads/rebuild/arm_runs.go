@@ -13,19 +13,11 @@ import (
 // Positions of the step kernel's round, stage and item-range parameters,
 // which the loops rewrite between launches.
 var (
-	stepRoundArg  = mustIndex(StepParams[executor.Buffer]{}, "Round")
-	stepStagesArg = mustIndex(StepParams[executor.Buffer]{}, "Stages")
-	stepFirstArg  = mustIndex(StepParams[executor.Buffer]{}, "ItemFirst")
-	stepCountArg  = mustIndex(StepParams[executor.Buffer]{}, "ItemCount")
+	stepRoundArg  = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "Round")
+	stepStagesArg = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "Stages")
+	stepFirstArg  = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "ItemFirst")
+	stepCountArg  = kernelabi.MustIndex(StepParams[executor.Buffer]{}, "ItemCount")
 )
-
-func mustIndex(v any, field string) int {
-	i, err := kernelabi.Index(v, field)
-	if err != nil {
-		panic(err)
-	}
-	return i
-}
 
 // allItems is the item count of a launch that covers a whole pass.
 const allItems = math.MaxUint64
@@ -114,12 +106,7 @@ func launchStep(l *executor.HostLoop, k *executor.Kernel, vals []uint64, round i
 // loop runs on the driver thread in one hand-off (executor.RunHostLoop).
 func (s *Session) runHostLoop(r *Run) (control, error) {
 	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
-	var reads, compact uint64
-	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
-		vals, err := l.Resolve(kernelabi.MustArgs(s.stepParams(0, 0, 0, allItems)))
-		if err != nil {
-			return err
-		}
+	return s.stepLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
 		pending := s.plans.Sizes.UnionPairs
 		for round := 0; ; round++ {
 			if round >= maxRounds {
@@ -137,7 +124,7 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 				}
 			}
 			r.RoundsLaunched++
-			reads++
+			c.syncs++
 			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(round+1)), s.word[:4]); err != nil {
 				return err
 			}
@@ -150,7 +137,7 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 		}
 		for _, st := range CompactStages() {
 			for _, sl := range s.passLaunches(st, s.stageItems(st, 0)) {
-				compact++
+				c.compactLaunches++
 				if err := launchStep(l, s.k.step, vals, 0, sl); err != nil {
 					return err
 				}
@@ -158,9 +145,6 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 		}
 		return nil
 	})
-	r.DeviceNs = t.DeviceNs
-	// RunHostLoop counts each read and its final wait as syncs.
-	return control{syncs: reads + 1, compactLaunches: compact}, err
 }
 
 // runDeviceLoop enqueues CheckEvery rounds back to back, each as exactly
@@ -170,12 +154,7 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 func (s *Session) runDeviceLoop(r *Run) (control, error) {
 	k := s.cfg.CheckEvery
 	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
-	var reads, compact uint64
-	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
-		vals, err := l.Resolve(kernelabi.MustArgs(s.stepParams(0, 0, 0, allItems)))
-		if err != nil {
-			return err
-		}
+	return s.stepLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
 		for base := 0; ; base += k {
 			if base >= maxRounds {
 				return notConverged(r.Arm, s.name, uint64(base))
@@ -188,7 +167,7 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 				}
 			}
 			r.RoundsLaunched += k
-			reads++
+			c.syncs++
 			if err := l.Read(s.buf.ctl, 4*uint64(CtlResult+ResultDone), s.word[:4]); err != nil {
 				return err
 			}
@@ -197,15 +176,32 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 			}
 		}
 		for _, g := range s.plans.CompactFusion.Groups {
-			compact++
+			c.compactLaunches++
 			if err := launchStep(l, s.k.step, vals, 0, s.groupLaunch(GroupMask(g), 0)); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+}
+
+// stepLoop runs loop on the driver thread in one hand-off
+// (executor.RunHostLoop), with the step kernel's launch values resolved,
+// and sets the run's device time. loop counts its readbacks (as syncs) and
+// its compaction launches into c; RunHostLoop counts each read and its
+// final wait as syncs.
+func (s *Session) stepLoop(r *Run, loop func(l *executor.HostLoop, vals []uint64, c *control) error) (control, error) {
+	var c control
+	t, err := s.x.RunHostLoop(func(l *executor.HostLoop) error {
+		vals, err := l.Resolve(kernelabi.MustArgs(s.stepParams(0, 0, 0, allItems)))
+		if err != nil {
+			return err
+		}
+		return loop(l, vals, &c)
+	})
 	r.DeviceNs = t.DeviceNs
-	return control{syncs: reads + 1, compactLaunches: compact}, err
+	c.syncs++
+	return c, err
 }
 
 // runPersistent runs every round and the compaction in one cooperative

@@ -59,10 +59,8 @@ type BenchConfig struct {
 	InputSHA256 string
 	// Peer, when set, runs the egg peer on the same dump.
 	Peer *PeerConfig
-	// Progress, when set, is called after every timed sample.
-	Progress func(done, total int, label string)
-	// Log, when set, receives one line per step of the protocol.
-	Log func(format string, args ...any)
+	// Reporting is the run's progress and log.
+	harness.Reporting
 	// roundsLimit, in tests, replaces MaxRoundsReference.
 	roundsLimit int
 }

@@ -8,28 +8,22 @@ import (
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/stats"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 // measure takes the GPU arms' timed samples, interleaved.
 func (b *bench) measure() error {
-	arms := b.cfg.Arms
-	total := b.cfg.Samples * len(arms)
-	for smp := range b.cfg.Samples {
-		for k := range arms {
-			a := (smp + k) % len(arms) // rotate the order every sample
-			r, err := b.runChecked(arms[a], false)
-			if err != nil {
-				return err
-			}
-			b.res.Samples = append(b.res.Samples, Sample{Arm: string(arms[a]), Index: uint64(smp), WallNs: float64(r.WallNs),
-				DeviceNs: float64(r.DeviceNs), Checksum: b.res.ReferenceChecksum, TimedUploads: r.TimedUploads,
-				TimedAllocations: r.TimedAllocations, TimedHostSyncs: r.TimedHostSyncs})
-			if b.cfg.Progress != nil {
-				b.cfg.Progress(smp*len(arms)+k+1, total, fmt.Sprintf("%s %s sample %d/%d", b.name, arms[a], smp+1, b.cfg.Samples))
-			}
+	return harness.Interleave(b.name, harness.Names(b.cfg.Arms), b.cfg.Samples, b.cfg.Progress, func(smp, a int) error {
+		arm := b.cfg.Arms[a]
+		r, err := b.runChecked(arm, false)
+		if err != nil {
+			return err
 		}
-	}
-	return nil
+		b.res.Samples = append(b.res.Samples, Sample{Arm: string(arm), Index: uint64(smp), WallNs: float64(r.WallNs),
+			DeviceNs: float64(r.DeviceNs), Checksum: b.res.ReferenceChecksum, TimedUploads: r.TimedUploads,
+			TimedAllocations: r.TimedAllocations, TimedHostSyncs: r.TimedHostSyncs})
+		return nil
+	})
 }
 
 // measureCPU times the Go reference, each rebuild's partition checked.
@@ -56,21 +50,16 @@ func (b *bench) measureCPU() error {
 // measured.
 func (b *bench) roundFloor() error {
 	rounds := b.cfg.FloorRounds
-	if !slices.Contains(b.cfg.Arms, ArmPersistent) || rounds == 0 {
-		return nil
-	}
-	ns, err := b.s.RoundFloor(rounds, floorLaunches)
-	if err != nil {
+	ns, median, err := harness.Floor(b.cfg.Arms, ArmPersistent, rounds, func(n int) ([]uint64, error) { return b.s.RoundFloor(n, floorLaunches) })
+	if err != nil || ns == nil {
 		return err
 	}
-	var per []float64
 	for i, v := range ns {
-		per = append(per, float64(v)/float64(rounds))
 		b.res.FloorSamples = append(b.res.FloorSamples, Sample{Arm: string(ArmPersistent), Index: uint64(i), WallNs: float64(v), DeviceNs: float64(v), Checksum: "round-floor"})
 	}
-	b.res.Summary.RoundFloorNs, b.res.FloorRounds = stats.Median(per), rounds
+	b.res.Summary.RoundFloorNs, b.res.FloorRounds = median, rounds
 	b.cfg.Log("persistent round floor: %s per round (%d grid barriers, median of %d launches of %d rounds, %d blocks)",
-		stats.FormatNs(b.res.Summary.RoundFloorNs), b.res.Plans.Fusion.LaunchCount, len(per), rounds, b.res.Plans.PersistentGrid.GridBlocks)
+		stats.FormatNs(b.res.Summary.RoundFloorNs), b.res.Plans.Fusion.LaunchCount, len(ns), rounds, b.res.Plans.PersistentGrid.GridBlocks)
 	return nil
 }
 

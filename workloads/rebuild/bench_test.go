@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/gpuplan/gpuplan/egraph"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -74,7 +75,7 @@ func TestBenchOnFake(t *testing.T) {
 	g, _ := eggDump(t)
 	var logs []string
 	res, err := Bench(x, g, "math-1e4", BenchConfig{Samples: 2, CPUSamples: 2, FloorRounds: 10, Structural: true, InputSHA256: sum,
-		Peer: &PeerConfig{Path: peer, Samples: 3}, Log: func(f string, a ...any) { logs = append(logs, f) }})
+		Peer: &PeerConfig{Path: peer, Samples: 3}, Reporting: harness.Reporting{Log: func(f string, a ...any) { logs = append(logs, f) }}})
 	require.NoError(t, err)
 	counts := map[string]int{}
 	for _, s := range res.Samples {

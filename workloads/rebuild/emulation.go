@@ -9,80 +9,6 @@ import (
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
-// Emulation runs the rebuild kernels in Go on the executor's CPU fake
-// backend, step for step as the CUDA kernels do: the same buffers, stages,
-// control words, readback slabs and results, with the items of every pass
-// taken in a random order (seeded) to stand in for the GPU's concurrency.
-// A Session over a fake backend with these kernels runs every arm without
-// a GPU.
-type Emulation struct {
-	seeds kernelabi.LaunchSeeds
-}
-
-// NewEmulation returns the emulation with a seed for its orders.
-func NewEmulation(seed uint64) *Emulation { return &Emulation{seeds: kernelabi.NewLaunchSeeds(seed)} }
-
-// Kernels returns the fake kernels of every rebuild entry point, with the
-// register and shared-memory use the occupancy model sees (what ptxas
-// reports for the real kernels on sm_90).
-func (e *Emulation) Kernels() map[string]executor.FakeKernel {
-	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
-		KernelReset:       {Run: kernelabi.Emulate(e.runReset), Regs: 16},
-		KernelStep:        {Run: kernelabi.Emulate(e.runStep), Regs: 32},
-		KernelPersistent:  {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
-		KernelBarrierOnly: {Regs: 16, Smem: 8},
-		KernelBucketPairs: {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
-	})
-}
-
-// NewFake returns a fake backend for dev with the rebuild kernels emulated.
-func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
-	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: NewEmulation(seed).Kernels()})
-}
-
-func (e *Emulation) runReset(l *executor.FakeLaunch, p ResetParams[executor.DevPtr]) error {
-	parent, err := kernelabi.View[uint32](l, p.Parent, p.Classes)
-	if err != nil {
-		return err
-	}
-	ctl, err := kernelabi.View[uint32](l, p.Ctl, CtlWords)
-	if err != nil {
-		return err
-	}
-	out, err := kernelabi.View[uint64](l, p.Out, 2+p.Classes)
-	if err != nil {
-		return err
-	}
-	for c := range parent {
-		parent[c] = uint32(c)
-	}
-	clear(ctl)
-	out[0], out[1+p.Classes] = 0, 0
-	return nil
-}
-
-func (e *Emulation) runStep(l *executor.FakeLaunch, p StepParams[executor.DevPtr]) error {
-	s, err := newEmuState(l, p.StateParams, e.seeds.Next())
-	if err != nil {
-		return err
-	}
-	s.step(p.Round, p.Stages, p.ItemFirst, p.ItemCount)
-	return nil
-}
-
-func (e *Emulation) runPersistent(l *executor.FakeLaunch, p PersistentParams[executor.DevPtr]) error {
-	s, err := newEmuState(l, p.StateParams, e.seeds.Next())
-	if err != nil {
-		return err
-	}
-	if grid := uint64(l.Config.Grid[0]) * uint64(l.Config.Grid[1]) * uint64(l.Config.Grid[2]); grid > MaxPersistentBlocks {
-		s.ctl[CtlResult+ResultMisuse] = MisuseGrid
-		return nil
-	}
-	s.persistent(p.MaxRounds, p.PhaseStarts)
-	return nil
-}
-
 // emuState is the device memory the kernels see, as Go slices.
 type emuState struct {
 	rowClass, rowOp, rowOffset, rowLen, children, groups, unions []uint32
@@ -147,6 +73,84 @@ func (s *emuState) mapState(l *executor.FakeLaunch, p StateParams[executor.DevPt
 	if p.TableSlots == 0 || p.TableSlots&(p.TableSlots-1) != 0 {
 		return fmt.Errorf("table of %d slots is not a power of two", p.TableSlots)
 	}
+	return nil
+}
+
+// Emulation emulates the rebuild kernels (kernelabi.Emulation): the same
+// buffers, stages, control words and readback slabs as the CUDA kernels,
+// with the items of every pass taken in a random order. A Session over a
+// fake backend with these kernels runs every arm.
+type Emulation = kernelabi.Emulation
+
+// NewEmulation returns the emulation of every rebuild entry point, with a
+// seed for its orders.
+func NewEmulation(seed uint64) *Emulation { return kernelabi.NewEmulation(seed, fakes) }
+
+// NewFake returns a fake backend for dev with the rebuild kernels emulated.
+func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
+	return NewEmulation(seed).NewFake(dev)
+}
+
+// emulator is what the rebuild kernels' emulations share: the emulation's
+// launch seeds.
+type emulator struct {
+	seeds *kernelabi.LaunchSeeds
+}
+
+// fakes returns the fake kernels of every rebuild entry point, with the
+// register and shared-memory use the occupancy model sees (what ptxas
+// reports for the real kernels on sm_90).
+func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
+	e := &emulator{seeds: seeds}
+	return map[string]kernelabi.Fake{
+		KernelReset:       {Run: kernelabi.Emulate(e.runReset), Regs: 16},
+		KernelStep:        {Run: kernelabi.Emulate(e.runStep), Regs: 32},
+		KernelPersistent:  {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
+		KernelBarrierOnly: {Regs: 16, Smem: 8},
+		KernelBucketPairs: {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
+	}
+}
+
+func (e *emulator) runReset(l *executor.FakeLaunch, p ResetParams[executor.DevPtr]) error {
+	parent, err := kernelabi.View[uint32](l, p.Parent, p.Classes)
+	if err != nil {
+		return err
+	}
+	ctl, err := kernelabi.View[uint32](l, p.Ctl, CtlWords)
+	if err != nil {
+		return err
+	}
+	out, err := kernelabi.View[uint64](l, p.Out, 2+p.Classes)
+	if err != nil {
+		return err
+	}
+	for c := range parent {
+		parent[c] = uint32(c)
+	}
+	clear(ctl)
+	out[0], out[1+p.Classes] = 0, 0
+	return nil
+}
+
+func (e *emulator) runStep(l *executor.FakeLaunch, p StepParams[executor.DevPtr]) error {
+	s, err := newEmuState(l, p.StateParams, e.seeds.Next())
+	if err != nil {
+		return err
+	}
+	s.step(p.Round, p.Stages, p.ItemFirst, p.ItemCount)
+	return nil
+}
+
+func (e *emulator) runPersistent(l *executor.FakeLaunch, p PersistentParams[executor.DevPtr]) error {
+	s, err := newEmuState(l, p.StateParams, e.seeds.Next())
+	if err != nil {
+		return err
+	}
+	if grid := uint64(l.Config.Grid[0]) * uint64(l.Config.Grid[1]) * uint64(l.Config.Grid[2]); grid > MaxPersistentBlocks {
+		s.ctl[CtlResult+ResultMisuse] = MisuseGrid
+		return nil
+	}
+	s.persistent(p.MaxRounds, p.PhaseStarts)
 	return nil
 }
 
@@ -451,7 +455,7 @@ func (s *emuState) sameRow(j, op, lo, n uint32) bool {
 
 // runBuckets mirrors rebuild_bucket_pairs, the threads of the wave in a
 // random order.
-func (e *Emulation) runBuckets(l *executor.FakeLaunch, p BucketParams[executor.DevPtr]) error {
+func (e *emulator) runBuckets(l *executor.FakeLaunch, p BucketParams[executor.DevPtr]) error {
 	n, err := l.Len(p.Image)
 	if err != nil {
 		return err

@@ -14,6 +14,34 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
+// Sizes are the sizes of a rebuild's state: the e-graph's counts and the
+// bytes of every resident buffer.
+type Sizes struct {
+	Rows       uint64 `json:"rows"`
+	ChildSlots uint64 `json:"child_slots"`
+	Classes    uint64 `json:"classes"`
+	UnionPairs uint64 `json:"union_pairs"`
+	// TableSlots is the hash table's slots: the smallest power of two at
+	// least twice the rows (so it is at most half full) and at least
+	// MinTableSlots.
+	TableSlots uint64 `json:"table_slots"`
+	// Bytes of each buffer, in allocation order.
+	ImageBytes  uint64 `json:"image_bytes"`
+	UnionsBytes uint64 `json:"unions_bytes"`
+	PairsBytes  uint64 `json:"pairs_bytes"`
+	ParentBytes uint64 `json:"parent_bytes"`
+	ClsBytes    uint64 `json:"cls_bytes"`
+	CanonBytes  uint64 `json:"canon_bytes"`
+	TableBytes  uint64 `json:"table_bytes"`
+	CtlBytes    uint64 `json:"ctl_bytes"`
+	OutBytes    uint64 `json:"out_bytes"`
+}
+
+// buffers returns the buffer sizes in allocation order.
+func (z Sizes) buffers() []uint64 {
+	return []uint64{z.ImageBytes, z.UnionsBytes, z.PairsBytes, z.ParentBytes, z.ClsBytes, z.CanonBytes, z.TableBytes, z.CtlBytes, z.OutBytes}
+}
+
 // Plans are the plan values a Session consumes. Every decision a session
 // takes comes from one of them.
 type Plans struct {
@@ -49,34 +77,6 @@ type Plans struct {
 	StepGrid executor.GridPlan `json:"step_grid"`
 	// PersistentGrid is the persistent kernel's launch shape.
 	PersistentGrid executor.GridPlan `json:"persistent_grid"`
-}
-
-// Sizes are the sizes of a rebuild's state: the e-graph's counts and the
-// bytes of every resident buffer.
-type Sizes struct {
-	Rows       uint64 `json:"rows"`
-	ChildSlots uint64 `json:"child_slots"`
-	Classes    uint64 `json:"classes"`
-	UnionPairs uint64 `json:"union_pairs"`
-	// TableSlots is the hash table's slots: the smallest power of two at
-	// least twice the rows (so it is at most half full) and at least
-	// MinTableSlots.
-	TableSlots uint64 `json:"table_slots"`
-	// Bytes of each buffer, in allocation order.
-	ImageBytes  uint64 `json:"image_bytes"`
-	UnionsBytes uint64 `json:"unions_bytes"`
-	PairsBytes  uint64 `json:"pairs_bytes"`
-	ParentBytes uint64 `json:"parent_bytes"`
-	ClsBytes    uint64 `json:"cls_bytes"`
-	CanonBytes  uint64 `json:"canon_bytes"`
-	TableBytes  uint64 `json:"table_bytes"`
-	CtlBytes    uint64 `json:"ctl_bytes"`
-	OutBytes    uint64 `json:"out_bytes"`
-}
-
-// buffers returns the buffer sizes in allocation order.
-func (z Sizes) buffers() []uint64 {
-	return []uint64{z.ImageBytes, z.UnionsBytes, z.PairsBytes, z.ParentBytes, z.ClsBytes, z.CanonBytes, z.TableBytes, z.CtlBytes, z.OutBytes}
 }
 
 // tableSlots returns the smallest power of two at least 2*rows and at
@@ -277,6 +277,15 @@ func PlanConvergence(classes uint64) (megakernel.ConvergencePlan, error) {
 	return megakernel.PlanDeviceConvergence(uint32(min(classes+1, math.MaxUint32)), megakernel.ChangedFlagBytes, 0)
 }
 
+// ArmForTopology maps an execution topology to the arm that runs it: a
+// fused wave or a warp-sparse frontier (few pending pairs per e-node, where
+// a round is mostly launch overhead) runs as one persistent cooperative
+// launch; every other topology has rounds large enough to fill the device
+// and runs as the device loop.
+func ArmForTopology(t megakernel.Topology) Arm {
+	return harness.TopologyArm(t, ArmPersistent, ArmDeviceLoop)
+}
+
 // Profile is what one measured rebuild says about an e-graph, the input of
 // the arm plan.
 type Profile struct {
@@ -287,25 +296,14 @@ type Profile struct {
 	PendingPairs uint64
 	// RoundNs is the host loop's cost of one round.
 	RoundNs float64
-	// LaunchOverheadNs is the cost of a launch and a 4-byte readback that
-	// do no work.
-	LaunchOverheadNs float64
-	// ReadbackBytes is the host loop's readback per round.
-	ReadbackBytes uint64
+	// StepCost is the launch overhead and the host loop's readback per
+	// round.
+	harness.StepCost
 }
 
 // ArmPlan is the execution arm the megakernel topology selection picks for
 // an e-graph from its measured profile.
 type ArmPlan = harness.ArmPlan[Arm, Profile]
-
-// ArmForTopology maps an execution topology to the arm that runs it: a
-// fused wave or a warp-sparse frontier (few pending pairs per e-node, where
-// a round is mostly launch overhead) runs as one persistent cooperative
-// launch; every other topology has rounds large enough to fill the device
-// and runs as the device loop.
-func ArmForTopology(t megakernel.Topology) Arm {
-	return harness.TopologyArm(t, ArmPersistent, ArmDeviceLoop)
-}
 
 // PlanArm selects the topology from a measured profile: the schedule sample
 // is one round (its cost, the frontier density as the pending pairs per
@@ -315,7 +313,6 @@ func PlanArm(p Profile, graph megakernel.GraphShape, mem megakernel.MemoryPlan) 
 	if p.Rounds < 1 || p.Rows < 1 {
 		return ArmPlan{}, fmt.Errorf("profile of %d rounds over %d e-nodes is not a rebuild. Fix: profile a rebuild of a non-empty e-graph", p.Rounds, p.Rows)
 	}
-	sample := megakernel.ScheduleSample{DispatchCostNS: p.RoundNs, ReadbackBytes: p.ReadbackBytes,
-		FrontierDensity: min(1, float64(p.PendingPairs)/(float64(p.Rounds)*float64(p.Rows)))}
-	return harness.PlanArm(p, sample, p.LaunchOverheadNs, graph, mem, ArmForTopology)
+	density := min(1, float64(p.PendingPairs)/(float64(p.Rounds)*float64(p.Rows)))
+	return harness.PlanStep(p, p.StepCost, p.RoundNs, density, graph, mem, ArmForTopology)
 }

@@ -26,7 +26,7 @@ func (s *Session) ProfileArm() (ArmPlan, error) {
 		return ArmPlan{}, err
 	}
 	p := Profile{Rounds: r.Rounds, Rows: int(s.plans.Sizes.Rows), PendingPairs: s.plans.Sizes.UnionPairs + r.EmittedPairs,
-		RoundNs: float64(r.WallNs) / float64(max(r.Rounds, 1)), LaunchOverheadNs: overhead, ReadbackBytes: 4}
+		RoundNs: float64(r.WallNs) / float64(max(r.Rounds, 1)), StepCost: harness.StepCost{LaunchOverheadNs: overhead, ReadbackBytes: 4}}
 	return PlanArm(p, graphShape(s.plans.Sizes), s.plans.Memory)
 }
 

@@ -78,10 +78,6 @@ type buffers struct {
 	image, unions, pairs, parent, cls, canon, table, ctl, out executor.Buffer
 }
 
-func (b *buffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&b.image, &b.unions, &b.pairs, &b.parent, &b.cls, &b.canon, &b.table, &b.ctl, &b.out}
-}
-
 // kernels are a session's entry points.
 type kernels struct {
 	reset, step, persistent, barrier, buckets *executor.Kernel
@@ -216,7 +212,7 @@ func (s *Session) planLaunches() error {
 // allocate allocates the buffers the memory plan counts, and checks that
 // they add up to its required bytes.
 func (s *Session) allocate() error {
-	return harness.Allocate(s.x, "e-graph rebuild session", s.buf.all(), s.plans.Sizes.buffers(), s.plans.Memory.RequiredBytes)
+	return harness.Allocate(s.x, "e-graph rebuild session", harness.Buffers(&s.buf), s.plans.Sizes.buffers(), s.plans.Memory.RequiredBytes)
 }
 
 // upload uploads the image and the pending unions, once, and builds the
@@ -261,4 +257,4 @@ func (s *Session) Image() *egraph.DeviceImage { return s.img }
 func (s *Session) Name() string { return s.name }
 
 // Close frees the session's device buffers.
-func (s *Session) Close() error { return harness.Free(s.x, s.buf.all()) }
+func (s *Session) Close() error { return harness.Free(s.x, harness.Buffers(&s.buf)) }

@@ -7,6 +7,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
 	"github.com/gpuplan/gpuplan/megakernel"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -148,11 +149,11 @@ func TestFusionPlanGroups(t *testing.T) {
 func TestPlanArm(t *testing.T) {
 	mem := megakernel.MemoryPlan{RequiredBytes: 1 << 20, BudgetBytes: 1 << 30}
 	graph := megakernel.GraphShape{NodeCount: 10000, EdgeCount: 15000}
-	sparse, err := PlanArm(Profile{Rounds: 64, Rows: 10000, PendingPairs: 1000, RoundNs: 30000, LaunchOverheadNs: 5000, ReadbackBytes: 4}, graph, mem)
+	sparse, err := PlanArm(Profile{Rounds: 64, Rows: 10000, PendingPairs: 1000, RoundNs: 30000, StepCost: harness.StepCost{LaunchOverheadNs: 5000, ReadbackBytes: 4}}, graph, mem)
 	require.NoError(t, err)
 	assert.Equal(t, ArmPersistent, sparse.Arm)
 	assert.Equal(t, megakernel.WarpSparseFrontier, sparse.Decision.Topology)
-	dense, err := PlanArm(Profile{Rounds: 4, Rows: 10000, PendingPairs: 40000, RoundNs: 300000, LaunchOverheadNs: 5000, ReadbackBytes: 4}, graph, mem)
+	dense, err := PlanArm(Profile{Rounds: 4, Rows: 10000, PendingPairs: 40000, RoundNs: 300000, StepCost: harness.StepCost{LaunchOverheadNs: 5000, ReadbackBytes: 4}}, graph, mem)
 	require.NoError(t, err)
 	assert.Equal(t, ArmDeviceLoop, dense.Arm)
 	_, err = PlanArm(Profile{}, graph, mem)

@@ -7,11 +7,9 @@ import (
 
 //go:generate go run ./internal/genheader kernels/wavedag_abi.h
 
-// Ptr is the pointer type of a kernel parameter struct: executor.Buffer on
-// the host, executor.DevPtr in the emulation.
-type Ptr interface {
-	executor.Buffer | executor.DevPtr
-}
+// Ptr is the pointer type of a kernel parameter struct (kernelabi.Ptr):
+// executor.Buffer on the host, executor.DevPtr in the emulation.
+type Ptr = kernelabi.Ptr
 
 // SchedParams are the parameters of both persistent schedulers: the plan
 // image's tables (see the table layouts below), the run state, the
@@ -43,12 +41,8 @@ type LaunchParams[P Ptr] struct {
 	Tiles uint64 `c:"unsigned long long tiles"`
 }
 
-// CopyParams are the parameters of KernelCopy.
-type CopyParams[P Ptr] struct {
-	Src P      `c:"const uint4 *__restrict__ src"`
-	Dst P      `c:"uint4 *__restrict__ dst"`
-	N16 uint64 `c:"unsigned long long n16"`
-}
+// CopyParams are the parameters of KernelCopy (kernelabi.CopyParams).
+type CopyParams[P Ptr] = kernelabi.CopyParams[P]
 
 // Entry points of the scheduler runtime (kernels/runtime.cu).
 const (

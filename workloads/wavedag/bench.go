@@ -46,10 +46,8 @@ type BenchConfig struct {
 	RegisterCaps []int
 	// CopyBytes sizes the copy ceiling's buffers (0: none is measured).
 	CopyBytes uint64
-	// Progress, when set, is called after every timed sample.
-	Progress func(done, total int, label string)
-	// Log, when set, receives one line per step of the protocol.
-	Log func(format string, args ...any)
+	// Reporting is the run's progress and log.
+	harness.Reporting
 }
 
 // Sample is one timed run of one arm. BytesMoved is the copy ceiling's

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
 func TestBenchRunsEveryArmChecked(t *testing.T) {
@@ -15,7 +16,7 @@ func TestBenchRunsEveryArmChecked(t *testing.T) {
 	defer x.Close()
 	var logs []string
 	res, err := Bench(x, p, BenchConfig{Samples: 3, Reference: testFuncs(), CopyBytes: 1 << 16,
-		Log: func(f string, a ...any) { logs = append(logs, f) }})
+		Reporting: harness.Reporting{Log: func(f string, a ...any) { logs = append(logs, f) }}})
 	require.NoError(t, err)
 	require.Len(t, res.Arms, len(Arms()))
 	require.Len(t, res.Samples, 3*len(Arms())+MinCopySamples)

@@ -70,7 +70,7 @@ func (e *Emulation) Link(inputs []executor.LinkInput) (map[string]executor.FakeK
 				out[en.Name] = k
 			}
 		case RuntimeInputName:
-			out[KernelCopy] = executor.FakeKernel{Attrs: emulatedAttrs, Run: runCopy}
+			out[KernelCopy] = executor.FakeKernel{Attrs: emulatedAttrs, Run: kernelabi.Emulate(kernelabi.EmulateCopy)}
 		case DispatchInputName:
 			refs, err := e.refs(funcs)
 			if err != nil {
@@ -297,23 +297,5 @@ func (s *schedState) record(v, tile uint32, pw pendingWait) error {
 	}
 	d[diagWave], d[diagTile], d[diagProducer], d[diagPTile] = uint64(v), uint64(tile), pw.producer, pw.ptile
 	d[diagObserved], d[diagTarget], d[diagWaitedNs], d[diagKind] = pw.observed, pw.target, s.p.WatchdogNs, pw.kind
-	return nil
-}
-
-// runCopy is gp_copy_u4.
-func runCopy(l *executor.FakeLaunch) error {
-	var p CopyParams[executor.DevPtr]
-	if err := kernelabi.Decode(l.Args, &p); err != nil {
-		return err
-	}
-	src, err := l.Bytes(p.Src, 16*p.N16)
-	if err != nil {
-		return err
-	}
-	dst, err := l.Bytes(p.Dst, 16*p.N16)
-	if err != nil {
-		return err
-	}
-	copy(dst, src)
 	return nil
 }
