@@ -8,11 +8,9 @@ import (
 
 //go:generate go run ./internal/genheader kernels/kronbuild_abi.h
 
-// Ptr is the pointer type of a kernel parameter struct: executor.Buffer on
-// the host, executor.DevPtr in the kernels' Go emulation.
-type Ptr interface {
-	executor.Buffer | executor.DevPtr
-}
+// Ptr is the pointer type of a kernel parameter struct (kernelabi.Ptr):
+// executor.Buffer on the host, executor.DevPtr in the emulation.
+type Ptr = kernelabi.Ptr
 
 // PermDrawParams are the parameters of KernelPermDraw: the draws of the
 // label shuffle's steps StepHi down to 1, the first of them the PCG's

@@ -97,20 +97,15 @@ type kernels struct {
 	permDraw, permLinks, permLabels, count, generate, sortHist, scan, sortScatter, uniqueCount, compact, fill *executor.Kernel
 }
 
-// fixedBuffers are what the whole build holds, in allocation order: the
-// labels, the offsets (the device permutation's last writers before
-// them), the bucket counts and the control words.
+// fixedBuffers are what the whole build holds, in allocation order (the
+// fields' order, as harness.Buffers lists them): the labels, the offsets
+// (the device permutation's last writers before them), the bucket counts
+// and the control words.
 type fixedBuffers struct{ perm, offsets, counts, ctl executor.Buffer }
 
-func (f *fixedBuffers) all() []*executor.Buffer {
-	return []*executor.Buffer{&f.perm, &f.offsets, &f.counts, &f.ctl}
-}
-
-// sortBuffers are a sort's scratch: the keys, their second buffer and the
-// digit matrix.
+// sortBuffers are a sort's scratch, in allocation order: the keys, their
+// second buffer and the digit matrix.
 type sortBuffers struct{ keys, alt, hist executor.Buffer }
-
-func (s *sortBuffers) all() []*executor.Buffer { return []*executor.Buffer{&s.keys, &s.alt, &s.hist} }
 
 // builder is one build in progress.
 type builder struct {
@@ -185,7 +180,7 @@ func (b *builder) open() error {
 	}
 	n := b.plan.Vertices
 	sizes := []uint64{n * labelBytes, (n + 1) * offsetBytes, uint64(b.plan.Buckets) * wordBytes, CtlWords * wordBytes}
-	if err := harness.Allocate(b.x, "kronbuild fixed buffers", b.fixed.all(), sizes, b.plan.FixedBytes); err != nil {
+	if err := harness.Allocate(b.x, "kronbuild fixed buffers", harness.Buffers(&b.fixed), sizes, b.plan.FixedBytes); err != nil {
 		return err
 	}
 	if b.st, err = b.x.NewStream(); err != nil {
@@ -203,7 +198,7 @@ func (b *builder) close() error {
 		errs = append(errs, b.st.Close())
 		b.st = nil
 	}
-	errs = append(errs, b.tl.close(), harness.Free(b.x, b.scratch.all()), harness.Free(b.x, b.fixed.all()))
+	errs = append(errs, b.tl.close(), harness.Free(b.x, harness.Buffers(&b.scratch)), harness.Free(b.x, harness.Buffers(&b.fixed)))
 	return errors.Join(errs...)
 }
 

@@ -9,24 +9,36 @@ import (
 	"github.com/gpuplan/gpuplan/occupancy"
 )
 
-// Emulation runs the kronbuild kernels in Go on the executor's CPU fake
-// backend, as the CUDA kernels compute them: the same buffers, parameters
-// and results, with the blocks of the generation kernel appending their
-// keys in a random order (seeded), as their atomics do on a GPU. Launches
-// whose grid does not cover what their parameters ask are refused, so a
-// host-side slip shows in the tests.
-type Emulation struct {
-	seeds kernelabi.LaunchSeeds
+// Emulation emulates the kronbuild kernels (kernelabi.Emulation): the same
+// buffers, parameters and results as the CUDA kernels, with the blocks of
+// the generation kernel appending their keys in a random order (seeded),
+// as their atomics do on a GPU. Launches whose grid does not cover what
+// their parameters ask are refused, so a host-side slip shows in the
+// tests.
+type Emulation = kernelabi.Emulation
+
+// NewEmulation returns the emulation of every kronbuild entry point, with
+// a seed for its orders.
+func NewEmulation(seed uint64) *Emulation { return kernelabi.NewEmulation(seed, fakes) }
+
+// NewFake returns a fake backend for dev with the kronbuild kernels
+// emulated.
+func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
+	return NewEmulation(seed).NewFake(dev)
 }
 
-// NewEmulation returns the emulation with a seed for its orders.
-func NewEmulation(seed uint64) *Emulation { return &Emulation{seeds: kernelabi.NewLaunchSeeds(seed)} }
+// emulator is what the kronbuild kernels' emulations share: the
+// emulation's launch seeds.
+type emulator struct {
+	seeds *kernelabi.LaunchSeeds
+}
 
-// Kernels returns the fake kernels of every kronbuild entry point, with the
+// fakes returns the fake kernels of every kronbuild entry point, with the
 // registers and shared memory ptxas reports for the real ones on sm_90
 // (kronbuild.resources).
-func (e *Emulation) Kernels() map[string]executor.FakeKernel {
-	return kernelabi.FakeKernels(map[string]kernelabi.Fake{
+func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
+	e := &emulator{seeds: seeds}
+	return map[string]kernelabi.Fake{
 		KernelPermDraw:    {Run: kernelabi.Emulate(e.runPermDraw), Regs: 34, MaxThreads: Threads},
 		KernelPermLinks:   {Run: kernelabi.Emulate(e.runPermLinks), Regs: 18, MaxThreads: Threads},
 		KernelPermLabels:  {Run: kernelabi.Emulate(e.runPermLabels), Regs: 12, MaxThreads: Threads},
@@ -38,13 +50,7 @@ func (e *Emulation) Kernels() map[string]executor.FakeKernel {
 		KernelUniqueCount: {Run: kernelabi.Emulate(e.runUniqueCount), Regs: 26, Smem: 80, MaxThreads: Threads},
 		KernelCompact:     {Run: kernelabi.Emulate(e.runCompact), Regs: 35, Smem: 1184, MaxThreads: Threads},
 		KernelFill:        {Run: kernelabi.Emulate(e.runFill), Regs: 14, MaxThreads: Threads},
-	})
-}
-
-// NewFake returns a fake backend for dev with the kronbuild kernels
-// emulated.
-func NewFake(dev occupancy.Device, seed uint64) *executor.Fake {
-	return executor.NewFake(executor.FakeConfig{Device: dev, Kernels: NewEmulation(seed).Kernels()})
+	}
 }
 
 // gridBlocks and gridThreads are a launch's blocks and threads.
@@ -56,7 +62,7 @@ func gridThreads(l *executor.FakeLaunch) uint64 {
 	return gridBlocks(l) * uint64(l.Config.Block[0]) * uint64(l.Config.Block[1]) * uint64(l.Config.Block[2])
 }
 
-func (e *Emulation) runPermDraw(l *executor.FakeLaunch, p PermDrawParams[executor.DevPtr]) error {
+func (e *emulator) runPermDraw(l *executor.FakeLaunch, p PermDrawParams[executor.DevPtr]) error {
 	keys, err := kernelabi.View[uint64](l, p.Keys, p.StepHi)
 	if err != nil {
 		return err
@@ -82,7 +88,7 @@ func (e *Emulation) runPermDraw(l *executor.FakeLaunch, p PermDrawParams[executo
 	return nil
 }
 
-func (e *Emulation) runPermLinks(l *executor.FakeLaunch, p PermLinksParams[executor.DevPtr]) error {
+func (e *emulator) runPermLinks(l *executor.FakeLaunch, p PermLinksParams[executor.DevPtr]) error {
 	keys, err := kernelabi.View[uint64](l, p.Keys, p.Count)
 	if err != nil {
 		return err
@@ -116,7 +122,7 @@ func (e *Emulation) runPermLinks(l *executor.FakeLaunch, p PermLinksParams[execu
 	return nil
 }
 
-func (e *Emulation) runPermLabels(l *executor.FakeLaunch, p PermLabelsParams[executor.DevPtr]) error {
+func (e *emulator) runPermLabels(l *executor.FakeLaunch, p PermLabelsParams[executor.DevPtr]) error {
 	perm, err := kernelabi.View[uint32](l, p.Perm, p.N)
 	if err != nil {
 		return err
@@ -164,7 +170,7 @@ func (g *edgeGen) edge(e uint64) (u, v uint32, loop bool) {
 	return g.perm[i], g.perm[j], i == j
 }
 
-func (e *Emulation) runCount(l *executor.FakeLaunch, p CountParams[executor.DevPtr]) error {
+func (e *emulator) runCount(l *executor.FakeLaunch, p CountParams[executor.DevPtr]) error {
 	g, err := newEdgeGen(l, p.EdgeParams)
 	if err != nil {
 		return err
@@ -185,7 +191,7 @@ func (e *Emulation) runCount(l *executor.FakeLaunch, p CountParams[executor.DevP
 	return nil
 }
 
-func (e *Emulation) runGenerate(l *executor.FakeLaunch, p GenerateParams[executor.DevPtr]) error {
+func (e *emulator) runGenerate(l *executor.FakeLaunch, p GenerateParams[executor.DevPtr]) error {
 	g, err := newEdgeGen(l, p.EdgeParams)
 	if err != nil {
 		return err

@@ -39,7 +39,7 @@ func passSegments(l *executor.FakeLaunch, kernel string, p SortPassParams[execut
 	return hist, segs, err
 }
 
-func (e *Emulation) runSortHist(l *executor.FakeLaunch, p SortHistParams[executor.DevPtr]) error {
+func (e *emulator) runSortHist(l *executor.FakeLaunch, p SortHistParams[executor.DevPtr]) error {
 	keys, err := kernelabi.View[uint64](l, p.Keys, p.Count)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (e *Emulation) runSortHist(l *executor.FakeLaunch, p SortHistParams[executo
 	return nil
 }
 
-func (e *Emulation) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr]) error {
+func (e *emulator) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr]) error {
 	if gridBlocks(l) != 1 {
 		return fmt.Errorf("%s: a grid of %d blocks, not one", KernelScan, gridBlocks(l))
 	}
@@ -77,7 +77,7 @@ func (e *Emulation) runScan(l *executor.FakeLaunch, p ScanParams[executor.DevPtr
 	return nil
 }
 
-func (e *Emulation) runSortScatter(l *executor.FakeLaunch, p SortScatterParams[executor.DevPtr]) error {
+func (e *emulator) runSortScatter(l *executor.FakeLaunch, p SortScatterParams[executor.DevPtr]) error {
 	in, err := kernelabi.View[uint64](l, p.In, p.Count)
 	if err != nil {
 		return err
@@ -146,7 +146,7 @@ func scatterTile(tile, out []uint64, next *[Digits]uint64, bit, bits uint64) err
 	return nil
 }
 
-func (e *Emulation) runUniqueCount(l *executor.FakeLaunch, p UniqueCountParams[executor.DevPtr]) error {
+func (e *emulator) runUniqueCount(l *executor.FakeLaunch, p UniqueCountParams[executor.DevPtr]) error {
 	keys, err := kernelabi.View[uint64](l, p.Keys, p.Count)
 	if err != nil {
 		return err
@@ -177,7 +177,7 @@ type csrPart struct {
 	targets, offsets []uint32
 }
 
-func (e *Emulation) runCompact(l *executor.FakeLaunch, p CompactParams[executor.DevPtr]) error {
+func (e *emulator) runCompact(l *executor.FakeLaunch, p CompactParams[executor.DevPtr]) error {
 	c := csrPart{p: p}
 	var err error
 	if c.keys, err = kernelabi.View[uint64](l, p.Keys, p.Count); err != nil {
@@ -260,7 +260,7 @@ func (c *csrPart) setRows(from, to, value uint64) {
 	}
 }
 
-func (e *Emulation) runFill(l *executor.FakeLaunch, p FillParams[executor.DevPtr]) error {
+func (e *emulator) runFill(l *executor.FakeLaunch, p FillParams[executor.DevPtr]) error {
 	words, err := kernelabi.View[uint32](l, p.Words, p.First+p.Count)
 	if err != nil {
 		return err

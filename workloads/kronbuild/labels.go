@@ -56,7 +56,7 @@ func (b *builder) drawLabels() error {
 	if err := b.phases([]phase{{&b.times.Permutation, permute}}); err != nil {
 		return err
 	}
-	return harness.Free(b.x, b.scratch.all())
+	return harness.Free(b.x, harness.Buffers(&b.scratch))
 }
 
 // drawSteps draws the shuffle's steps n-1 down to 1 from the PCG seeded

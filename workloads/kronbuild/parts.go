@@ -102,7 +102,7 @@ func (b *builder) buildPart(p *Part, base uint64) error {
 	if err != nil {
 		return err
 	}
-	return harness.Free(b.x, b.scratch.all())
+	return harness.Free(b.x, harness.Buffers(&b.scratch))
 }
 
 // finishPart checks part p's generated keys against its count, and reads
@@ -148,7 +148,7 @@ func (b *builder) generate(p *Part) error {
 // in all as the plan says.
 func (b *builder) allocScratch(count, required uint64) error {
 	sizes := []uint64{count * keyBytes, count * keyBytes, shapeFor(count).histWords() * wordBytes}
-	return harness.Allocate(b.x, "kronbuild sort scratch", b.scratch.all(), sizes, required)
+	return harness.Allocate(b.x, "kronbuild sort scratch", harness.Buffers(&b.scratch), sizes, required)
 }
 
 // sortKeys enqueues the sort of the scratch's count keys on their low
