@@ -114,6 +114,7 @@ Needs a build with CUDA support (make build-cuda).`
 // benchOptions are the parsed flags of "gpuplan bench frontier".
 type benchOptions struct {
 	spec       frontier.Spec
+	build      graphBuild
 	roots      int
 	rootIDs    []int64
 	seed       uint64
@@ -184,6 +185,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.StringVar(&o.summary, "summary", "", "also write the summary table as Markdown to `FILE`")
 	f.StringVar(&o.metrics, "metrics", "", "write the executor's telemetry after the run as Prometheus text exposition to `FILE` (- for standard output)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	addBuildOnFlag(f.FlagSet, &o.build)
 	f.IntVar(&o.devices, "devices", 1, "partition the graph over `N` GPUs (N > 1: the partitioned BFS over NCCL)")
 	f.IntVar(&o.simulate, "simulate-devices", 0, "run the partitioned BFS as `P` partitions on one GPU (--device), exchanging through device copies")
 	partition := f.String("partition", "edges", "partitioned BFS: blocked (equal vertices) or edges (equal edge entries)")
@@ -279,6 +281,9 @@ func (o *benchOptions) check(copyMiB int) error {
 		return usagef("gpuplan bench frontier: --copy-mib %d is outside 0..65536. Fix: use 0 to skip the copy ceiling, or a size in MiB such as %d (the default)", copyMiB, bfs.DefaultCopyBytes>>20)
 	case o.device < 0:
 		return usagef("gpuplan bench frontier: --device %d is negative. Fix: give a CUDA device ordinal, 0 for the first GPU", o.device)
+	}
+	if err := o.build.check("bench frontier"); err != nil {
+		return err
 	}
 	return nil
 }

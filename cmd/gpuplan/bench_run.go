@@ -93,7 +93,8 @@ func (o *benchOptions) graphAndRoots(logf func(string, ...any)) (*frontier.CSR, 
 	if err := graphbudget.Check(o.spec, o.spec.Name(), graphbudget.Available(), 1); err != nil {
 		return nil, nil, err
 	}
-	g, err := o.spec.Build(o.seed, o.limits)
+	o.build.device = o.device
+	g, err := o.build.build(o.spec, o.seed, o.limits, logf)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -57,6 +57,7 @@ type bfsOptions struct {
 	json     bool
 	validate bool
 	limits   frontier.Limits
+	build    graphBuild
 }
 
 // maxStdoutRows bounds the CSV rows written to standard output.
@@ -76,6 +77,7 @@ func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 	f.StringVar(&o.out, "o", "", "write the answers to `FILE` (default: CSV on standard output)")
 	f.StringVar(&o.format, "format", "auto", "answers format: csv, binary, or auto (by -o's extension: .csv is CSV, others binary)")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	addBuildOnFlag(f.FlagSet, &o.build)
 	f.BoolVar(&o.validate, "validate", false, "check every answer by the Graph500 rules (answers over every vertex, no depth limit)")
 	if err := f.parse(args); err != nil {
 		return nil, err
@@ -109,6 +111,8 @@ func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 		return nil, bad("--format binary needs -o FILE. Fix: name the file to write")
 	case o.device < 0:
 		return nil, bad("--device %d is negative", o.device)
+	case o.build.check("bfs") != nil:
+		return nil, o.build.check("bfs")
 	case o.validate && (o.targets != nil || o.maxDepth != -1):
 		return nil, bad("--validate checks answers over every vertex without a depth limit. Fix: drop --targets and --max-depth, or --validate")
 	}
@@ -138,7 +142,8 @@ func runBFS(e *env, args []string) error {
 		return err
 	}
 	t0 := time.Now()
-	g, directed, err := bfsquery.LoadSpec(o.graph, o.seed, o.limits)
+	o.build.device, o.build.cpu = o.device, o.cpu
+	g, directed, err := o.build.load(o.graph, o.seed, o.limits, func(f string, a ...any) { e.logf("bfs", f, a...) })
 	if err != nil {
 		return err
 	}

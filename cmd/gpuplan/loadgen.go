@@ -8,7 +8,6 @@ import (
 
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/quote"
-	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 	"github.com/gpuplan/gpuplan/workloads/bfsserve"
 )
 
@@ -56,6 +55,7 @@ type loadOptions struct {
 	queries                      int64
 	disconnect                   float64
 	limits                       frontier.Limits
+	build                        graphBuild
 }
 
 func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
@@ -66,6 +66,7 @@ func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
 	f.StringVar(&o.url, "url", "", "drive the running server at `URL` (loopback) instead of starting one")
 	f.BoolVar(&o.cpu, "cpu", false, "serve from the parallel CPU reference instead of the GPU")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	addBuildOnFlag(f.FlagSet, &o.build)
 	clients := f.String("clients", "1,16,64,256", "comma-separated concurrent client counts")
 	windows := f.String("windows", bfsserve.DefaultWindow.String(), "comma-separated batching windows (0: none)")
 	f.IntVar(&o.maxBatch, "max-batch", bfsserve.DefaultMaxBatch, "most distinct roots of one batch in the batched settings")
@@ -95,6 +96,9 @@ func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
 		return nil, err
 	}
 	if o.windows, err = parseWindows(*windows); err != nil {
+		return nil, err
+	}
+	if err := o.build.check("load"); err != nil {
 		return nil, err
 	}
 	if o.soak && !set["disconnect"] {
@@ -178,7 +182,8 @@ func runLoad(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	g, directed, err := bfsquery.LoadSpec(o.graph, o.seed, o.limits)
+	o.build.device, o.build.cpu = o.device, o.cpu
+	g, directed, err := o.build.load(o.graph, o.seed, o.limits, func(f string, a ...any) { e.logf("load", f, a...) })
 	if err != nil {
 		return fmt.Errorf("--graph: %w", err)
 	}

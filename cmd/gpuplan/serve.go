@@ -95,6 +95,7 @@ type serveOptions struct {
 	logLevel  string
 	logFormat string
 	limits    frontier.Limits
+	build     graphBuild
 }
 
 func parseServeArgs(e *env, args []string) (*serveOptions, error) {
@@ -104,6 +105,7 @@ func parseServeArgs(e *env, args []string) (*serveOptions, error) {
 	f.StringVar(&o.listen, "listen", bfsserve.DefaultAddr, "listen on `ADDR` (host:port; a loopback address by default)")
 	f.BoolVar(&o.cpu, "cpu", false, "answer with the parallel CPU reference instead of the GPU")
 	f.IntVar(&o.device, "device", 0, "CUDA device ordinal")
+	addBuildOnFlag(f.FlagSet, &o.build)
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated graphs")
 	f.DurationVar(&o.cfg.Window, "window", bfsserve.DefaultWindow, "batching window: how long a graph's first queued query waits for others (0: none)")
 	f.IntVar(&o.cfg.MaxBatch, "max-batch", bfsserve.DefaultMaxBatch, "most distinct roots of one batch (1: one query at a time)")
@@ -126,6 +128,8 @@ func parseServeArgs(e *env, args []string) (*serveOptions, error) {
 		return nil, bad("no graph to serve. Fix: give --graph NAME=SPEC, for example --graph kron22=kron:22")
 	case o.cfg.Window < 0 || o.cfg.Window > bfsserve.MaxWindow:
 		return nil, bad("--window %s is outside 0..%s. Fix: give a window such as 200us, or 0 for none", o.cfg.Window, bfsserve.MaxWindow)
+	case o.build.check("serve") != nil:
+		return nil, o.build.check("serve")
 	case o.cfg.MaxBatch < 1 || o.cfg.MaxBatch > bfsserve.MaxMaxBatch:
 		return nil, bad("--max-batch %d is outside 1..%d. Fix: give 1 (one query at a time) up to %d, for example 64", o.cfg.MaxBatch, bfsserve.MaxMaxBatch, bfsserve.MaxMaxBatch)
 	case o.cfg.QueueDepth < 1 || o.cfg.QueueDepth > bfsserve.MaxQueueDepth:
@@ -176,11 +180,11 @@ type servedGraph struct {
 
 // loadServedGraphs loads every --graph once; the residency is opened from
 // them, at start and after each fault.
-func loadServedGraphs(e *env, specs graphFlags, seed uint64, lim frontier.Limits) ([]servedGraph, error) {
+func loadServedGraphs(e *env, specs graphFlags, seed uint64, lim frontier.Limits, build graphBuild) ([]servedGraph, error) {
 	out := make([]servedGraph, 0, len(specs))
 	for _, s := range specs {
 		t0 := time.Now()
-		g, directed, err := bfsquery.LoadSpec(s.spec, seed, lim)
+		g, directed, err := build.load(s.spec, seed, lim, func(f string, a ...any) { e.logf("serve", f, a...) })
 		if err != nil {
 			return nil, fmt.Errorf("--graph %s=%s: %w", s.name, quote.Text(s.spec), err)
 		}
@@ -254,7 +258,8 @@ func runServe(e *env, args []string) error {
 		return fmt.Errorf("--listen: %w", err)
 	}
 	defer l.Close()
-	graphs, err := loadServedGraphs(e, o.graphs, o.seed, o.limits)
+	o.build.device, o.build.cpu = o.device, o.cpu
+	graphs, err := loadServedGraphs(e, o.graphs, o.seed, o.limits, o.build)
 	if err != nil {
 		return err
 	}

@@ -161,7 +161,7 @@ func TestServeExitsWhenTheServerFails(t *testing.T) {
 	o, err := parseServeArgs(e, []string{"--graph", "g=grid:8", "--listen", "127.0.0.1:0", "--log-format", "text"})
 	require.NoError(t, err)
 	o.cfg.RecoverBackoff = time.Millisecond
-	graphs, err := loadServedGraphs(e, o.graphs, o.seed, o.limits)
+	graphs, err := loadServedGraphs(e, o.graphs, o.seed, o.limits, o.build)
 	require.NoError(t, err)
 	l, err := bfsserve.Listen(o.listen)
 	require.NoError(t, err)

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
+	"github.com/gpuplan/gpuplan/workloads/bfsquery"
+	"github.com/gpuplan/gpuplan/workloads/kronbuild"
+)
+
+// Where --build-on builds a kron:SCALE graph.
+const (
+	buildOnAuto = "auto"
+	buildOnCPU  = "cpu"
+	buildOnGPU  = "gpu"
+)
+
+// graphBuild is where a command builds its kron graphs (--build-on) and
+// on which device. A command answering on the CPU (--cpu) builds on the
+// CPU unless --build-on gpu says otherwise.
+type graphBuild struct {
+	on     string
+	device int
+	cpu    bool
+}
+
+// addBuildOnFlag adds --build-on to f.
+func addBuildOnFlag(f *flag.FlagSet, b *graphBuild) {
+	f.StringVar(&b.on, "build-on", buildOnAuto, "where a kron:SCALE graph is generated and built: gpu, cpu, or auto (the GPU in a CUDA build, else the CPU); both give the same graph")
+}
+
+// check refuses an unknown --build-on value.
+func (b graphBuild) check(cmd string) error {
+	switch b.on {
+	case buildOnAuto, buildOnCPU, buildOnGPU:
+		return nil
+	}
+	return usagef("gpuplan %s: --build-on %s is not auto, cpu or gpu. Fix: use --build-on gpu to build kron graphs on the GPU, cpu for the CPU", cmd, echoText(b.on))
+}
+
+// onGPU reports whether spec is built on the GPU: a kron graph, with
+// --build-on gpu, or auto in a CUDA build.
+func (b graphBuild) onGPU(spec frontier.Spec) bool {
+	if spec.Kind != "kron" {
+		return false
+	}
+	return b.on == buildOnGPU || (b.on == buildOnAuto && buildHasCUDA && !b.cpu)
+}
+
+// build generates or loads spec's graph, a kron graph on the GPU where
+// onGPU says so (the same CSR as on the CPU).
+func (b graphBuild) build(spec frontier.Spec, seed uint64, lim frontier.Limits, logf func(string, ...any)) (*frontier.CSR, error) {
+	if !b.onGPU(spec) {
+		return spec.Build(seed, lim)
+	}
+	x, err := openBenchExecutor(b.device)
+	if err != nil {
+		return nil, fmt.Errorf("building %s on the GPU: %w (or build it on the CPU: --build-on cpu)", spec.Name(), err)
+	}
+	defer x.Close()
+	r, err := kronbuild.Build(x, spec.Size, frontier.DefaultEdgeFactor, seed, kronbuild.Config{})
+	if err != nil {
+		return nil, err
+	}
+	logf("graph %s built on the GPU in %s", spec.Name(), buildTimes(r.Times))
+	return r.Graph, nil
+}
+
+// buildTimes is a GPU build's times on one line.
+func buildTimes(t kronbuild.Times) string {
+	ms := func(d time.Duration) string { return d.Round(10 * time.Microsecond).String() }
+	return fmt.Sprintf("%s (labels %s, count %s, generate %s, sort %s, CSR %s on the device; readback %s)",
+		ms(t.Total), ms(t.Permutation), ms(t.Count), ms(t.Generate), ms(t.Sort), ms(t.CSR), ms(t.Readback))
+}
+
+// load is bfsquery.LoadSpec with kron graphs built where b says.
+func (b graphBuild) load(spec string, seed uint64, lim frontier.Limits, logf func(string, ...any)) (*frontier.CSR, bool, error) {
+	if !strings.HasPrefix(spec, "kron:") {
+		return bfsquery.LoadSpec(spec, seed, lim)
+	}
+	s, err := frontier.ParseSpec(spec)
+	if err != nil || !b.onGPU(s) {
+		return bfsquery.LoadSpec(spec, seed, lim)
+	}
+	if err := graphbudget.Check(s, spec, graphbudget.Available(), 0); err != nil {
+		return nil, false, err
+	}
+	g, err := b.build(s, seed, lim, logf)
+	if err != nil {
+		return nil, false, err
+	}
+	g.Name = s.Name()
+	return g, false, nil
+}
