@@ -6,17 +6,12 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/gpuplan/gpuplan/planners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
-
-// openGPU opens device 0 (gputest.Open: a missing GPU skips the test, or
-// fails it when GPUPLAN_REQUIRE_GPU is set).
-func openGPU(t *testing.T) *executor.Executor { return gputest.Open(t) }
 
 // TestGPUArms runs every BFS arm from several roots on one graph of each
 // generator (and a star, whose hub splits into many queue items) and checks
@@ -26,7 +21,7 @@ func openGPU(t *testing.T) *executor.Executor { return gputest.Open(t) }
 // graphs pass a megakernel block's keep budget, so items spill to the
 // global queue and come back.
 func TestGPUArms(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	var graphs []*frontier.CSR
 	for _, build := range []func() (*frontier.CSR, error){
 		func() (*frontier.CSR, error) { return frontier.Kronecker(12, 16, 7) },
@@ -51,7 +46,7 @@ func TestGPUArms(t *testing.T) {
 // checks that the session plan's predictions equal the telemetry, and that
 // the plans' memory is what the session holds.
 func TestGPUSessionPlan(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	g, err := frontier.Grid(200)
 	require.NoError(t, err)
 	checkSessionPlans(t, x, g)
@@ -60,7 +55,7 @@ func TestGPUSessionPlan(t *testing.T) {
 // TestGPUPlanRefusesOversize checks that a graph over the memory budget is
 // refused by the memory plan before anything is allocated.
 func TestGPUPlanRefusesOversize(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	checkOversizeRefused(t, x)
 	assert.Zero(t, x.ResidentBytes())
 }
@@ -71,7 +66,7 @@ func TestGPUPlanRefusesOversize(t *testing.T) {
 // reference and every arm's decisions against the CPU direction-optimizing
 // BFS's, the device rule's logged decisions against the planner included.
 func TestGPUDirectionOptimizing(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	optimizing, topDown := directionGraphs(t)
 	k16, err := frontier.Kronecker(16, 16, 9)
 	require.NoError(t, err)
@@ -113,7 +108,7 @@ func TestGPUDirectionOptimizing(t *testing.T) {
 // a random geometric graph of 10^5 vertices lowered 1.49 per vertex, while
 // the mean of its four roots was 0.99).
 func TestGPUAdaptiveRunAhead(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	for _, spec := range []string{"grid:300", "road:300", "rgg:1000000:8"} {
 		sp, err := frontier.ParseSpec(spec)
 		require.NoError(t, err)
@@ -147,7 +142,7 @@ func TestGPUAdaptiveRunAhead(t *testing.T) {
 // the chosen setting is one of the candidates, bounds its lowered labels
 // and gives the reference levels from every root.
 func TestGPUTuneMegakernel(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	for _, spec := range []string{"grid:300", "road:300"} {
 		sp, err := frontier.ParseSpec(spec)
 		require.NoError(t, err)
@@ -181,7 +176,7 @@ func TestGPUTuneMegakernel(t *testing.T) {
 // root's levels against frontier.MultiSourceBFS and frontier.BFS, on the
 // generators' graphs and on graphs whose pushed frontiers hold hubs.
 func TestGPUMultiSource(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	optimizing, topDown := directionGraphs(t)
 	for _, g := range append(optimizing[:3], topDown...) {
 		s, err := NewSession(x, g, Config{})
@@ -201,7 +196,7 @@ func TestGPUMultiSource(t *testing.T) {
 // holds (its counts past the histogram go to global atomics); then the
 // refusals of bad requests, before anything is allocated or launched.
 func TestGPUAnswers(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	optimizing, topDown := directionGraphs(t)
 	k16, err := frontier.Kronecker(16, 16, 9)
 	require.NoError(t, err)
@@ -218,7 +213,7 @@ func TestGPUAnswers(t *testing.T) {
 // on a grid whose roots x levels pass the shared histogram at both widths,
 // and on a path deeper than 2^16 levels.
 func TestGPUMultiSourceAnswers(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	optimizing, topDown := directionGraphs(t)
 	checkMultiSourceAnswersOn(t, x, append(optimizing[:3], topDown...), []int{1, 33, 70}, []int{0, 32, 64})
 	kron, err := frontier.Kronecker(18, 16, 5)

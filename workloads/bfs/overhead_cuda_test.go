@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -18,7 +19,7 @@ import (
 // and the first one's levels too. With -test.cpuprofile it shows where the
 // host time goes.
 func TestGPUHostOverhead(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	g, err := frontier.Kronecker(16, 16, 3)
 	require.NoError(t, err)
 	roots, err := frontier.Roots(g, 16, 5)

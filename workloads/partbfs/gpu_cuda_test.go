@@ -18,10 +18,6 @@ import (
 	"github.com/gpuplan/gpuplan/planners"
 )
 
-// openGPU opens device 0 (gputest.Open: a missing GPU skips the test, or
-// fails it when GPUPLAN_REQUIRE_GPU is set).
-func openGPU(t *testing.T) *executor.Executor { return gputest.Open(t) }
-
 // gpuGraphs are larger than the fake tests' graphs: several blocks of
 // every kernel's grid, hubs, long thin levels and empty parts.
 func gpuGraphs(t *testing.T) []*frontier.CSR {
@@ -44,7 +40,7 @@ func gpuGraphs(t *testing.T) []*frontier.CSR {
 // direction-optimizing BFS's, and every step's exchange the planner's
 // prediction. Nothing stays allocated.
 func TestGPUSimulatedPartitions(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	for _, p := range []int{1, 2, 3, 4} {
 		devs, err := SimulatedDevices(x, p, executor.DriverVersion(), false)
 		require.NoError(t, err)
@@ -64,7 +60,7 @@ func TestGPUSimulatedPartitions(t *testing.T) {
 // TestGPUBothDirectionsAndForms forces every level bottom-up, then every
 // level top-down, on the GPU.
 func TestGPUBothDirectionsAndForms(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	g, err := frontier.Kronecker(14, 16, 9)
 	require.NoError(t, err)
 	devs, err := SimulatedDevices(x, 3, "", false)
@@ -91,12 +87,12 @@ func TestGPUBothDirectionsAndForms(t *testing.T) {
 // TestGPUDeviceCopyExchange checks the simulation's collectives byte for
 // byte on the GPU.
 func TestGPUDeviceCopyExchange(t *testing.T) {
-	checkDeviceCopy(t, openGPU(t))
+	checkDeviceCopy(t, gputest.Open(t))
 }
 
 // TestGPUTooFewDevices asks for one device more than the machine has.
 func TestGPUTooFewDevices(t *testing.T) {
-	openGPU(t)
+	gputest.Open(t)
 	n, err := executor.DeviceCount()
 	require.NoError(t, err)
 	_, err = DefaultOpener().OpenDevices(n + 1)
@@ -109,7 +105,7 @@ func TestGPUTooFewDevices(t *testing.T) {
 // every device present (up to 4). It needs two GPUs and NCCL; without
 // NCCL it is skipped unless GPUPLAN_REQUIRE_NCCL is set.
 func TestGPUMultiDevice(t *testing.T) {
-	openGPU(t)
+	gputest.Open(t)
 	n, err := executor.DeviceCount()
 	require.NoError(t, err)
 	if n < 2 {

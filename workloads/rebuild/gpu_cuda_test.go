@@ -16,17 +16,13 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// openGPU opens device 0 (gputest.Open: a missing GPU skips the test, or
-// fails it when GPUPLAN_REQUIRE_GPU is set).
-func openGPU(t *testing.T) *executor.Executor { return gputest.Open(t) }
-
 // TestGPUArms runs every arm on random and adversarial generated e-graphs
 // (long union chains, one giant class, deep cycles, all-distinct) and on
 // egg's 1e4 dump, under the default plan, small blocks with a check every
 // round, and a plan that launches every stage alone, and checks the
 // partition, counts, rounds and e-node table against the CPU reference.
 func TestGPUArms(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	configs := []Config{{}, {CheckEvery: 1, Threads: 64, PersistentThreads: 64}, {CheckEvery: 3, splitStages: true, PersistentBlocksPerSM: 2}}
 	specs := []string{"gen:3000:1", "gen:3000:2:chain", "gen:2000:3:giant", "gen:3000:4:cycle", "gen:2000:5:distinct", "gen:1:1"}
 	if !raceEnabled {
@@ -45,7 +41,7 @@ func TestGPUArms(t *testing.T) {
 // (past the data-parallel reference's limit: the arms' rounds must
 // agree).
 func TestGPULarge(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	if raceEnabled {
 		t.Skip("the CPU references of 10^6 e-nodes take minutes under the race detector; the plain test binary runs this")
 	}
@@ -76,7 +72,7 @@ func TestGPULarge(t *testing.T) {
 // the 1e5 and 1e6 dumps are too large for the repository) and checks the
 // partition against egg's own.
 func TestGPUEggDumps(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	names := os.Getenv("GPUPLAN_EGG_DUMPS")
 	if names == "" {
 		t.Skip("GPUPLAN_EGG_DUMPS names no dump")
@@ -115,7 +111,7 @@ func checkEggPartition(t *testing.T, x *executor.Executor, g *egraph.Graph, p *e
 // TestGPUStructural runs the structural-equivalence reference path and the
 // hash grouping's parity with it on the GPU.
 func TestGPUStructural(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	g := withDuplicates(generate(t, map[bool]string{false: "gen:100000:1", true: "gen:10000:1"}[raceEnabled]), 5)
 	s, err := NewSession(x, g, "dups", Config{})
 	require.NoError(t, err)
@@ -130,7 +126,7 @@ func TestGPUStructural(t *testing.T) {
 // is refused by the memory plan before anything is allocated, and that a
 // misused launch is reported.
 func TestGPUPlanRefusesOversize(t *testing.T) {
-	x := openGPU(t)
+	x := gputest.Open(t)
 	g := generate(t, "gen:20000:3")
 	_, err := NewSession(x, g, "gen-20000", Config{MaxResidentBytes: 1 << 20})
 	require.ErrorContains(t, err, "memory budget")
