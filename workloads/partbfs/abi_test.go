@@ -8,19 +8,15 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/internal/kernelabi/abitest"
 )
 
-// TestABIHeaderIsGenerated checks that the committed C header is what the
-// Go ABI generates.
-func TestABIHeaderIsGenerated(t *testing.T) {
-	require.NoError(t, ABI.CheckHeaderFile("kernels/partbfs_abi.h", "./workloads/partbfs"))
-}
-
-// TestABIMatchesPTX checks every PTX entry's parameters against the ABI.
-func TestABIMatchesPTX(t *testing.T) {
-	require.NoError(t, ABI.CheckPTX(KernelPTX()))
-	assert.Equal(t, []string{KernelInit, KernelExpand, KernelCount, KernelCompact, KernelApply, KernelBottomUp, KernelCopy}, KernelNames())
-	assert.Len(t, NewEmulation(1).Kernels(), len(ABI.Kernels), "every kernel is emulated")
+// TestABI checks the committed header and PTX against the Go ABI, and that
+// every kernel is emulated.
+func TestABI(t *testing.T) {
+	want := []string{KernelInit, KernelExpand, KernelCount, KernelCompact, KernelApply, KernelBottomUp, KernelCopy}
+	abitest.Check(t, abitest.Module{ABI: ABI, Header: "kernels/partbfs_abi.h", Package: "./workloads/partbfs", PTX: KernelPTX(), Names: KernelNames(), Want: want,
+		Fakes: NewEmulation(1).Kernels()})
 }
 
 // TestMisuseIsFlagged launches the kernels against their contract: a part

@@ -6,47 +6,30 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
-	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/internal/kernelabi/abitest"
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
-// TestABIHeaderIsGenerated checks that the committed C header is what the Go
-// ABI generates, so the kernels and the host share every number.
-func TestABIHeaderIsGenerated(t *testing.T) {
-	require.NoError(t, ABI.CheckHeaderFile("kernels/rebuild_abi.h", "./workloads/rebuild"))
-}
-
-// TestABIMatchesPTX checks every PTX entry's parameter list against the Go
-// ABI.
-func TestABIMatchesPTX(t *testing.T) {
-	require.NoError(t, ABI.CheckPTX(KernelPTX()))
-	assert.Equal(t, []string{KernelReset, KernelStep, KernelPersistent, KernelBarrierOnly, KernelBucketPairs}, KernelNames())
+// TestABI checks the committed header and PTX against the Go ABI, and that
+// every kernel is emulated.
+func TestABI(t *testing.T) {
+	want := []string{KernelReset, KernelStep, KernelPersistent, KernelBarrierOnly, KernelBucketPairs}
+	abitest.Check(t, abitest.Module{ABI: ABI, Header: "kernels/rebuild_abi.h", Package: "./workloads/rebuild", PTX: KernelPTX(), Names: KernelNames(), Want: want,
+		Fakes: NewEmulation(1).Kernels()})
 }
 
 // TestABIArgsRoundTrip fills the step kernel's parameters on the host side
 // and decodes what the launch passes on the emulation side.
 func TestABIArgsRoundTrip(t *testing.T) {
 	x, _ := newFakeExecutor(t, 1<<30, 1)
-	b, err := x.Alloc(64)
-	require.NoError(t, err)
-	ptr, err := x.DevicePtr(b)
-	require.NoError(t, err)
+	b, ptr := abitest.Buffer(t, x)
 	host := StepParams[executor.Buffer]{StateParams: StateParams[executor.Buffer]{Image: b, Unions: b, Parent: b, Cls: b, Canon: b,
 		Table: b, Pairs: b, Ctl: b, Out: b, SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5, SecGroups: 6, Rows: 7,
 		ChildSlots: 8, Classes: 9, UnionPairs: 10, TableSlots: 16}, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}
-	args := kernelabi.MustArgs(host)
-	require.Len(t, args, 24)
-	vals := make([]uint64, 24)
-	for i := range vals[:9] {
-		vals[i] = uint64(ptr)
-	}
-	copy(vals[9:], []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 11, 12, 13, 14})
-	var got StepParams[executor.DevPtr]
-	require.NoError(t, kernelabi.Decode(vals, &got))
-	assert.Equal(t, StepParams[executor.DevPtr]{StateParams: StateParams[executor.DevPtr]{Image: ptr, Unions: ptr, Parent: ptr, Cls: ptr,
+	abitest.RoundTrip(t, host, StepParams[executor.DevPtr]{StateParams: StateParams[executor.DevPtr]{Image: ptr, Unions: ptr, Parent: ptr, Cls: ptr,
 		Canon: ptr, Table: ptr, Pairs: ptr, Ctl: ptr, Out: ptr, SecClass: 1, SecOp: 2, SecOffset: 3, SecLen: 4, SecChildren: 5,
-		SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9, UnionPairs: 10, TableSlots: 16}, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14}, got)
+		SecGroups: 6, Rows: 7, ChildSlots: 8, Classes: 9, UnionPairs: 10, TableSlots: 16}, Round: 11, Stages: 12, ItemFirst: 13, ItemCount: 14},
+		ptr, 9, []uint64{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 16, 11, 12, 13, 14})
 	assert.Equal(t, 20, stepRoundArg)
 	assert.Equal(t, 23, stepCountArg)
 }
