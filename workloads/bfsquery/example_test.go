@@ -8,17 +8,21 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
-// Example keeps a 4 x 4 grid resident and asks for the distances from the
-// corner 0 to three vertices, with their parents in a BFS tree. On a GPU,
-// open it with bfsquery.Open(x, g, opts) on an executor instead: the answers
-// are the same.
-func Example() {
+// openGrid keeps a 4 x 4 grid resident, answered by the CPU reference. On
+// a GPU, open it with bfsquery.Open(x, g, opts) on an executor instead: the
+// answers are the same.
+func openGrid() (*bfsquery.Graph, error) {
 	g, err := frontier.Grid(4)
 	if err != nil {
-		fmt.Println(err)
-		return
+		return nil, err
 	}
-	r, err := bfsquery.OpenCPU(g, bfsquery.Options{})
+	return bfsquery.OpenCPU(g, bfsquery.Options{})
+}
+
+// Example keeps a 4 x 4 grid resident (openGrid) and asks for the distances
+// from the corner 0 to three vertices, with their parents in a BFS tree.
+func Example() {
+	r, err := openGrid()
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -44,21 +48,17 @@ func Example() {
 	// levels within 2: [2 -1] reached: 6
 }
 
-// ExampleGraph_Batch answers many roots at once: on a GPU, an undirected
-// graph's roots share multi-source passes of 64.
+// ExampleGraph_Batch answers many roots of the 4 x 4 grid (openGrid) at
+// once: on a GPU, an undirected graph's roots share multi-source passes of
+// 64.
 func ExampleGraph_Batch() {
-	g, err := frontier.Grid(4)
-	if err != nil {
-		fmt.Println(err)
-		return
-	}
-	r, err := bfsquery.OpenCPU(g, bfsquery.Options{})
+	qs := []bfsquery.Query{{Root: 0, Targets: []int32{15}, MaxDepth: -1}, {Root: 5, Targets: []int32{15}, MaxDepth: -1}, {Root: 15, Targets: []int32{15}, MaxDepth: -1}}
+	r, err := openGrid()
 	if err != nil {
 		fmt.Println(err)
 		return
 	}
 	defer r.Close()
-	qs := []bfsquery.Query{{Root: 0, Targets: []int32{15}, MaxDepth: -1}, {Root: 5, Targets: []int32{15}, MaxDepth: -1}, {Root: 15, Targets: []int32{15}, MaxDepth: -1}}
 	as, err := r.Batch(context.Background(), qs)
 	if err != nil {
 		fmt.Println(err)
