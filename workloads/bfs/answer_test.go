@@ -431,12 +431,8 @@ func TestAnswerKernelsResources(t *testing.T) {
 // device allocation, and that negative reservations are refused before
 // anything is allocated.
 func TestReserveAnswersOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 8<<30, 35)
-	g, err := frontier.Kronecker(10, 8, 4)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Close()) }()
+	g := mustGraph(t)(frontier.Kronecker(10, 8, 4))
+	x, s := fakeSession(t, 8<<30, 35, g, Config{})
 	roots, err := frontier.Roots(g, 5, 1)
 	require.NoError(t, err)
 	m, err := s.NewMultiSource(len(roots), 0)

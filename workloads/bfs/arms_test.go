@@ -20,6 +20,18 @@ func newFakeExecutor(t testing.TB, mem int64, seed uint64) (*executor.Executor, 
 	return gputest.OpenFake(t, "h100", mem, seed, NewFake)
 }
 
+// fakeSession opens a session of cfg over g on a fake executor of mem
+// bytes (newFakeExecutor), and closes it when t ends (a close error fails
+// t).
+func fakeSession(t *testing.T, mem int64, seed uint64, g *frontier.CSR, cfg Config) (*executor.Executor, *Session) {
+	t.Helper()
+	x, _ := newFakeExecutor(t, mem, seed)
+	s, err := NewSession(x, g, cfg)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return x, s
+}
+
 // mustGraph returns a function that passes a generator's graph on and
 // fails the test on its error: must(frontier.Grid(16)).
 func mustGraph(t testing.TB) func(*frontier.CSR, error) *frontier.CSR {

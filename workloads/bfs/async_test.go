@@ -125,12 +125,8 @@ func TestMegakernelAsyncConfig(t *testing.T) {
 // its steps, then the asynchronous traversal in the same session, which
 // logs none: its run reports no run-ahead, not the earlier run's.
 func TestMegakernelAsyncLogsNoSteps(t *testing.T) {
-	x, _ := newFakeExecutor(t, 1<<30, 19)
-	g, err := frontier.Road(40, 2)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{Direction: DirectionTopDown})
-	require.NoError(t, err)
-	defer s.Close()
+	g := mustGraph(t)(frontier.Road(40, 2))
+	_, s := fakeSession(t, 1<<30, 19, g, Config{Direction: DirectionTopDown})
 	require.NoError(t, s.SetMegakernelSetting(MegakernelSetting{TopDown: true, Ahead: 16, Keep: DefaultMegakernelKeep}))
 	r, err := s.Run(ArmMegakernel, 0)
 	require.NoError(t, err)

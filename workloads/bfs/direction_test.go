@@ -224,12 +224,8 @@ func TestDeviceDecisionsChecked(t *testing.T) {
 // TestReadLogRing writes more decisions than the log holds and reads the
 // last ones back in level order.
 func TestReadLogRing(t *testing.T) {
-	x, _ := newFakeExecutor(t, 1<<30, 14)
-	g, err := frontier.Grid(4)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	g := mustGraph(t)(frontier.Grid(4))
+	x, s := fakeSession(t, 1<<30, 14, g, Config{})
 	cap := int(s.logEntries())
 	steps := cap + 5
 	raw := make([]byte, LogEntryBytes*cap)

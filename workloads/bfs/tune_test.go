@@ -120,12 +120,8 @@ func TestPickSettingProperties(t *testing.T) {
 // setting, and the levels stay the reference's from every root. Bad
 // arguments are refused with the fix, the session's setting untouched.
 func TestTuneMegakernelOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 1<<30, 3)
-	g, err := frontier.Road(40, 2)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{Direction: DirectionTopDown})
-	require.NoError(t, err)
-	defer s.Close()
+	g := mustGraph(t)(frontier.Road(40, 2))
+	_, s := fakeSession(t, 1<<30, 3, g, Config{Direction: DirectionTopDown})
 	base := s.MegakernelSetting()
 	assert.Equal(t, MegakernelSetting{Ahead: DefaultMaxRunAhead, Keep: DefaultMegakernelKeep}, base)
 	roots, err := frontier.Roots(g, 3, 1)
@@ -166,12 +162,8 @@ func TestTuneMegakernelOnFake(t *testing.T) {
 // TestSetMegakernelSetting checks that a setting is validated as the
 // Config fields are, and that a refused one leaves the session's as it was.
 func TestSetMegakernelSetting(t *testing.T) {
-	x, _ := newFakeExecutor(t, 1<<30, 3)
-	g, err := frontier.Grid(20)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	g := mustGraph(t)(frontier.Grid(20))
+	_, s := fakeSession(t, 1<<30, 3, g, Config{})
 	base := s.MegakernelSetting()
 	for _, bad := range []MegakernelSetting{{Ahead: 0, Keep: 256}, {Ahead: 4, Keep: 384}, {Ahead: MaxRunAhead + 1, Keep: 512}} {
 		require.Error(t, s.SetMegakernelSetting(bad), bad.String())
@@ -194,12 +186,8 @@ func TestSetMegakernelSetting(t *testing.T) {
 // runs ahead, logs no decisions, and still gives the reference's levels
 // from every root while the other arms stay direction-optimizing.
 func TestMegakernelTopDownOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 1<<30, 5)
-	g, err := frontier.Kronecker(10, 16, 3)
-	require.NoError(t, err)
-	s, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	defer s.Close()
+	g := mustGraph(t)(frontier.Kronecker(10, 16, 3))
+	_, s := fakeSession(t, 1<<30, 5, g, Config{})
 	require.True(t, s.Optimizing())
 	roots, err := frontier.Roots(g, 3, 4)
 	require.NoError(t, err)
