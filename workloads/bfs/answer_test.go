@@ -81,10 +81,7 @@ func checkSessionAnswers(t *testing.T, s *Session, roots []int32, seed uint64) i
 		hist := levelHistogram(want)
 		for _, arm := range Arms() {
 			name := fmt.Sprintf("%s/%s/root %d/%s", g.Name, s.Config().Direction, root, arm)
-			r, err := s.Run(arm, root)
-			require.NoError(t, err, name)
-			full, err := s.Levels()
-			require.NoError(t, err, name)
+			r, full := runLevels(t, s, arm, root, name)
 			require.Equal(t, want, full, name)
 			extra := append([]int32{root}, unreachedOf(want, 3)...)
 			unreached += len(extra) - 1
@@ -120,22 +117,16 @@ func checkSessionAnswers(t *testing.T, s *Session, roots []int32, seed uint64) i
 // session frees the answer buffers with the rest.
 func checkAnswers(t *testing.T, x *executor.Executor, graphs []*frontier.CSR, configs []Config) {
 	before := x.ResidentBytes()
-	for _, g := range graphs {
-		for _, cfg := range configs {
-			s, err := NewSession(x, g, cfg)
-			require.NoError(t, err, g.Name)
-			roots, err := frontier.Roots(g, 3, 11)
-			require.NoError(t, err)
-			unreached := checkSessionAnswers(t, s, roots, uint64(len(g.Offsets)))
-			if strings.HasPrefix(g.Name, "kron") {
-				assert.Positive(t, unreached, "%s: some targets are unreached", g.Name)
-			}
-			checkIsolatedRoot(t, s)
-			checkAnswerKernelGuards(t, s)
-			require.NoError(t, s.Close())
-			assert.Equal(t, before, x.ResidentBytes(), "%s: Close frees the answer buffers", g.Name)
+	eachSession(t, x, graphs, configs, 3, 11, func(s *Session, g *frontier.CSR, _ Config, roots []int32) {
+		unreached := checkSessionAnswers(t, s, roots, uint64(len(g.Offsets)))
+		if strings.HasPrefix(g.Name, "kron") {
+			assert.Positive(t, unreached, "%s: some targets are unreached", g.Name)
 		}
-	}
+		checkIsolatedRoot(t, s)
+		checkAnswerKernelGuards(t, s)
+		require.NoError(t, s.Close())
+		assert.Equal(t, before, x.ResidentBytes(), "%s: Close frees the answer buffers", g.Name)
+	})
 }
 
 // checkIsolatedRoot runs every arm from a vertex without edges, when the

@@ -53,50 +53,76 @@ func star(t testing.TB, n int) *frontier.CSR {
 	return g
 }
 
+// eachSession runs check on a session of every config over every graph in
+// turn, with nroots roots of the graph (frontier.Roots with seed), and
+// closes the session after it (check may close it first).
+func eachSession(t *testing.T, x *executor.Executor, graphs []*frontier.CSR, configs []Config, nroots int, seed uint64,
+	check func(s *Session, g *frontier.CSR, cfg Config, roots []int32)) {
+	t.Helper()
+	for _, g := range graphs {
+		for _, cfg := range configs {
+			s, err := NewSession(x, g, cfg)
+			require.NoError(t, err, g.Name)
+			roots, err := frontier.Roots(g, nroots, seed)
+			require.NoError(t, err)
+			check(s, g, cfg, roots)
+			require.NoError(t, s.Close())
+		}
+	}
+}
+
+// runLevels runs arm from root on s and returns the run and its levels.
+func runLevels(t *testing.T, s *Session, arm Arm, root int32, name string) (Run, []int32) {
+	t.Helper()
+	r, err := s.Run(arm, root)
+	require.NoError(t, err, name)
+	got, err := s.Levels()
+	require.NoError(t, err, name)
+	return r, got
+}
+
+// measuredRun is runLevels after an untimed run (the first run of an
+// executor may allocate pinned staging memory; the measured run is the
+// second), and checks that nothing polluted the measured run's timed
+// region.
+func measuredRun(t *testing.T, s *Session, arm Arm, root int32, name string) (Run, []int32) {
+	t.Helper()
+	_, err := s.Run(arm, root)
+	require.NoError(t, err, name)
+	r, got := runLevels(t, s, arm, root, name)
+	assert.Zero(t, r.TimedUploads+r.TimedAllocations+r.TimedHostSyncs, name)
+	return r, got
+}
+
 // checkArms runs every arm from several roots of each graph under each
 // config and checks that the levels equal the CPU reference, that the
 // device counted the reference's levels, that nothing polluted the timed
 // region and that the megakernel's barriers and relabels are consistent.
 func checkArms(t *testing.T, x *executor.Executor, graphs []*frontier.CSR, configs []Config) {
-	for _, g := range graphs {
-		for _, cfg := range configs {
-			s, err := NewSession(x, g, cfg)
-			require.NoError(t, err, g.Name)
-			roots, err := frontier.Roots(g, 3, 1)
+	eachSession(t, x, graphs, configs, 3, 1, func(s *Session, g *frontier.CSR, cfg Config, roots []int32) {
+		for _, root := range roots {
+			want, err := frontier.BFS(g, root)
 			require.NoError(t, err)
-			for _, root := range roots {
-				want, err := frontier.BFS(g, root)
-				require.NoError(t, err)
-				st := frontier.Stats(g, want)
-				for _, arm := range Arms() {
-					name := fmt.Sprintf("%s/chunk%d/persm%d/ahead%d/root%d/%s", g.Name, cfg.Chunk, cfg.MegakernelBlocksPerSM, cfg.MegakernelAhead, root, arm)
-					// The first run of an executor may allocate pinned
-					// staging memory; the measured run is the second.
-					_, err := s.Run(arm, root)
-					require.NoError(t, err, name)
-					r, err := s.Run(arm, root)
-					require.NoError(t, err, name)
-					got, err := s.Levels()
-					require.NoError(t, err, name)
-					require.Equal(t, want, got, name)
-					assert.Equal(t, st.Levels, r.Levels, name)
-					assert.Zero(t, r.TimedUploads+r.TimedAllocations+r.TimedHostSyncs, name)
-					assert.Zero(t, r.Reruns, name)
-					if arm == ArmMegakernel {
-						assert.LessOrEqual(t, r.Barriers, r.Levels, name)
-						if s.Config().MegakernelAhead == 1 {
-							assert.Equal(t, r.Levels, r.Barriers, name)
-							assert.Zero(t, r.Relabels, name)
-						}
+			st := frontier.Stats(g, want)
+			for _, arm := range Arms() {
+				name := fmt.Sprintf("%s/chunk%d/persm%d/ahead%d/root%d/%s", g.Name, cfg.Chunk, cfg.MegakernelBlocksPerSM, cfg.MegakernelAhead, root, arm)
+				r, got := measuredRun(t, s, arm, root, name)
+				require.Equal(t, want, got, name)
+				assert.Equal(t, st.Levels, r.Levels, name)
+				assert.Zero(t, r.Reruns, name)
+				if arm == ArmMegakernel {
+					assert.LessOrEqual(t, r.Barriers, r.Levels, name)
+					if s.Config().MegakernelAhead == 1 {
+						assert.Equal(t, r.Levels, r.Barriers, name)
+						assert.Zero(t, r.Relabels, name)
 					}
 				}
 			}
-			_, err = s.Run(ArmMegakernel, int32(g.NumVertices()))
-			var re *frontier.RootError
-			require.ErrorAs(t, err, &re)
-			require.NoError(t, s.Close())
 		}
-	}
+		_, err := s.Run(ArmMegakernel, int32(g.NumVertices()))
+		var re *frontier.RootError
+		require.ErrorAs(t, err, &re)
+	})
 }
 
 // checkOverflowAndRefusals drives the megakernel's rerun path and the

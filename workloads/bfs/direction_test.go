@@ -28,6 +28,24 @@ func directionGraphs(t *testing.T) (optimizing, topDown []*frontier.CSR) {
 		[]*frontier.CSR{build("grid:30", 1), build("road:25", 4)}
 }
 
+// eachDirectionRun runs every arm from every root on s with run (runLevels
+// or measuredRun), checks the levels against the CPU direction-optimizing
+// BFS's from that root, and calls check with that BFS and the run.
+func eachDirectionRun(t *testing.T, s *Session, roots []int32, run func(*testing.T, *Session, Arm, int32, string) (Run, []int32),
+	check func(ref *frontier.DirectionBFS, arm Arm, name string, r Run)) {
+	t.Helper()
+	for _, root := range roots {
+		ref, err := frontier.BFSDirectionOptimizing(s.Graph(), root, planners.DefaultDirectionParams())
+		require.NoError(t, err)
+		for _, arm := range Arms() {
+			name := fmt.Sprintf("%s/chunk%d/root%d/%s", s.Graph().Name, s.Config().Chunk, root, arm)
+			r, got := run(t, s, arm, root, name)
+			require.Equal(t, ref.Levels, got, name)
+			check(ref, arm, name, r)
+		}
+	}
+}
+
 // TestDirectionOptimizingArmsOnFake runs every arm of a direction-optimizing
 // session over the emulated kernels and checks the levels against the CPU
 // reference and every arm's decisions against the CPU direction-optimizing
@@ -36,46 +54,30 @@ func directionGraphs(t *testing.T) (optimizing, topDown []*frontier.CSR) {
 func TestDirectionOptimizingArmsOnFake(t *testing.T) {
 	x, _ := newFakeExecutor(t, 8<<30, 11)
 	optimizing, topDown := directionGraphs(t)
-	for _, g := range append(optimizing, topDown...) {
-		for _, cfg := range []Config{{CheckEvery: 3}, {Chunk: 5, LevelThreads: 64, MegakernelBlocksPerSM: 2}} {
-			s, err := NewSession(x, g, cfg)
-			require.NoError(t, err, g.Name)
-			assert.Equal(t, DirectionOptimizing(g), s.Optimizing(), g.Name)
-			roots, err := frontier.Roots(g, 2, 5)
-			require.NoError(t, err)
-			bottomUp := 0
-			for _, root := range roots {
-				ref, err := frontier.BFSDirectionOptimizing(g, root, planners.DefaultDirectionParams())
-				require.NoError(t, err)
-				for _, arm := range Arms() {
-					name := fmt.Sprintf("%s/chunk%d/root%d/%s", g.Name, cfg.Chunk, root, arm)
-					r, err := s.Run(arm, root)
-					require.NoError(t, err, name)
-					got, err := s.Levels()
-					require.NoError(t, err, name)
-					require.Equal(t, ref.Levels, got, name)
-					if !s.Optimizing() || arm == ArmHostLoopScan {
-						assert.Empty(t, r.Decisions, name)
-						continue
-					}
-					require.Equal(t, ref.Decisions, r.Decisions, name)
-					if arm == ArmMegakernel {
-						assert.Equal(t, r.Levels, r.Barriers, "%s: level-synchronous", name)
-						assert.Zero(t, r.Relabels, name)
-					}
-					for _, d := range r.Decisions {
-						if d.Direction == planners.DirectionBottomUp {
-							bottomUp++
-						}
-					}
+	configs := []Config{{CheckEvery: 3}, {Chunk: 5, LevelThreads: 64, MegakernelBlocksPerSM: 2}}
+	eachSession(t, x, append(optimizing, topDown...), configs, 2, 5, func(s *Session, g *frontier.CSR, cfg Config, roots []int32) {
+		assert.Equal(t, DirectionOptimizing(g), s.Optimizing(), g.Name)
+		bottomUp := 0
+		eachDirectionRun(t, s, roots, runLevels, func(ref *frontier.DirectionBFS, arm Arm, name string, r Run) {
+			if !s.Optimizing() || arm == ArmHostLoopScan {
+				assert.Empty(t, r.Decisions, name)
+				return
+			}
+			require.Equal(t, ref.Decisions, r.Decisions, name)
+			if arm == ArmMegakernel {
+				assert.Equal(t, r.Levels, r.Barriers, "%s: level-synchronous", name)
+				assert.Zero(t, r.Relabels, name)
+			}
+			for _, d := range r.Decisions {
+				if d.Direction == planners.DirectionBottomUp {
+					bottomUp++
 				}
 			}
-			if s.Optimizing() {
-				assert.Positive(t, bottomUp, "%s: some levels ran bottom-up", g.Name)
-			}
-			require.NoError(t, s.Close())
+		})
+		if s.Optimizing() {
+			assert.Positive(t, bottomUp, "%s: some levels ran bottom-up", g.Name)
 		}
-	}
+	})
 }
 
 // TestDirectionTopDownForced runs a graph past the degree gate with every

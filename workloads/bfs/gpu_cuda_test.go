@@ -3,12 +3,10 @@
 package bfs
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/gputest"
-	"github.com/gpuplan/gpuplan/planners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -70,33 +68,14 @@ func TestGPUDirectionOptimizing(t *testing.T) {
 	optimizing, topDown := directionGraphs(t)
 	k16, err := frontier.Kronecker(16, 16, 9)
 	require.NoError(t, err)
-	for _, g := range append(append(optimizing, k16), topDown...) {
-		for _, cfg := range []Config{{CheckEvery: 3}, {Chunk: 5, MegakernelBlocksPerSM: 2}} {
-			s, err := NewSession(x, g, cfg)
-			require.NoError(t, err, g.Name)
-			roots, err := frontier.Roots(g, 3, 5)
-			require.NoError(t, err)
-			for _, root := range roots {
-				ref, err := frontier.BFSDirectionOptimizing(g, root, planners.DefaultDirectionParams())
-				require.NoError(t, err)
-				for _, arm := range Arms() {
-					name := fmt.Sprintf("%s/chunk%d/root%d/%s", g.Name, cfg.Chunk, root, arm)
-					_, err := s.Run(arm, root)
-					require.NoError(t, err, name)
-					r, err := s.Run(arm, root)
-					require.NoError(t, err, name)
-					got, err := s.Levels()
-					require.NoError(t, err, name)
-					require.Equal(t, ref.Levels, got, name)
-					assert.Zero(t, r.TimedUploads+r.TimedAllocations+r.TimedHostSyncs, name)
-					if s.Optimizing() && arm != ArmHostLoopScan {
-						require.Equal(t, ref.Decisions, r.Decisions, name)
-					}
-				}
+	configs := []Config{{CheckEvery: 3}, {Chunk: 5, MegakernelBlocksPerSM: 2}}
+	eachSession(t, x, append(append(optimizing, k16), topDown...), configs, 3, 5, func(s *Session, _ *frontier.CSR, _ Config, roots []int32) {
+		eachDirectionRun(t, s, roots, measuredRun, func(ref *frontier.DirectionBFS, arm Arm, name string, r Run) {
+			if s.Optimizing() && arm != ArmHostLoopScan {
+				require.Equal(t, ref.Decisions, r.Decisions, name)
 			}
-			require.NoError(t, s.Close())
-		}
-	}
+		})
+	})
 }
 
 // TestGPUAdaptiveRunAhead runs the adaptive megakernel top-down on graphs
