@@ -75,6 +75,21 @@ func eachMultiSource(t *testing.T, s *Session, counts, widths []int, check func(
 	}
 }
 
+// multiSourceNeed returns the multi-source plan of a pass of roots roots,
+// width to a word, over g, from a probe session of the default config on x
+// (closed before it returns).
+func multiSourceNeed(t *testing.T, x *executor.Executor, g *frontier.CSR, roots, width int) planners.MultiSourceBFSPlan {
+	t.Helper()
+	probe, err := NewSession(x, g, Config{})
+	require.NoError(t, err)
+	req, err := probe.multiSourceRequest(roots, width, msHubCount(g))
+	require.NoError(t, err)
+	need, err := planners.PlanMultiSourceBFS(req)
+	require.NoError(t, err)
+	require.NoError(t, probe.Close())
+	return need
+}
+
 // TestMultiSourceOnFake runs multi-source passes over the emulated kernels
 // on every generator: 1 to 70 roots, at width 32, 64 and the planner's.
 func TestMultiSourceOnFake(t *testing.T) {
@@ -97,13 +112,7 @@ func TestMultiSourceRefusals(t *testing.T) {
 	x, _ := newFakeExecutor(t, 8<<30, 22)
 	g, err := frontier.Kronecker(10, 16, 1)
 	require.NoError(t, err)
-	probe, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	req, err := probe.multiSourceRequest(64, 64, msHubCount(g))
-	require.NoError(t, err)
-	need, err := planners.PlanMultiSourceBFS(req)
-	require.NoError(t, err)
-	require.NoError(t, probe.Close())
+	need := multiSourceNeed(t, x, g, 64, 64)
 	// A budget that holds the session but not a 64-root pass.
 	s, err := NewSession(x, g, Config{MaxResidentBytes: need.ResidentBytes - 1})
 	require.NoError(t, err)

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/planners"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -185,6 +185,20 @@ func fakeGunrock(t *testing.T, g *frontier.CSR, edit func(k int, fields map[stri
 	}
 }
 
+// benchInput returns a benchmark's input on a fake executor of 8 GiB
+// (newFakeExecutor with seed): a Kronecker graph of scale and edge factor
+// 16 (generator seed gseed) and nroots of its roots (frontier.Roots with
+// rseed).
+func benchInput(t *testing.T, seed uint64, scale int, gseed uint64, nroots int, rseed uint64) (*executor.Executor, *frontier.CSR, []int32) {
+	t.Helper()
+	x, _ := newFakeExecutor(t, 8<<30, seed)
+	g, err := frontier.Kronecker(scale, 16, gseed)
+	require.NoError(t, err)
+	roots, err := frontier.Roots(g, nroots, rseed)
+	require.NoError(t, err)
+	return x, g, roots
+}
+
 // executable writes an empty executable file.
 func executable(t *testing.T) string {
 	p := filepath.Join(t.TempDir(), "bfs")
@@ -197,11 +211,7 @@ func executable(t *testing.T) string {
 // reference's checksum; a binary that is missing, fails, or whose runs
 // disagree with the reference is an error, never a dropped arm.
 func TestBenchPeerOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 8<<30, 31)
-	g, err := frontier.Kronecker(9, 16, 4)
-	require.NoError(t, err)
-	roots, err := frontier.Roots(g, 3, 2)
-	require.NoError(t, err)
+	x, g, roots := benchInput(t, 31, 9, 4, 3, 2)
 	dir := t.TempDir()
 	cfg := BenchConfig{Samples: 2, Arms: []Arm{ArmMegakernel}, Peers: []PeerConfig{{Binary: executable(t), Dir: dir, exec: fakeGunrock(t, g, nil)}}, Tune: true}
 	res, err := Bench(x, g, roots, cfg)
@@ -267,11 +277,7 @@ func TestBenchPeerOnFake(t *testing.T) {
 // arm's samples carry the reference's checksum, the summary its speedup,
 // and a batch that differs from the roots or does not fit is refused.
 func TestBenchBatchOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 8<<30, 32)
-	g, err := frontier.Kronecker(10, 16, 5)
-	require.NoError(t, err)
-	roots, err := frontier.Roots(g, 40, 2)
-	require.NoError(t, err)
+	x, g, roots := benchInput(t, 32, 10, 5, 40, 2)
 	res, err := Bench(x, g, roots, BenchConfig{Samples: 2, Arms: []Arm{ArmHostLoop}, Batch: 40, BatchWidth: 32})
 	require.NoError(t, err)
 	n := 0
@@ -294,13 +300,7 @@ func TestBenchBatchOnFake(t *testing.T) {
 	}
 	_, err = Bench(x, g, roots, BenchConfig{Samples: 1, Batch: 39})
 	require.ErrorContains(t, err, "a batch of 39 roots but 40 roots")
-	probe, err := NewSession(x, g, Config{})
-	require.NoError(t, err)
-	req, err := probe.multiSourceRequest(40, 32, msHubCount(g))
-	require.NoError(t, err)
-	need, err := planners.PlanMultiSourceBFS(req)
-	require.NoError(t, err)
-	require.NoError(t, probe.Close())
+	need := multiSourceNeed(t, x, g, 40, 32)
 	_, err = Bench(x, g, roots, BenchConfig{Samples: 1, Batch: 40, Session: Config{MaxResidentBytes: need.ResidentBytes - 1}})
 	require.ErrorContains(t, err, "multi-source BFS over")
 	require.ErrorContains(t, err, fmt.Sprint(need.ResidentBytes))
@@ -361,11 +361,7 @@ func fakeRootMajor(t *testing.T, g *frontier.CSR, k PeerKind, pre bool, edit fun
 // kind, an unknown kind, a root-major run out of order or a timeout is an
 // error naming the peer.
 func TestBenchPeersOnFake(t *testing.T) {
-	x, _ := newFakeExecutor(t, 8<<30, 33)
-	g, err := frontier.Kronecker(8, 16, 5)
-	require.NoError(t, err)
-	roots, err := frontier.Roots(g, 3, 4)
-	require.NoError(t, err)
+	x, g, roots := benchInput(t, 33, 8, 5, 3, 4)
 	gap, blest := mustPeer(t, "gapbs"), mustPeer(t, "blest")
 	cfg := BenchConfig{Samples: 2, Arms: []Arm{ArmDeviceLoop}, Peers: []PeerConfig{
 		{Binary: executable(t), exec: fakeGunrock(t, g, nil)},
@@ -434,11 +430,7 @@ func TestBenchWithTheGAPBinary(t *testing.T) {
 	if bin == "" {
 		t.Skip(PeerGAPEnv + " is not set: build the gapbs peer bundle (./run.sh build) and point it at bfs_roots")
 	}
-	x, _ := newFakeExecutor(t, 8<<30, 34)
-	g, err := frontier.Kronecker(12, 16, 6)
-	require.NoError(t, err)
-	roots, err := frontier.Roots(g, 4, 7)
-	require.NoError(t, err)
+	x, g, roots := benchInput(t, 34, 12, 6, 4, 7)
 	res, err := Bench(x, g, roots, BenchConfig{Samples: 2, Arms: []Arm{ArmDeviceLoop}, Peers: []PeerConfig{{Kind: "gapbs", Binary: bin, Samples: 3}}})
 	require.NoError(t, err)
 	require.Len(t, res.Peers, 1)
