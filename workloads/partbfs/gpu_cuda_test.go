@@ -15,23 +15,15 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/gpuplan/gpuplan/partition"
-	"github.com/gpuplan/gpuplan/planners"
 )
 
 // gpuGraphs are larger than the fake tests' graphs: several blocks of
 // every kernel's grid, hubs, long thin levels and empty parts.
 func gpuGraphs(t *testing.T) []*frontier.CSR {
-	graphs := testGraphs(t)
-	for _, build := range []func() (*frontier.CSR, error){
+	return buildGraphs(t, testGraphs(t),
 		func() (*frontier.CSR, error) { return frontier.Kronecker(15, 16, 5) },
 		func() (*frontier.CSR, error) { return frontier.Grid(150) },
-		func() (*frontier.CSR, error) { return frontier.RandomGeometric(40000, 12, 6) },
-	} {
-		g, err := build()
-		require.NoError(t, err)
-		graphs = append(graphs, g)
-	}
-	return graphs
+		func() (*frontier.CSR, error) { return frontier.RandomGeometric(40000, 12, 6) })
 }
 
 // TestGPUSimulatedPartitions runs P = 1..4 parts on the one GPU, each
@@ -45,12 +37,7 @@ func TestGPUSimulatedPartitions(t *testing.T) {
 		devs, err := SimulatedDevices(x, p, executor.DriverVersion(), false)
 		require.NoError(t, err)
 		for gi, g := range gpuGraphs(t) {
-			s, err := NewSession(devs, g, Config{Strategy: partition.Strategy(1 + (p+gi)%2)})
-			require.NoError(t, err, g.Name)
-			roots, err := frontier.Roots(g, 3, uint64(p))
-			require.NoError(t, err)
-			checkRuns(t, s, roots)
-			require.NoError(t, s.Close())
+			checkSession(t, devs, g, Config{Strategy: partition.Strategy(1 + (p+gi)%2)}, 3, uint64(p))
 		}
 		require.NoError(t, devs.Close())
 	}
@@ -66,22 +53,9 @@ func TestGPUBothDirectionsAndForms(t *testing.T) {
 	devs, err := SimulatedDevices(x, 3, "", false)
 	require.NoError(t, err)
 	defer devs.Close()
-	for _, dir := range []planners.DirectionParams{{Alpha: 1 << 40, Beta: 1}, {Alpha: 1, Beta: 1, MinAverageDegree: 1 << 20}} {
-		s, err := NewSession(devs, g, Config{Direction: dir})
-		require.NoError(t, err)
-		roots, err := frontier.Roots(g, 3, 5)
-		require.NoError(t, err)
-		for _, root := range roots {
-			ref, err := frontier.BFS(g, root)
-			require.NoError(t, err)
-			_, err = s.Run(root)
-			require.NoError(t, err)
-			levels, err := s.Levels()
-			require.NoError(t, err)
-			require.Equal(t, ref, levels)
-		}
-		require.NoError(t, s.Close())
-	}
+	roots, err := frontier.Roots(g, 3, 5)
+	require.NoError(t, err)
+	eachForcedRun(t, func() *Devices { return devs }, g, roots, func(Run) {})
 }
 
 // TestGPUDeviceCopyExchange checks the simulation's collectives byte for
@@ -118,12 +92,7 @@ func TestGPUMultiDevice(t *testing.T) {
 		}
 		require.NoError(t, err)
 		for _, g := range gpuGraphs(t) {
-			s, err := NewSession(devs, g, Config{})
-			require.NoError(t, err, g.Name)
-			roots, err := frontier.Roots(g, 3, uint64(p))
-			require.NoError(t, err)
-			checkRuns(t, s, roots)
-			require.NoError(t, s.Close())
+			checkSession(t, devs, g, Config{}, 3, uint64(p))
 		}
 		require.NoError(t, devs.Close())
 	}

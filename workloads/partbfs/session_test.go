@@ -47,8 +47,7 @@ func fakeDevices(t testing.TB, p int, simulated bool) *Devices {
 // smaller than the parts' alignment (empty parts).
 func testGraphs(t testing.TB) []*frontier.CSR {
 	t.Helper()
-	var out []*frontier.CSR
-	for _, build := range []func() (*frontier.CSR, error){
+	return buildGraphs(t, nil,
 		func() (*frontier.CSR, error) { return frontier.Kronecker(11, 16, 3) },
 		func() (*frontier.CSR, error) { return frontier.Grid(30) },
 		func() (*frontier.CSR, error) { return frontier.Road(25, 2) },
@@ -62,13 +61,40 @@ func testGraphs(t testing.TB) []*frontier.CSR {
 		},
 		func() (*frontier.CSR, error) {
 			return frontier.BuildUndirected("tiny", 90, []int32{0, 1, 2, 70, 5}, []int32{1, 2, 70, 89, 6})
-		},
-	} {
+		})
+}
+
+// buildGraphs appends the graph of every generator in builds to graphs.
+func buildGraphs(t testing.TB, graphs []*frontier.CSR, builds ...func() (*frontier.CSR, error)) []*frontier.CSR {
+	t.Helper()
+	for _, build := range builds {
 		g, err := build()
 		require.NoError(t, err)
-		out = append(out, g)
+		graphs = append(graphs, g)
 	}
-	return out
+	return graphs
+}
+
+// runLevels runs from root on s and returns the run and its levels.
+func runLevels(t *testing.T, s *Session, root int32) (Run, []int32) {
+	t.Helper()
+	run, err := s.Run(root)
+	require.NoError(t, err)
+	levels, err := s.Levels()
+	require.NoError(t, err)
+	return run, levels
+}
+
+// checkSession opens a session of cfg over g on devs, runs checkRuns from
+// nroots of its roots (frontier.Roots with seed) and closes it.
+func checkSession(t *testing.T, devs *Devices, g *frontier.CSR, cfg Config, nroots int, seed uint64) {
+	t.Helper()
+	s, err := NewSession(devs, g, cfg)
+	require.NoError(t, err, g.Name)
+	roots, err := frontier.Roots(g, nroots, seed)
+	require.NoError(t, err)
+	checkRuns(t, s, roots)
+	require.NoError(t, s.Close())
 }
 
 // checkRuns runs every root and checks the levels against the CPU
@@ -80,10 +106,7 @@ func checkRuns(t *testing.T, s *Session, roots []int32) {
 	for _, root := range roots {
 		ref, err := frontier.BFSDirectionOptimizing(g, root, planners.DefaultDirectionParams())
 		require.NoError(t, err)
-		run, err := s.Run(root)
-		require.NoError(t, err)
-		levels, err := s.Levels()
-		require.NoError(t, err)
+		run, levels := runLevels(t, s, root)
 		require.True(t, slices.Equal(ref.Levels, levels), "%s from %d: levels differ (%v)", g.Name, root, frontier.Validate(g, root, levels))
 		require.Equal(t, frontier.Stats(g, levels).Levels, run.Levels)
 		pred, err := partition.PredictExchange(s.Plan(), partition.Traversal{Offsets: g.Offsets, Targets: g.Targets,
@@ -109,15 +132,30 @@ func TestRunMatchesReferenceOnEveryTransport(t *testing.T) {
 			for gi, g := range graphs {
 				strategy := partition.Strategy(1 + (p+gi)%2)
 				t.Run(fmt.Sprintf("%s/p%d/sim=%v/%s", g.Name, p, simulated, strategy), func(t *testing.T) {
-					s, err := NewSession(fakeDevices(t, p, simulated), g, Config{Strategy: strategy})
-					require.NoError(t, err)
-					defer s.Close()
-					roots, err := frontier.Roots(g, 2, uint64(p))
-					require.NoError(t, err)
-					checkRuns(t, s, roots)
+					checkSession(t, fakeDevices(t, p, simulated), g, Config{Strategy: strategy}, 2, uint64(p))
 				})
 			}
 		}
+	}
+}
+
+// eachForcedRun forces every level bottom-up, then every level top-down:
+// with each, it opens a session over g on devs(), runs from every root,
+// checks the levels against the CPU reference, calls check with the run,
+// and closes the session.
+func eachForcedRun(t *testing.T, devs func() *Devices, g *frontier.CSR, roots []int32, check func(Run)) {
+	t.Helper()
+	for _, dir := range []planners.DirectionParams{{Alpha: 1 << 40, Beta: 1}, {Alpha: 1, Beta: 1, MinAverageDegree: 1 << 20}} {
+		s, err := NewSession(devs(), g, Config{Direction: dir})
+		require.NoError(t, err)
+		for _, root := range roots {
+			ref, err := frontier.BFS(g, root)
+			require.NoError(t, err)
+			run, levels := runLevels(t, s, root)
+			require.Equal(t, ref, levels)
+			check(run)
+		}
+		require.NoError(t, s.Close())
 	}
 }
 
@@ -129,29 +167,17 @@ func TestRunBothDirectionsAndForms(t *testing.T) {
 	roots, err := frontier.Roots(g, 2, 3)
 	require.NoError(t, err)
 	seen := map[string]bool{}
-	for _, dir := range []planners.DirectionParams{{Alpha: 1 << 40, Beta: 1, MinAverageDegree: 0}, {Alpha: 1, Beta: 1, MinAverageDegree: 1 << 20}} {
-		s, err := NewSession(fakeDevices(t, 3, false), g, Config{Direction: dir})
-		require.NoError(t, err)
-		for _, root := range roots {
-			ref, err := frontier.BFS(g, root)
-			require.NoError(t, err)
-			run, err := s.Run(root)
-			require.NoError(t, err)
-			levels, err := s.Levels()
-			require.NoError(t, err)
-			require.Equal(t, ref, levels)
-			for _, st := range run.Steps {
-				seen[st.Exchange.Collective.String()] = true
-				if st.Exchange.QueuePairs > 0 {
-					seen["queue"] = true
-				}
-				if st.Exchange.BitmapPairs > 0 {
-					seen["bitmap"] = true
-				}
+	eachForcedRun(t, func() *Devices { return fakeDevices(t, 3, false) }, g, roots, func(run Run) {
+		for _, st := range run.Steps {
+			seen[st.Exchange.Collective.String()] = true
+			if st.Exchange.QueuePairs > 0 {
+				seen["queue"] = true
+			}
+			if st.Exchange.BitmapPairs > 0 {
+				seen["bitmap"] = true
 			}
 		}
-		require.NoError(t, s.Close())
-	}
+	})
 	assert.Equal(t, map[string]bool{"all-gather": true, "all-to-all": true, "queue": true, "bitmap": true}, seen)
 }
 
