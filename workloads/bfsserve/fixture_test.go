@@ -118,6 +118,17 @@ func (f *fixture) cpu(context.Context) (*Residency, error) {
 	return &Residency{Graphs: []*bfsquery.Graph{kg, dg}}, nil
 }
 
+// smallBudget returns a budget that holds the kron graph resident on the
+// CPU and one query of one target, with 64 bytes to spare.
+func (f *fixture) smallBudget() uint64 {
+	t := f.t
+	t.Helper()
+	cpu, err := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
+	require.NoError(t, err)
+	small := cpu.Footprint(bfsquery.Query{Targets: []int32{1}})
+	return cpu.ResidentBytes() + small.Frontier + small.Output + 64
+}
+
 // fake returns the fake GPU of the latest opening.
 func (f *fixture) fake() *executor.Fake {
 	f.mu.Lock()

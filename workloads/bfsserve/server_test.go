@@ -179,10 +179,7 @@ func TestBadRequestsNameTheField(t *testing.T) {
 // TestAdmission refuses what the queue or the budget cannot hold, at once.
 func TestAdmission(t *testing.T) {
 	f := newFixture(t)
-	cpu, err := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
-	require.NoError(t, err)
-	small := cpu.Footprint(bfsquery.Query{Targets: []int32{1}})
-	budget := cpu.ResidentBytes() + small.Frontier + small.Output + 64
+	budget := f.smallBudget()
 	_, url := f.start(Config{QueueDepth: 2, BudgetBytes: budget}, f.cpu)
 
 	r := post(t, url+"/v1/graphs/kron/batch", map[string]any{"queries": []map[string]any{{"root": 0, "targets": []int{}}, {"root": 1, "targets": []int{}}, {"root": 2, "targets": []int{}}}})
@@ -206,10 +203,7 @@ func TestAdmission(t *testing.T) {
 // such query of a batch, in a message that ends with its Fix.
 func TestOverBudgetNamesTheQuery(t *testing.T) {
 	f := newFixture(t)
-	cpu, err := bfsquery.OpenCPU(f.kron, bfsquery.Options{})
-	require.NoError(t, err)
-	small := cpu.Footprint(bfsquery.Query{Targets: []int32{1}})
-	budget := cpu.ResidentBytes() + small.Frontier + small.Output + 64
+	budget := f.smallBudget()
 	s, url := f.start(Config{BudgetBytes: budget}, f.cpu)
 	fits := map[string]any{"root": 0, "targets": []int{1}}
 	over := map[string]any{"root": 1, "targets": make([]int, 200), "parents": true}
