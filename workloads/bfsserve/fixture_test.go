@@ -212,6 +212,34 @@ func wantLevels(t *testing.T, g *frontier.CSR, q bfsquery.Query) []int32 {
 	return out
 }
 
+// reference caches the CPU reference's levels per root.
+func reference(g *frontier.CSR) func(int32) ([]int32, error) {
+	var mu sync.Mutex
+	cache := map[int32][]int32{}
+	return func(root int32) ([]int32, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if l, ok := cache[root]; ok {
+			return l, nil
+		}
+		l, err := frontier.BFS(g, root)
+		cache[root] = l
+		return l, err
+	}
+}
+
+// loadConfig is the load of the load tests against the server at url:
+// eight clients sending 150 queries over the kron graph from 40 roots,
+// every answer checked against the CPU reference.
+func (f *fixture) loadConfig(url string) LoadConfig {
+	t := f.t
+	t.Helper()
+	roots, err := frontier.Roots(f.kron, 40, 2)
+	require.NoError(t, err)
+	return LoadConfig{URL: url, Graph: "kron", Clients: 8, Queries: 150, Roots: roots, Vertices: f.kron.NumVertices(),
+		MaxDepth: bfsquery.NoDepthLimit, Seed: 3, CheckEvery: 1, Reference: reference(f.kron)}
+}
+
 // eventually polls cond until it holds or 10 s pass.
 func eventually(t *testing.T, cond func() bool, msg string) {
 	t.Helper()

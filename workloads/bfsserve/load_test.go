@@ -11,33 +11,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
-
-// reference caches the CPU reference's levels per root.
-func reference(g *frontier.CSR) func(int32) ([]int32, error) {
-	var mu sync.Mutex
-	cache := map[int32][]int32{}
-	return func(root int32) ([]int32, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if l, ok := cache[root]; ok {
-			return l, nil
-		}
-		l, err := frontier.BFS(g, root)
-		cache[root] = l
-		return l, err
-	}
-}
-
-func loadConfig(t *testing.T, f *fixture, url string) LoadConfig {
-	roots, err := frontier.Roots(f.kron, 40, 2)
-	require.NoError(t, err)
-	return LoadConfig{URL: url, Graph: "kron", Clients: 8, Queries: 150, Roots: roots, Vertices: f.kron.NumVertices(),
-		MaxDepth: bfsquery.NoDepthLimit, Seed: 3, CheckEvery: 1, Reference: reference(f.kron)}
-}
 
 // TestRunLoadChecksEveryAnswer drives the fake GPU server with concurrent
 // clients: every answer checked agrees with the reference, batches form,
@@ -46,7 +20,7 @@ func TestRunLoadChecksEveryAnswer(t *testing.T) {
 	f := newFixture(t)
 	_, url := f.start(Config{Window: time.Millisecond}, f.gpu)
 	var progress []int64
-	cfg := loadConfig(t, f, url)
+	cfg := f.loadConfig(url)
 	cfg.Progress = func(n int64) { progress = append(progress, n) }
 	res, err := RunLoad(context.Background(), cfg)
 	require.NoError(t, err)
@@ -75,7 +49,7 @@ func TestRunLoadChecksEveryAnswer(t *testing.T) {
 func TestRunLoadChecksAfterTheTimedWindow(t *testing.T) {
 	f := newFixture(t)
 	_, url := f.start(Config{Window: time.Millisecond}, f.gpu)
-	cfg := loadConfig(t, f, url)
+	cfg := f.loadConfig(url)
 	right := cfg.Reference
 	var mu sync.Mutex
 	var calls []time.Time
@@ -103,7 +77,7 @@ func TestRunLoadChecksAfterTheTimedWindow(t *testing.T) {
 func TestRunLoadCatchesWrongAnswers(t *testing.T) {
 	f := newFixture(t)
 	_, url := f.start(Config{}, f.cpu)
-	cfg := loadConfig(t, f, url)
+	cfg := f.loadConfig(url)
 	cfg.Queries, cfg.Clients = 20, 2
 	right := cfg.Reference
 	cfg.Reference = func(root int32) ([]int32, error) {
@@ -133,7 +107,7 @@ func TestSoakWithDisconnectsLeaksNothing(t *testing.T) {
 	served := make(chan error, 1)
 	go func() { served <- s.Serve(l) }()
 	transport := &http.Transport{MaxIdleConnsPerHost: 32}
-	cfg := loadConfig(t, f, "http://"+l.Addr().String())
+	cfg := f.loadConfig("http://" + l.Addr().String())
 	cfg.Clients, cfg.Queries, cfg.Duration, cfg.Disconnect, cfg.CheckEvery, cfg.Mixed = 32, 0, 700*time.Millisecond, 0.3, 5, true
 	cfg.Client = &http.Client{Transport: transport}
 	warm := f.fake().Stats().DeviceAllocations
