@@ -208,8 +208,7 @@ func (s *Server) healthz(w http.ResponseWriter, _ *http.Request) error {
 }
 
 func (s *Server) bfs(w http.ResponseWriter, r *http.Request) error {
-	var req QueryRequest
-	b, err := s.decodeFor(w, r, &req)
+	b, req, err := decodeFor[QueryRequest](s, w, r)
 	if err != nil {
 		return err
 	}
@@ -217,8 +216,7 @@ func (s *Server) bfs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
-	var req BatchRequest
-	b, err := s.decodeFor(w, r, &req)
+	b, req, err := decodeFor[BatchRequest](s, w, r)
 	if err != nil {
 		return err
 	}
@@ -250,8 +248,7 @@ func (s *Server) batchQueries(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (s *Server) reach(w http.ResponseWriter, r *http.Request) error {
-	var req ReachRequest
-	b, err := s.decodeFor(w, r, &req)
+	b, req, err := decodeFor[ReachRequest](s, w, r)
 	if err != nil {
 		return err
 	}
@@ -261,13 +258,14 @@ func (s *Server) reach(w http.ResponseWriter, r *http.Request) error {
 	return s.one(w, r, b, routeReach, QueryRequest{Root: req.Root, Targets: req.Targets, MaxDepth: req.MaxDepth}, func(a bfsquery.Answer) any { return reach(a) })
 }
 
-// decodeFor returns the named graph's batcher and decodes the body into v.
-func (s *Server) decodeFor(w http.ResponseWriter, r *http.Request, v any) (*batcher, error) {
+// decodeFor returns the named graph's batcher and the body decoded as a T.
+func decodeFor[T any](s *Server, w http.ResponseWriter, r *http.Request) (*batcher, T, error) {
+	var req T
 	b, err := s.graph(r)
 	if err != nil {
-		return nil, err
+		return nil, req, err
 	}
-	return b, s.decode(w, r, v)
+	return b, req, s.decode(w, r, &req)
 }
 
 // one answers one query of route and writes what render makes of its

@@ -146,14 +146,7 @@ func (s *Server) Health() Health {
 func (s *Server) Failed() <-chan struct{} { return s.failed }
 
 // hasFailed reports whether a recovery has given up.
-func (s *Server) hasFailed() bool {
-	select {
-	case <-s.failed:
-		return true
-	default:
-		return false
-	}
-}
+func (s *Server) hasFailed() bool { return closed(s.failed) }
 
 // setHealth changes the status.
 func (s *Server) setHealth(status, reason string) {
@@ -310,9 +303,12 @@ func (s *Server) reopen(ctx context.Context) (*Residency, map[string]*bfsquery.G
 }
 
 // stopped reports whether Shutdown has begun.
-func (s *Server) stopped() bool {
+func (s *Server) stopped() bool { return closed(s.stop) }
+
+// closed reports whether ch, which is only ever closed, is.
+func closed(ch <-chan struct{}) bool {
 	select {
-	case <-s.stop:
+	case <-ch:
 		return true
 	default:
 		return false
