@@ -153,16 +153,11 @@ func checkOverflowAndRefusals(t *testing.T, x *executor.Executor, bigGrid *front
 // emulated kernels.
 func TestArmsOnFake(t *testing.T) {
 	x, _ := newFakeExecutor(t, 8<<30, 1)
-	kron, err := frontier.Kronecker(10, 16, 7)
-	require.NoError(t, err)
-	grid, err := frontier.Grid(30)
-	require.NoError(t, err)
-	road, err := frontier.Road(30, 3)
-	require.NoError(t, err)
+	must := mustGraph(t)
+	kron, grid, road := must(frontier.Kronecker(10, 16, 7)), must(frontier.Grid(30)), must(frontier.Road(30, 3))
 	// A grid whose levels pass a megakernel block's keep budget, so items
 	// spill to the global queue and come back.
-	bigGrid, err := frontier.Grid(120)
-	require.NoError(t, err)
+	bigGrid := must(frontier.Grid(120))
 	configs := []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 3, MegakernelAhead: 1},
 		{CheckEvery: 3, MegakernelBlocksPerSM: 2, MegakernelAhead: 64},
 		{CheckEvery: 3, MegakernelAhead: 4, MegakernelFixedAhead: true, MegakernelKeep: MaxMegakernelKeep}}

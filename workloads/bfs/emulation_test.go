@@ -29,14 +29,8 @@ func newEmu(g *frontier.CSR, chunk int, nwarps, warpsPerBlock, blockCap uint32, 
 
 func emuGraphs(t *testing.T) []*frontier.CSR {
 	t.Helper()
-	var gs []*frontier.CSR
-	k, err := frontier.Kronecker(11, 16, 3)
-	require.NoError(t, err)
-	gr, err := frontier.Grid(23)
-	require.NoError(t, err)
-	rd, err := frontier.Road(20, 4)
-	require.NoError(t, err)
-	return append(gs, k, gr, rd, star(t, 3000))
+	must := mustGraph(t)
+	return []*frontier.CSR{must(frontier.Kronecker(11, 16, 3)), must(frontier.Grid(23)), must(frontier.Road(20, 4)), star(t, 3000)}
 }
 
 // TestKernelEmulation runs the kernels' queue logic (megakernel and per-level
