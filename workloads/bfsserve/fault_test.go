@@ -2,7 +2,6 @@ package bfsserve
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -53,8 +52,7 @@ func TestGPUFaultsFailInFlightQueriesAndRecover(t *testing.T) {
 
 			h := call(t, context.Background(), http.MethodGet, url+"/healthz", "")
 			require.Equal(t, http.StatusServiceUnavailable, h.status)
-			var health Health
-			require.NoError(t, json.Unmarshal(h.body, &health))
+			health := decodeReply[Health](t, h)
 			assert.Equal(t, StatusRecovering, health.Status)
 			assert.NotEmpty(t, health.Reason)
 			r = post(t, url+"/v1/graphs/web/bfs", q)
@@ -68,8 +66,7 @@ func TestGPUFaultsFailInFlightQueriesAndRecover(t *testing.T) {
 			assert.Zero(t, failed.Stats().DeviceAllocations, "the failed context holds no memory")
 			r = post(t, url+"/v1/graphs/kron/bfs", q)
 			require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-			var a QueryResponse
-			require.NoError(t, json.Unmarshal(r.body, &a))
+			a := decodeReply[QueryResponse](t, r)
 			assert.Equal(t, wantLevels(t, f.kron, bfsquery.Query{Root: 3, Targets: []int32{0, 1, 2, 3}, MaxDepth: -1}), a.Levels)
 			assert.Equal(t, 1.0, counterValue(t, s, "gpuplan_serve_recoveries_total", "", ""))
 		})
@@ -139,8 +136,7 @@ func checkFailed(t *testing.T, s *Server, url, why string) {
 
 	r := call(t, context.Background(), http.MethodGet, url+"/healthz", "")
 	require.Equal(t, http.StatusServiceUnavailable, r.status)
-	var health Health
-	require.NoError(t, json.Unmarshal(r.body, &health))
+	health := decodeReply[Health](t, r)
 	assert.Equal(t, StatusFailed, health.Status)
 
 	for _, path := range []string{"/v1/graphs/kron/bfs", "/v1/graphs/web/reach"} {
@@ -186,8 +182,7 @@ func TestFaultUnderLoadNeverAnswersWrong(t *testing.T) {
 					failed.Store(r.status, true)
 					continue
 				}
-				var a QueryResponse
-				require.NoError(t, json.Unmarshal(r.body, &a))
+				a := decodeReply[QueryResponse](t, r)
 				assert.Equal(t, wantLevels(t, f.kron, q), a.Levels, "root %d", root)
 				ok.Store(c, true)
 			}

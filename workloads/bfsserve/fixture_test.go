@@ -166,9 +166,15 @@ type reply struct {
 // apiError decodes an error response.
 func (r reply) apiError(t *testing.T) Error {
 	t.Helper()
-	var e Error
-	require.NoError(t, json.Unmarshal(r.body, &e), "body %s", r.body)
-	return e
+	return decodeReply[Error](t, r)
+}
+
+// decodeReply decodes a JSON response body as a T.
+func decodeReply[T any](t *testing.T, r reply) T {
+	t.Helper()
+	var v T
+	require.NoError(t, json.Unmarshal(r.body, &v), "body %s", r.body)
+	return v
 }
 
 // call sends a request and reads the response.

@@ -3,7 +3,6 @@ package bfsserve
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -45,8 +44,7 @@ func TestConcurrentQueriesMatchTheReference(t *testing.T) {
 						if !assert.Equal(t, http.StatusOK, r.status, "%s", r.body) {
 							return
 						}
-						var a QueryResponse
-						require.NoError(t, json.Unmarshal(r.body, &a))
+						a := decodeReply[QueryResponse](t, r)
 						assert.Equal(t, q.Root, a.Root)
 						assert.Equal(t, wantLevels(t, g, q), a.Levels, "graph %s root %d", g.Name, q.Root)
 						checkParents(t, g, q, a)
@@ -96,16 +94,14 @@ func TestBatchReachAndLevels(t *testing.T) {
 
 	r := post(t, url+"/v1/graphs/kron/batch", map[string]any{"queries": []map[string]any{{"root": 3, "targets": []int{0, 1, 2}}, {"root": 5, "targets": []int{4}, "max_depth": 0}}})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	var br BatchResponse
-	require.NoError(t, json.Unmarshal(r.body, &br))
+	br := decodeReply[BatchResponse](t, r)
 	require.Len(t, br.Answers, 2)
 	assert.Equal(t, []int32{all[0], all[1], all[2]}, br.Answers[0].Levels)
 	assert.Equal(t, 1, br.Answers[1].Reached, "depth 0 reaches the root alone")
 
 	r = post(t, url+"/v1/graphs/kron/reach", map[string]any{"root": 3, "targets": []int{0, 1, 2, 3}, "max_depth": 2})
 	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
-	var rr ReachResponse
-	require.NoError(t, json.Unmarshal(r.body, &rr))
+	rr := decodeReply[ReachResponse](t, r)
 	for i, v := range []int{0, 1, 2, 3} {
 		assert.Equal(t, all[v] != -1 && all[v] <= 2, rr.Reachable[i], "target %d", v)
 	}
@@ -121,8 +117,7 @@ func TestBatchReachAndLevels(t *testing.T) {
 
 	r = call(t, context.Background(), http.MethodGet, url+"/v1/graphs", "")
 	require.Equal(t, http.StatusOK, r.status)
-	var gs GraphsResponse
-	require.NoError(t, json.Unmarshal(r.body, &gs))
+	gs := decodeReply[GraphsResponse](t, r)
 	require.Len(t, gs.Graphs, 2)
 	assert.Equal(t, GraphInfo{Name: "kron", Vertices: f.kron.NumVertices(), Edges: int64(f.kron.NumEdgeEntries() / 2), Backend: "gpu", Resident: 4 * uint64(len(f.kron.Offsets)+len(f.kron.Targets))}, gs.Graphs[0])
 	assert.True(t, gs.Graphs[1].Directed)
@@ -222,8 +217,7 @@ func TestOverBudgetNamesTheQuery(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			r := post(t, url+"/v1/graphs/kron/"+c.route, c.body)
 			require.Equal(t, http.StatusServiceUnavailable, r.status, "%s", r.body)
-			var raw map[string]any
-			require.NoError(t, json.Unmarshal(r.body, &raw))
+			raw := decodeReply[map[string]any](t, r)
 			assert.Equal(t, c.field, raw["field"], "the JSON error names the query")
 			e := r.apiError(t)
 			assert.Equal(t, CodeOverBudget, e.Code)
