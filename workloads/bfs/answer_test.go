@@ -1,16 +1,15 @@
 package bfs
 
 import (
-	"bufio"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"strings"
 	"testing"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/internal/kernelabi/abitest"
 	"github.com/gpuplan/gpuplan/workloads/harness"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -391,30 +390,9 @@ func TestGrowAnswerBuffers(t *testing.T) {
 // writes), so the occupancy model sizes their launches on the fake as on
 // the GPU.
 func TestAnswerKernelsResources(t *testing.T) {
-	f, err := os.Open("bfs.resources")
-	require.NoError(t, err)
-	defer f.Close()
-	type usage struct{ regs, smem int }
-	report := map[string]usage{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		var name string
-		var u usage
-		var stack, stores, loads int
-		if _, err := fmt.Sscanf(sc.Text(), "%s registers=%d stack=%d spill_stores=%d spill_loads=%d smem=%d", &name, &u.regs, &stack, &stores, &loads, &u.smem); err == nil {
-			report[name] = u
-		}
-	}
-	require.NoError(t, sc.Err())
 	fakes := NewEmulation(1).Kernels()
 	require.Len(t, fakes, len(ABI.Kernels), "every kernel is emulated")
-	for _, name := range []string{KernelGather, KernelLevelCounts, KernelMSGather, KernelMSLevelCounts} {
-		u, ok := report[name]
-		require.True(t, ok, "%s is in bfs.resources", name)
-		a := fakes[name].Attrs
-		assert.Equal(t, u.regs, a.NumRegs, "%s registers", name)
-		assert.Equal(t, u.smem, a.StaticSharedBytes, "%s shared memory", name)
-	}
+	abitest.CheckResources(t, "bfs.resources", fakes, []string{KernelGather, KernelLevelCounts, KernelMSGather, KernelMSLevelCounts})
 }
 
 // TestReserveAnswersOnFake checks that reserved answer buffers serve

@@ -2,11 +2,15 @@
 // kernel ABI (a kernelabi.Module), written once: the committed C header is
 // what the Go declaration generates, the committed PTX's entry points take
 // exactly the declared parameters, in the order the workload lists them,
-// every entry point is emulated, and the launch arguments the host fills
-// decode on the emulation side.
+// every entry point is emulated, with the registers and shared memory
+// ptxas reports for it, and the launch arguments the host fills decode on
+// the emulation side.
 package abitest
 
 import (
+	"bufio"
+	"fmt"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,14 +84,69 @@ func Buffer(t testing.TB, x *executor.Executor) (executor.Buffer, executor.DevPt
 // times and then scalars, decode into want.
 func RoundTrip[D any](t testing.TB, host any, want D, ptr executor.DevPtr, pointers int, scalars []uint64) {
 	t.Helper()
-	args := kernelabi.MustArgs(host)
-	require.Len(t, args, pointers+len(scalars))
 	vals := make([]uint64, pointers+len(scalars))
 	for i := range vals[:pointers] {
 		vals[i] = uint64(ptr)
 	}
 	copy(vals[pointers:], scalars)
+	RoundTripValues(t, host, want, vals)
+}
+
+// RoundTripValues is RoundTrip for a parameter struct whose pointers and
+// scalars interleave: vals are the values a launch passes, in parameter
+// order (the buffer's device address for each pointer). host passes
+// len(vals) arguments, and vals decode into want.
+func RoundTripValues[D any](t testing.TB, host any, want D, vals []uint64) {
+	t.Helper()
+	require.Len(t, kernelabi.MustArgs(host), len(vals))
 	var got D
 	require.NoError(t, kernelabi.Decode(vals, &got))
 	assert.Equal(t, want, got)
+}
+
+// Resource is one entry point's line of a ptxas resource report (a
+// workload's .resources file, which scripts/ptx.sh build writes).
+type Resource struct {
+	// Regs is the registers a thread, Smem the static shared memory of a
+	// block in bytes, and SpillStores the spill stores ptxas reports.
+	Regs, Smem, SpillStores int
+}
+
+// Resources reads the ptxas resource report at path, by entry point name;
+// lines of another form (the header comment) are skipped.
+func Resources(t testing.TB, path string) map[string]Resource {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	report := map[string]Resource{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var name string
+		var r Resource
+		var stack, loads int
+		if _, err := fmt.Sscanf(sc.Text(), "%s registers=%d stack=%d spill_stores=%d spill_loads=%d smem=%d", &name, &r.Regs, &stack, &r.SpillStores, &loads, &r.Smem); err == nil {
+			report[name] = r
+		}
+	}
+	require.NoError(t, sc.Err())
+	return report
+}
+
+// CheckResources holds the emulated entry points names of fakes (a
+// workload's Emulation.Kernels) to the registers and shared memory of the
+// ptxas report at path, so that the occupancy model sees the fake's
+// kernels as the GPU's: each is in the report, with the same registers and
+// static shared memory. It returns the report (Resources).
+func CheckResources(t testing.TB, path string, fakes map[string]executor.FakeKernel, names []string) map[string]Resource {
+	t.Helper()
+	report := Resources(t, path)
+	for _, name := range names {
+		r, ok := report[name]
+		require.True(t, ok, "%s is in %s", name, path)
+		a := fakes[name].Attrs
+		assert.Equal(t, r.Regs, a.NumRegs, "%s registers", name)
+		assert.Equal(t, r.Smem, a.StaticSharedBytes, "%s shared memory", name)
+	}
+	return report
 }
