@@ -62,7 +62,7 @@ func TestRoundTrip(t *testing.T) {
 }
 
 // mixedParams interleaves pointers and scalars.
-type mixedParams[P kernelabi.Ptr] struct {
+type mixedParams[P ptr] struct {
 	Data  P      `c:"int *data"`
 	N     uint64 `c:"unsigned long long n"`
 	Extra P      `c:"int *extra"`
