@@ -39,6 +39,9 @@
 //     hash-cons, worklist of parents to repair).
 //   - RebuildRounds: the same closure in data-parallel rounds, the
 //     specification of the GPU rebuild.
+//   - RebuildHybrid (RebuildHybridWith, HybridOptions): those rounds while
+//     each unites many classes, at most 64, then the worklist from their
+//     state: the same closure, never quadratic.
 //   - ReadPartition, WritePartition, ComparePartitions: egg's partition
 //     format and comparison up to renaming.
 package egraph

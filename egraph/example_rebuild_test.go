@@ -69,6 +69,22 @@ func ExampleRebuildRounds() {
 	// 3 [0 0 2 2 4 4]
 }
 
+// ExampleRebuildHybrid runs the data-parallel rounds while each unites
+// enough classes, then finishes with the worklist. Six e-nodes need one
+// merge a round, which every round finds, so the rounds run to the end as
+// in RebuildRounds; capped at one round, the worklist unites the g's in
+// one generation.
+func ExampleRebuildHybrid() {
+	g, _ := egraph.ReadDump(strings.NewReader(exampleDump))
+	res, _ := egraph.RebuildHybrid(g)
+	fmt.Println(res.Rounds, res.DataParallelRounds, res.WorklistFinished, res.Labels)
+	forced, _ := egraph.RebuildHybridWith(g, egraph.HybridOptions{MaxRounds: 1})
+	fmt.Println(forced.Rounds, forced.DataParallelRounds, forced.WorklistFinished, forced.Labels)
+	// Output:
+	// 3 3 false [0 0 2 2 4 4]
+	// 2 1 true [0 0 2 2 4 4]
+}
+
 // ExampleGenerate generates an e-graph with deep cycles whose closure walks
 // around each cycle one round at a time.
 func ExampleGenerate() {

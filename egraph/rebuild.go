@@ -24,8 +24,20 @@ type RebuildResult struct {
 	DistinctNodes int `json:"distinct_nodes"`
 	// Rounds counts passes over e-nodes: for Rebuild, the first pass over
 	// every e-node plus one per generation of the repair worklist; for
-	// RebuildRounds, the rounds run, the last of which found nothing new.
+	// RebuildRounds, the rounds run, the last of which found nothing new;
+	// for RebuildHybrid, its data-parallel rounds plus the generations of
+	// the worklist that finished it, if one did.
 	Rounds int `json:"rounds"`
+	// DataParallelRounds counts the rounds that were passes of
+	// RebuildRounds over every e-node: all of Rounds for RebuildRounds and
+	// the GPU rebuild, none for Rebuild, and for RebuildHybrid those run
+	// before the worklist took over (at most 64 with its defaults).
+	DataParallelRounds int `json:"data_parallel_rounds"`
+	// WorklistFinished reports that the worklist of Rebuild carried the
+	// closure to its end: always for Rebuild, never for RebuildRounds, and
+	// for RebuildHybrid when a round united too few classes to run another
+	// (or HybridOptions.MaxRounds had run).
+	WorklistFinished bool `json:"worklist_finished"`
 }
 
 // NodeClasses returns the final class of every e-node of g, in e-node
@@ -82,20 +94,40 @@ func Rebuild(g *Graph) (*RebuildResult, error) {
 		return nil, err
 	}
 	w := newWorklist(g)
-	res := &RebuildResult{ClassIDs: int(g.ClassCount), UnionPairs: g.UnionCount(), Nodes: g.NodeCount()}
-	for k := 0; k < len(g.Unions); k += 2 {
-		if w.union(g.Unions[k], g.Unions[k+1]) {
-			res.UnionMerges++
-		}
-	}
+	res := newRebuildResult(g)
+	res.UnionMerges = w.unitePairs(g.Unions)
 	res.ClassesAfterUnions = res.ClassIDs - res.UnionMerges
 	w.pushing = true
 	res.Rounds = 1
 	for i := range int32(g.NodeCount()) {
 		w.process(i)
 	}
+	res.Rounds += w.drain()
+	res.CongruenceMerges = w.merges
+	res.DistinctNodes = w.memo.count
+	res.WorklistFinished = true
+	res.finishLabels(g.ClassCount, w.find)
+	return res, nil
+}
+
+// unitePairs unites the classes of the flat pairs and returns how many
+// joined distinct classes.
+func (w *worklist) unitePairs(pairs []int32) int {
+	merges := 0
+	for k := 0; k < len(pairs); k += 2 {
+		if w.union(pairs[k], pairs[k+1]) {
+			merges++
+		}
+	}
+	return merges
+}
+
+// drain processes the worklist one generation at a time until it is
+// empty and returns the number of generations.
+func (w *worklist) drain() int {
+	generations := 0
 	for len(w.pending) > 0 {
-		res.Rounds++
+		generations++
 		cur := w.pending
 		w.pending = w.spare[:0]
 		for _, i := range cur {
@@ -104,10 +136,7 @@ func Rebuild(g *Graph) (*RebuildResult, error) {
 		}
 		w.spare = cur
 	}
-	res.CongruenceMerges = w.merges
-	res.DistinctNodes = w.memo.count
-	res.finishLabels(g.ClassCount, w.find)
-	return res, nil
+	return generations
 }
 
 // Node states of the worklist rebuild.

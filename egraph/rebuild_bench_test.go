@@ -59,15 +59,17 @@ func benchRebuild(b *testing.B, g *Graph, rebuild func(*Graph) (*RebuildResult, 
 	b.ReportMetric(float64(g.NodeCount())*float64(b.N)/b.Elapsed().Seconds(), "e-nodes/s")
 	b.ReportMetric(float64(res.Rounds), "rounds")
 	b.ReportMetric(float64(res.Classes), "classes")
+	b.ReportMetric(b.Elapsed().Seconds()*1e9/(float64(g.NodeCount())*float64(b.N)), "ns/e-node")
+	b.ReportMetric(float64(res.DataParallelRounds), "data-parallel-rounds")
 }
 
-// BenchmarkRebuild times the CPU reference (worklist) and the
-// data-parallel rounds on generated e-graphs of 10^6 and 10^7 e-nodes.
+// BenchmarkRebuild times the CPU reference (worklist), the data-parallel
+// rounds and the hybrid on generated e-graphs of 10^6 and 10^7 e-nodes.
 func BenchmarkRebuild(b *testing.B) {
 	methods := []struct {
 		name string
 		f    func(*Graph) (*RebuildResult, error)
-	}{{"worklist", Rebuild}, {"rounds", RebuildRounds}}
+	}{{"worklist", Rebuild}, {"rounds", RebuildRounds}, {"hybrid", RebuildHybrid}}
 	for _, n := range benchSizes {
 		for _, m := range methods {
 			b.Run(fmt.Sprintf("gen%d/%s", n, m.name), func(b *testing.B) {
@@ -77,7 +79,7 @@ func BenchmarkRebuild(b *testing.B) {
 	}
 }
 
-// BenchmarkRebuildEgg1e4 times both methods on egg's 1e4 dump (egg-bench
+// BenchmarkRebuildEgg1e4 times the three methods on egg's 1e4 dump (egg-bench
 // reports its own T2, unions plus rebuild(), for the same state).
 func BenchmarkRebuildEgg1e4(b *testing.B) {
 	g, err := ReadDump(openSample(b, "math-1e4.pre.txt"))
@@ -86,15 +88,31 @@ func BenchmarkRebuildEgg1e4(b *testing.B) {
 	}
 	b.Run("worklist", func(b *testing.B) { benchRebuild(b, g, Rebuild) })
 	b.Run("rounds", func(b *testing.B) { benchRebuild(b, g, RebuildRounds) })
+	b.Run("hybrid", func(b *testing.B) { benchRebuild(b, g, RebuildHybrid) })
 }
 
-// BenchmarkRebuildShapes times the worklist on the adversarial shapes at
-// 10^6 e-nodes.
+// BenchmarkRebuildShapes times the worklist and the hybrid on the
+// adversarial shapes at 10^6 e-nodes.
 func BenchmarkRebuildShapes(b *testing.B) {
 	for _, shape := range []GenShape{ShapeUnionChain, ShapeGiantClass, ShapeDeepCycle, ShapeAllDistinct} {
-		b.Run(shape.String(), func(b *testing.B) {
-			benchRebuild(b, benchGraph(b, GenConfig{Nodes: 1_000_000, Seed: 1, Shape: shape}), Rebuild)
-		})
+		g := benchGraph(b, GenConfig{Nodes: 1_000_000, Seed: 1, Shape: shape})
+		b.Run(shape.String()+"/worklist", func(b *testing.B) { benchRebuild(b, g, Rebuild) })
+		b.Run(shape.String()+"/hybrid", func(b *testing.B) { benchRebuild(b, g, RebuildHybrid) })
+	}
+}
+
+// BenchmarkRebuildChain times the methods on congruence towers of 10^3 to
+// 10^6 links (congruenceTower: one union that sets off a chain of one
+// congruence per link, 2 e-nodes a link), where RebuildRounds runs one
+// round per link over every e-node; it is left out above 5*10^4 links.
+func BenchmarkRebuildChain(b *testing.B) {
+	for _, links := range []int{1_000, 10_000, 100_000, 1_000_000} {
+		g := congruenceTower(links)
+		b.Run(fmt.Sprintf("links%d/hybrid", links), func(b *testing.B) { benchRebuild(b, g, RebuildHybrid) })
+		b.Run(fmt.Sprintf("links%d/worklist", links), func(b *testing.B) { benchRebuild(b, g, Rebuild) })
+		if links <= 50_000 {
+			b.Run(fmt.Sprintf("links%d/rounds", links), func(b *testing.B) { benchRebuild(b, g, RebuildRounds) })
+		}
 	}
 }
 
@@ -169,5 +187,6 @@ func BenchmarkEggDumps(b *testing.B) {
 		}
 		b.Run(name+"/worklist", func(b *testing.B) { benchRebuild(b, g, Rebuild) })
 		b.Run(name+"/rounds", func(b *testing.B) { benchRebuild(b, g, RebuildRounds) })
+		b.Run(name+"/hybrid", func(b *testing.B) { benchRebuild(b, g, RebuildHybrid) })
 	}
 }

@@ -46,31 +46,51 @@ package egraph
 // of its class. Which e-node owns a key in step 3 depends on the order of
 // insertion, but the classes united do not, so every order gives the same
 // partition. Errors are those of g.Validate.
+//
+// The rounds are as many as the longest chain of congruences that one
+// merge sets off (a tower f(f(...f(x))) against f(f(...f(y))) with x ~ y
+// pending takes one round per level), and each is a pass over every
+// e-node, so the time can grow as the square of the e-graph. RebuildHybrid
+// gives the same partition after at most 64 of these rounds, finishing
+// with the worklist; RebuildRounds stays the exact specification of the
+// GPU's rounds and of their count.
 func RebuildRounds(g *Graph) (*RebuildResult, error) {
 	if err := g.Validate(); err != nil {
 		return nil, err
 	}
 	s := newRoundState(g)
-	res := &RebuildResult{ClassIDs: int(g.ClassCount), UnionPairs: g.UnionCount(), Nodes: g.NodeCount()}
-	pending := g.Unions
-	for {
-		res.Rounds++
-		merges := s.applyPairs(pending)
-		if res.Rounds == 1 {
-			res.UnionMerges = merges
-			res.ClassesAfterUnions = res.ClassIDs - merges
-		} else {
-			res.CongruenceMerges += merges
-		}
-		s.canonicalise()
-		pending = s.group()
-		res.DistinctNodes = s.table.count
-		if len(pending) == 0 {
+	res := newRebuildResult(g)
+	for pending := g.Unions; ; {
+		if _, pending = s.round(res, pending); len(pending) == 0 {
 			break
 		}
 	}
+	res.DataParallelRounds = res.Rounds
 	res.finishLabels(g.ClassCount, s.uf.find)
 	return res, nil
+}
+
+// newRebuildResult returns a result with g's counts filled in.
+func newRebuildResult(g *Graph) *RebuildResult {
+	return &RebuildResult{ClassIDs: int(g.ClassCount), UnionPairs: g.UnionCount(), Nodes: g.NodeCount()}
+}
+
+// round runs one round of RebuildRounds on pending, counts it and its
+// merges in res, and returns the merges of its step 1 and the pairs its
+// step 4 emitted for the next round.
+func (s *roundState) round(res *RebuildResult, pending []int32) (merges int, next []int32) {
+	res.Rounds++
+	merges = s.applyPairs(pending)
+	if res.Rounds == 1 {
+		res.UnionMerges = merges
+		res.ClassesAfterUnions = res.ClassIDs - merges
+	} else {
+		res.CongruenceMerges += merges
+	}
+	s.canonicalise()
+	next = s.group()
+	res.DistinctNodes = s.table.count
+	return merges, next
 }
 
 // roundState holds the arrays of RebuildRounds.

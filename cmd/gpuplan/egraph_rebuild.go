@@ -37,13 +37,18 @@ it in egg's partition format (one class id per e-node line of the input),
 so it compares directly with egg's NAME.post.txt; --check compares with
 such a file up to renaming and fails unless the partitions are the same.
 
-Methods: worklist (the CPU reference: egg's deferred rebuild with a
-hash-cons, a union-find and a worklist of parents to repair) and rounds
-(the data-parallel rounds the GPU runs: apply pending unions, canonicalise
-every e-node, group equal e-nodes, unite their classes, until nothing
-changes). --gpu runs the rounds on the GPU (CUDA build), in the arm the
-megakernel topology plan picks from a measured profile, or in --arm; the
-partition and the deduplicated e-node table are read back from the device.
+Methods, all with the same partition: worklist (the CPU reference: egg's
+deferred rebuild with a hash-cons, a union-find and a worklist of parents
+to repair); rounds (the data-parallel rounds the GPU runs while each round
+unites at least one class per 64 e-nodes, at most 64 rounds, then the
+worklist from their state, so that no input takes more than linear
+passes); and exact-rounds (the exact specification of the GPU's rounds:
+apply pending unions, canonicalise every e-node, group equal e-nodes,
+unite their classes, until a round finds nothing; one round per link of
+the longest chain of congruences, quadratic on long chains). --gpu runs
+the exact rounds on the GPU (CUDA build), in the arm the megakernel
+topology plan picks from a measured profile, or in --arm; the partition
+and the deduplicated e-node table are read back from the device.
 
 Example: gpuplan egraph rebuild math-1e6.pre.txt -o mine.post.txt --check math-1e6.post.txt`
 
@@ -77,6 +82,9 @@ type rebuildOutput struct {
 	Generator *egraph.GenConfig `json:"generator,omitempty"`
 	Ops       int               `json:"ops"`
 	Method    string            `json:"method"`
+	// MinMerges is the rounds method's threshold: a round uniting fewer
+	// classes hands the rest to the worklist.
+	MinMerges int `json:"min_merges,omitempty"`
 	egraph.RebuildResult
 	ReadMS         float64       `json:"read_ms"`
 	RebuildMS      float64       `json:"rebuild_ms"`
@@ -94,9 +102,9 @@ const (
 )
 
 func parseRebuildArgs(e *env, args []string) (*rebuildOptions, error) {
-	f := e.newFlags("egraph rebuild", "egraph rebuild [--json] [--method worklist|rounds | --gpu [--arm ARM]] [-o FILE] [--check FILE] FILE|gen:N|-", egraphRebuildAbout)
+	f := e.newFlags("egraph rebuild", "egraph rebuild [--json] [--method worklist|rounds|exact-rounds | --gpu [--arm ARM]] [-o FILE] [--check FILE] FILE|gen:N|-", egraphRebuildAbout)
 	o := &rebuildOptions{open: openBenchExecutor}
-	f.StringVar(&o.method, "method", "worklist", "rebuild `METHOD`: worklist (the CPU reference) or rounds (the GPU's data-parallel rounds)")
+	f.StringVar(&o.method, "method", methodWorklist, "rebuild `METHOD`: worklist (the CPU reference), rounds (data-parallel rounds while they unite many classes, then the worklist) or exact-rounds (the GPU's rounds exactly)")
 	f.StringVar(&o.out, "o", "", "write the partition in egg-partition v1 format to `FILE`")
 	f.StringVar(&o.check, "check", "", "compare the partition with an egg-partition v1 `FILE` (or one class id per line); differing is an error")
 	f.Int64Var(&o.maxBytes, "max-input-bytes", input.DefaultGraphLimit, "refuse an input (and a --check file) larger than `N` bytes")
@@ -114,8 +122,8 @@ func parseRebuildArgs(e *env, args []string) (*rebuildOptions, error) {
 	}
 	o.file, o.json = f.Arg(0), f.json
 	switch {
-	case o.method != "worklist" && o.method != "rounds":
-		return nil, usagef("gpuplan egraph rebuild: --method %q is unknown. Fix: use worklist or rounds", o.method)
+	case rebuildMethod(o.method) == nil:
+		return nil, usagef("gpuplan egraph rebuild: --method %q is unknown. Fix: use worklist, rounds or exact-rounds", o.method)
 	case o.maxBytes <= 0:
 		return nil, usagef("gpuplan egraph rebuild: --max-input-bytes %d is not positive. Fix: pass a size in bytes, such as 1073741824", o.maxBytes)
 	}
@@ -170,14 +178,34 @@ func runRebuildMethod(o *rebuildOptions, g *egraph.Graph, out *rebuildOutput) (*
 	if o.gpu {
 		return rebuildOnGPU(o, g, out)
 	}
-	rebuild := egraph.Rebuild
-	if o.method == "rounds" {
-		rebuild = egraph.RebuildRounds
+	if o.method == methodRounds {
+		out.MinMerges = egraph.HybridMinMerges(g.NodeCount())
 	}
 	start := time.Now()
-	res, err := rebuild(g)
+	res, err := rebuildMethod(o.method)(g)
 	out.RebuildMS = msSince(start)
 	return res, err
+}
+
+// The CPU methods of --method.
+const (
+	methodWorklist    = "worklist"
+	methodRounds      = "rounds"
+	methodExactRounds = "exact-rounds"
+)
+
+// rebuildMethod returns the rebuild of a --method, or nil for an unknown
+// one.
+func rebuildMethod(name string) func(*egraph.Graph) (*egraph.RebuildResult, error) {
+	switch name {
+	case methodWorklist:
+		return egraph.Rebuild
+	case methodRounds:
+		return egraph.RebuildHybrid
+	case methodExactRounds:
+		return egraph.RebuildRounds
+	}
+	return nil
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
@@ -332,7 +360,7 @@ func writeRebuildText(tw *tabwriter.Writer, o *rebuildOutput) {
 	fmt.Fprintf(tw, "classes\t%d before, %d after the pending unions, %d after the rebuild\n", r.ClassIDs, r.ClassesAfterUnions, r.Classes)
 	fmt.Fprintf(tw, "unions\t%d pending pairs applied (%d merged), %d congruence merges\n", r.UnionPairs, r.UnionMerges, r.CongruenceMerges)
 	fmt.Fprintf(tw, "e-nodes\t%d in, %d distinct after the rebuild\n", r.Nodes, r.DistinctNodes)
-	fmt.Fprintf(tw, "rounds\t%d (%s)\n", r.Rounds, roundsMeaning(o.Method))
+	fmt.Fprintf(tw, "rounds\t%d (%s)\n", r.Rounds, roundsMeaning(o))
 	if o.GPU != nil {
 		writeGPUTime(tw, o)
 	} else {
@@ -346,12 +374,19 @@ func writeRebuildText(tw *tabwriter.Writer, o *rebuildOutput) {
 	}
 }
 
-func roundsMeaning(method string) string {
-	if method == methodGPU {
+// roundsMeaning says what the rounds line counts for the output's method.
+func roundsMeaning(o *rebuildOutput) string {
+	r := o.RebuildResult
+	switch {
+	case o.Method == methodGPU:
 		return "data-parallel rounds on the GPU, the last finding nothing new"
-	}
-	if method == "rounds" {
+	case o.Method == methodExactRounds:
 		return "data-parallel rounds, the last finding nothing new"
+	case o.Method == methodRounds && r.WorklistFinished:
+		return fmt.Sprintf("%d data-parallel, the last uniting fewer than %d classes, then %d worklist generations of repairs",
+			r.DataParallelRounds, o.MinMerges, r.Rounds-r.DataParallelRounds)
+	case o.Method == methodRounds:
+		return fmt.Sprintf("%d data-parallel, the last finding nothing new; the worklist was not needed", r.DataParallelRounds)
 	}
 	return "worklist: the first pass over every e-node plus one per generation of repairs"
 }

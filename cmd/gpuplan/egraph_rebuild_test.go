@@ -66,7 +66,13 @@ func TestEgraphRebuildCommand(t *testing.T) {
 			"ms rebuild on the CPU (worklist)",
 		}},
 		{name: "rounds", args: []string{"egraph", "rebuild", "--method", "rounds", "-"}, stdin: rebuildDump, code: exitOK, stdout: []string{
-			"rounds   3 (data-parallel rounds, the last finding nothing new)\n", "3 after the rebuild"}},
+			"rounds   3 (3 data-parallel, the last finding nothing new; the worklist was not needed)\n", "3 after the rebuild", "(rounds)"}},
+		{name: "exact rounds", args: []string{"egraph", "rebuild", "--method", "exact-rounds", "-"}, stdin: rebuildDump, code: exitOK, stdout: []string{
+			"rounds   3 (data-parallel rounds, the last finding nothing new)\n", "3 after the rebuild", "(exact-rounds)"}},
+		{name: "rounds handed to the worklist", args: []string{"egraph", "rebuild", "--method", "rounds", "gen:1000:4:cycle"}, code: exitOK, stdout: []string{
+			"rounds   64 (1 data-parallel, the last uniting fewer than 16 classes, then 63 worklist generations of repairs)\n"}},
+		{name: "exact rounds on cycles", args: []string{"egraph", "rebuild", "--method", "exact-rounds", "gen:1000:4:cycle"}, code: exitOK, stdout: []string{
+			"rounds   64 (data-parallel rounds, the last finding nothing new)\n"}},
 		{name: "snapshot", args: []string{"egraph", "rebuild", snapshot}, code: exitOK, stdout: []string{
 			"(json snapshot)", "6 before, 6 after the pending unions, 4 after the rebuild"}},
 		{name: "generated", args: []string{"egraph", "rebuild", "gen:3000:2:giant"}, code: exitOK, stdout: []string{
@@ -75,7 +81,8 @@ func TestEgraphRebuildCommand(t *testing.T) {
 		{name: "help", args: []string{"egraph", "rebuild", "--help"}, code: exitOK, stdout: []string{"usage: gpuplan egraph rebuild", "gen:N[:SEED[:SHAPE]]", "-max-input-bytes"}},
 		{name: "no input", args: []string{"egraph", "rebuild"}, code: exitUsage, stderr: []string{"want one input"}},
 		{name: "two inputs", args: []string{"egraph", "rebuild", "a", "b"}, code: exitUsage, stderr: []string{"got 2 arguments"}},
-		{name: "bad method", args: []string{"egraph", "rebuild", "--method", "magic", "gen:10"}, code: exitUsage, stderr: []string{`--method "magic" is unknown`}},
+		{name: "bad method", args: []string{"egraph", "rebuild", "--method", "magic", "gen:10"}, code: exitUsage, stderr: []string{`--method "magic" is unknown`, "use worklist, rounds or exact-rounds"}},
+		{name: "help names the methods", args: []string{"egraph", "rebuild", "--help"}, code: exitOK, stdout: []string{"exact-rounds (the exact specification of the GPU's rounds", "worklist|rounds|exact-rounds"}},
 		{name: "bad flag", args: []string{"egraph", "rebuild", "--nope", "gen:10"}, code: exitUsage, stderr: []string{"flag provided but not defined"}},
 		{name: "bad limit", args: []string{"egraph", "rebuild", "--max-input-bytes", "0", "gen:10"}, code: exitUsage, stderr: []string{"is not a positive number of bytes"}},
 		{name: "bad gen", args: []string{"egraph", "rebuild", "gen:0"}, code: exitUsage, stderr: []string{"0 e-nodes is outside"}},
@@ -114,7 +121,7 @@ func TestEgraphRebuildPartitionFiles(t *testing.T) {
 	pre := unpackSample(t, dir, "math-1e4.pre.txt")
 	post := unpackSample(t, dir, "math-1e4.post.txt")
 	mine := filepath.Join(dir, "mine.post.txt")
-	for _, method := range []string{"worklist", "rounds"} {
+	for _, method := range []string{"worklist", "rounds", "exact-rounds"} {
 		out, errs, code := runCLI(t, "", "egraph", "rebuild", "--method", method, pre, "-o", mine, "--check", post)
 		require.Equal(t, exitOK, code, errs)
 		assert.Contains(t, out, "8157 before, 3728 after the pending unions, 3575 after the rebuild")
@@ -168,7 +175,7 @@ func TestEgraphRebuildSnapshotPartition(t *testing.T) {
 }
 
 func TestEgraphRebuildJSON(t *testing.T) {
-	for _, method := range []string{"worklist", "rounds"} {
+	for _, method := range []string{"worklist", "rounds", "exact-rounds"} {
 		out, errs, code := runCLI(t, rebuildDump, "egraph", "rebuild", "--json", "--method", method, "-")
 		require.Equal(t, exitOK, code, errs)
 		var got map[string]any
@@ -190,6 +197,31 @@ func TestEgraphRebuildJSON(t *testing.T) {
 	require.NotNil(t, got.Generator)
 	assert.Equal(t, egraph.GenConfig{Nodes: 1000, Seed: 4, Shape: egraph.ShapeDeepCycle}, *got.Generator)
 	assert.Equal(t, 1000, got.Nodes)
+}
+
+func TestEgraphRebuildJSONRounds(t *testing.T) {
+	tests := []struct {
+		name, method, input string
+		rounds, parallel    float64
+		finished            bool
+		minMerges           any
+	}{
+		{"worklist", "worklist", "-", 2, 0, true, nil},
+		{"rounds to the end", "rounds", "-", 3, 3, false, 1.0},
+		{"exact rounds", "exact-rounds", "-", 3, 3, false, nil},
+		{"rounds handed over", "rounds", "gen:1000:4:cycle", 64, 1, true, 16.0},
+		{"exact rounds on cycles", "exact-rounds", "gen:1000:4:cycle", 64, 64, false, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errs, code := runCLI(t, rebuildDump, "egraph", "rebuild", "--json", "--method", tc.method, tc.input)
+			require.Equal(t, exitOK, code, errs)
+			var got map[string]any
+			require.NoError(t, json.Unmarshal([]byte(out), &got))
+			assert.Equal(t, []any{tc.rounds, tc.parallel, tc.finished}, []any{got["rounds"], got["data_parallel_rounds"], got["worklist_finished"]})
+			assert.Equal(t, tc.minMerges, got["min_merges"], "the threshold appears with the rounds method only")
+		})
+	}
 }
 
 func FuzzEgraphRebuildInput(f *testing.F) {

@@ -141,7 +141,7 @@ func (s *Session) result(run Run, rewrites []egraph.EclassPair, distinct int) (*
 	z := s.plans.Sizes
 	res := &egraph.RebuildResult{Labels: make([]int32, z.Classes), ClassIDs: int(z.Classes), UnionPairs: int(z.UnionPairs),
 		UnionMerges: run.UnionMerges, CongruenceMerges: run.CongruenceMerges, Nodes: int(z.Rows), DistinctNodes: distinct,
-		Rounds: run.Rounds}
+		Rounds: run.Rounds, DataParallelRounds: run.Rounds}
 	for c := range res.Labels {
 		res.Labels[c] = int32(c)
 	}
