@@ -32,6 +32,9 @@ func runBench(e *env, args []string) error {
 	if len(args) > 0 && args[0] == "egraph" {
 		return runBenchEgraph(e, args[1:])
 	}
+	if len(args) > 0 && args[0] == "kron" {
+		return runBenchKron(e, args[1:])
+	}
 	o, err := parseBenchArgs(e, args)
 	if err != nil {
 		return err
