@@ -97,11 +97,7 @@ func runBenchKron(e *env, args []string) error {
 // benchKron opens the executor, runs kronbuild.Bench and writes the
 // evidence and the summary.
 func benchKron(e *env, o *benchKronOptions) error {
-	fingerprint, err := evidenceFingerprint(o.out, o.sourceRoot, kronbuildWorkload)
-	if err != nil {
-		return err
-	}
-	x, err := o.open(o.device)
+	fingerprint, x, err := openBench(o.out, o.sourceRoot, kronbuildWorkload, o.open, o.device)
 	if err != nil {
 		return err
 	}
