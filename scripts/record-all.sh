@@ -18,7 +18,8 @@
 # GPUPLAN_NCCL_LIBRARY, else the first one found under /usr and /opt). With
 # one GPU both streams run one after the other and the partitioned file is
 # left out. The e-graph files (math-1e6, egraph-gen-1e6, egraph-gen-1e7)
-# follow the BFS streams; math-1e6 needs EGG_BENCH, the egg-bench
+# follow the BFS streams, then the Kronecker builds (kron-build-22 and
+# kron-build-26, `gpuplan bench kron`); math-1e6 needs EGG_BENCH, the egg-bench
 # baseline's binary, which first writes egg's 1e6 dump under OUTDIR/egg,
 # then runs beside the GPU rebuild on it (without it, math-1e6 is left
 # out). The example runs of `gpuplan run` (examples.Records: the chains,
@@ -137,6 +138,15 @@ egraphs() {
   egraph egraph-gen-1e7 --egraph gen:1e7 --samples 10 --structural=false
 }
 egraphs || fail=1
+
+# The Kronecker builds on the GPU (workloads/kronbuild) against the CPU's
+# frontier.Kronecker: scale 22 with both arms, scale 26 with one CPU build
+# as the reference only (a CPU build there takes about 30 s).
+builds() {
+  run_bench kron kron-build-22 --scale 22 --samples 10 || return 1
+  run_bench kron kron-build-26 --scale 26 --samples 10 --cpu-samples -1
+}
+builds || fail=1
 
 # example NAME SPEC FLAGS...: records OUTDIR/NAME.csv with gpuplan run.
 example() {

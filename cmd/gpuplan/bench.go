@@ -96,7 +96,8 @@ degree 8 by default), file:PATH (.mtx Matrix Market, otherwise an edge list
 --vertices-per-byte).
 
 "gpuplan bench egraph" measures the e-graph rebuild the same way (run
-'gpuplan bench egraph --help').
+'gpuplan bench egraph --help'), and "gpuplan bench kron" building a Kronecker
+graph on the GPU against the CPU ('gpuplan bench kron --help').
 
 With --devices N (N > 1) the graph is partitioned over N GPUs (gpuplan
 partition shows the plan) and the arm is the partitioned BFS, exchanging
@@ -194,10 +195,10 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		if err := f.parse(args); err != nil {
 			return nil, err
 		}
-		return nil, usagef("gpuplan bench: no benchmark named. Fix: name frontier or egraph first, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
+		return nil, usagef("gpuplan bench: no benchmark named. Fix: name frontier, egraph or kron first, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
 	}
 	if args[0] != "frontier" {
-		return nil, usagef("gpuplan bench: unknown benchmark %s. Fix: name frontier or egraph, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)", echoText(args[0]))
+		return nil, usagef("gpuplan bench: unknown benchmark %s. Fix: name frontier, egraph or kron, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)", echoText(args[0]))
 	}
 	if err := f.parse(args[1:]); err != nil {
 		return nil, err

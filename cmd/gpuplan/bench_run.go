@@ -32,6 +32,9 @@ func runBench(e *env, args []string) error {
 	if len(args) > 0 && args[0] == "egraph" {
 		return runBenchEgraph(e, args[1:])
 	}
+	if len(args) > 0 && args[0] == "kron" {
+		return runBenchKron(e, args[1:])
+	}
 	o, err := parseBenchArgs(e, args)
 	if err != nil {
 		return err
@@ -57,11 +60,7 @@ func (e *env) benchLogf(format string, a ...any) {
 // protocol (bfs.Bench) and writes the evidence and the summary.
 func benchFrontier(e *env, o *benchOptions) error {
 	logf := e.benchLogf
-	fingerprint, err := evidenceFingerprint(o.out, o.sourceRoot, bfsWorkload)
-	if err != nil {
-		return err
-	}
-	x, err := o.open(o.device)
+	fingerprint, x, err := openBench(o.out, o.sourceRoot, bfsWorkload, o.open, o.device)
 	if err != nil {
 		return err
 	}
@@ -203,6 +202,18 @@ func workloadFingerprint(sourceRoot, workload string) (string, error) {
 		}
 	}
 	return evidence.WorkloadFingerprint(root, workload)
+}
+
+// openBench returns the evidence fingerprint of workload
+// (evidenceFingerprint) and the executor open gives for device: the start
+// of a benchmark command.
+func openBench(out, sourceRoot, workload string, open func(int) (*executor.Executor, error), device int) (string, *executor.Executor, error) {
+	fingerprint, err := evidenceFingerprint(out, sourceRoot, workload)
+	if err != nil {
+		return "", nil, err
+	}
+	x, err := open(device)
+	return fingerprint, x, err
 }
 
 // evidenceFingerprint returns the source fingerprint the evidence CSV (-o)

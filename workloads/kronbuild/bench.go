@@ -1,0 +1,180 @@
+package kronbuild
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/workloads/harness"
+)
+
+// The benchmark's arms: the device build read back to the host (wall time
+// of Build; device time, its phases on the device), and frontier.Kronecker
+// on every CPU.
+const (
+	ArmGPU = "gpu"
+	ArmCPU = "cpu"
+)
+
+// DefaultBenchSamples is BenchConfig.Samples' default.
+const DefaultBenchSamples = 10
+
+// BenchConfig is one run of the build benchmark.
+type BenchConfig struct {
+	// Scale, EdgeFactor and Seed name the graph (frontier.Kronecker's).
+	Scale, EdgeFactor int
+	Seed              uint64
+	// Build configures the device build.
+	Build Config
+	// Samples is the timed samples of the GPU arm (0: DefaultBenchSamples)
+	// and CPUSamples those of the CPU arm (0: Samples; negative: none, the
+	// GPU build then checked against one CPU build).
+	Samples, CPUSamples int
+	// Progress, when set, gets the samples done, their total and a label;
+	// Log, when set, gets one line per phase of the run.
+	Progress func(done, total int, label string)
+	Log      func(format string, args ...any)
+}
+
+// BenchResult is a benchmark's samples (harness.Sample, one build each),
+// the graph's size and the device build's median phases.
+type BenchResult struct {
+	Name            string           `json:"name"`
+	Vertices        int              `json:"vertices"`
+	EdgeEntries     int              `json:"edge_entries"`
+	Checksum        string           `json:"checksum"`
+	Plan            Plan             `json:"plan"`
+	Samples         []harness.Sample `json:"samples"`
+	GPUTimes        []Times          `json:"gpu_times"`
+	ReferenceBuildS float64          `json:"reference_build_s"`
+}
+
+// Bench builds the graph on the device (a warm-up, then cfg.Samples timed
+// builds) and on the CPU (cfg.CPUSamples), interleaved, and checks that
+// every build gives the reference's CSR (its checksum, CSRChecksum).
+func Bench(x *executor.Executor, cfg BenchConfig) (*BenchResult, error) {
+	cfg = cfg.withDefaults()
+	if err := frontier.CheckKronecker(cfg.Scale, cfg.EdgeFactor); err != nil {
+		return nil, err
+	}
+	if cfg.Samples < 1 {
+		return nil, harness.ConfigError("kronbuild bench", "samples", cfg.Samples, "Fix: take at least 1 sample, 10 for the gate")
+	}
+	log := harness.LogOr(cfg.Log)
+	res, err := reference(cfg)
+	if err != nil {
+		return nil, err
+	}
+	log("reference %s: %d vertices, %d edge entries, built on the CPU in %.2f s", res.Name, res.Vertices, res.EdgeEntries, res.ReferenceBuildS)
+	warm, err := Build(x, cfg.Scale, cfg.EdgeFactor, cfg.Seed, cfg.Build)
+	if err != nil {
+		return nil, err
+	}
+	if err := res.check(ArmGPU, warm.Graph); err != nil {
+		return nil, err
+	}
+	res.Plan = warm.Plan
+	log("warm-up build on the device: %d parts, total %s", len(warm.Plan.Parts), warm.Times.Total.Round(time.Millisecond))
+	return res, res.sample(x, cfg)
+}
+
+// reference builds the graph on the CPU once: the checksum every build
+// must give, and the graph's size.
+func reference(cfg BenchConfig) (*BenchResult, error) {
+	t0 := time.Now()
+	ref, err := frontier.Kronecker(cfg.Scale, cfg.EdgeFactor, cfg.Seed)
+	if err != nil {
+		return nil, err
+	}
+	return &BenchResult{Name: fmt.Sprintf("kron-build-%d", cfg.Scale), Vertices: ref.NumVertices(), EdgeEntries: ref.NumEdgeEntries(),
+		Checksum: CSRChecksum(ref), ReferenceBuildS: time.Since(t0).Seconds()}, nil
+}
+
+// withDefaults fills the zero fields.
+func (c BenchConfig) withDefaults() BenchConfig {
+	harness.Fill(&c.EdgeFactor, frontier.DefaultEdgeFactor)
+	harness.Fill(&c.Samples, DefaultBenchSamples)
+	harness.Fill(&c.CPUSamples, c.Samples)
+	return c
+}
+
+// sample takes the timed samples, the arms interleaved.
+func (r *BenchResult) sample(x *executor.Executor, cfg BenchConfig) error {
+	arms := []string{ArmGPU}
+	if cfg.CPUSamples > 0 {
+		arms = append(arms, ArmCPU)
+	}
+	count := map[string]int{}
+	return harness.Interleave(r.Name, arms, max(cfg.Samples, cfg.CPUSamples), cfg.Progress, func(_, a int) error {
+		arm := arms[a]
+		want := map[string]int{ArmGPU: cfg.Samples, ArmCPU: cfg.CPUSamples}[arm]
+		if count[arm] >= want {
+			return nil
+		}
+		s, err := r.run(x, cfg, arm)
+		if err != nil {
+			return err
+		}
+		s.Index = uint64(count[arm])
+		count[arm]++
+		r.Samples = append(r.Samples, s)
+		return nil
+	})
+}
+
+// run takes one build of arm and checks it.
+func (r *BenchResult) run(x *executor.Executor, cfg BenchConfig, arm string) (harness.Sample, error) {
+	s := harness.Sample{Arm: arm, Checksum: r.Checksum}
+	if arm == ArmCPU {
+		t0 := time.Now()
+		g, err := frontier.Kronecker(cfg.Scale, cfg.EdgeFactor, cfg.Seed)
+		s.WallNs = float64(time.Since(t0))
+		if err != nil {
+			return s, err
+		}
+		return s, r.check(arm, g)
+	}
+	b, err := Build(x, cfg.Scale, cfg.EdgeFactor, cfg.Seed, cfg.Build)
+	if err != nil {
+		return s, err
+	}
+	t := b.Times
+	s.WallNs = float64(t.Total)
+	s.DeviceNs = float64(t.Permutation + t.Count + t.Generate + t.Sort + t.CSR)
+	if cfg.Build.HostPermutation {
+		s.DeviceNs -= float64(t.Permutation)
+	}
+	r.GPUTimes = append(r.GPUTimes, t)
+	return s, r.check(arm, b.Graph)
+}
+
+// check refuses a build whose CSR is not the reference's.
+func (r *BenchResult) check(arm string, g *frontier.CSR) error {
+	if sum := CSRChecksum(g); sum != r.Checksum {
+		return fmt.Errorf("kronbuild bench: the %s arm's %s has checksum %s, the reference's is %s. Fix: this is a defect in the build; report the scale and seed", arm, r.Name, sum, r.Checksum)
+	}
+	return nil
+}
+
+// CSRChecksum is an FNV-1a 64-bit hash of a CSR's offsets then targets
+// ("fnv64-" and 16 hex digits): two builds of one graph agree on it exactly
+// when their arrays are equal (up to hash collisions).
+func CSRChecksum(g *frontier.CSR) string {
+	h := fnv.New64a()
+	var buf [4096]byte
+	put := func(n int, word func(int) uint32) {
+		for i := 0; i < n; {
+			k := 0
+			for ; k+4 <= len(buf) && i < n; k, i = k+4, i+1 {
+				binary.LittleEndian.PutUint32(buf[k:], word(i))
+			}
+			h.Write(buf[:k])
+		}
+	}
+	put(len(g.Offsets), func(i int) uint32 { return g.Offsets[i] })
+	put(len(g.Targets), func(i int) uint32 { return uint32(g.Targets[i]) })
+	return fmt.Sprintf("fnv64-%016x", h.Sum64())
+}

@@ -1,0 +1,83 @@
+package kronbuild
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/frontier"
+)
+
+// The benchmark takes each arm's samples, numbered from 0, every one
+// checked against the CPU reference's checksum, with the device phases of
+// every GPU build.
+func TestBench(t *testing.T) {
+	cases := []struct {
+		name          string
+		samples, cpus int
+		wantGPU, want int
+	}{
+		{"both arms", 3, 0, 3, 6},
+		{"fewer CPU samples", 3, 1, 3, 4},
+		{"GPU only", 2, -1, 2, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			x, _ := newFakeExecutor(t, 1<<30, 7)
+			var done, total int
+			r, err := Bench(x, BenchConfig{Scale: 9, Seed: 3, Samples: c.samples, CPUSamples: c.cpus,
+				Progress: func(d, n int, _ string) { done, total = d, n }})
+			require.NoError(t, err)
+			assert.Equal(t, total, done, "progress reaches its total")
+			g, err := frontier.Kronecker(9, frontier.DefaultEdgeFactor, 3)
+			require.NoError(t, err)
+			assert.Equal(t, CSRChecksum(g), r.Checksum)
+			assert.Equal(t, "kron-build-9", r.Name)
+			assert.Equal(t, g.NumEdgeEntries(), r.EdgeEntries)
+			require.Len(t, r.Samples, c.want)
+			require.Len(t, r.GPUTimes, c.wantGPU)
+			next := map[string]uint64{}
+			for _, s := range r.Samples {
+				assert.Equal(t, next[s.Arm], s.Index, "%s samples numbered in order", s.Arm)
+				next[s.Arm]++
+				assert.Equal(t, r.Checksum, s.Checksum)
+				assert.Positive(t, s.WallNs)
+				if s.Arm == ArmGPU {
+					assert.Positive(t, s.DeviceNs)
+				} else {
+					assert.Zero(t, s.DeviceNs)
+				}
+			}
+			assert.Equal(t, uint64(c.wantGPU), next[ArmGPU])
+		})
+	}
+}
+
+// Bad benchmark settings are refused with the field and a Fix before
+// anything is built.
+func TestBenchRefuses(t *testing.T) {
+	x, _ := newFakeExecutor(t, 1<<30, 7)
+	_, err := Bench(x, BenchConfig{Scale: 9, Samples: -1})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "samples")
+	assert.Contains(t, err.Error(), "Fix:")
+	_, err = Bench(x, BenchConfig{Scale: 40})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "scale")
+}
+
+// The checksum tells CSRs apart by their offsets and by their targets.
+func TestCSRChecksum(t *testing.T) {
+	a := &frontier.CSR{Offsets: []uint32{0, 1, 2}, Targets: []int32{1, 0}}
+	b := &frontier.CSR{Offsets: []uint32{0, 2, 2}, Targets: []int32{1, 0}}
+	c := &frontier.CSR{Offsets: []uint32{0, 1, 2}, Targets: []int32{0, 1}}
+	assert.Regexp(t, `^fnv64-[0-9a-f]{16}$`, CSRChecksum(a))
+	assert.Equal(t, CSRChecksum(a), CSRChecksum(&frontier.CSR{Offsets: []uint32{0, 1, 2}, Targets: []int32{1, 0}}))
+	assert.NotEqual(t, CSRChecksum(a), CSRChecksum(b))
+	assert.NotEqual(t, CSRChecksum(a), CSRChecksum(c))
+	big := &frontier.CSR{Offsets: make([]uint32, 3000), Targets: make([]int32, 5000)}
+	big.Targets[4999] = 1
+	other := &frontier.CSR{Offsets: make([]uint32, 3000), Targets: make([]int32, 5000)}
+	assert.NotEqual(t, CSRChecksum(big), CSRChecksum(other), "past the first chunk")
+}
