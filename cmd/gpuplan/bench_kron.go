@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"slices"
 	"time"
 
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/harness"
 	"github.com/gpuplan/gpuplan/workloads/kronbuild"
 )
@@ -142,13 +142,13 @@ func writeKronSummary(w io.Writer, res *kronbuild.BenchResult, prov evidence.Pro
 		if len(wall) == 0 {
 			continue
 		}
-		fmt.Fprintf(w, "| %s | %d | %s | %s |\n", arm, len(wall), nsText(median(wall)), nsText(median(dev)))
+		fmt.Fprintf(w, "| %s | %d | %s | %s |\n", arm, len(wall), stats.FormatNs(stats.Median(wall)), stats.FormatNs(stats.Median(dev)))
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "| GPU phase | median |")
 	fmt.Fprintln(w, "|---|---:|")
 	for _, ph := range kronPhases(res.GPUTimes) {
-		fmt.Fprintf(w, "| %s | %s |\n", ph.name, nsText(median(ph.ns)))
+		fmt.Fprintf(w, "| %s | %s |\n", ph.name, stats.FormatNs(stats.Median(ph.ns)))
 	}
 }
 
@@ -177,26 +177,6 @@ func armMedians(samples []harness.Sample, arm string) (wall, dev []float64) {
 		}
 	}
 	return wall, dev
-}
-
-// median is the middle of xs (the mean of the two middle ones), 0 for none.
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Sorted(slices.Values(xs))
-	if n := len(s); n%2 == 0 {
-		return (s[n/2-1] + s[n/2]) / 2
-	}
-	return s[len(s)/2]
-}
-
-// nsText is a duration of ns nanoseconds, rounded for a table ("-" for 0).
-func nsText(ns float64) string {
-	if ns <= 0 {
-		return "-"
-	}
-	return time.Duration(ns).Round(10 * time.Microsecond).String()
 }
 
 // partsText says in how many parts the graph was built.

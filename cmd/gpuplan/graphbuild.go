@@ -3,7 +3,6 @@ package main
 import (
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/gpuplan/gpuplan/frontier"
@@ -79,9 +78,8 @@ func buildTimes(t kronbuild.Times) string {
 
 // load is bfsquery.LoadSpec with kron graphs built where b says.
 func (b graphBuild) load(spec string, seed uint64, lim frontier.Limits, logf func(string, ...any)) (*frontier.CSR, bool, error) {
-	if !strings.HasPrefix(spec, "kron:") {
-		return bfsquery.LoadSpec(spec, seed, lim)
-	}
+	// A spec that is not a kron graph built on the GPU (directed:PATH and
+	// bad specs too) is LoadSpec's to read or refuse.
 	s, err := frontier.ParseSpec(spec)
 	if err != nil || !b.onGPU(s) {
 		return bfsquery.LoadSpec(spec, seed, lim)
