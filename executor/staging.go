@@ -155,7 +155,7 @@ func (r *stagingRing) put(dst DevPtr, data []byte) error {
 			return err
 		}
 		n := min(len(room.Data), len(data))
-		copy(room.Data, data[:n])
+		copyParallel(room.Data, data[:n])
 		if err := r.x.b.CopyHtoDAsync(dst, room.slice(0, n), uint64(n), r.s); err != nil {
 			return err
 		}
@@ -203,7 +203,7 @@ func (r *stagingRing) finish() error {
 // destinations.
 func (r *stagingRing) drainBuffer(k int) {
 	for _, d := range r.drain[k] {
-		copy(d.dst, d.src)
+		copyParallel(d.dst, d.src)
 	}
 	r.drain[k] = r.drain[k][:0]
 }
