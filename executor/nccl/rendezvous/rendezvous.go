@@ -40,6 +40,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -130,10 +131,11 @@ func (c Config) check() error {
 // Server is rank 0's side of a rendezvous: it listens from Listen on, and
 // Serve answers the ranks.
 type Server struct {
-	cfg  Config
-	ln   net.Listener
-	addr string
-	once sync.Once
+	cfg    Config
+	ln     net.Listener
+	addr   string
+	once   sync.Once
+	served atomic.Bool
 }
 
 // Listen starts rank 0's side: it listens on cfg.Address (DefaultAddress
@@ -221,8 +223,12 @@ type serving struct {
 // a hello disagrees with rank 0's configuration, or Timeout passes before
 // every rank joined, every rank that joined is sent a refusal and Serve
 // returns an *Error (ReasonMismatch, ReasonTimeout with Missing, or
-// ReasonCanceled when ctx is canceled). Serve closes the server.
+// ReasonCanceled when ctx is canceled). Serve closes the server, and runs
+// once.
 func (s *Server) Serve(ctx context.Context, p Payload) error {
+	if s.served.Swap(true) {
+		return &Error{Rank: 0, Addr: s.addr, Reason: ReasonConfig, Msg: "Serve was called again", Fix: "Listen anew for another rendezvous"}
+	}
 	defer s.Close()
 	world := s.cfg.WorldSize
 	if world == 1 {
@@ -534,8 +540,8 @@ func Exchange(ctx context.Context, cfg Config, newPayload func() (Payload, error
 		return Payload{}, err
 	}
 	p, err := newPayload()
-	if err != nil {
-		return Payload{}, err
+	if err != nil || cfg.WorldSize == 1 {
+		return p, err
 	}
 	s, err := Listen(cfg)
 	if err != nil {

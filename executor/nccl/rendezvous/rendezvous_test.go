@@ -99,6 +99,7 @@ func TestRendezvousHandsEveryRankThePayload(t *testing.T) {
 				assert.Equal(t, want, r.p, "rank %d", i+1)
 			}
 			assert.Less(t, time.Since(t0), long, "nobody waited for a deadline")
+			assert.ErrorContains(t, s.Serve(context.Background(), want), "Serve was called again")
 		})
 	}
 }
@@ -505,8 +506,11 @@ func TestExchange(t *testing.T) {
 		require.NoError(t, res[r].err, "rank %d", r)
 		assert.Equal(t, payload(42), res[r].p)
 	}
+	p, err := Exchange(context.Background(), conf(0, 1), func() (Payload, error) { return payload(5), nil })
+	require.NoError(t, err)
+	assert.Equal(t, payload(5), p, "a world of one listens on nothing")
 	boom := errors.New("no id")
-	_, err := Exchange(context.Background(), conf(0, 1), func() (Payload, error) { return Payload{}, boom })
+	_, err = Exchange(context.Background(), conf(0, 1), func() (Payload, error) { return Payload{}, boom })
 	assert.ErrorIs(t, err, boom)
 	_, err = Exchange(context.Background(), Config{WorldSize: 0}, nil)
 	assert.ErrorContains(t, err, "the world size 0")
