@@ -103,7 +103,8 @@ func NewFakeUniqueID() UniqueID {
 	return id
 }
 
-// fakeGroups are the fake communicators of the process, by unique id.
+// fakeGroups are the fake communicators of the process, by unique id. One
+// lock guards them all, and a collective's host copies run under it.
 var fakeGroups = struct {
 	mu sync.Mutex
 	m  map[UniqueID]*fakeGroup
@@ -160,8 +161,10 @@ func (g *fakeGroup) abortLocked(cause error) {
 // a view of every rank shows (every rank sends the same length, sends
 // match receives). It times out as the CUDA one does: a rank that never
 // joins, or never calls a collective, makes the others fail with a
-// *TimeoutError, and the communicator is aborted. Its methods run one at
-// a time.
+// *TimeoutError, and the communicator is aborted. Every rank's k-th
+// collective meets the others' k-th, even a SendRecv with nothing to
+// send; an all-gather of zero bytes returns at once, as on NCCL. Its
+// methods run one at a time.
 type FakeRank struct {
 	mu          sync.Mutex
 	g           *fakeGroup
