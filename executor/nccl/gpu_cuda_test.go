@@ -6,7 +6,9 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -75,4 +77,58 @@ func TestGPUFakeMatchesOnTheGPU(t *testing.T) {
 	c, err := NewFake(xs)
 	require.NoError(t, err)
 	checkCollectives(t, xs, c)
+}
+
+// newUniqueID returns an NCCL unique id, or skips when NCCL is not
+// installed (unless GPUPLAN_REQUIRE_NCCL is set).
+func newUniqueID(t *testing.T) UniqueID {
+	t.Helper()
+	id, err := NewUniqueID(Options{})
+	if errors.Is(err, ErrUnavailable) && os.Getenv("GPUPLAN_REQUIRE_NCCL") == "" {
+		t.Skip(err.Error())
+	}
+	require.NoError(t, err)
+	return id
+}
+
+// rankOpener opens ranks with OpenRank.
+func rankOpener(opts Options) opener {
+	return func(x *executor.Executor, id UniqueID, rank, ranks int) (RankCollectives, error) {
+		return OpenRank(x, id, rank, ranks, opts)
+	}
+}
+
+// TestGPURankCommOneRank runs the communicator of one local rank on one
+// GPU, as a world of one process.
+func TestGPURankCommOneRank(t *testing.T) {
+	xs := openGPUs(t, 1)
+	checkRankCollectives(t, xs, newUniqueID(t), rankOpener(Options{}))
+}
+
+// TestGPURankCommAllRanks runs one rank per GPU present (two or more),
+// each rank on its own goroutine, all with one unique id.
+func TestGPURankCommAllRanks(t *testing.T) {
+	n, err := executor.DeviceCount()
+	if err != nil || n < 2 {
+		t.Skip("needs two or more GPUs")
+	}
+	xs := openGPUs(t, n)
+	checkRankCollectives(t, xs, newUniqueID(t), rankOpener(Options{}))
+}
+
+// TestGPURankCommInitTimesOut opens rank 0 of two, and rank 1 never
+// comes: with a non-blocking NCCL (2.14 and later), OpenRank aborts at
+// its timeout.
+func TestGPURankCommInitTimesOut(t *testing.T) {
+	xs := openGPUs(t, 1)
+	id := newUniqueID(t)
+	if !nonblockingInit() {
+		t.Skip("the loaded NCCL has no ncclCommInitRankConfig (before 2.14): its creation blocks without a timeout")
+	}
+	t0 := time.Now()
+	_, err := OpenRank(xs[0], id, 0, 2, Options{InitTimeout: 2 * time.Second})
+	var te *TimeoutError
+	require.ErrorAs(t, err, &te)
+	assert.Equal(t, "ncclCommInitRank", te.Op)
+	assert.Less(t, time.Since(t0), 30*time.Second)
 }

@@ -1,24 +1,42 @@
-// Package nccl moves data between the GPUs of one process with NVIDIA's
-// NCCL, through a small binding of our own that loads libnccl.so.2 at run
-// time (dlopen, as go-nvml loads NVML): neither NCCL's header nor its
-// library is needed to build, and a machine without NCCL fails with an
-// error naming the library and how to install it.
+// Package nccl moves data between GPUs with NVIDIA's NCCL, through a
+// small binding of our own that loads libnccl.so.2 at run time (dlopen, as
+// go-nvml loads NVML): neither NCCL's header nor its library is needed to
+// build, and a machine without NCCL fails with an error naming the library
+// and how to install it.
 //
 // The collectives work on resident buffers of executors (one executor per
 // device, in the device's primary context): AllGather gathers every rank's region
 // into every rank's receive region, SendRecv runs grouped point-to-point
 // transfers (an all-to-all when every pair sends). Open (CUDA build) is the
-// NCCL communicator; NewFake runs the same collectives through host copies
-// with the executors' own uploads and downloads, so code above it is
-// tested without NCCL or a GPU.
+// NCCL communicator over several devices of one process; NewFake runs the
+// same collectives through host copies with the executors' own uploads and
+// downloads, so code above it is tested without NCCL or a GPU.
+//
+// # One process per GPU
+//
+// When every GPU has a process of its own (on one machine or several),
+// each process holds one rank. Rank 0 makes the communicator's id with
+// NewUniqueID (ncclGetUniqueId); package rendezvous hands that UniqueID to
+// every other process over TCP; and every process opens its rank with
+// OpenRank (ncclCommInitRank). A RankComm's collectives (RankCollectives)
+// take the regions of its own executor and address peers by rank. Nothing
+// waits forever: with NCCL 2.14 and later the communicator is created
+// non-blocking (ncclCommInitRankConfig, blocking = 0) and OpenRank polls
+// ncclCommGetAsyncError until every rank has joined or
+// Options.InitTimeout passes; every collective polls the same and its
+// stream until it completes or Options.CollectiveTimeout passes. At a
+// timeout the communicator is aborted (ncclCommAbort) and the call returns
+// a *TimeoutError. OpenFakeRank gives the same collectives to ranks that
+// are goroutines of one process, meeting in a registry keyed by the id.
 //
 // NCCL and the executors share each device's primary context. The CUDA
-// communicator still stages every transfer through buffers of its own with
-// a copy on the same device (cuMemcpyPeerAsync), then runs the collective
-// on those.
+// communicators still stage every transfer through buffers of their own
+// with a copy on the same device (cuMemcpyPeerAsync), then run the
+// collective on those.
 //
-// NVLink multicast (NVLS) stays off: before the communicator is created,
-// NCCL_NVLS_ENABLE is set to 0 unless the environment already sets it.
+// NVLink multicast (NVLS) stays off: before a communicator is created (or
+// an id made), NCCL_NVLS_ENABLE is set to 0 unless the environment
+// already sets it.
 package nccl
 
 import (

@@ -21,6 +21,24 @@ int gp_nccl_all_gather(CUdeviceptr send, CUdeviceptr recv, size_t bytes, void *c
 int gp_nccl_send(CUdeviceptr send, size_t bytes, int peer, void *comm, CUstream s);
 int gp_nccl_recv(CUdeviceptr recv, size_t bytes, int peer, void *comm, CUstream s);
 
+// One rank of a communicator whose ranks are in separate processes.
+// gp_nccl_get_unique_id writes ncclGetUniqueId's 128 bytes to id.
+int gp_nccl_get_unique_id(void *id);
+// gp_nccl_has_config reports whether the library has
+// ncclCommInitRankConfig (NCCL 2.14 and later).
+int gp_nccl_has_config(void);
+// gp_nccl_comm_init_rank creates rank of nranks from the 128-byte id on the
+// current context's device, non-blocking when nonblocking is set (through
+// ncclCommInitRankConfig). *slot, allocated here and freed with
+// gp_nccl_slot_free, receives the communicator: NCCL may still write it
+// while a non-blocking creation is in progress.
+int gp_nccl_comm_init_rank(void ***slot, int nranks, const void *id, int rank, int nonblocking);
+void gp_nccl_slot_free(void **slot);
+int gp_nccl_comm_get_async_error(void *comm, int *state);
+int gp_nccl_comm_abort(void *comm);
+// gp_nccl_query returns cuStreamQuery's result with ctx current.
+int gp_nccl_query(CUcontext ctx, CUstream s);
+
 // CUDA driver calls on the primary context of a device.
 int gp_nccl_primary(int dev, CUcontext *ctx, CUstream *stream);
 int gp_nccl_release(int dev, CUcontext ctx, CUstream stream);

@@ -49,3 +49,40 @@ func (c *Comm) SendRecv(ts []Transfer) (Stats, error) { return Stats{}, unavaila
 
 // Close does nothing.
 func (c *Comm) Close() error { return nil }
+
+var _ RankCollectives = (*RankComm)(nil)
+
+// RankComm is an NCCL communicator with one local rank; a build without
+// CUDA has none.
+type RankComm struct{}
+
+// NewUniqueID fails: this build has no CUDA.
+func NewUniqueID(opts Options) (UniqueID, error) { return UniqueID{}, unavailable() }
+
+// OpenRank checks its arguments and fails: this build has no CUDA.
+func OpenRank(x *executor.Executor, id UniqueID, rank, ranks int, opts Options) (*RankComm, error) {
+	if err := checkRankOpen(x, rank, ranks); err != nil {
+		return nil, err
+	}
+	return nil, unavailable()
+}
+
+// Version returns "".
+func (c *RankComm) Version() string { return "" }
+
+// Rank returns 0.
+func (c *RankComm) Rank() int { return 0 }
+
+// Ranks returns 0.
+func (c *RankComm) Ranks() int { return 0 }
+
+// AllGather fails: this build has no CUDA.
+func (c *RankComm) AllGather(send, recv Region) (Stats, error) { return Stats{}, unavailable() }
+
+// SendRecv fails: this build has no CUDA.
+func (c *RankComm) SendRecv(sends, recvs []PeerRegion) (Stats, error) {
+	return Stats{}, unavailable()
+}
+
+// Close does nothing.
+func (c *RankComm) Close() error { return nil }

@@ -23,3 +23,18 @@ func TestOpenWithoutTheLibraryNamesIt(t *testing.T) {
 	assert.ErrorContains(t, err, "/nonexistent/libnccl.so.2 could not be loaded")
 	assert.Equal(t, "0", env.Vars[NVLSEnv], "NVLink multicast is turned off before NCCL loads")
 }
+
+// TestRankWithoutTheLibraryNamesIt: NewUniqueID and OpenRank name a
+// library that is not there, before any device is used.
+func TestRankWithoutTheLibraryNamesIt(t *testing.T) {
+	opts := Options{Library: "/nonexistent/libnccl.so.2", Env: &executor.MapEnvironment{Vars: map[string]string{}}}
+	_, err := NewUniqueID(opts)
+	assert.True(t, errors.Is(err, ErrUnavailable))
+	assert.ErrorContains(t, err, "/nonexistent/libnccl.so.2 could not be loaded")
+	xs := fakeExecutors(t, 1)
+	_, err = OpenRank(xs[0], UniqueID{}, 0, 1, opts)
+	var m *MissingError
+	assert.ErrorAs(t, err, &m)
+	_, err = OpenRank(nil, UniqueID{}, 0, 1, opts)
+	assert.ErrorContains(t, err, "executor is nil")
+}

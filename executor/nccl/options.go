@@ -2,11 +2,12 @@ package nccl
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
 )
 
-// Options configure Open.
+// Options configure Open, NewUniqueID and OpenRank.
 type Options struct {
 	// Library is the NCCL library to load; empty means $GPUPLAN_NCCL_LIBRARY,
 	// else libnccl.so.2 from the loader's search path.
@@ -14,6 +15,16 @@ type Options struct {
 	// Env is the environment NCCL_NVLS_ENABLE is set in (nil: the
 	// process's).
 	Env Environment
+	// InitTimeout bounds OpenRank's wait for every rank to join the
+	// communicator (zero: DefaultInitTimeout). With NCCL 2.14 and later the
+	// communicator is created non-blocking and aborted at the timeout; an
+	// older NCCL blocks in ncclCommInitRank without one.
+	InitTimeout time.Duration
+	// CollectiveTimeout bounds every collective of a communicator opened
+	// with OpenRank (zero: DefaultCollectiveTimeout); at the timeout the
+	// communicator is aborted and the collective fails with a
+	// *TimeoutError.
+	CollectiveTimeout time.Duration
 }
 
 // environment returns Env or the process environment.
