@@ -177,6 +177,20 @@ func addr(reg Region) (C.CUdeviceptr, C.CUcontext, error) {
 	return ptr, ctx, nil
 }
 
+// freeStages frees r's staging buffers and returns the first error.
+func (r *rank) freeStages() error {
+	var first error
+	for _, s := range []*stage{&r.send, &r.recv} {
+		if s.n == 0 {
+			continue
+		}
+		if code := int(C.gp_nccl_free(r.ctx, s.ptr)); code != 0 && first == nil {
+			first = cudaErr("cuMemFree", code, r.dev)
+		}
+	}
+	return first
+}
+
 // copyIn copies reg into r's stage at off, on r's stream.
 func (r *rank) copyIn(s stage, off uint64, reg Region) error {
 	src, sctx, err := addr(reg)
@@ -405,13 +419,7 @@ func (c *Comm) closeLocked() error {
 		}
 	}
 	for _, r := range c.ranks {
-		for _, s := range []*stage{&r.send, &r.recv} {
-			if s.n > 0 {
-				if code := int(C.gp_nccl_free(r.ctx, s.ptr)); code != 0 {
-					keep(cudaErr("cuMemFree", code, r.dev))
-				}
-			}
-		}
+		keep(r.freeStages())
 		if code := int(C.gp_nccl_comm_destroy(r.comm)); code != 0 {
 			keep(ncclErr("ncclCommDestroy", code))
 		}

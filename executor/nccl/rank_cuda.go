@@ -398,13 +398,7 @@ func (c *RankComm) release() error {
 			first = err
 		}
 	}
-	for _, s := range []*stage{&r.send, &r.recv} {
-		if s.n > 0 {
-			if code := int(C.gp_nccl_free(r.ctx, s.ptr)); code != 0 {
-				keep(cudaErr("cuMemFree", code, r.dev))
-			}
-		}
-	}
+	keep(r.freeStages())
 	if c.slot != nil {
 		if c.abort == nil && *c.slot != nil {
 			if code := int(C.gp_nccl_comm_destroy(*c.slot)); code != 0 && code != ncclInProgress {
