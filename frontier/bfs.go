@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"sync/atomic"
 )
 
 // Unreached is the level of a vertex BFS did not reach.
@@ -27,6 +28,18 @@ func CheckRoot(g *CSR, root int64) error {
 	return nil
 }
 
+// bfsLookahead is how many queued vertices ahead BFS loads a vertex's
+// first offset, so that its cache miss overlaps the scans of the rows
+// before it: the queue holds vertices in the order they were found,
+// scattered over the offsets, whose 8-byte entries put half as many
+// vertices on a cache line as 4-byte ones would (16 and 32 measured about
+// alike on Kronecker, grid and road graphs; 32 was a little faster).
+const bfsLookahead = 32
+
+// bfsTouched receives the sum of the offsets BFS loads ahead, so that the
+// compiler keeps the loads; nothing reads it.
+var bfsTouched atomic.Uint64
+
 // BFS runs a breadth-first search from root on the CPU and returns the level
 // of every vertex: 0 for the root, Unreached (-1) for vertices in other
 // components. It is the reference every GPU arm is checked against.
@@ -41,16 +54,22 @@ func BFS(g *CSR, root int32) ([]int32, error) {
 	levels[root] = 0
 	queue := make([]int32, 1, 1024)
 	queue[0] = root
+	offsets := g.Offsets
+	var touched uint64
 	for head := 0; head < len(queue); head++ {
 		u := queue[head]
+		if ahead := head + bfsLookahead; ahead < len(queue) {
+			touched += offsets[queue[ahead]]
+		}
 		next := levels[u] + 1
-		for _, w := range g.Targets[g.Offsets[u]:g.Offsets[u+1]] {
+		for _, w := range g.Targets[offsets[u]:offsets[u+1]] {
 			if levels[w] == Unreached {
 				levels[w] = next
 				queue = append(queue, w)
 			}
 		}
 	}
+	bfsTouched.Store(touched)
 	return levels, nil
 }
 

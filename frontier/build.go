@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
@@ -114,9 +115,12 @@ type csrBuild struct {
 	rows []int32
 	// offsets holds each vertex's deduplicated degree until finish turns
 	// it into the CSR offsets.
-	offsets []uint32
+	offsets []uint64
 	// kept is each bucket's entry count after deduplication.
 	kept []int
+	// wideFrom is the most entries a bucket counts with uint32 counters;
+	// a larger bucket (a multigraph's repeated edges) counts with uint64.
+	wideFrom int
 }
 
 // buildCSR builds the CSR of a validated edge list with the given number
@@ -125,10 +129,20 @@ type csrBuild struct {
 // memory the build may overwrite once it has read src and dst (they may
 // lie inside it); otherwise the build allocates its own.
 func buildCSR(name string, n int, src, dst []int32, workers int, shift uint, reuse []int32) (*CSR, error) {
-	b := &csrBuild{n: n, workers: max(1, workers), shift: shift, buckets: (n-1)>>shift + 1}
+	return newCSRBuild(n, workers, shift).build(name, src, dst, reuse)
+}
+
+// newCSRBuild returns the build of a CSR over n vertices with the given
+// number of workers and 2^shift vertices per bucket.
+func newCSRBuild(n, workers int, shift uint) *csrBuild {
+	return &csrBuild{n: n, workers: max(1, workers), shift: shift, buckets: (n-1)>>shift + 1, wideFrom: math.MaxUint32}
+}
+
+// build is buildCSR's work on b.
+func (b *csrBuild) build(name string, src, dst, reuse []int32) (*CSR, error) {
 	total := b.scatter(src, dst)
 	if total == 0 {
-		return nil, &EmptyGraphError{Source: name, Vertices: n}
+		return nil, &EmptyGraphError{Source: name, Vertices: b.n}
 	}
 	if len(reuse) >= total {
 		b.rows = reuse[:total]
@@ -194,23 +208,34 @@ func (b *csrBuild) scatter(src, dst []int32) int {
 // sortBuckets turns every bucket's entries into sorted, deduplicated rows
 // at the front of its range of rows, recording each vertex's degree.
 func (b *csrBuild) sortBuckets() {
-	b.offsets = make([]uint32, b.n+1)
+	b.offsets = make([]uint64, b.n+1)
 	b.kept = make([]int, b.buckets)
 	b.idBits = bits.Len(uint(b.n - 1))
 	scratch := make([][]uint32, b.workers)
+	wide := make([][]uint64, b.workers)
 	radix := make([]radixScratch, b.workers)
 	dynamicRun(b.buckets, b.workers, func(w, k int) {
+		if b.start[k+1]-b.start[k] > b.wideFrom {
+			// A bucket of more than 2^32-1 entries (a multigraph's
+			// repeated edges) counts its rows in 64 bits.
+			if wide[w] == nil {
+				wide[w] = make([]uint64, 1<<b.shift+1)
+			}
+			sortBucket(b, k, wide[w], &radix[w])
+			return
+		}
 		if scratch[w] == nil {
 			scratch[w] = make([]uint32, 1<<b.shift+1)
 		}
-		b.sortBucket(k, scratch[w], &radix[w])
+		sortBucket(b, k, scratch[w], &radix[w])
 	})
 	b.tgt, b.loc = nil, nil
 }
 
-// sortBucket sorts bucket k, using cnt (1<<shift + 1 counters) and radix
-// as scratch: a counting sort by source, then a sort of each row.
-func (b *csrBuild) sortBucket(k int, cnt []uint32, radix *radixScratch) {
+// sortBucket sorts bucket k of b, using cnt (1<<shift + 1 counters, wide
+// enough for the bucket's entries) and radix as scratch: a counting sort by
+// source, then a sort of each row.
+func sortBucket[C uint32 | uint64](b *csrBuild, k int, cnt []C, radix *radixScratch) {
 	v0 := k << b.shift
 	width := min(1<<b.shift, b.n-v0)
 	cnt = cnt[:width+1]
@@ -228,7 +253,7 @@ func (b *csrBuild) sortBucket(k int, cnt []uint32, radix *radixScratch) {
 		rows[cnt[x]] = tgt[i]
 		cnt[x]++
 	}
-	kept, begin := 0, uint32(0)
+	kept, begin := 0, C(0)
 	for x := 0; x < width; x++ {
 		end := cnt[x]
 		row := rows[begin:end]
@@ -238,7 +263,7 @@ func (b *csrBuild) sortBucket(k int, cnt []uint32, radix *radixScratch) {
 		}
 		// kept <= begin: the copy moves the row forward or not at all.
 		copy(rows[kept:], row)
-		b.offsets[v0+x] = uint32(len(row))
+		b.offsets[v0+x] = uint64(len(row))
 		kept += len(row)
 		begin = end
 	}
@@ -253,7 +278,7 @@ func (b *csrBuild) finish() []int32 {
 		base[k+1] = base[k] + c
 	}
 	dynamicRun(b.buckets, b.workers, func(_, k int) {
-		to := uint32(base[k])
+		to := uint64(base[k])
 		for v := k << b.shift; v < min((k+1)<<b.shift, b.n); v++ {
 			d := b.offsets[v]
 			b.offsets[v] = to
@@ -261,7 +286,7 @@ func (b *csrBuild) finish() []int32 {
 		}
 	})
 	kept := base[b.buckets]
-	b.offsets[b.n] = uint32(kept)
+	b.offsets[b.n] = uint64(kept)
 	// base[k] <= start[k], so moving the buckets in order never overwrites
 	// a bucket that has not moved yet.
 	for k := 0; k < b.buckets; k++ {

@@ -26,7 +26,7 @@ func referenceCSR(n int, src, dst []int32) *CSR {
 			rows[e[0]][e[1]] = true
 		}
 	}
-	g := &CSR{Offsets: make([]uint32, n+1), Targets: []int32{}}
+	g := &CSR{Offsets: make([]uint64, n+1), Targets: []int32{}}
 	for v := 0; v < n; v++ {
 		var row []int32
 		for w := range rows[v] {
@@ -34,7 +34,7 @@ func referenceCSR(n int, src, dst []int32) *CSR {
 		}
 		slices.Sort(row)
 		g.Targets = append(g.Targets, row...)
-		g.Offsets[v+1] = uint32(len(g.Targets))
+		g.Offsets[v+1] = uint64(len(g.Targets))
 	}
 	return g
 }
@@ -66,7 +66,15 @@ func TestBuildCSRSchedules(t *testing.T) {
 				require.Equal(t, want.Targets, g.Targets, name)
 			}
 		}
-		g, err := buildOwned("p", n, src, dst, slices.Clone(edges))
+		// Buckets past 2^32-1 entries count with 64-bit counters: forced
+		// here on every bucket.
+		wide := newCSRBuild(n, 3, 4)
+		wide.wideFrom = 0
+		g, err := wide.build("p", src, dst, nil)
+		require.NoError(t, err)
+		require.Equal(t, want.Offsets, g.Offsets, "64-bit counters, seed %d", seed)
+		require.Equal(t, want.Targets, g.Targets, "64-bit counters, seed %d", seed)
+		g, err = buildOwned("p", n, src, dst, slices.Clone(edges))
 		require.NoError(t, err)
 		require.Equal(t, want.Targets, g.Targets, "reused memory, seed %d", seed)
 		require.LessOrEqual(t, cap(g.Targets)-len(g.Targets), len(g.Targets)/4, "no large waste")

@@ -88,7 +88,7 @@ func (s *doState) topDown(level int32) (found, edges uint64) {
 		s.isBitmap = false
 	}
 	clear(s.degrees)
-	s.queue = topDownStep(s.g, s.levels, s.queue, level, s.workers, s.buffers, s.degrees)
+	s.queue = topDownStep(csrAdjacency(s.g), s.levels, s.queue, level, s.workers, s.buffers, s.degrees)
 	for _, d := range s.degrees {
 		edges += d
 	}

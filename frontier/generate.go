@@ -16,7 +16,7 @@ const (
 const DefaultEdgeFactor = 16
 
 // MaxKroneckerScale is the largest scale Kronecker accepts at edge factor 16:
-// 2 x 16 x 2^26 adjacency entries still fit in uint32 offsets.
+// 2 x 16 x 2^26 adjacency entries still fit MaxGraphEdgeEntries.
 const MaxKroneckerScale = 26
 
 // kronChunk is the number of edges one deterministic random stream makes.
@@ -58,11 +58,11 @@ func Kronecker(scale, edgeFactor int, seed uint64) (*CSR, error) {
 // CheckKronecker returns the error Kronecker refuses (scale, edgeFactor)
 // with, before it allocates anything: a *GeneratorError for a scale outside
 // 1..30 or an edge factor outside 1..1024, a *TooLargeError when the
-// adjacency entries, 2 x edgeFactor x 2^scale, do not fit a CSR's uint32
-// offsets. It returns nil for the parameters Kronecker accepts.
+// adjacency entries, 2 x edgeFactor x 2^scale, pass MaxGraphEdgeEntries.
+// It returns nil for the parameters Kronecker accepts.
 func CheckKronecker(scale, edgeFactor int) error {
 	if scale < 1 || scale > 30 {
-		return &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale), Msg: "is outside 1..30. Fix: pass a scale between 1 and 26"}
+		return &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale), Msg: fmt.Sprintf("is outside 1..30. Fix: pass a scale between 1 and %d", MaxKroneckerScale)}
 	}
 	if edgeFactor < 1 || edgeFactor > 1024 {
 		return &GeneratorError{Generator: "kronecker", Field: "edgefactor", Value: int64(edgeFactor), Msg: "is outside 1..1024. Fix: use Graph500's 16"}
@@ -221,17 +221,17 @@ func Grid(n int) (*CSR, error) {
 		return nil, &TooLargeError{Source: fmt.Sprintf("grid-%d", n), Field: "vertices", Value: uint64(n) * uint64(n), Limit: MaxGraphVertices}
 	}
 	nv := n * n
-	offsets := make([]uint32, nv+1)
+	offsets := make([]uint64, nv+1)
 	entries := 4 * uint64(n) * uint64(n-1)
 	targets := make([]int32, entries)
 	// Degrees depend only on position, so the offsets of each row are known
 	// in closed form and rows fill in parallel.
-	rowStart := func(r int) uint32 {
+	rowStart := func(r int) uint64 {
 		// Rows 0 and n-1 have 3n-2 entries, inner rows 4n-2.
 		if r == 0 {
 			return 0
 		}
-		return uint32(3*n-2) + uint32(r-1)*uint32(4*n-2)
+		return uint64(3*n-2) + uint64(r-1)*uint64(4*n-2)
 	}
 	splitRun(n, workersFor(n*n, parallelGrain), func(_, lo, hi int) {
 		for r := lo; r < hi; r++ {
@@ -258,7 +258,7 @@ func Grid(n int) (*CSR, error) {
 			}
 		}
 	})
-	offsets[nv] = uint32(entries)
+	offsets[nv] = entries
 	return &CSR{Name: fmt.Sprintf("grid-%d", n), Offsets: offsets, Targets: targets}, nil
 }
 
@@ -274,7 +274,7 @@ func Grid3D(n int) (*CSR, error) {
 	if n > 1<<11 || nv > MaxGraphVertices || 6*nv > MaxGraphEdgeEntries {
 		return nil, &TooLargeError{Source: fmt.Sprintf("grid3d-%d", n), Field: "vertices", Value: nv, Limit: MaxGraphVertices}
 	}
-	offsets := make([]uint32, nv+1)
+	offsets := make([]uint64, nv+1)
 	entries := 6 * uint64(n) * uint64(n) * uint64(n-1)
 	targets := make([]int32, entries)
 	plane := n * n
@@ -297,7 +297,7 @@ func Grid3D(n int) (*CSR, error) {
 			for r := range n {
 				for c := range n {
 					v := (z*n+r)*n + c
-					offsets[v] = uint32(pos)
+					offsets[v] = pos
 					for _, u := range grid3DNeighbours(n, z, r, c, v) {
 						if u >= 0 {
 							targets[pos] = int32(u)
@@ -308,7 +308,7 @@ func Grid3D(n int) (*CSR, error) {
 			}
 		}
 	})
-	offsets[nv] = uint32(entries)
+	offsets[nv] = entries
 	return &CSR{Name: fmt.Sprintf("grid3d-%d", n), Offsets: offsets, Targets: targets}, nil
 }
 

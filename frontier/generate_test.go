@@ -168,12 +168,13 @@ func ExampleKronecker() {
 }
 
 // graphDigest is an FNV-1a hash of a CSR's offsets and targets as
-// little-endian words.
+// little-endian 4-byte words (the pinned graphs' offsets all fit 32 bits,
+// so the digests are those of the 32-bit offsets they were recorded with).
 func graphDigest(g *CSR) string {
 	h := fnv.New64a()
 	var b [4]byte
 	for _, o := range g.Offsets {
-		binary.LittleEndian.PutUint32(b[:], o)
+		binary.LittleEndian.PutUint32(b[:], uint32(o))
 		h.Write(b[:])
 	}
 	for _, t := range g.Targets {

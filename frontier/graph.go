@@ -10,7 +10,8 @@ import (
 const MaxGraphVertices = math.MaxInt32 - 1
 
 // MaxGraphEdgeEntries is the largest number of adjacency entries (directed
-// edges) a CSR can hold: offsets are uint32.
+// edges) a CSR can hold: 2^32-1, the most the GPU kernels' 32-bit offsets
+// address (MaxOffsets32Entries), although the CSR's own offsets are uint64.
 const MaxGraphEdgeEntries = math.MaxUint32
 
 // CSR is a graph in compressed sparse row form, held in flat arrays so that
@@ -24,8 +25,9 @@ type CSR struct {
 	// Name labels the graph in reports, for example "grid-2048".
 	Name string
 	// Offsets has NumVertices()+1 entries; Offsets[0] is 0 and the last
-	// entry equals len(Targets).
-	Offsets []uint32
+	// entry equals len(Targets). They are 64-bit; Offsets32 narrows them
+	// for the GPU kernels.
+	Offsets []uint64
 	// Targets holds the adjacency lists back to back.
 	Targets []int32
 }
@@ -49,7 +51,8 @@ func (g *CSR) Degree(v int32) int { return int(g.Offsets[v+1] - g.Offsets[v]) }
 func (g *CSR) Neighbors(v int32) []int32 { return g.Targets[g.Offsets[v]:g.Offsets[v+1]] }
 
 // Bytes returns the size of the two CSR arrays in bytes, as they are laid out
-// on a device: 4 bytes per offset and 4 bytes per target.
+// on a device: 4 bytes per offset (the GPU kernels' 32-bit offsets) and 4
+// bytes per target. The host holds 8 bytes per offset.
 func (g *CSR) Bytes() uint64 {
 	return 4*uint64(len(g.Offsets)) + 4*uint64(len(g.Targets))
 }
@@ -76,7 +79,7 @@ func (g *CSR) Check() error {
 			return &StructureError{Source: g.Name, Index: v + 1, Msg: fmt.Sprintf("offsets[%d]=%d is below offsets[%d]=%d", v+1, g.Offsets[v+1], v, g.Offsets[v])}
 		}
 	}
-	if int(g.Offsets[n]) != len(g.Targets) {
+	if g.Offsets[n] != uint64(len(g.Targets)) {
 		return &StructureError{Source: g.Name, Index: n, Msg: fmt.Sprintf("offsets[%d]=%d, want len(targets)=%d", n, g.Offsets[n], len(g.Targets))}
 	}
 	for i, t := range g.Targets {

@@ -13,13 +13,13 @@ func TestBuildUndirected(t *testing.T) {
 		name     string
 		n        int
 		src, dst []int32
-		offsets  []uint32
+		offsets  []uint64
 		targets  []int32
 	}{
-		{"path", 3, []int32{0, 1}, []int32{1, 2}, []uint32{0, 1, 3, 4}, []int32{1, 0, 2, 1}},
-		{"duplicates and loops", 3, []int32{0, 1, 1, 2, 2}, []int32{1, 0, 1, 2, 1}, []uint32{0, 1, 3, 4}, []int32{1, 0, 2, 1}},
-		{"isolated vertex", 4, []int32{3}, []int32{0}, []uint32{0, 1, 1, 1, 2}, []int32{3, 0}},
-		{"star sorted", 4, []int32{0, 0, 0}, []int32{3, 1, 2}, []uint32{0, 3, 4, 5, 6}, []int32{1, 2, 3, 0, 0, 0}},
+		{"path", 3, []int32{0, 1}, []int32{1, 2}, []uint64{0, 1, 3, 4}, []int32{1, 0, 2, 1}},
+		{"duplicates and loops", 3, []int32{0, 1, 1, 2, 2}, []int32{1, 0, 1, 2, 1}, []uint64{0, 1, 3, 4}, []int32{1, 0, 2, 1}},
+		{"isolated vertex", 4, []int32{3}, []int32{0}, []uint64{0, 1, 1, 1, 2}, []int32{3, 0}},
+		{"star sorted", 4, []int32{0, 0, 0}, []int32{3, 1, 2}, []uint64{0, 3, 4, 5, 6}, []int32{1, 2, 3, 0, 0, 0}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -98,15 +98,15 @@ func TestBuildUndirectedProperties(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
-	good := &CSR{Name: "g", Offsets: []uint32{0, 1, 2}, Targets: []int32{1, 0}}
+	good := &CSR{Name: "g", Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}
 	require.NoError(t, good.Check())
 	assert.EqualValues(t, 20, good.Bytes())
 	var se *StructureError
 	for _, g := range []*CSR{
-		{Offsets: []uint32{1, 1, 2}, Targets: []int32{1, 0}},
-		{Offsets: []uint32{0, 2, 1}, Targets: []int32{1, 0}},
-		{Offsets: []uint32{0, 1, 3}, Targets: []int32{1, 0}},
-		{Offsets: []uint32{0, 1, 2}, Targets: []int32{2, 0}},
+		{Offsets: []uint64{1, 1, 2}, Targets: []int32{1, 0}},
+		{Offsets: []uint64{0, 2, 1}, Targets: []int32{1, 0}},
+		{Offsets: []uint64{0, 1, 3}, Targets: []int32{1, 0}},
+		{Offsets: []uint64{0, 1, 2}, Targets: []int32{2, 0}},
 	} {
 		require.ErrorAs(t, g.Check(), &se)
 		assert.Contains(t, se.Error(), "Fix:")

@@ -157,13 +157,13 @@ func (e *LoadBudgetError) Error() string {
 // LoadBytes estimates the peak memory of loading a graph file: the file
 // itself, 28 bytes per edge (the parsed endpoints, their copy handed to the
 // CSR build, the build's bucketed entries and a compacted copy of the
-// adjacency) and 8 bytes per vertex (offsets and counters).
+// adjacency) and 12 bytes per vertex (64-bit offsets and counters).
 func LoadBytes(fileBytes, vertices, edges uint64) (uint64, error) {
 	perEdge, err := checked.Mul(edges, 28, "load bytes for the edges")
 	if err != nil {
 		return 0, err
 	}
-	perVertex, err := checked.Mul(vertices+1, 8, "load bytes for the vertices")
+	perVertex, err := checked.Mul(vertices+1, 12, "load bytes for the vertices")
 	if err != nil {
 		return 0, err
 	}

@@ -25,7 +25,7 @@ func TestReadEdgeList(t *testing.T) {
 	g, err := ReadEdgeList(strings.NewReader(in), "t.el", DefaultLimits())
 	require.NoError(t, err)
 	assert.Equal(t, 4, g.NumVertices())
-	assert.Equal(t, []uint32{0, 2, 4, 6, 8}, g.Offsets)
+	assert.Equal(t, []uint64{0, 2, 4, 6, 8}, g.Offsets)
 	assert.Equal(t, []int32{1, 3, 0, 2, 1, 3, 0, 2}, g.Targets)
 }
 
@@ -33,7 +33,7 @@ func TestReadMatrixMarket(t *testing.T) {
 	in := "%%MatrixMarket matrix coordinate pattern symmetric\n% comment\n3 3 2\n1 2\n3 2\n"
 	g, err := ReadMatrixMarket(strings.NewReader(in), "t.mtx", DefaultLimits())
 	require.NoError(t, err)
-	assert.Equal(t, []uint32{0, 1, 3, 4}, g.Offsets)
+	assert.Equal(t, []uint64{0, 1, 3, 4}, g.Offsets)
 	assert.Equal(t, []int32{1, 0, 2, 1}, g.Targets)
 	in = "%%MatrixMarket matrix coordinate real general\n4 4 3\n1 2 1.5\n2 3 -2\n4 4 1\n"
 	g, err = ReadMatrixMarket(strings.NewReader(in), "t.mtx", DefaultLimits())

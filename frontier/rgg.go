@@ -137,19 +137,21 @@ func (p rggPointSet) graph(r float64) (*CSR, []int32, error) {
 			g.x[j], g.y[j] = p.x[order[j]], p.y[order[j]]
 		}
 	})
-	offsets := make([]uint32, n+1)
+	offsets := make([]uint64, n+1)
 	splitRun(n, workers, func(_, lo, hi int) {
 		for v := lo; v < hi; v++ {
-			offsets[v+1] = uint32(g.neighbors(v, nil))
+			offsets[v+1] = uint64(g.neighbors(v, nil))
 		}
 	})
+	// A degree is below n < 2^31 and the sum is checked after each, so it
+	// never wraps.
 	var sum uint64
 	for v := 1; v <= n; v++ {
-		sum += uint64(offsets[v])
+		sum += offsets[v]
 		if sum > MaxGraphEdgeEntries {
 			return nil, nil, &TooLargeError{Source: "rgg", Field: "edge entries", Value: sum, Limit: MaxGraphEdgeEntries}
 		}
-		offsets[v] = uint32(sum)
+		offsets[v] = sum
 	}
 	if sum == 0 {
 		return nil, nil, &EmptyGraphError{Source: "rgg", Vertices: n}

@@ -113,11 +113,11 @@ func checkPartitionRequest(req Request) error {
 	case len(req.Offsets) == 0:
 		return &Error{Kind: BadOffsets, Index: -1}
 	case req.Offsets[0] != 0:
-		return &Error{Kind: BadOffsets, Index: 0, Value: uint64(req.Offsets[0])}
+		return &Error{Kind: BadOffsets, Index: 0, Value: req.Offsets[0]}
 	}
 	for i := 1; i < len(req.Offsets); i++ {
 		if req.Offsets[i] < req.Offsets[i-1] {
-			return &Error{Kind: BadOffsets, Index: i, Value: uint64(req.Offsets[i])}
+			return &Error{Kind: BadOffsets, Index: i, Value: req.Offsets[i]}
 		}
 	}
 	for d, dev := range req.Devices {

@@ -36,7 +36,7 @@ func TestPairExchange(t *testing.T) {
 
 func threeParts(t *testing.T) Plan {
 	t.Helper()
-	plan, err := New(Request{Offsets: offsetsOf(make([]uint32, 300)), Devices: devices(3, 1<<30), Strategy: Blocked})
+	plan, err := New(Request{Offsets: offsetsOf(make([]uint64, 300)), Devices: devices(3, 1<<30), Strategy: Blocked})
 	require.NoError(t, err)
 	require.Equal(t, []uint64{0, 128, 256, 300}, plan.Bounds())
 	return plan
@@ -77,7 +77,7 @@ func TestLevelExchange(t *testing.T) {
 
 // testGraph builds the CSR of an undirected graph from an edge list
 // (sorted, deduplicated neighbours, no self loops).
-func testGraph(n int, edges [][2]int32) (offsets []uint32, targets []int32) {
+func testGraph(n int, edges [][2]int32) (offsets []uint64, targets []int32) {
 	adj := make([][]int32, n)
 	for _, e := range edges {
 		if e[0] != e[1] {
@@ -85,18 +85,18 @@ func testGraph(n int, edges [][2]int32) (offsets []uint32, targets []int32) {
 			adj[e[1]] = append(adj[e[1]], e[0])
 		}
 	}
-	offsets = make([]uint32, n+1)
+	offsets = make([]uint64, n+1)
 	for v := range adj {
 		slices.Sort(adj[v])
 		adj[v] = slices.Compact(adj[v])
 		targets = append(targets, adj[v]...)
-		offsets[v+1] = uint32(len(targets))
+		offsets[v+1] = uint64(len(targets))
 	}
 	return offsets, targets
 }
 
 // testLevels is a plain queue BFS.
-func testLevels(offsets []uint32, targets []int32, root int32) []int32 {
+func testLevels(offsets []uint64, targets []int32, root int32) []int32 {
 	levels := make([]int32, len(offsets)-1)
 	for i := range levels {
 		levels[i] = -1
@@ -167,7 +167,7 @@ func TestPredictExchangeMatchesBruteForce(t *testing.T) {
 	}
 }
 
-func checkAgainstBruteForce(t *testing.T, plan Plan, off []uint32, tgt []int32, levels []int32, pred ExchangePrediction) {
+func checkAgainstBruteForce(t *testing.T, plan Plan, off []uint64, tgt []int32, levels []int32, pred ExchangePrediction) {
 	t.Helper()
 	maxLevel := slices.Max(levels)
 	require.Len(t, pred.Levels, int(maxLevel)+1, "one step per level and the final one")

@@ -81,10 +81,10 @@ type Device struct {
 // devices for a level-synchronous BFS: device d owns vertices
 // [First, End) with their adjacency lists and levels.
 type Request struct {
-	// Offsets are the graph's CSR row offsets: one more entry than there
-	// are vertices, starting at 0, never decreasing; the last is the
-	// number of adjacency entries.
-	Offsets []uint32 `json:"-"`
+	// Offsets are the graph's CSR row offsets (frontier.CSR's): one more
+	// entry than there are vertices, starting at 0, never decreasing; the
+	// last is the number of adjacency entries.
+	Offsets []uint64 `json:"-"`
 	// Devices are the devices, in rank order.
 	Devices []Device `json:"devices"`
 	// Strategy is the cut.
@@ -97,7 +97,8 @@ type Request struct {
 // as the partitioned BFS lays it out (S is the plan's SliceWords, P the
 // device count).
 type Memory struct {
-	// Offsets: 4 x (vertices + 1), the part's row offsets rebased to 0.
+	// Offsets: 4 x (vertices + 1), the part's row offsets rebased to 0,
+	// as the kernels' 32-bit offsets.
 	Offsets uint64 `json:"offsets"`
 	// Targets: 4 x edge entries (at least 4), global vertex ids.
 	Targets uint64 `json:"targets"`
@@ -197,7 +198,7 @@ func New(req Request) (Plan, error) {
 		return Plan{}, err
 	}
 	n := uint64(len(req.Offsets) - 1)
-	p := Plan{Strategy: req.Strategy, Vertices: n, EdgeEntries: uint64(req.Offsets[n])}
+	p := Plan{Strategy: req.Strategy, Vertices: n, EdgeEntries: req.Offsets[n]}
 	bounds := blockedBounds(n, len(req.Devices))
 	if req.Strategy == EdgeBalanced {
 		bounds = edgeBounds(req.Offsets, len(req.Devices))
@@ -206,7 +207,7 @@ func New(req Request) (Plan, error) {
 	for d, dev := range req.Devices {
 		part := Part{Device: d, Name: dev.Name, First: bounds[d], End: bounds[d+1], BudgetBytes: dev.BudgetBytes}
 		part.Vertices = part.End - part.First
-		part.EdgeEntries = uint64(req.Offsets[part.End] - req.Offsets[part.First])
+		part.EdgeEntries = req.Offsets[part.End] - req.Offsets[part.First]
 		part.Words = (part.Vertices + AlignVertices - 1) / AlignVertices
 		p.SliceWords = max(p.SliceWords, part.Words)
 		p.Parts = append(p.Parts, part)
@@ -233,15 +234,15 @@ func blockedBounds(n uint64, parts int) []uint64 {
 
 // edgeBounds puts boundary d at the first aligned vertex whose offset
 // reaches d/parts of the edge entries.
-func edgeBounds(offsets []uint32, parts int) []uint64 {
+func edgeBounds(offsets []uint64, parts int) []uint64 {
 	n := uint64(len(offsets) - 1)
-	m := uint64(offsets[n])
+	m := offsets[n]
 	words := int((n + AlignVertices - 1) / AlignVertices)
 	out := make([]uint64, parts+1)
 	for d := 1; d < parts; d++ {
 		target, _ := checked.MulDiv(uint64(d), m, uint64(parts))
 		k := sort.Search(words+1, func(k int) bool {
-			return uint64(offsets[min(n, uint64(k)*AlignVertices)]) >= target
+			return offsets[min(n, uint64(k)*AlignVertices)] >= target
 		})
 		out[d] = max(out[d-1], min(n, uint64(k)*AlignVertices))
 	}
@@ -269,9 +270,17 @@ func (p *Plan) sizeParts(scratch uint64) error {
 // partMemory sizes one part's resident layout for P parts and slices of s
 // words.
 func partMemory(part Part, parts, s, scratch uint64) (Memory, uint64, error) {
-	m := Memory{Offsets: 4 * (part.Vertices + 1), Targets: 4 * max(1, part.EdgeEntries),
-		Levels: 4 * max(1, part.Vertices), Bounds: 4 * (parts + 1), Scratch: scratch}
+	m := Memory{Bounds: 4 * (parts + 1), Scratch: scratch}
 	var err error
+	if m.Offsets, err = checked.Mul(4, part.Vertices+1, "offset bytes (4 x (vertices + 1))"); err != nil {
+		return m, 0, err
+	}
+	if m.Targets, err = checked.Mul(4, max(1, part.EdgeEntries), "target bytes (4 x edge entries)"); err != nil {
+		return m, 0, err
+	}
+	if m.Levels, err = checked.Mul(4, max(1, part.Vertices), "level bytes (4 x vertices)"); err != nil {
+		return m, 0, err
+	}
 	if m.Frontier, err = checked.Mul(16, s, "frontier bitmap bytes (2 x 8 x slice words)"); err != nil {
 		return m, 0, err
 	}

@@ -11,8 +11,8 @@ import (
 )
 
 // offsetsOf returns the CSR offsets of the given degrees.
-func offsetsOf(degrees []uint32) []uint32 {
-	out := make([]uint32, len(degrees)+1)
+func offsetsOf(degrees []uint64) []uint64 {
+	out := make([]uint64, len(degrees)+1)
 	for i, d := range degrees {
 		out[i+1] = out[i] + d
 	}
@@ -39,9 +39,9 @@ func requirePartitionError(t *testing.T, err error, kind ErrorKind) *Error {
 }
 
 func TestNewBlockedLayout(t *testing.T) {
-	degrees := make([]uint32, 1000)
+	degrees := make([]uint64, 1000)
 	for i := range degrees {
-		degrees[i] = uint32(i % 7)
+		degrees[i] = uint64(i % 7)
 	}
 	off := offsetsOf(degrees)
 	plan, err := New(Request{Offsets: off, Devices: devices(4, 1<<30), Strategy: Blocked, ScratchBytes: 128})
@@ -63,7 +63,7 @@ func TestNewBlockedLayout(t *testing.T) {
 // TestNewEdgeBalancedSkew puts every edge on the first vertices:
 // blocked gives the first device all of them, edges spreads them.
 func TestNewEdgeBalancedSkew(t *testing.T) {
-	degrees := make([]uint32, 4096)
+	degrees := make([]uint64, 4096)
 	for i := range 512 {
 		degrees[i] = 100
 	}
@@ -90,11 +90,11 @@ func TestNewProperties(t *testing.T) {
 	r := rand.New(rand.NewPCG(16, 1))
 	for i := range 400 {
 		n := r.IntN(5000)
-		degrees := make([]uint32, n)
+		degrees := make([]uint64, n)
 		for v := range degrees {
-			degrees[v] = uint32(r.IntN(8))
+			degrees[v] = uint64(r.IntN(8))
 			if r.IntN(50) == 0 {
-				degrees[v] = uint32(r.IntN(3000)) // hubs
+				degrees[v] = uint64(r.IntN(3000)) // hubs
 			}
 		}
 		off := offsetsOf(degrees)
@@ -107,7 +107,7 @@ func TestNewProperties(t *testing.T) {
 	}
 }
 
-func checkPartitionInvariants(t *testing.T, plan Plan, off []uint32, parts int) {
+func checkPartitionInvariants(t *testing.T, plan Plan, off []uint64, parts int) {
 	t.Helper()
 	n, m := uint64(len(off)-1), uint64(off[len(off)-1])
 	require.Len(t, plan.Parts, parts)
@@ -144,7 +144,7 @@ func checkPartitionInvariants(t *testing.T, plan Plan, off []uint32, parts int) 
 
 // maxAlignedBlockEdges is the most edge entries of any aligned block of 64
 // vertices: the most a boundary's rounding can add to a part.
-func maxAlignedBlockEdges(off []uint32) uint64 {
+func maxAlignedBlockEdges(off []uint64) uint64 {
 	n := len(off) - 1
 	var most uint64
 	for b := 0; b < n; b += AlignVertices {
@@ -154,7 +154,7 @@ func maxAlignedBlockEdges(off []uint32) uint64 {
 }
 
 func TestNewErrors(t *testing.T) {
-	off := offsetsOf([]uint32{3, 1, 2})
+	off := offsetsOf([]uint64{3, 1, 2})
 	tests := []struct {
 		name string
 		req  Request
@@ -165,8 +165,8 @@ func TestNewErrors(t *testing.T) {
 		{"too many", Request{Offsets: off, Devices: devices(65, 1), Strategy: Blocked}, TooManyDevices, "65 devices, above 64"},
 		{"strategy", Request{Offsets: off, Devices: devices(2, 1<<20)}, BadStrategy, "strategy is 0"},
 		{"no offsets", Request{Devices: devices(2, 1<<20), Strategy: Blocked}, BadOffsets, "offsets is empty"},
-		{"first offset", Request{Offsets: []uint32{1, 2}, Devices: devices(2, 1<<20), Strategy: Blocked}, BadOffsets, "offsets[0] is 1"},
-		{"decreasing", Request{Offsets: []uint32{0, 5, 4}, Devices: devices(2, 1<<20), Strategy: EdgeBalanced}, BadOffsets, "offsets[2] is 4"},
+		{"first offset", Request{Offsets: []uint64{1, 2}, Devices: devices(2, 1<<20), Strategy: Blocked}, BadOffsets, "offsets[0] is 1"},
+		{"decreasing", Request{Offsets: []uint64{0, 5, 4}, Devices: devices(2, 1<<20), Strategy: EdgeBalanced}, BadOffsets, "offsets[2] is 4"},
 		{"zero budget", Request{Offsets: off, Devices: []Device{{"a", 1 << 20}, {"b", 0}}, Strategy: Blocked}, ZeroBudget, "device 1 (b): devices[1].budget_bytes is 0"},
 		{"over budget", Request{Offsets: off, Devices: []Device{{"h200", 1 << 20}, {"h100", 100}}, Strategy: Blocked}, OverBudget,
 			"device 1 (h100): its part, vertices [3, 3) (0 vertices, 0 edge entries), needs 156 bytes (targets 4 + offsets 4 + levels 4 + frontier 16 + next 16 + exchange 16 + outbox 16 + counts 48 + bounds 12 + scratch 20), above devices[1].budget_bytes 100 by 56"},
@@ -182,7 +182,7 @@ func TestNewErrors(t *testing.T) {
 }
 
 func TestNewOverflowNamesTheDevice(t *testing.T) {
-	_, err := New(Request{Offsets: offsetsOf([]uint32{1}), Devices: devices(3, math.MaxUint64), Strategy: Blocked, ScratchBytes: math.MaxUint64})
+	_, err := New(Request{Offsets: offsetsOf([]uint64{1}), Devices: devices(3, math.MaxUint64), Strategy: Blocked, ScratchBytes: math.MaxUint64})
 	e := requirePartitionError(t, err, Overflow)
 	assert.Equal(t, 0, e.Device)
 	assert.Contains(t, err.Error(), "device 0 (h200, devices[0]): the part of vertices [0, 1) cannot be sized: resident bytes of a part overflows 64 bits")
@@ -220,9 +220,9 @@ func FuzzNew(f *testing.F) {
 		if len(degrees) > 1<<14 {
 			return
 		}
-		deg := make([]uint32, len(degrees))
+		deg := make([]uint64, len(degrees))
 		for i, b := range degrees {
-			deg[i] = uint32(b)
+			deg[i] = uint64(b)
 		}
 		s := Blocked
 		if edges {
@@ -238,4 +238,41 @@ func FuzzNew(f *testing.F) {
 		}
 		checkPartitionInvariants(t, plan, offsetsOf(deg), p)
 	})
+}
+
+// TestNewWideGraph plans graphs past 2^32-1 adjacency entries from their
+// offsets alone (the plan never reads targets): the parts' entries and
+// target bytes are exact, and a size that passes 64 bits is an Overflow,
+// never a wrapped number.
+func TestNewWideGraph(t *testing.T) {
+	degrees := make([]uint64, 256)
+	for i := range degrees {
+		degrees[i] = 3 << 24 // 256 x 3 x 2^24 = 3 x 2^32 entries
+	}
+	off := offsetsOf(degrees)
+	cases := []struct {
+		name     string
+		strategy Strategy
+		parts    int
+		entries  []uint64
+	}{
+		{"two blocked parts", Blocked, 2, []uint64{3 << 31, 3 << 31}},
+		{"four by edges", EdgeBalanced, 4, []uint64{3 << 30, 3 << 30, 3 << 30, 3 << 30}},
+		{"one part", Blocked, 1, []uint64{3 << 32}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			plan, err := New(Request{Offsets: off, Devices: devices(c.parts, 1<<50), Strategy: c.strategy})
+			require.NoError(t, err)
+			assert.Equal(t, uint64(3)<<32, plan.EdgeEntries)
+			require.Len(t, plan.Parts, c.parts)
+			for i, p := range plan.Parts {
+				assert.Equal(t, c.entries[i], p.EdgeEntries, "part %d", i)
+				assert.Equal(t, 4*c.entries[i], p.Memory.Targets, "part %d", i)
+			}
+		})
+	}
+	_, err := New(Request{Offsets: []uint64{0, 1 << 62}, Devices: devices(1, math.MaxUint64), Strategy: Blocked})
+	e := requirePartitionError(t, err, Overflow)
+	assert.ErrorContains(t, e, "target bytes (4 x edge entries) overflows 64 bits")
 }

@@ -10,7 +10,7 @@ import (
 // reference computed it: the graph's CSR and the level of every vertex
 // from Root (-1 for vertices it does not reach).
 type Traversal struct {
-	Offsets []uint32
+	Offsets []uint64
 	Targets []int32
 	Levels  []int32
 	Root    int32
@@ -79,7 +79,7 @@ func PredictExchange(p Plan, t Traversal) (ExchangePrediction, error) {
 func checkTraversal(p Plan, t Traversal) ([][]int32, error) {
 	n := p.Vertices
 	switch {
-	case uint64(len(t.Offsets)) != n+1 || uint64(t.Offsets[n]) != p.EdgeEntries:
+	case uint64(len(t.Offsets)) != n+1 || t.Offsets[n] != p.EdgeEntries:
 		return nil, fmt.Errorf("traversal offsets describe %d vertices, the plan %d vertices and %d edge entries. Fix: predict with the graph the plan was made for", len(t.Offsets)-1, n, p.EdgeEntries)
 	case uint64(len(t.Targets)) != p.EdgeEntries:
 		return nil, fmt.Errorf("traversal has %d targets for %d edge entries. Fix: pass the graph's targets", len(t.Targets), p.EdgeEntries)
@@ -119,7 +119,7 @@ func checkTraversal(p Plan, t Traversal) ([][]int32, error) {
 // each device that each device's frontier reaches.
 type exchangeCounter struct {
 	p       Plan
-	offsets []uint32
+	offsets []uint64
 	targets []int32
 	owner   []uint8
 	// stamp marks a vertex counted for the current (step, device); tick
@@ -138,7 +138,7 @@ func newExchangeCounter(p Plan, t Traversal) *exchangeCounter {
 	return c
 }
 
-func (c *exchangeCounter) degree(v int32) uint64 { return uint64(c.offsets[v+1] - c.offsets[v]) }
+func (c *exchangeCounter) degree(v int32) uint64 { return c.offsets[v+1] - c.offsets[v] }
 
 func (c *exchangeCounter) degrees(vs []int32) uint64 {
 	var s uint64

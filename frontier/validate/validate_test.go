@@ -160,8 +160,8 @@ func TestParentRules(t *testing.T) {
 func TestDirected(t *testing.T) {
 	// 0 -> 1 -> 2, 2 -> 0, 3 -> 1: from 0, 3 is unreached though it has an
 	// edge into the reached set.
-	out := &frontier.CSR{Name: "out", Offsets: []uint32{0, 1, 2, 3, 4}, Targets: []int32{1, 2, 0, 1}}
-	in := &frontier.CSR{Name: "in", Offsets: []uint32{0, 1, 3, 4, 4}, Targets: []int32{2, 0, 3, 1}}
+	out := &frontier.CSR{Name: "out", Offsets: []uint64{0, 1, 2, 3, 4}, Targets: []int32{1, 2, 0, 1}}
+	in := &frontier.CSR{Name: "in", Offsets: []uint64{0, 1, 3, 4, 4}, Targets: []int32{2, 0, 3, 1}}
 	require.NoError(t, Levels(out, in, 0, []int32{0, 1, 2, -1}))
 	var bad *Violation
 	require.ErrorAs(t, Levels(out, in, 0, []int32{0, 1, -1, -1}), &bad)

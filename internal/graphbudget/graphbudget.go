@@ -6,10 +6,10 @@
 // death.
 //
 // The estimates follow what each generator allocates: the graph's
-// offsets (4 bytes a vertex) and targets (4 bytes an adjacency entry), and
+// offsets (8 bytes a vertex) and targets (4 bytes an adjacency entry), and
 // what the build holds beside them. A Kronecker graph draws its edge list
 // and builds its CSR as a file load does (frontier.LoadBytes: 28 bytes an
-// edge, 8 a vertex); a road graph adds its lattice's permutation and
+// edge, 12 a vertex); a road graph adds its lattice's permutation and
 // union-find (12 bytes a vertex); a random geometric graph its points and
 // cell grid (64 bytes a point) and about 5 bytes an expected adjacency
 // entry. A file's spec is estimated by its loader, which reads its size
@@ -98,9 +98,9 @@ func grid3DBytes(n uint64) (uint64, error) {
 	return csrBytes(nv, entries)
 }
 
-// csrBytes is a CSR's offsets and targets.
+// csrBytes is a CSR's offsets (uint64) and targets (int32) in host memory.
 func csrBytes(vertices, entries uint64) (uint64, error) {
-	off, err := checked.Mul(vertices+1, 4, "offset bytes")
+	off, err := checked.Mul(vertices+1, 8, "offset bytes")
 	if err != nil {
 		return 0, err
 	}

@@ -143,7 +143,7 @@ func checkOverflowAndRefusals(t *testing.T, x *executor.Executor, bigGrid *front
 	_, err = NewSession(x, bigGrid, Config{MegakernelKeep: 300})
 	require.ErrorContains(t, err, "MegakernelKeep = 300")
 	// A malformed graph is refused before anything is allocated.
-	_, err = NewSession(x, &frontier.CSR{Name: "bad", Offsets: []uint32{0, 1}, Targets: []int32{5}}, Config{})
+	_, err = NewSession(x, &frontier.CSR{Name: "bad", Offsets: []uint64{0, 1}, Targets: []int32{5}}, Config{})
 	var se *frontier.StructureError
 	require.ErrorAs(t, err, &se)
 	assert.Zero(t, x.ResidentBytes())
@@ -238,7 +238,7 @@ func TestLowDegree(t *testing.T) {
 		{"rgg degree 8", must(frontier.RandomGeometric(20000, 8, 1)), true},
 		{"rgg degree 16", must(frontier.RandomGeometric(20000, 16, 1)), false},
 		{"kronecker", must(frontier.Kronecker(10, 16, 7)), false},
-		{"empty", &frontier.CSR{Offsets: []uint32{0}}, false},
+		{"empty", &frontier.CSR{Offsets: []uint64{0}}, false},
 	} {
 		assert.Equal(t, tc.want, LowDegree(tc.g), tc.name)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/fnv"
 
+	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -77,11 +78,17 @@ func (s *Session) SessionProfile(runs int) planners.ResidentGraphSessionProfile 
 	}
 }
 
-// layoutHash identifies the resident graph: FNV-64a of its CSR arrays
-// (never 0).
+// layoutHash identifies the resident graph: FNV-64a of its CSR arrays as
+// the device holds them, 32-bit offsets then targets (never 0).
 func (s *Session) layoutHash() uint64 {
 	h := fnv.New64a()
-	h.Write(bytesOf(s.g.Offsets))
+	var buf [4096]uint32
+	for i := 0; i < len(s.g.Offsets); i += len(buf) {
+		part := buf[:min(len(buf), len(s.g.Offsets)-i)]
+		// The session opened only with offsets that fit 32 bits.
+		_ = frontier.NarrowOffsets(s.g.Name, part, s.g.Offsets[i:i+len(part)], 0)
+		h.Write(bytesOf(part))
+	}
 	h.Write(bytesOf(s.g.Targets))
 	return max(h.Sum64(), 1)
 }

@@ -20,7 +20,11 @@ func newEmu(g *frontier.CSR, chunk int, nwarps, warpsPerBlock, blockCap uint32, 
 		panic(err)
 	}
 	words := (g.NumVertices() + 31) / 32
-	m := emuMemory{offsets: g.Offsets, targets: g.Targets, level: make([]int32, g.NumVertices()),
+	offsets, err := g.Offsets32()
+	if err != nil {
+		panic(err)
+	}
+	m := emuMemory{offsets: offsets, targets: g.Targets, level: make([]int32, g.NumVertices()),
 		q: [2][]item{make([]item, qcap), make([]item, qcap)}, qlab: [2][]uint32{make([]uint32, qcap), make([]uint32, qcap)},
 		vis: [2][]uint32{make([]uint32, words), make([]uint32, words)}, ctl: make([]uint32, CtlWords),
 		log: make([]uint32, 4*LogEntries(g))}
@@ -302,12 +306,12 @@ func TestExpandKeptFreshLabels(t *testing.T) {
 		copy(d.level, []int32{0, 0, 1, -1})
 		cur, next := &d.keep[0][0], &d.keep[0][1]
 		// Vertex 2's edges as keep_vertex writes them: to 1 and to 3.
-		cur.items[0], cur.ilab[0], cur.pos[0], cur.vid[0] = item{g.Offsets[2], g.Offsets[3]}, 5, 0, 2
+		cur.items[0], cur.ilab[0], cur.pos[0], cur.vid[0] = item{uint32(g.Offsets[2]), uint32(g.Offsets[3])}, 5, 0, 2
 		for i, w := range g.Targets[g.Offsets[2]:g.Offsets[3]] {
 			cur.tgt[i], cur.eslot[i] = uint32(w), 0
 		}
 		s := &emuSink{kq: next, bq: d.blockQueue(0)}
-		d.expandKept(cur, g.Offsets[3]-g.Offsets[2], s, tc.fresh)
+		d.expandKept(cur, uint32(g.Offsets[3]-g.Offsets[2]), s, tc.fresh)
 		assert.Equal(t, tc.wantLevel, d.level[3], tc.name)
 		assert.Equal(t, tc.relabels, d.relabels, tc.name+": the stale claim, lowered by the fresh one")
 		require.EqualValues(t, 1, next.done>>keepShift, tc.name+": vertex 3 kept once")

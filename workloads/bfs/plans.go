@@ -115,11 +115,11 @@ func QueueProfile(g *frontier.CSR, chunk int, budget uint64) (planners.DeviceWor
 	if err != nil {
 		return planners.DeviceWorkQueueProfile{}, err
 	}
-	var maxDeg uint32
+	var maxDeg uint64
 	for v := range g.NumVertices() {
 		maxDeg = max(maxDeg, g.Offsets[v+1]-g.Offsets[v])
 	}
-	initial := (uint64(maxDeg) + uint64(chunk) - 1) / uint64(chunk)
+	initial := (maxDeg + uint64(chunk) - 1) / uint64(chunk)
 	return planners.DeviceWorkQueueProfile{InitialItems: max(initial, 1), QueueCapacity: capacity,
 		EntryBytes: QueueItemBytes, BudgetBytes: budget, HostSync: planners.WorkQueueFinalOnly}, nil
 }

@@ -269,13 +269,18 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 	return s, nil
 }
 
-// upload uploads the graph, once.
+// upload uploads the graph, once, its offsets narrowed to the kernels'
+// uint32.
 func (s *Session) upload() error {
+	offsets, err := s.g.Offsets32()
+	if err != nil {
+		return err
+	}
 	targets := bytesOf(s.g.Targets)
 	if len(targets) == 0 { // a graph without edges has a 4-byte targets buffer
 		targets = make([]byte, 4)
 	}
-	return s.x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: bytesOf(s.g.Offsets)}, {Buffer: s.buf.targets, Data: targets}})
+	return s.x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: bytesOf(offsets)}, {Buffer: s.buf.targets, Data: targets}})
 }
 
 // planMemory plans one frontier queue's bytes and the resident memory, and

@@ -96,7 +96,7 @@ func clipField(s string) string {
 
 // buildDirected builds the out-edge CSR of n vertices.
 func buildDirected(name string, n int, src, dst []int32) *frontier.CSR {
-	off := make([]uint32, n+1)
+	off := make([]uint64, n+1)
 	for _, u := range src {
 		off[u+1]++
 	}
@@ -104,14 +104,14 @@ func buildDirected(name string, n int, src, dst []int32) *frontier.CSR {
 		off[v] += off[v-1]
 	}
 	tgt := make([]int32, len(src))
-	cur := append([]uint32(nil), off[:n]...)
+	cur := append([]uint64(nil), off[:n]...)
 	for i, u := range src {
 		tgt[cur[u]] = dst[i]
 		cur[u]++
 	}
 	// Sort each list and drop duplicates and self loops, compacting.
-	w := uint32(0)
-	start := uint32(0)
+	w := uint64(0)
+	start := uint64(0)
 	for u := range n {
 		list := tgt[start:off[u+1]]
 		slices.Sort(list)

@@ -187,7 +187,7 @@ func TestReadDirectedErrors(t *testing.T) {
 	}
 	g, err := ReadDirected(strings.NewReader("2 1\n2 1\n1 1\n0 2\n"), "d.txt", 16, frontier.Limits{})
 	require.NoError(t, err)
-	require.Equal(t, []uint32{0, 1, 1, 2}, g.Offsets, "duplicates and self loops dropped")
+	require.Equal(t, []uint64{0, 1, 1, 2}, g.Offsets, "duplicates and self loops dropped")
 	require.Equal(t, []int32{2, 1}, g.Targets)
 }
 

@@ -130,7 +130,7 @@ func Parent(in *frontier.CSR, levels []int32, v int32) int32 {
 // list sorted.
 func Transpose(g *frontier.CSR) *frontier.CSR {
 	n := g.NumVertices()
-	off := make([]uint32, n+1)
+	off := make([]uint64, n+1)
 	for _, t := range g.Targets {
 		off[t+1]++
 	}
@@ -138,7 +138,7 @@ func Transpose(g *frontier.CSR) *frontier.CSR {
 		off[v] += off[v-1]
 	}
 	tgt := make([]int32, len(g.Targets))
-	cur := append([]uint32(nil), off[:n]...)
+	cur := append([]uint64(nil), off[:n]...)
 	for u := range n {
 		for _, t := range g.Neighbors(int32(u)) {
 			tgt[cur[t]] = int32(u)

@@ -161,20 +161,31 @@ func (r *BenchResult) check(arm string, g *frontier.CSR) error {
 
 // CSRChecksum is an FNV-1a 64-bit hash of a CSR's offsets then targets
 // ("fnv64-" and 16 hex digits): two builds of one graph agree on it exactly
-// when their arrays are equal (up to hash collisions).
+// when their arrays are equal (up to hash collisions). Offsets are hashed
+// as 4-byte little-endian words, as a GPU holds them, when the graph fits
+// 32-bit offsets (frontier.CSR.CheckOffsets32), and as 8-byte words when
+// it does not; targets as 4-byte words.
 func CSRChecksum(g *frontier.CSR) string {
 	h := fnv.New64a()
 	var buf [4096]byte
-	put := func(n int, word func(int) uint32) {
+	put := func(n, size int, word func(int) uint64) {
 		for i := 0; i < n; {
 			k := 0
-			for ; k+4 <= len(buf) && i < n; k, i = k+4, i+1 {
-				binary.LittleEndian.PutUint32(buf[k:], word(i))
+			for ; k+size <= len(buf) && i < n; k, i = k+size, i+1 {
+				if size == 8 {
+					binary.LittleEndian.PutUint64(buf[k:], word(i))
+				} else {
+					binary.LittleEndian.PutUint32(buf[k:], uint32(word(i)))
+				}
 			}
 			h.Write(buf[:k])
 		}
 	}
-	put(len(g.Offsets), func(i int) uint32 { return g.Offsets[i] })
-	put(len(g.Targets), func(i int) uint32 { return uint32(g.Targets[i]) })
+	offsetSize := 4
+	if g.CheckOffsets32() != nil {
+		offsetSize = 8
+	}
+	put(len(g.Offsets), offsetSize, func(i int) uint64 { return g.Offsets[i] })
+	put(len(g.Targets), 4, func(i int) uint64 { return uint64(uint32(g.Targets[i])) })
 	return fmt.Sprintf("fnv64-%016x", h.Sum64())
 }

@@ -69,15 +69,19 @@ func TestBenchRefuses(t *testing.T) {
 
 // The checksum tells CSRs apart by their offsets and by their targets.
 func TestCSRChecksum(t *testing.T) {
-	a := &frontier.CSR{Offsets: []uint32{0, 1, 2}, Targets: []int32{1, 0}}
-	b := &frontier.CSR{Offsets: []uint32{0, 2, 2}, Targets: []int32{1, 0}}
-	c := &frontier.CSR{Offsets: []uint32{0, 1, 2}, Targets: []int32{0, 1}}
+	a := &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}
+	b := &frontier.CSR{Offsets: []uint64{0, 2, 2}, Targets: []int32{1, 0}}
+	c := &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{0, 1}}
 	assert.Regexp(t, `^fnv64-[0-9a-f]{16}$`, CSRChecksum(a))
-	assert.Equal(t, CSRChecksum(a), CSRChecksum(&frontier.CSR{Offsets: []uint32{0, 1, 2}, Targets: []int32{1, 0}}))
+	assert.Equal(t, CSRChecksum(a), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}))
 	assert.NotEqual(t, CSRChecksum(a), CSRChecksum(b))
 	assert.NotEqual(t, CSRChecksum(a), CSRChecksum(c))
-	big := &frontier.CSR{Offsets: make([]uint32, 3000), Targets: make([]int32, 5000)}
+	big := &frontier.CSR{Offsets: make([]uint64, 3000), Targets: make([]int32, 5000)}
 	big.Targets[4999] = 1
-	other := &frontier.CSR{Offsets: make([]uint32, 3000), Targets: make([]int32, 5000)}
+	other := &frontier.CSR{Offsets: make([]uint64, 3000), Targets: make([]int32, 5000)}
 	assert.NotEqual(t, CSRChecksum(big), CSRChecksum(other), "past the first chunk")
+	// Offsets past 32 bits are hashed whole: 2^32 is not 0.
+	wide := &frontier.CSR{Offsets: []uint64{0, 1 << 32}}
+	assert.NotEqual(t, CSRChecksum(wide), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 0}}))
+	assert.NotEqual(t, CSRChecksum(wide), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 1 << 33}}))
 }

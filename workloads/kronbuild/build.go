@@ -61,7 +61,8 @@ type Result struct {
 // needs. The parameters frontier.Kronecker refuses are refused with its
 // errors, a graph without an edge with its *frontier.EmptyGraphError, and a
 // build over the budget with a *BudgetError before its buffers are
-// allocated.
+// allocated. The offsets are read back as uint32 and widened into the CSR's
+// uint64.
 func Build(x *executor.Executor, scale, edgeFactor int, seed uint64, cfg Config) (*Result, error) {
 	start := time.Now()
 	if x == nil {

@@ -43,11 +43,12 @@
 // (frontier.CheckKronecker), and a graph without an edge with its
 // *frontier.EmptyGraphError.
 //
-// The offsets are uint32, as frontier.CSR holds them, so a graph has at
-// most 2^32-1 adjacency entries (scale 26 at Graph500's edge factor 16).
-// Wider offsets would take the offsets' item size (offsetBytes), the
-// compaction's and fill's offset type in the kernels, and frontier.CSR's;
-// the keys, the sort and the parts need no change.
+// The offsets are uint32 on the device and widened into frontier.CSR's
+// uint64 when read back, so a graph has at most 2^32-1 adjacency entries
+// (scale 26 at Graph500's edge factor 16). Wider device offsets would take
+// the offsets' item size (offsetBytes) and the compaction's and fill's
+// offset type in the kernels; the keys, the sort and the parts need no
+// change.
 //
 // Result.Times splits a build into the labels, the count, the generation,
 // the sort and the CSR (device time between timing events on the build's

@@ -199,14 +199,18 @@ func (b *builder) compact(p *Part, sorted, free executor.Buffer, base uint64) er
 	return b.launch(b.k.compact, cfg, c)
 }
 
-// readOffsets reads the graph's offsets back and checks that they end at
-// its entries.
-func (b *builder) readOffsets(entries uint64) ([]uint32, error) {
+// readOffsets reads the graph's uint32 offsets back, widens them into the
+// CSR's uint64 and checks that they end at its entries.
+func (b *builder) readOffsets(entries uint64) ([]uint64, error) {
 	start := time.Now()
-	offsets := make([]uint32, b.plan.Vertices+1)
-	err := b.x.DownloadRangeInto(b.fixed.offsets, 0, harness.BytesOf(offsets))
+	narrow := make([]uint32, b.plan.Vertices+1)
+	err := b.x.DownloadRangeInto(b.fixed.offsets, 0, harness.BytesOf(narrow))
+	var offsets []uint64
+	if err == nil {
+		offsets = frontier.WidenOffsets(narrow)
+	}
 	b.times.Readback += time.Since(start)
-	if err == nil && uint64(offsets[b.plan.Vertices]) != entries {
+	if err == nil && offsets[b.plan.Vertices] != entries {
 		err = fmt.Errorf("kronbuild %s: the offsets end at %d, not at the %d entries. Fix: this is a bug in the kernels; report it", b.plan.Graph, offsets[b.plan.Vertices], entries)
 	}
 	return offsets, err

@@ -229,13 +229,13 @@ func (s *Session) allocate(p *part) error {
 	return nil
 }
 
-// upload copies the part's rows (offsets rebased to 0, targets as global
-// ids) and the partition bounds.
+// upload copies the part's rows (offsets rebased to 0 and narrowed to the
+// kernels' uint32, targets as global ids) and the partition bounds.
 func (s *Session) upload(p *part) error {
 	first, end := p.plan.First, p.plan.End
 	offsets := make([]uint32, end-first+1)
-	for i := range offsets {
-		offsets[i] = s.g.Offsets[first+uint64(i)] - s.g.Offsets[first]
+	if err := frontier.NarrowOffsets(s.g.Name, offsets, s.g.Offsets[first:end+1], s.g.Offsets[first]); err != nil {
+		return err
 	}
 	targets := s.g.Targets[s.g.Offsets[first]:s.g.Offsets[end]]
 	tbytes := bytesOf(targets)
