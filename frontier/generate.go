@@ -16,8 +16,8 @@ const (
 const DefaultEdgeFactor = 16
 
 // MaxKroneckerScale is the largest scale Kronecker accepts at edge factor 16:
-// 2 x 16 x 2^26 adjacency entries still fit MaxGraphEdgeEntries.
-const MaxKroneckerScale = 26
+// 2 x 16 x 2^29 adjacency entries are MaxGraphEdgeEntries.
+const MaxKroneckerScale = 29
 
 // kronChunk is the number of edges one deterministic random stream makes.
 const kronChunk = 1 << 16

@@ -80,9 +80,12 @@ func TestKronecker(t *testing.T) {
 		require.ErrorAs(t, err, &ge, "%v", bad)
 		assert.Contains(t, err.Error(), "Fix:")
 	}
+	// Refused before anything is allocated: 2 x 16 x 2^30 entries pass
+	// MaxGraphEdgeEntries.
 	var tl *TooLargeError
-	_, err = Kronecker(27, 16, 1)
+	_, err = Kronecker(30, 16, 1)
 	require.ErrorAs(t, err, &tl)
+	assert.Equal(t, &TooLargeError{Source: "kron-30", Field: "edge entries", Value: 1 << 35, Limit: MaxGraphEdgeEntries}, tl)
 }
 
 func TestRoad(t *testing.T) {
@@ -278,12 +281,16 @@ func TestGrid3D(t *testing.T) {
 // Kronecker itself: its checks, its name and its labels, drawn again from
 // the PCG seeds KroneckerPermutationPCG gives.
 func TestKroneckerParts(t *testing.T) {
-	for _, c := range [][2]int{{0, 16}, {31, 16}, {10, 0}, {10, 2000}, {27, 16}, {26, 32}} {
+	for _, c := range [][2]int{{0, 16}, {31, 16}, {10, 0}, {10, 2000}, {30, 16}, {29, 32}, {27, 128}} {
 		_, want := Kronecker(c[0], c[1], 1)
 		require.Error(t, want, "%v", c)
 		assert.Equal(t, want, CheckKronecker(c[0], c[1]), "%v", c)
 	}
-	assert.NoError(t, CheckKronecker(26, 16))
+	// Past 2^32-1 entries, up to MaxGraphEdgeEntries (checked only: a
+	// scale 27 graph takes tens of GiB to build).
+	for _, c := range [][2]int{{26, 16}, {27, 16}, {MaxKroneckerScale, 16}, {28, 32}} {
+		assert.NoError(t, CheckKronecker(c[0], c[1]), "%v", c)
+	}
 	assert.Equal(t, "kron-12", KroneckerName(12))
 	perm := KroneckerPermutation(10, 5)
 	s1, s2 := KroneckerPermutationPCG(5)

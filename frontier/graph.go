@@ -10,9 +10,12 @@ import (
 const MaxGraphVertices = math.MaxInt32 - 1
 
 // MaxGraphEdgeEntries is the largest number of adjacency entries (directed
-// edges) a CSR can hold: 2^32-1, the most the GPU kernels' 32-bit offsets
-// address (MaxOffsets32Entries), although the CSR's own offsets are uint64.
-const MaxGraphEdgeEntries = math.MaxUint32
+// edges) a CSR can hold on the host: 2^34, the entries of a Graph500
+// Kronecker graph of scale 29 at edge factor 16 before deduplication.
+// Offsets are uint64, so the limit is one of memory (a graph at it takes
+// 64 GiB of targets), not of the index types. The GPU kernels take 32-bit
+// offsets and hold at most MaxOffsets32Entries (see CSR.Offsets32).
+const MaxGraphEdgeEntries = 1 << 34
 
 // CSR is a graph in compressed sparse row form, held in flat arrays so that
 // it uploads to a GPU as two buffers. The neighbours of vertex v are
@@ -25,8 +28,9 @@ type CSR struct {
 	// Name labels the graph in reports, for example "grid-2048".
 	Name string
 	// Offsets has NumVertices()+1 entries; Offsets[0] is 0 and the last
-	// entry equals len(Targets). They are 64-bit; Offsets32 narrows them
-	// for the GPU kernels.
+	// entry equals len(Targets). They are 64-bit, so a graph may hold
+	// more than 2^32-1 adjacency entries (up to MaxGraphEdgeEntries);
+	// Offsets32 narrows them for the GPU kernels.
 	Offsets []uint64
 	// Targets holds the adjacency lists back to back.
 	Targets []int32

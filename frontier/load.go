@@ -170,12 +170,17 @@ func LoadBytes(fileBytes, vertices, edges uint64) (uint64, error) {
 	return checked.Sum("load bytes", fileBytes, perEdge, perVertex)
 }
 
-// checkSize applies the vertex-per-byte ratio and the memory budget to a
-// graph of n vertices and m edges read from fileBytes bytes; line names
-// where n was declared or found.
+// checkSize applies the vertex-per-byte ratio, the CSR's edge limit and the
+// memory budget to a graph of n vertices and m edges read from fileBytes
+// bytes, before the edges are joined for the CSR build; line names where n
+// was declared or found.
 func checkSize(source string, line int, n, m, fileBytes int64, lim Limits) error {
 	if n > int64(lim.VerticesPerByte)*max(fileBytes, 1) {
 		return &SparseInputError{Source: source, Line: line, Vertices: n, FileBytes: fileBytes, PerByte: lim.VerticesPerByte}
+	}
+	// Each edge is stored in both directions.
+	if entries := 2 * uint64(max(m, 0)); entries > MaxGraphEdgeEntries {
+		return &TooLargeError{Source: source, Field: "edge entries", Value: entries, Limit: MaxGraphEdgeEntries}
 	}
 	need, err := LoadBytes(uint64(fileBytes), uint64(n), uint64(m))
 	if err != nil {

@@ -139,6 +139,44 @@ func TestOffsets32ErrorMessage(t *testing.T) {
 	}
 }
 
+// TestWideGraphLimits checks the host's limits past 2^32-1 adjacency
+// entries without building such a graph: the generators and loaders
+// accept sizes up to MaxGraphEdgeEntries and refuse larger ones before
+// they allocate, with a *TooLargeError.
+func TestWideGraphLimits(t *testing.T) {
+	require.EqualValues(t, uint64(1)<<34, MaxGraphEdgeEntries)
+	require.EqualValues(t, 29, MaxKroneckerScale)
+	require.NoError(t, CheckKronecker(MaxKroneckerScale, DefaultEdgeFactor), "2^34 entries, at the limit")
+	cases := []struct {
+		name    string
+		err     error
+		value   uint64
+		limitOK bool
+	}{
+		{"kronecker scale 30", CheckKronecker(30, DefaultEdgeFactor), 1 << 35, false},
+		{"kronecker scale 29 at edge factor 17", CheckKronecker(29, 17), 34 << 29, false},
+		{"load of 2^33+1 edges", checkSize("big.el", 9, 10, 1<<33+1, 1<<40, Limits{VerticesPerByte: 1, MaxLoadBytes: math.MaxUint64}), 1<<34 + 2, false},
+		{"load of 2^33 edges", checkSize("big.el", 9, 10, 1<<33, 1<<40, Limits{VerticesPerByte: 1, MaxLoadBytes: math.MaxUint64}), 0, true},
+	}
+	for _, c := range cases {
+		if c.limitOK {
+			assert.NoError(t, c.err, c.name)
+			continue
+		}
+		var tl *TooLargeError
+		require.ErrorAs(t, c.err, &tl, c.name)
+		assert.Equal(t, "edge entries", tl.Field, c.name)
+		assert.Equal(t, c.value, tl.Value, c.name)
+		assert.EqualValues(t, MaxGraphEdgeEntries, tl.Limit, c.name)
+		assert.Contains(t, c.err.Error(), "Fix:", c.name)
+	}
+	// A CSR whose offsets say 2^32 entries is no longer too large for the
+	// host: Check goes on to its structure (its targets are short here).
+	var se *StructureError
+	require.ErrorAs(t, (&CSR{Name: "wide", Offsets: []uint64{0, 1 << 32}}).Check(), &se)
+	assert.Equal(t, 1, se.Index)
+}
+
 // BenchmarkOffsets32 measures the narrowing of 2^25 offsets (a scale 25
 // graph's) for an upload: serial, on every CPU, and Offsets32 with its
 // allocation.

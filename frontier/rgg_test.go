@@ -125,8 +125,9 @@ func TestRandomGeometricErrors(t *testing.T) {
 	var tl *TooLargeError
 	_, err := RandomGeometric(MaxGraphVertices+1, 8, 1)
 	require.ErrorAs(t, err, &tl)
-	_, err = RandomGeometric(1<<30, 8, 1)
-	require.ErrorAs(t, err, &tl, "2^30 x 8 entries do not fit uint32 offsets")
+	_, err = RandomGeometric(1<<30, 17, 1)
+	require.ErrorAs(t, err, &tl, "2^30 x 17 expected edges pass MaxGraphEdgeEntries/2")
+	assert.Equal(t, &TooLargeError{Source: "rgg-1073741824-17", Field: "expected edge entries", Value: 17 << 30, Limit: MaxGraphEdgeEntries / 2}, tl)
 }
 
 func TestRGGRadius(t *testing.T) {

@@ -78,7 +78,7 @@ func (o *benchKronOptions) check() error {
 	case o.device < 0:
 		return usagef("gpuplan bench kron: --device %d is negative. Fix: give a CUDA device ordinal, 0 for the first GPU", o.device)
 	}
-	if err := frontier.CheckKronecker(b.Scale, b.EdgeFactor); err != nil {
+	if err := kronbuild.Check(b.Scale, b.EdgeFactor); err != nil {
 		return usagef("gpuplan bench kron: --scale %d at --edge-factor %d: %v", b.Scale, b.EdgeFactor, err)
 	}
 	return nil

@@ -54,7 +54,8 @@ func TestBenchKronRefuses(t *testing.T) {
 		want string
 	}{
 		{"no scale", nil, "--scale is required"},
-		{"scale too large", []string{"--scale", "27"}, "scale"},
+		{"scale too large", []string{"--scale", "31"}, "scale"},
+		{"past 32-bit offsets", []string{"--scale", "27"}, "32-bit offsets"},
 		{"no samples", []string{"--scale", "8", "--samples", "0"}, "--samples 0"},
 		{"cpu samples", []string{"--scale", "8", "--cpu-samples", "-2"}, "--cpu-samples -2"},
 		{"device", []string{"--scale", "8", "--device", "-1"}, "--device -1"},

@@ -14,6 +14,8 @@ import (
 func TestGraphBuildPlace(t *testing.T) {
 	kron, err := frontier.ParseSpec("kron:8")
 	require.NoError(t, err)
+	wide, err := frontier.ParseSpec("kron:27")
+	require.NoError(t, err)
 	grid, err := frontier.ParseSpec("grid:8")
 	require.NoError(t, err)
 	cases := []struct {
@@ -27,6 +29,8 @@ func TestGraphBuildPlace(t *testing.T) {
 		{"cpu asked", graphBuild{on: buildOnCPU}, kron, false},
 		{"auto follows the build", graphBuild{on: buildOnAuto}, kron, buildHasCUDA},
 		{"auto with --cpu", graphBuild{on: buildOnAuto, cpu: true}, kron, false},
+		{"auto past 32-bit offsets", graphBuild{on: buildOnAuto}, wide, false},
+		{"gpu asked past 32-bit offsets", graphBuild{on: buildOnGPU}, wide, true},
 		{"not a kron graph", graphBuild{on: buildOnGPU}, grid, false},
 	}
 	for _, c := range cases {

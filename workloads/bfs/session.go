@@ -238,10 +238,15 @@ type Session struct {
 // first (a graph that does not fit is refused before anything is loaded or
 // allocated, with the plan's numbers), then the kernels, the launch shapes
 // from the occupancy model, the queue plan, exactly the planned buffers,
-// and one upload of the graph.
+// and one upload of the graph. The kernels take 32-bit offsets: a graph of
+// more than frontier.MaxOffsets32Entries adjacency entries is refused
+// first, with a *frontier.Offsets32Error.
 func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, error) {
 	if x == nil || g == nil {
 		return nil, fmt.Errorf("BFS session needs an executor and a graph. Fix: open an executor and build or load a graph")
+	}
+	if err := g.CheckOffsets32(); err != nil {
+		return nil, err
 	}
 	cfg = cfg.withDefaults(g)
 	if err := cfg.validate(); err != nil {

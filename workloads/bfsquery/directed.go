@@ -40,8 +40,9 @@ func ReadDirected(r io.Reader, source string, size int64, lim frontier.Limits) (
 		if text == "" || text[0] == '#' || text[0] == '%' {
 			continue
 		}
-		if len(src) >= lim.MaxEdges {
-			return nil, &frontier.TooLargeError{Source: source, Field: "edges", Value: uint64(len(src)) + 1, Limit: uint64(lim.MaxEdges)}
+		// Each directed edge is one adjacency entry.
+		if limit := min(uint64(lim.MaxEdges), frontier.MaxGraphEdgeEntries); uint64(len(src)) >= limit {
+			return nil, &frontier.TooLargeError{Source: source, Field: "edges", Value: uint64(len(src)) + 1, Limit: limit}
 		}
 		u, v, err := parseEdge(text, lim.MaxVertices)
 		if err != nil {

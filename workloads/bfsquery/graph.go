@@ -75,7 +75,16 @@ type Graph struct {
 // Open keeps g resident on x and answers queries there: one bfs.Session
 // (the graph uploaded once, every buffer planned and allocated once) and,
 // for an undirected graph, one multi-source pass's buffers for batches.
+// The GPU kernels take 32-bit offsets: a graph of more than
+// frontier.MaxOffsets32Entries adjacency entries is refused first, with a
+// *frontier.Offsets32Error (OpenCPU answers over it).
 func Open(x *executor.Executor, g *frontier.CSR, opts Options) (*Graph, error) {
+	if g != nil {
+		// Refused before the host builds anything for the session.
+		if err := g.CheckOffsets32(); err != nil {
+			return nil, err
+		}
+	}
 	r, err := newGraph(g, opts)
 	if err != nil {
 		return nil, err

@@ -301,3 +301,17 @@ func TestBatchPhasesSplitTheTime(t *testing.T) {
 	require.NoError(t, err)
 	assert.Zero(t, ph)
 }
+
+// TestOpenRefusesWideGraph checks that Open refuses a graph past the GPU
+// kernels' 32-bit offsets with a *frontier.Offsets32Error before anything
+// is built for it, on the host or the device (the graph has the offsets of
+// such a graph and no targets: the refusal reads the last offset only).
+func TestOpenRefusesWideGraph(t *testing.T) {
+	x, fake := gputest.OpenFake(t, "h100", 1<<30, 1, bfs.NewFake)
+	allocs := fake.Calls()["cuMemAlloc"]
+	for _, o := range []Options{{}, {Directed: true}} {
+		_, err := Open(x, &frontier.CSR{Name: "wide", Offsets: []uint64{0, 1 << 32}}, o)
+		assert.Equal(t, &frontier.Offsets32Error{Source: "wide", Entries: 1 << 32, Limit: frontier.MaxOffsets32Entries}, err, "%+v", o)
+	}
+	assert.Equal(t, allocs, fake.Calls()["cuMemAlloc"], "nothing allocated")
+}

@@ -57,7 +57,7 @@ type BenchResult struct {
 // every build gives the reference's CSR (its checksum, CSRChecksum).
 func Bench(x *executor.Executor, cfg BenchConfig) (*BenchResult, error) {
 	cfg = cfg.withDefaults()
-	if err := frontier.CheckKronecker(cfg.Scale, cfg.EdgeFactor); err != nil {
+	if err := Check(cfg.Scale, cfg.EdgeFactor); err != nil {
 		return nil, err
 	}
 	if cfg.Samples < 1 {

@@ -59,16 +59,17 @@ type Result struct {
 // edges never leave the device: they are drawn there, labelled, sorted and
 // deduplicated, in as many parts of the vertex range as the memory budget
 // needs. The parameters frontier.Kronecker refuses are refused with its
-// errors, a graph without an edge with its *frontier.EmptyGraphError, and a
-// build over the budget with a *BudgetError before its buffers are
-// allocated. The offsets are read back as uint32 and widened into the CSR's
-// uint64.
+// errors, a graph that may pass the device's 32-bit offsets with a
+// *frontier.Offsets32Error (Check), a graph without an edge with
+// frontier's *frontier.EmptyGraphError, and a build over the budget with a
+// *BudgetError, all before its buffers are allocated. The offsets are read
+// back as uint32 and widened into the CSR's uint64.
 func Build(x *executor.Executor, scale, edgeFactor int, seed uint64, cfg Config) (*Result, error) {
 	start := time.Now()
 	if x == nil {
 		return nil, fmt.Errorf("kronbuild needs an executor. Fix: open one (executor.Open, or executor.New over NewFake's backend)")
 	}
-	if err := frontier.CheckKronecker(scale, edgeFactor); err != nil {
+	if err := Check(scale, edgeFactor); err != nil {
 		return nil, err
 	}
 	budget, err := harness.Budget(x, cfg.MaxDeviceBytes)

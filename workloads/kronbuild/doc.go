@@ -40,12 +40,14 @@
 // live budget, capped by Config.MaxDeviceBytes) is refused with a
 // *BudgetError naming the scale, the bytes needed and the budget. The
 // parameters frontier.Kronecker refuses are refused with its own errors
-// (frontier.CheckKronecker), and a graph without an edge with its
-// *frontier.EmptyGraphError.
+// (frontier.CheckKronecker, within Check), and a graph without an edge
+// with its *frontier.EmptyGraphError.
 //
 // The offsets are uint32 on the device and widened into frontier.CSR's
-// uint64 when read back, so a graph has at most 2^32-1 adjacency entries
-// (scale 26 at Graph500's edge factor 16). Wider device offsets would take
+// uint64 when read back, so a build generates at most 2^32-1 adjacency
+// entries (scale 26 at Graph500's edge factor 16); Check refuses a larger
+// one with a *frontier.Offsets32Error before anything is allocated, though
+// frontier.Kronecker builds it on the host. Wider device offsets would take
 // the offsets' item size (offsetBytes) and the compaction's and fill's
 // offset type in the kernels; the keys, the sort and the parts need no
 // change.

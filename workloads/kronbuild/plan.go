@@ -101,7 +101,7 @@ const budgetFix = "raise Config.MaxDeviceBytes (0 uses the executor's live budge
 // newPlan plans the buffers a build of (scale, edgeFactor) holds
 // throughout and the device permutation's scratch (none with
 // hostPermutation), and refuses them over budget. The parameters are
-// frontier.CheckKronecker's.
+// Check's.
 func newPlan(scale, edgeFactor int, budget uint64, hostPermutation bool) (Plan, error) {
 	n := uint64(1) << scale
 	p := Plan{Graph: frontier.KroneckerName(scale), Scale: scale, EdgeFactor: edgeFactor, Vertices: n, Edges: uint64(edgeFactor) << scale,
@@ -127,6 +127,22 @@ func newPlan(scale, edgeFactor int, budget uint64, hostPermutation bool) (Plan, 
 			"set Config.HostPermutation to draw them on the host (no device scratch), or "+budgetFix)
 	}
 	return p, nil
+}
+
+// Check returns the error Build refuses (scale, edgeFactor) with, before
+// anything is allocated: frontier.CheckKronecker's, then a
+// *frontier.Offsets32Error (its Bound set) when the adjacency entries a
+// build may generate, 2 x edgeFactor x 2^scale, pass the device offsets'
+// frontier.MaxOffsets32Entries: at Graph500's edge factor 16, scales above
+// 26, which frontier.Kronecker builds on the host.
+func Check(scale, edgeFactor int) error {
+	if err := frontier.CheckKronecker(scale, edgeFactor); err != nil {
+		return err
+	}
+	if entries := 2 * uint64(edgeFactor) << scale; entries > frontier.MaxOffsets32Entries {
+		return &frontier.Offsets32Error{Source: frontier.KroneckerName(scale), Entries: entries, Bound: true, Limit: frontier.MaxOffsets32Entries}
+	}
+	return nil
 }
 
 // refuse returns the *BudgetError of what needing need bytes.

@@ -94,7 +94,10 @@ type Session struct {
 
 // NewSession plans the partition of g over the devices (one part per
 // executor), loads the kernels, allocates every part's buffers and uploads
-// its rows of the graph.
+// its rows of the graph. The kernels take 32-bit offsets, rebased to each
+// part's first row: a part of more than frontier.MaxOffsets32Entries
+// adjacency entries is refused with a *frontier.Offsets32Error before
+// anything is allocated, though the whole graph may hold more.
 func NewSession(devs *Devices, g *frontier.CSR, cfg Config) (*Session, error) {
 	if devs == nil || len(devs.Executors) == 0 || devs.Transport == nil || g == nil {
 		return nil, fmt.Errorf("partitioned BFS session needs devices, an exchange and a graph. Fix: open devices with an Opener and build or load a graph")
@@ -113,6 +116,9 @@ func NewSession(devs *Devices, g *frontier.CSR, cfg Config) (*Session, error) {
 		profile: planners.BFSGraphProfile{Vertices: uint64(g.NumVertices()), EdgeEntries: uint64(g.NumEdgeEntries())}}
 	var err error
 	if s.plan, err = s.planPartition(devs.Executors); err != nil {
+		return nil, err
+	}
+	if err := checkParts(g.Name, s.plan); err != nil {
 		return nil, err
 	}
 	ok := false
@@ -157,6 +163,19 @@ func (s *Session) planPartition(xs []*executor.Executor) (partition.Plan, error)
 		return plan, fmt.Errorf("partitioned BFS over %s: %w", s.g.Name, err)
 	}
 	return plan, nil
+}
+
+// checkParts refuses a plan with a part of more adjacency entries than the
+// kernels' 32-bit offsets address (each part's offsets are rebased to 0, so
+// the whole graph may hold more), before anything is allocated.
+func checkParts(graph string, plan partition.Plan) error {
+	for _, p := range plan.Parts {
+		if p.EdgeEntries > frontier.MaxOffsets32Entries {
+			return &frontier.Offsets32Error{Source: graph, Part: fmt.Sprintf("device %d's part, vertices [%d, %d),", p.Device, p.First, p.End),
+				Entries: p.EdgeEntries, Limit: frontier.MaxOffsets32Entries}
+		}
+	}
+	return nil
 }
 
 // setUp loads the kernels on every executor and sets every part up.
