@@ -43,11 +43,12 @@
 // (frontier.CheckKronecker), and a graph without an edge with its
 // *frontier.EmptyGraphError.
 //
-// The offsets are uint32, as frontier.CSR holds them, so a graph has at
-// most 2^32-1 adjacency entries (scale 26 at Graph500's edge factor 16).
-// Wider offsets would take the offsets' item size (offsetBytes), the
-// compaction's and fill's offset type in the kernels, and frontier.CSR's;
-// the keys, the sort and the parts need no change.
+// The offsets are 64-bit on the device (the compaction and the fill write
+// them so), and the keys, the sort and the parts count in 64 bits, so the
+// device build itself has no 2^32 limit. They are narrowed to uint32 as
+// they are read back, since frontier.CSR holds uint32 offsets, which is
+// what limits a build to 2^32-1 adjacency entries (scale 26 at Graph500's
+// edge factor 16).
 //
 // Result.Times splits a build into the labels, the count, the generation,
 // the sort and the CSR (device time between timing events on the build's

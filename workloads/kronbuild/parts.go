@@ -3,8 +3,10 @@ package kronbuild
 import (
 	"encoding/binary"
 	"fmt"
+	"math"
 	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
@@ -199,15 +201,22 @@ func (b *builder) compact(p *Part, sorted, free executor.Buffer, base uint64) er
 	return b.launch(b.k.compact, cfg, c)
 }
 
-// readOffsets reads the graph's offsets back and checks that they end at
-// its entries.
+// readOffsets reads the graph's offsets (64-bit on the device) back and
+// checks that they end at its entries and fit frontier.CSR's uint32.
 func (b *builder) readOffsets(entries uint64) ([]uint32, error) {
 	start := time.Now()
-	offsets := make([]uint32, b.plan.Vertices+1)
-	err := b.x.DownloadRangeInto(b.fixed.offsets, 0, harness.BytesOf(offsets))
+	wide := make([]uint64, b.plan.Vertices+1)
+	err := b.x.DownloadRangeInto(b.fixed.offsets, 0, unsafe.Slice((*byte)(unsafe.Pointer(&wide[0])), 8*len(wide)))
 	b.times.Readback += time.Since(start)
-	if err == nil && uint64(offsets[b.plan.Vertices]) != entries {
-		err = fmt.Errorf("kronbuild %s: the offsets end at %d, not at the %d entries. Fix: this is a bug in the kernels; report it", b.plan.Graph, offsets[b.plan.Vertices], entries)
+	if err != nil {
+		return nil, err
 	}
-	return offsets, err
+	if last := wide[b.plan.Vertices]; last != entries || last > math.MaxUint32 {
+		return nil, fmt.Errorf("kronbuild %s: the offsets end at %d, not at the %d entries (at most %d). Fix: this is a bug in the kernels; report it", b.plan.Graph, last, entries, uint32(math.MaxUint32))
+	}
+	offsets := make([]uint32, len(wide))
+	for i, o := range wide {
+		offsets[i] = uint32(o)
+	}
+	return offsets, nil
 }

@@ -11,10 +11,9 @@ import (
 const (
 	// labelBytes is a vertex's label (uint32).
 	labelBytes = 4
-	// offsetBytes is a CSR offset: uint32, as frontier.CSR holds them.
-	// Graphs past 2^32-1 adjacency entries would need 8 here, in the
-	// offsets kernel parameters and in the CSR type.
-	offsetBytes = 4
+	// offsetBytes is a CSR offset on the device: 64-bit, so that a graph
+	// past 2^32-1 adjacency entries needs no other build.
+	offsetBytes = 8
 	// keyBytes is a sort key: an adjacency entry (row<<scale | target) or
 	// a shuffle draw (j<<scale | step).
 	keyBytes = 8
