@@ -21,8 +21,8 @@ const kronbuildWorkload = "workloads/kronbuild"
 const benchKronAbout = `Times building a Graph500 Kronecker graph on the GPU (workloads/kronbuild:
 the labels, the edge count, the edges, the radix sort and the CSR on the device,
 then the CSR read back to the host) against frontier.Kronecker on every CPU,
-the arms interleaved, every build checked against the CPU reference's CSR
-(its checksum). Arms: gpu (wall: the whole build with its readback; device: its
+the arms interleaved, every build's offsets and targets compared with the CPU
+reference's (whose checksum the evidence names). Arms: gpu (wall: the whole build with its readback; device: its
 phases on the device) and cpu. -o writes evidence CSV (workload kron-build-SCALE,
 one iteration a sample).`
 

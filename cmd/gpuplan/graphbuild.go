@@ -29,7 +29,7 @@ type graphBuild struct {
 
 // addBuildOnFlag adds --build-on to f.
 func addBuildOnFlag(f *flag.FlagSet, b *graphBuild) {
-	f.StringVar(&b.on, "build-on", buildOnAuto, "where a kron:SCALE graph is generated and built: gpu, cpu, or auto (the GPU in a CUDA build up to the scale its 32-bit offsets hold, else the CPU); both give the same graph")
+	f.StringVar(&b.on, "build-on", buildOnAuto, "where a kron:SCALE graph is generated and built: gpu, cpu, or auto (the GPU in a CUDA build, else the CPU); both give the same graph")
 }
 
 // check refuses an unknown --build-on value.
@@ -43,8 +43,7 @@ func (b graphBuild) check(cmd string) error {
 
 // onGPU reports whether spec is built on the GPU: a kron graph, with
 // --build-on gpu, or auto in a CUDA build when the GPU build takes its
-// scale (kronbuild.Check: the device's offsets are 32-bit, so larger
-// scales are built on the CPU).
+// parameters (kronbuild.Check).
 func (b graphBuild) onGPU(spec frontier.Spec) bool {
 	if spec.Kind != "kron" {
 		return false

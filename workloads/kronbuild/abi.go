@@ -127,7 +127,7 @@ type CompactParams[P Ptr] struct {
 	Keys     P      `c:"const unsigned long long *__restrict__ keys"`
 	Counts   P      `c:"const unsigned long long *__restrict__ counts"`
 	Targets  P      `c:"unsigned int *__restrict__ targets"`
-	Offsets  P      `c:"unsigned int *__restrict__ offsets"`
+	Offsets  P      `c:"unsigned long long *__restrict__ offsets"`
 	Count    uint64 `c:"unsigned long long count"`
 	Segment  uint64 `c:"unsigned long long segment"`
 	Blocks   uint64 `c:"unsigned long long blocks"`
@@ -140,7 +140,7 @@ type CompactParams[P Ptr] struct {
 // FillParams are the parameters of KernelFill: Words[First:First+Count] =
 // Value.
 type FillParams[P Ptr] struct {
-	Words P      `c:"unsigned int *words"`
+	Words P      `c:"unsigned long long *words"`
 	First uint64 `c:"unsigned long long first"`
 	Count uint64 `c:"unsigned long long count"`
 	Value uint64 `c:"unsigned long long value"`
@@ -169,7 +169,7 @@ const (
 	KernelUniqueCount = "kron_unique_count"
 	// KernelCompact writes a part's targets and offsets.
 	KernelCompact = "kron_compact"
-	// KernelFill fills a range of 32-bit words.
+	// KernelFill fills a range of 64-bit words.
 	KernelFill = "kron_fill"
 )
 
@@ -251,7 +251,7 @@ var ABI = kernelabi.Module{
 		{Name: KernelSortScatter, Doc: "The stable scatter of one radix pass.", Params: SortScatterParams[executor.DevPtr]{}},
 		{Name: KernelUniqueCount, Doc: "Each block's distinct sorted keys.", Params: UniqueCountParams[executor.DevPtr]{}},
 		{Name: KernelCompact, Doc: "A part's targets and offsets from its distinct keys.", Params: CompactParams[executor.DevPtr]{}},
-		{Name: KernelFill, Doc: "A range of 32-bit words set to one value.", Params: FillParams[executor.DevPtr]{}},
+		{Name: KernelFill, Doc: "A range of 64-bit words set to one value.", Params: FillParams[executor.DevPtr]{}},
 	},
 	Consts: abiConsts(),
 }

@@ -1,6 +1,8 @@
 package kronbuild
 
 import (
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -84,4 +86,58 @@ func TestCSRChecksum(t *testing.T) {
 	wide := &frontier.CSR{Offsets: []uint64{0, 1 << 32}}
 	assert.NotEqual(t, CSRChecksum(wide), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 0}}))
 	assert.NotEqual(t, CSRChecksum(wide), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 1 << 33}}))
+}
+
+// firstDifference finds the first differing index across piece
+// boundaries, in arrays shorter than a piece, and none in equal arrays:
+// random arrays with differences planted at random places.
+func TestFirstDifference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, n := range []int{0, 1, 17, comparePiece - 1, comparePiece, 3*comparePiece + 5} {
+		a := make([]int32, n)
+		for i := range a {
+			a[i] = rng.Int32()
+		}
+		b := slices.Clone(a)
+		require.Equal(t, -1, firstDifference(a, b), "equal arrays of %d", n)
+		if n == 0 {
+			continue
+		}
+		want := n
+		for range 3 {
+			i := rng.IntN(n)
+			b[i] ^= 1 << rng.IntN(31)
+			want = min(want, i)
+		}
+		require.Equal(t, want, firstDifference(a, b), "arrays of %d", n)
+	}
+}
+
+// A build that is not the reference's is refused with the array and index
+// of its first difference, and a Fix.
+func TestBenchCheckNamesTheDifference(t *testing.T) {
+	ref := &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}
+	r := &BenchResult{Name: "kron-build-1", Checksum: CSRChecksum(ref), ref: ref}
+	cases := []struct {
+		name string
+		g    *frontier.CSR
+		want string
+	}{
+		{"equal", &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}, ""},
+		{"offsets", &frontier.CSR{Offsets: []uint64{0, 2, 2}, Targets: []int32{1, 0}}, "offsets[1]: 2, the reference's 1"},
+		{"targets", &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 1}}, "targets[1]: 1, the reference's 0"},
+		{"sizes", &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1}}, "1 targets, the reference 3 and 2"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := r.check(ArmGPU, c.g)
+			if c.want == "" {
+				require.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.Contains(t, err.Error(), "Fix:")
+		})
+	}
 }

@@ -59,11 +59,10 @@ type Result struct {
 // edges never leave the device: they are drawn there, labelled, sorted and
 // deduplicated, in as many parts of the vertex range as the memory budget
 // needs. The parameters frontier.Kronecker refuses are refused with its
-// errors, a graph that may pass the device's 32-bit offsets with a
-// *frontier.Offsets32Error (Check), a graph without an edge with
-// frontier's *frontier.EmptyGraphError, and a build over the budget with a
-// *BudgetError, all before its buffers are allocated. The offsets are read
-// back as uint32 and widened into the CSR's uint64.
+// errors (Check), a graph without an edge with frontier's
+// *frontier.EmptyGraphError, and a build over the budget with a
+// *BudgetError, all before its buffers are allocated. The offsets are
+// 64-bit on the device and read straight into the CSR's.
 func Build(x *executor.Executor, scale, edgeFactor int, seed uint64, cfg Config) (*Result, error) {
 	start := time.Now()
 	if x == nil {

@@ -43,14 +43,10 @@
 // (frontier.CheckKronecker, within Check), and a graph without an edge
 // with its *frontier.EmptyGraphError.
 //
-// The offsets are uint32 on the device and widened into frontier.CSR's
-// uint64 when read back, so a build generates at most 2^32-1 adjacency
-// entries (scale 26 at Graph500's edge factor 16); Check refuses a larger
-// one with a *frontier.Offsets32Error before anything is allocated, though
-// frontier.Kronecker builds it on the host. Wider device offsets would take
-// the offsets' item size (offsetBytes) and the compaction's and fill's
-// offset type in the kernels; the keys, the sort and the parts need no
-// change.
+// The offsets are 64-bit on the device (the compaction and the fill write
+// them so) and are read straight into frontier.CSR's uint64 offsets, and
+// the keys, the sort and the parts count in 64 bits, so a build is limited
+// only by frontier.MaxGraphEdgeEntries and the memory budgets.
 //
 // Result.Times splits a build into the labels, the count, the generation,
 // the sort and the CSR (device time between timing events on the build's

@@ -48,7 +48,7 @@ func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
 		KernelScan:        {Run: kernelabi.Emulate(e.runScan), Regs: 64, Smem: 4384, MaxThreads: ScanThreads},
 		KernelSortScatter: {Run: kernelabi.Emulate(e.runSortScatter), Regs: 121, Smem: 35844, MaxThreads: Threads},
 		KernelUniqueCount: {Run: kernelabi.Emulate(e.runUniqueCount), Regs: 26, Smem: 80, MaxThreads: Threads},
-		KernelCompact:     {Run: kernelabi.Emulate(e.runCompact), Regs: 35, Smem: 1184, MaxThreads: Threads},
+		KernelCompact:     {Run: kernelabi.Emulate(e.runCompact), Regs: 37, Smem: 1184, MaxThreads: Threads},
 		KernelFill:        {Run: kernelabi.Emulate(e.runFill), Regs: 14, MaxThreads: Threads},
 	}
 }

@@ -172,9 +172,9 @@ func (e *emulator) runUniqueCount(l *executor.FakeLaunch, p UniqueCountParams[ex
 
 // csrPart is a compaction's buffers as Go slices.
 type csrPart struct {
-	p                CompactParams[executor.DevPtr]
-	keys, counts     []uint64
-	targets, offsets []uint32
+	p                     CompactParams[executor.DevPtr]
+	keys, counts, offsets []uint64
+	targets               []uint32
 }
 
 func (e *emulator) runCompact(l *executor.FakeLaunch, p CompactParams[executor.DevPtr]) error {
@@ -189,7 +189,7 @@ func (e *emulator) runCompact(l *executor.FakeLaunch, p CompactParams[executor.D
 	if c.targets, err = kernelabi.View[uint32](l, p.Targets, c.counts[p.Blocks]); err != nil {
 		return err
 	}
-	if c.offsets, err = kernelabi.View[uint32](l, p.Offsets, p.RowFirst+p.Rows+1); err != nil {
+	if c.offsets, err = kernelabi.View[uint64](l, p.Offsets, p.RowFirst+p.Rows+1); err != nil {
 		return err
 	}
 	segs, err := segments(l, KernelCompact, p.Count, p.Segment)
@@ -256,17 +256,17 @@ func (c *csrPart) thread(x0, hi uint64, flags uint32, w uint64) uint64 {
 // end.
 func (c *csrPart) setRows(from, to, value uint64) {
 	for r := from; r <= to && r <= c.p.Rows; r++ {
-		c.offsets[c.p.RowFirst+r] = uint32(value)
+		c.offsets[c.p.RowFirst+r] = value
 	}
 }
 
 func (e *emulator) runFill(l *executor.FakeLaunch, p FillParams[executor.DevPtr]) error {
-	words, err := kernelabi.View[uint32](l, p.Words, p.First+p.Count)
+	words, err := kernelabi.View[uint64](l, p.Words, p.First+p.Count)
 	if err != nil {
 		return err
 	}
 	for i := range words[p.First:] {
-		words[p.First+uint64(i)] = uint32(p.Value)
+		words[p.First+uint64(i)] = p.Value
 	}
 	return nil
 }

@@ -41,5 +41,5 @@ func Example() {
 	// Output:
 	// kron-12: 4096 vertices, 96910 of 130644 generated entries distinct, 1 part(s), same as frontier.Kronecker: true
 	// kron-12: 4096 vertices, 96910 of 130644 generated entries distinct, 3 part(s), same as frontier.Kronecker: true
-	// kronbuild kron-12 (scale 12): drawing the labels on the device needs 108572 bytes of device memory but the budget is 65536 bytes. Fix: set Config.HostPermutation to draw them on the host (no device scratch), or raise Config.MaxDeviceBytes (0 uses the executor's live budget), free device memory, or build a smaller scale
+	// kronbuild kron-12 (scale 12): drawing the labels on the device needs 124960 bytes of device memory but the budget is 65536 bytes. Fix: set Config.HostPermutation to draw them on the host (no device scratch), or raise Config.MaxDeviceBytes (0 uses the executor's live budget), free device memory, or build a smaller scale
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 	"time"
+	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
@@ -199,19 +200,18 @@ func (b *builder) compact(p *Part, sorted, free executor.Buffer, base uint64) er
 	return b.launch(b.k.compact, cfg, c)
 }
 
-// readOffsets reads the graph's uint32 offsets back, widens them into the
-// CSR's uint64 and checks that they end at its entries.
+// readOffsets reads the graph's 64-bit offsets back into the CSR's and
+// checks that they end at its entries.
 func (b *builder) readOffsets(entries uint64) ([]uint64, error) {
 	start := time.Now()
-	narrow := make([]uint32, b.plan.Vertices+1)
-	err := b.x.DownloadRangeInto(b.fixed.offsets, 0, harness.BytesOf(narrow))
-	var offsets []uint64
-	if err == nil {
-		offsets = frontier.WidenOffsets(narrow)
-	}
+	offsets := make([]uint64, b.plan.Vertices+1)
+	err := b.x.DownloadRangeInto(b.fixed.offsets, 0, unsafe.Slice((*byte)(unsafe.Pointer(&offsets[0])), 8*len(offsets)))
 	b.times.Readback += time.Since(start)
-	if err == nil && offsets[b.plan.Vertices] != entries {
-		err = fmt.Errorf("kronbuild %s: the offsets end at %d, not at the %d entries. Fix: this is a bug in the kernels; report it", b.plan.Graph, offsets[b.plan.Vertices], entries)
+	if err != nil {
+		return nil, err
 	}
-	return offsets, err
+	if last := offsets[b.plan.Vertices]; last != entries {
+		return nil, fmt.Errorf("kronbuild %s: the offsets end at %d, not at the %d entries. Fix: this is a bug in the kernels; report it", b.plan.Graph, last, entries)
+	}
+	return offsets, nil
 }

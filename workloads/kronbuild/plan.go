@@ -11,10 +11,9 @@ import (
 const (
 	// labelBytes is a vertex's label (uint32).
 	labelBytes = 4
-	// offsetBytes is a CSR offset on the device: uint32, widened to
-	// frontier.CSR's uint64 when read back. Graphs past 2^32-1 adjacency
-	// entries would need 8 here and in the offsets kernel parameters.
-	offsetBytes = 4
+	// offsetBytes is a CSR offset on the device: 64-bit, as frontier.CSR's
+	// are, so that a graph past 2^32-1 adjacency entries needs no other build.
+	offsetBytes = 8
 	// keyBytes is a sort key: an adjacency entry (row<<scale | target) or
 	// a shuffle draw (j<<scale | step).
 	keyBytes = 8
@@ -130,20 +129,10 @@ func newPlan(scale, edgeFactor int, budget uint64, hostPermutation bool) (Plan, 
 }
 
 // Check returns the error Build refuses (scale, edgeFactor) with, before
-// anything is allocated: frontier.CheckKronecker's, then a
-// *frontier.Offsets32Error (its Bound set) when the adjacency entries a
-// build may generate, 2 x edgeFactor x 2^scale, pass the device offsets'
-// frontier.MaxOffsets32Entries: at Graph500's edge factor 16, scales above
-// 26, which frontier.Kronecker builds on the host.
-func Check(scale, edgeFactor int) error {
-	if err := frontier.CheckKronecker(scale, edgeFactor); err != nil {
-		return err
-	}
-	if entries := 2 * uint64(edgeFactor) << scale; entries > frontier.MaxOffsets32Entries {
-		return &frontier.Offsets32Error{Source: frontier.KroneckerName(scale), Entries: entries, Bound: true, Limit: frontier.MaxOffsets32Entries}
-	}
-	return nil
-}
+// anything is allocated: frontier.CheckKronecker's (which bounds the
+// adjacency entries by frontier.MaxGraphEdgeEntries). The device's offsets
+// are 64-bit, so no other bound applies before the memory plan.
+func Check(scale, edgeFactor int) error { return frontier.CheckKronecker(scale, edgeFactor) }
 
 // refuse returns the *BudgetError of what needing need bytes.
 func (p *Plan) refuse(what string, need uint64, fix string) error {

@@ -69,7 +69,7 @@ func TestPlanBytes(t *testing.T) {
 	p, err := newPlan(20, 16, 1<<40, false)
 	require.NoError(t, err)
 	n := uint64(1) << 20
-	assert.Equal(t, 4*n+4*(n+1)+8*MaxBuckets+8*CtlWords, p.FixedBytes)
+	assert.Equal(t, 4*n+8*(n+1)+8*MaxBuckets+8*CtlWords, p.FixedBytes)
 	assert.Equal(t, 16*(n-1)+8*(Digits*shapeFor(n-1).blocks+1), p.PermutationBytes)
 	assert.Equal(t, p.FixedBytes+p.PermutationBytes, p.PeakBytes)
 	assert.Equal(t, uint64(1024), p.BucketVertices)

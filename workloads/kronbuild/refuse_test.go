@@ -9,17 +9,16 @@ import (
 )
 
 // TestBuildRefusesBadInput checks that the parameters frontier.Kronecker
-// refuses are refused with its errors, naming the field, and a graph that
-// may pass the device's 32-bit offsets (which frontier builds on the host)
-// with a *frontier.Offsets32Error, each with a fix and before anything is
-// allocated.
+// refuses are refused with its errors, naming the field, and a graph past
+// 32-bit offsets that the device's memory does not hold with a
+// *BudgetError, each with a fix and before anything is allocated.
 func TestBuildRefusesBadInput(t *testing.T) {
 	x, fake := newFakeExecutor(t, 1<<30, 4)
 	allocs := fake.Calls()["cuMemAlloc"]
 	const (
 		generator = iota
 		tooLarge
-		offsets32
+		overBudget
 	)
 	cases := []struct {
 		scale, edgeFactor int
@@ -34,27 +33,27 @@ func TestBuildRefusesBadInput(t *testing.T) {
 		{10, 2000, "edgefactor", generator, 0},
 		{30, 16, "edge entries", tooLarge, 0},
 		{28, 128, "edge entries", tooLarge, 0},
-		{27, 16, "", offsets32, 1 << 32},
-		{26, 32, "", offsets32, 1 << 32},
-		{frontier.MaxKroneckerScale, 16, "", offsets32, frontier.MaxGraphEdgeEntries},
+		{27, 16, "", overBudget, 1 << 32},
+		{26, 32, "", overBudget, 1 << 32},
+		{frontier.MaxKroneckerScale, 16, "", overBudget, frontier.MaxGraphEdgeEntries},
 	}
 	for _, c := range cases {
 		_, err := Build(x, c.scale, c.edgeFactor, 1, Config{})
 		require.Error(t, err, "%+v", c)
-		assert.Equal(t, Check(c.scale, c.edgeFactor), err, "%+v", c)
 		switch c.kind {
 		case tooLarge:
 			var e *frontier.TooLargeError
 			require.ErrorAs(t, err, &e, "%+v", c)
 			assert.Equal(t, c.field, e.Field)
 			assert.Equal(t, frontier.CheckKronecker(c.scale, c.edgeFactor), err, "%+v", c)
-		case offsets32:
-			require.NoError(t, frontier.CheckKronecker(c.scale, c.edgeFactor), "%+v: the host builds it", c)
-			var e *frontier.Offsets32Error
+		case overBudget:
+			require.NoError(t, Check(c.scale, c.edgeFactor), "%+v: 64-bit offsets take it", c)
+			var e *BudgetError
 			require.ErrorAs(t, err, &e, "%+v", c)
-			assert.Equal(t, &frontier.Offsets32Error{Source: frontier.KroneckerName(c.scale), Entries: c.entries, Bound: true, Limit: frontier.MaxOffsets32Entries}, e)
-			assert.Contains(t, err.Error(), "32-bit offsets")
+			assert.Equal(t, c.scale, e.Scale)
+			assert.Greater(t, e.NeededBytes, e.BudgetBytes, "%+v", c)
 		default:
+			assert.Equal(t, Check(c.scale, c.edgeFactor), err, "%+v", c)
 			var e *frontier.GeneratorError
 			require.ErrorAs(t, err, &e, "%+v", c)
 			assert.Equal(t, c.field, e.Field)
@@ -62,7 +61,7 @@ func TestBuildRefusesBadInput(t *testing.T) {
 		}
 		assert.Contains(t, err.Error(), "Fix:")
 	}
-	require.NoError(t, Check(26, 16), "the largest Graph500 scale the device builds")
+	require.NoError(t, Check(frontier.MaxKroneckerScale, 16), "the largest Graph500 scale the device builds")
 	assert.Equal(t, allocs, fake.Calls()["cuMemAlloc"], "nothing is allocated for a refused input")
 	_, err := Build(nil, 10, 16, 1, Config{})
 	assert.ErrorContains(t, err, "Fix:")

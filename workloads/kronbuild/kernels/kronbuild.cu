@@ -431,8 +431,8 @@ extern "C" __global__ void __launch_bounds__(THREADS) kron_unique_count(KRON_UNI
 
 // set_rows writes the offsets of rows [from, to] (part rows, inclusive,
 // none past the part's end, rows).
-__device__ __forceinline__ void set_rows(u32* offsets, u64 row_first, u64 rows, u64 from, u64 to, u64 value) {
-    for (u64 r = from; r <= to && r <= rows; r++) offsets[row_first + r] = (u32)value;
+__device__ __forceinline__ void set_rows(u64* offsets, u64 row_first, u64 rows, u64 from, u64 to, u64 value) {
+    for (u64 r = from; r <= to && r <= rows; r++) offsets[row_first + r] = value;
 }
 
 // Each block writes its segment's distinct keys' targets, in order (a
@@ -482,5 +482,5 @@ extern "C" __global__ void __launch_bounds__(THREADS) kron_compact(KRON_COMPACT_
 
 // words[first:first+count] = value.
 extern "C" __global__ void __launch_bounds__(THREADS) kron_fill(KRON_FILL_PARAMS) {
-    for (u64 x = global_thread(); x < count; x += grid_threads()) words[first + x] = (u32)value;
+    for (u64 x = global_thread(); x < count; x += grid_threads()) words[first + x] = value;
 }

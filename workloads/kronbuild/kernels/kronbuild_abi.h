@@ -139,7 +139,7 @@
     const unsigned long long *__restrict__ keys, \
     const unsigned long long *__restrict__ counts, \
     unsigned int *__restrict__ targets, \
-    unsigned int *__restrict__ offsets, \
+    unsigned long long *__restrict__ offsets, \
     unsigned long long count, \
     unsigned long long segment, \
     unsigned long long blocks, \
@@ -148,9 +148,9 @@
     unsigned long long rows, \
     unsigned long long base
 
-// A range of 32-bit words set to one value.
+// A range of 64-bit words set to one value.
 #define KRON_FILL_PARAMS \
-    unsigned int *words, \
+    unsigned long long *words, \
     unsigned long long first, \
     unsigned long long count, \
     unsigned long long value
