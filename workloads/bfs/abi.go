@@ -87,6 +87,61 @@ type DoLevelParams[P Ptr] struct {
 	PhaseEnd           uint64 `c:"unsigned long long phase_end"`
 }
 
+// InitW64Params are the parameters of KernelInitW64: InitParams's, over
+// 64-bit offsets and 16-byte queue items.
+type InitW64Params[P Ptr] struct {
+	Offsets P      `c:"const unsigned long long *__restrict__ offsets"`
+	Level   P      `c:"int *level"`
+	Q0      P      `c:"ulonglong2 *q0"`
+	Vis     P      `c:"unsigned int *vis"`
+	Ctl     P      `c:"unsigned int *ctl"`
+	N       uint64 `c:"unsigned long long n"`
+	Root    uint64 `c:"unsigned long long root"`
+	Chunk   uint64 `c:"unsigned long long chunk"`
+	QCap    uint64 `c:"unsigned long long qcap"`
+}
+
+// QueueLevelW64Params are the parameters of KernelQueueLevelW64:
+// QueueLevelParams's, over 64-bit offsets and 16-byte queue items.
+type QueueLevelW64Params[P Ptr] struct {
+	Offsets    P      `c:"const unsigned long long *__restrict__ offsets"`
+	Targets    P      `c:"const int *__restrict__ targets"`
+	Level      P      `c:"int *level"`
+	Q0         P      `c:"ulonglong2 *q0"`
+	Q1         P      `c:"ulonglong2 *q1"`
+	Ctl        P      `c:"unsigned int *ctl"`
+	Chunk      uint64 `c:"unsigned long long chunk"`
+	QCap       uint64 `c:"unsigned long long qcap"`
+	LowDegree  uint64 `c:"unsigned long long low_degree"`
+	DepthBase  uint64 `c:"unsigned long long depth_base"`
+	PhaseBegin uint64 `c:"unsigned long long phase_begin"`
+	PhaseEnd   uint64 `c:"unsigned long long phase_end"`
+}
+
+// DoLevelW64Params are the parameters of KernelDoLevelW64: DoLevelParams's
+// flattened, over 64-bit offsets, 16-byte queue items and 32-byte log
+// entries.
+type DoLevelW64Params[P Ptr] struct {
+	Offsets    P      `c:"const unsigned long long *__restrict__ offsets"`
+	Targets    P      `c:"const int *__restrict__ targets"`
+	Level      P      `c:"int *level"`
+	Q0         P      `c:"ulonglong2 *q0"`
+	Q1         P      `c:"ulonglong2 *q1"`
+	Vis0       P      `c:"unsigned int *vis0"`
+	Vis1       P      `c:"unsigned int *vis1"`
+	Ctl        P      `c:"unsigned int *ctl"`
+	Log        P      `c:"ulonglong4 *dlog"`
+	N          uint64 `c:"unsigned long long n"`
+	Chunk      uint64 `c:"unsigned long long chunk"`
+	QCap       uint64 `c:"unsigned long long qcap"`
+	LowDegree  uint64 `c:"unsigned long long low_degree"`
+	LogCap     uint64 `c:"unsigned long long log_cap"`
+	Direction  uint64 `c:"unsigned long long direction"`
+	DepthBase  uint64 `c:"unsigned long long depth_base"`
+	PhaseBegin uint64 `c:"unsigned long long phase_begin"`
+	PhaseEnd   uint64 `c:"unsigned long long phase_end"`
+}
+
 // MegakernelParams are the parameters of KernelMegakernel. Ahead is the
 // deepest run-ahead; Adapt (1) lets the depth adapt from each step's
 // lowered labels, 0 keeps it at Ahead. Direction is MegaTopDown (every
@@ -242,6 +297,16 @@ const (
 	// visited bitmap to the root alone, the root's items (label 0) into
 	// q0, and the control words with the root as level 0's frontier.
 	KernelInit = "bfs_init"
+	// KernelInitW64, KernelQueueLevelW64 and KernelDoLevelW64 are
+	// KernelInit, KernelQueueLevel and KernelDoLevel over 64-bit offsets,
+	// for graphs of more than 2^32-1 adjacency entries: their queue items
+	// are two uint64 (QueueItemBytesW64 with the label), the frontier's
+	// edges are the 64-bit word CtlEdgesW64 of a count line (the high half
+	// of CtlCounts still holds its vertices), and their decision log
+	// entries are LogEntryBytesW64.
+	KernelInitW64       = "bfs_init_w64"
+	KernelQueueLevelW64 = "bfs_queue_level_w64"
+	KernelDoLevelW64    = "bfs_do_level_w64"
 	// KernelWaveScan is the level-synchronous top-down wave, one thread per
 	// vertex; it sets the changed flag CtlScanChangedWord(depth).
 	KernelWaveScan = "bfs_wave_scan"
@@ -325,6 +390,9 @@ const (
 	// 64-bit hub count: the frontier's hubs in the high 32 bits and their
 	// edge chunks in the low 32.
 	CtlHubs = 6
+	// CtlEdgesW64 is the offset, in a count line, of the 64-bit kernels'
+	// frontier edges (a 64-bit word; their CtlCounts word's low half is 0).
+	CtlEdgesW64 = 8
 )
 
 // Result words, as offsets from CtlResult.
@@ -417,6 +485,10 @@ const (
 	// LogEntryBytes is the size of one decision log entry: the first word,
 	// then the frontier's vertices, its edges and the unexplored edges.
 	LogEntryBytes = 16
+	// LogEntryBytesW64 is the size of one entry of the 64-bit kernels'
+	// log: the first word with the frontier's vertices above it, then its
+	// edges, the unexplored edges and a zero word, each 64 bits.
+	LogEntryBytesW64 = 32
 )
 
 // The kernels' fixed sizes.
@@ -425,6 +497,9 @@ const (
 	// range (two uint32) and, in an array after the queue's items, the label
 	// of its vertex.
 	QueueItemBytes = 12
+	// QueueItemBytesW64 is QueueItemBytes for the 64-bit kernels, whose
+	// edge ranges are two uint64.
+	QueueItemBytesW64 = 20
 	// levelBlockQueueItems and megaBlockQueueItems are the items a block
 	// stages in shared memory per level (per step in the megakernel).
 	levelBlockQueueItems = 1024
@@ -502,6 +577,9 @@ var ABI = kernelabi.Module{
 	Doc:  "Kernel ABI of gpuplan's BFS kernels: constants shared with the Go host code and the\nparameter list of every entry point.",
 	Kernels: []kernelabi.Kernel{
 		{Name: KernelInit, Doc: "Resets one BFS.", Params: InitParams[executor.DevPtr]{}},
+		{Name: KernelInitW64, Doc: "Resets one BFS over 64-bit offsets.", Params: InitW64Params[executor.DevPtr]{}},
+		{Name: KernelQueueLevelW64, Doc: "One level from the frontier queue over 64-bit offsets.", Params: QueueLevelW64Params[executor.DevPtr]{}},
+		{Name: KernelDoLevelW64, Doc: "One direction-optimizing level over 64-bit offsets.", Params: DoLevelW64Params[executor.DevPtr]{}},
 		{Name: KernelWaveScan, Doc: "The level-synchronous scan wave, one thread per vertex.", Params: ScanParams[executor.DevPtr]{}},
 		{Name: KernelQueueLevel, Doc: "One level from the frontier queue; the last two parameters are the split-dispatch phase range.", Params: QueueLevelParams[executor.DevPtr]{}},
 		{Name: KernelDoLevel, Doc: "One direction-optimizing level; the last two parameters are the split-dispatch phase range.", Params: DoLevelParams[executor.DevPtr]{}},
@@ -525,6 +603,7 @@ var ABI = kernelabi.Module{
 		{Name: "CTL_MEGA_LINE", Value: ctlMegaLine, Doc: "Line of the first megakernel barrier word."},
 		{Name: "CTL_COUNTS", Value: CtlCounts, Doc: "Offsets in a count or barrier line of the 64-bit frontier count (vertices\nabove, edges below) and of the step's lowered labels."},
 		{Name: "CTL_STEP_RELABELS", Value: CtlStepRelabels},
+		{Name: "CTL_EDGES_W64", Value: CtlEdgesW64, Doc: "Offset in a count line of the 64-bit kernels' 64-bit frontier edges."},
 		{Name: "CTL_HUBS", Value: CtlHubs, Doc: "Offset in a count line of a multi-source level's 64-bit hub count (hubs\nabove, their edge chunks below)."},
 		{Name: "RESULT_LEVELS", Value: ResultLevels, Doc: "Result words, from CTL_RESULT: levels, changed flag, overflow, misuse,\nbarriers, direction mismatch, relabels (64 bits) and the scan wave's\nchanged flags."},
 		{Name: "RESULT_CHANGED", Value: ResultChanged},
@@ -562,7 +641,8 @@ var ABI = kernelabi.Module{
 		{Name: "LOG_REASON_MASK", Value: logReasonMask},
 		{Name: "LOG_PARITY_BIT", Value: logParityBit},
 		{Name: "LOG_DEPTH_SHIFT", Value: logDepthShift},
-		{Name: "QUEUE_ITEM_BYTES", Value: QueueItemBytes, Doc: "Device bytes of one frontier-queue item: its edge range and its label."},
+		{Name: "QUEUE_ITEM_BYTES", Value: QueueItemBytes, Doc: "Device bytes of one frontier-queue item: its edge range and its label (the\n64-bit kernels' with 64-bit offsets)."},
+		{Name: "QUEUE_ITEM_BYTES_W64", Value: QueueItemBytesW64},
 		{Name: "LEVEL_BLOCK_QCAP", Value: levelBlockQueueItems, Doc: "Items a block stages in shared memory per level (per megakernel step)."},
 		{Name: "MEGA_BLOCK_QCAP", Value: megaBlockQueueItems},
 		{Name: "MEGA_NARROW_THREADS", Value: MegakernelNarrowThreads, Doc: "The largest block of the narrow megakernel."},

@@ -1,6 +1,12 @@
 // Breadth-first search kernels for gpuplan's frontier arms.
 //
-// Graphs are CSR: offsets (uint32, n+1 entries) and targets (int32). Levels
+// Graphs are CSR: offsets (n+1 entries) and targets (int32). The offsets
+// are uint32 for graphs of at most 2^32-1 adjacency entries; the entry
+// points named *_w64 (init, the queue level and the direction-optimizing
+// level) take uint64 offsets and 16-byte queue items instead, and keep the
+// frontier's edges in a 64-bit word of their own (CTL_EDGES_W64) and their
+// decisions in 32-byte log entries, for graphs of more. The same templates
+// compile both widths, so the 32-bit entry points are unchanged. Levels
 // are int32, -1 (as uint32: 0xffffffff, the largest label) for unreached;
 // every claim is an atomicMin of the label, so a vertex is (re)claimed
 // whenever someone offers it a smaller label than it has. Level-synchronous
@@ -127,6 +133,9 @@
 #define ARRIVE_KEPT (1ull << ARRIVE_KEPT_SHIFT)
 
 static_assert(sizeof(uint2) + sizeof(u32) == QUEUE_ITEM_BYTES, "a queue item is an edge range and a label");
+static_assert(sizeof(ulonglong2) + sizeof(u32) == QUEUE_ITEM_BYTES_W64, "a 64-bit queue item is an edge range and a label");
+static_assert(CTL_EDGES_W64 % 2 == 0 && CTL_EDGES_W64 >= CTL_HUBS + 2 && CTL_EDGES_W64 + 2 <= CTL_LINE,
+              "the 64-bit edges word lies in a count line, after its other words");
 static_assert(ARRIVE_KEPT_SHIFT == 16 && ARRIVE_MASK == 0xffffu, "a barrier word's low half holds two 16-bit fields");
 
 // A read that bypasses L1 (which is not coherent across SMs): for data
@@ -137,7 +146,41 @@ __device__ __forceinline__ void prefetch_l1(const void* p) { asm volatile("prefe
 __device__ __forceinline__ void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
 
 // queue_labels returns the labels that follow a queue's qcap items.
-__device__ __forceinline__ u32* queue_labels(uint2* q, u32 qcap) { return (u32*)(q + qcap); }
+template <typename I>
+__device__ __forceinline__ u32* queue_labels(I* q, u32 qcap) { return (u32*)(q + qcap); }
+
+// ItemOf<E>::T is the frontier-queue item of edge offsets E (u32 or u64):
+// an edge range [x, y); make_item builds one.
+template <typename E>
+struct ItemOf;
+template <>
+struct ItemOf<u32> { typedef uint2 T; };
+template <>
+struct ItemOf<u64> { typedef ulonglong2 T; };
+__device__ __forceinline__ uint2 make_item(u32 b, u32 e) { return make_uint2(b, e); }
+__device__ __forceinline__ ulonglong2 make_item(u64 b, u64 e) { return make_ulonglong2(b, e); }
+
+// warp_sum returns the warp's sum of v.
+__device__ __forceinline__ u32 warp_sum(u32 v) { return __reduce_add_sync(FULL_MASK, v); }
+__device__ __forceinline__ u64 warp_sum(u64 v) {
+#pragma unroll
+    for (u32 o = 16; o >= 1; o >>= 1) v += __shfl_xor_sync(FULL_MASK, v, o);
+    return v;
+}
+
+// add_frontier adds nf vertices of mf edges to the frontier count at
+// counts (a count line's CTL_COUNTS word) and returns the word's old value,
+// whose high half is the vertices before: with 32-bit edges both in the one
+// word (edges in the low half), with 64-bit edges the edges in the line's
+// CTL_EDGES_W64 word.
+__device__ __forceinline__ u64* edges_word(u64* counts) { return (u64*)((u32*)counts - CTL_COUNTS + CTL_EDGES_W64); }
+__device__ __forceinline__ u64 add_frontier(u64* counts, u32 nf, u32 mf) {
+    return atomicAdd((unsigned long long*)counts, ((u64)nf << 32) | mf);
+}
+__device__ __forceinline__ u64 add_frontier(u64* counts, u32 nf, u64 mf) {
+    if (mf != 0) atomicAdd((unsigned long long*)edges_word(counts), (unsigned long long)mf);
+    return atomicAdd((unsigned long long*)counts, (u64)nf << 32);
+}
 
 // warp_incl returns the warp's inclusive prefix sum of v.
 __device__ __forceinline__ u32 warp_incl(u32 v, u32 lane) {
@@ -182,11 +225,11 @@ __device__ __forceinline__ u64 barrier_wait(u64* word, u64* s_word) {
 // global atomic per block and level instead of one per warp: a single global
 // counter takes about 1.3 G increments/s, so thousands of warp-level adds
 // per level would cost microseconds of serialisation on one address.
-template <u32 CAP>
+template <u32 CAP, typename I = uint2>
 struct BlockQueue {
     u32 n;     // slots reserved this level (may exceed CAP)
     u32 base;  // the block's offset in the global queue
-    uint2 items[CAP];
+    I items[CAP];
 };
 
 // Tally is what a thread of a per-level kernel counts over its level, in
@@ -195,12 +238,13 @@ struct BlockQueue {
 // ahead can cause). claimed counts a claim of label nl, of a vertex of deg
 // edges, that found the vertex at old; the other methods give and clear
 // the level's counts.
-struct Tally {
+template <typename E>
+struct TallyOf {
     u32 maxlab;
     u32 relabels;
     u32 first;
-    u32 fedges;
-    __device__ __forceinline__ void claimed(u32 old, u32 nl, u32 deg) {
+    E fedges;
+    __device__ __forceinline__ void claimed(u32 old, u32 nl, E deg) {
         maxlab = max(maxlab, nl);
         if (old != UNREACHED) {
             relabels++;
@@ -210,9 +254,10 @@ struct Tally {
         }
     }
     __device__ __forceinline__ u32 take_first() { u32 v = first; first = 0; return v; }
-    __device__ __forceinline__ u32 take_fedges() { u32 v = fedges; fedges = 0; return v; }
+    __device__ __forceinline__ E take_fedges() { E v = fedges; fedges = 0; return v; }
     __device__ __forceinline__ u32 take_relabels() { u32 v = relabels; relabels = 0; return v; }
 };
+typedef TallyOf<u32> Tally;
 
 // mega_step_counts are a megakernel block's per-thread counts of the step
 // (first claims, their degrees, lowered labels), kept in shared memory so
@@ -254,11 +299,15 @@ __device__ __forceinline__ void mark_visited(u32* vis, u32 w) { atomicOr(&vis[w 
 // Found is what one lane's claim found: the claimed vertex (v) and its
 // items (none if the claim failed), its edge range, its new label and, in
 // the megakernel, its first SPEC targets (read alongside the claim).
-struct Found {
+template <typename E>
+struct FoundOf {
     bool spec;  // t holds the first SPEC targets
-    u32 v, nitems, b, e, lab;
+    u32 v, nitems;
+    E b, e;
+    u32 lab;
     u32 t[SPEC];
 };
+typedef FoundOf<u32> Found;
 
 struct KeepQueue;
 
@@ -267,13 +316,13 @@ struct KeepQueue;
 // test costs no load on the claim path), the block queue and its labels
 // (null outside the megakernel), its count, and the global queue with its
 // labels and count.
-template <u32 CAP, typename C, u32 KE = KEEP_EDGES>
+template <u32 CAP, typename C, u32 KE = KEEP_EDGES, typename E = u32>
 struct Sink {
     KeepQueue* kq;
-    BlockQueue<CAP>* bq;
+    BlockQueue<CAP, typename ItemOf<E>::T>* bq;
     u32* blab;
     u32* bn;
-    uint2* qout;
+    typename ItemOf<E>::T* qout;
     u32* qlab;
     u32 qcap;
     C* out_count;
@@ -338,6 +387,14 @@ __device__ __forceinline__ void push_ring(const Sink<CAP, C, KE>& s, u32 lane, c
     }
 }
 
+// The 64-bit kernels have no ring (only the asynchronous megakernel does):
+// a sink of 64-bit items with one is misused, and its pushes overflow.
+template <u32 CAP, typename C, u32 KE>
+__device__ __forceinline__ void push_ring(const Sink<CAP, C, KE, u64>& s, u32 lane, const FoundOf<u64>& f, u32 chunk, u32 incl,
+                                          u32 total) {
+    if (lane == 0) atomicExch(s.overflow, 1u);
+}
+
 // push_items appends ceil((e-b)/chunk) items of the lanes' claimed vertices
 // (f.lab is each one's label), to the ring where the sink has one
 // (push_ring), else to the block queue. The warp reserves all lanes' items
@@ -346,8 +403,8 @@ __device__ __forceinline__ void push_ring(const Sink<CAP, C, KE>& s, u32 lane, c
 // capacity spill straight to the global queue with one global atomic for
 // the warp's spilled items. The sink's blab and qlab, when not null, take
 // the items' labels (in the block queue and in the global queue).
-template <u32 CAP, typename C, u32 KE>
-__device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, const Found& f, u32 chunk) {
+template <u32 CAP, typename C, u32 KE, typename E>
+__device__ __forceinline__ void push_items(const Sink<CAP, C, KE, E>& s, u32 lane, const FoundOf<E>& f, u32 chunk) {
     u32 nitems = f.nitems;
     if (__ballot_sync(FULL_MASK, nitems != 0) == 0) return;
     u32 incl = warp_incl(nitems, lane);
@@ -368,8 +425,8 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
     }
     u32 pos = base + incl - nitems;
     for (u32 i = 0; i < nitems; i++) {
-        u32 ib = f.b + i * chunk;
-        uint2 item = make_uint2(ib, min(ib + chunk, f.e));
+        E ib = f.b + (E)i * chunk;
+        typename ItemOf<E>::T item = make_item(ib, min(ib + chunk, f.e));
         u32 slot = pos + i;
         if (slot < CAP) {
             s.bq->items[slot] = item;
@@ -386,9 +443,8 @@ __device__ __forceinline__ void push_items(const Sink<CAP, C, KE>& s, u32 lane, 
 // flush_staged copies the block's staged items to the global queue with one
 // atomic add. Every thread of the block calls it after a __syncthreads (so n
 // is block-uniform); the caller empties the block queue after the next one.
-template <u32 CAP, typename C>
-__device__ __forceinline__ void flush_staged(BlockQueue<CAP>* bq, uint2* qout, u32 qcap, C* out_count,
-                                             u32* overflow) {
+template <u32 CAP, typename C, typename I>
+__device__ __forceinline__ void flush_staged(BlockQueue<CAP, I>* bq, I* qout, u32 qcap, C* out_count, u32* overflow) {
     u32 n = min(bq->n, CAP);
     if (n == 0) return;
     if (threadIdx.x == 0) bq->base = reserve(out_count, n);
@@ -406,14 +462,16 @@ __device__ __forceinline__ void flush_staged(BlockQueue<CAP>* bq, uint2* qout, u
 // Graph is the resident CSR and levels with a traversal's fixed settings:
 // the most edges per queue item, whether to take the low-degree path, and
 // the visited bitmap a top-down claim marks (null: none).
-struct Graph {
-    const u32* __restrict__ offsets;
+template <typename E>
+struct GraphOf {
+    const E* __restrict__ offsets;
     const int* __restrict__ targets;
     int* level;
     u32 chunk;
     bool low_degree;
     u32* vis;
 };
+typedef GraphOf<u32> Graph;
 
 // WarpPos places a warp: its lane, its number among nwarps warps and, in
 // the megakernel (rotate), the step whose hash rotates the warps; with
@@ -430,12 +488,14 @@ struct WarpPos {
 
 // Frontier is a queue's items to expand: count items, each with its
 // vertex's label in labels, or base_lab for every item when labels is null.
-struct Frontier {
-    const uint2* items;
+template <typename I>
+struct FrontierOf {
+    const I* items;
     const u32* labels;
     u32 base_lab;
     u32 count;
 };
+typedef FrontierOf<uint2> Frontier;
 
 // claim offers vertex w (if valid) the label nl. The low-degree path (grids,
 // road networks) claims straight away and reads w's offsets (and, with
@@ -444,8 +504,8 @@ struct Frontier {
 // Graphs of high degree test first (a stale cached level is never smaller
 // than the current one, so the test only lets through claims that may
 // succeed), so most edges cost one cached load instead of an atomic.
-template <typename T>
-__device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl, bool spec, Found* f, T* tally) {
+template <typename E, typename T>
+__device__ __forceinline__ void claim(const GraphOf<E>& g, bool valid, u32 w, u32 nl, bool spec, FoundOf<E>* f, T* tally) {
     f->spec = false;
     f->v = w;
     f->nitems = 0;
@@ -455,8 +515,8 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
     if (!valid) return;
     u32* lv = (u32*)g.level;
     if (g.low_degree) {
-        u32 b = __ldg(&g.offsets[w]);
-        u32 en = __ldg(&g.offsets[w + 1]);
+        E b = __ldg(&g.offsets[w]);
+        E en = __ldg(&g.offsets[w + 1]);
         if (spec) {
 #pragma unroll
             for (u32 i = 0; i < SPEC; i++) f->t[i] = (b + i < en) ? (u32)__ldg(&g.targets[b + i]) : 0u;
@@ -468,7 +528,7 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
             if (g.vis != nullptr && old == UNREACHED) mark_visited(g.vis, w);
             f->b = b;
             f->e = en;
-            f->nitems = (en - b + g.chunk - 1) / g.chunk;
+            f->nitems = (u32)((en - b + g.chunk - 1) / g.chunk);
             // The next level reads this adjacency: start moving it into L2
             // now, off the critical path.
             if (!spec && f->nitems > 0) prefetch_l2(g.targets + b);
@@ -478,7 +538,7 @@ __device__ __forceinline__ void claim(const Graph& g, bool valid, u32 w, u32 nl,
         if (old > nl) {
             f->b = __ldg(&g.offsets[w]);
             f->e = __ldg(&g.offsets[w + 1]);
-            f->nitems = (f->e - f->b + g.chunk - 1) / g.chunk;
+            f->nitems = (u32)((f->e - f->b + g.chunk - 1) / g.chunk);
             tally->claimed(old, nl, f->e - f->b);
             if (g.vis != nullptr && old == UNREACHED) mark_visited(g.vis, w);
         }
@@ -589,14 +649,22 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE>& s, u32 lane
     push_items(s, lane, f, g.chunk);
 }
 
+// The 64-bit kernels keep nothing (only the megakernel has keep queues):
+// they push every claimed vertex's items.
+template <u32 CAP, typename C, u32 KE>
+__device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE, u64>& s, u32 lane, const FoundOf<u64>& f,
+                                             const GraphOf<u64>& g) {
+    push_items(s, lane, f, g.chunk);
+}
+
 // expand_items expands the warp's items (lane i holds one, or an empty
 // range, and its vertex's label lab): the lanes' edges are spread over the
 // lanes, one edge per lane per round, so a warp is busy whether its items
 // hold 2 edges or 200. Each target is offered its source's label + 1.
-template <u32 CAP, typename C, u32 KE, typename T>
-__device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C, KE>& s, uint2 it, u32 lab, u32 lane,
-                                             T* tally) {
-    u32 len = it.y - it.x;
+template <u32 CAP, typename C, u32 KE, typename T, typename E>
+__device__ __forceinline__ void expand_items(const GraphOf<E>& g, const Sink<CAP, C, KE, E>& s, typename ItemOf<E>::T it,
+                                             u32 lab, u32 lane, T* tally) {
+    u32 len = (u32)(it.y - it.x);
     u32 incl = warp_incl(len, lane);
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
     u32 excl = incl - len;
@@ -611,12 +679,12 @@ __device__ __forceinline__ void expand_items(const Graph& g, const Sink<CAP, C, 
             u32 v = __shfl_sync(FULL_MASK, excl, (j + step) & 31);
             if (j + step < 32 && v <= e) j += step;
         }
-        u32 ob = __shfl_sync(FULL_MASK, it.x, j);
+        E ob = __shfl_sync(FULL_MASK, it.x, j);
         u32 oe = __shfl_sync(FULL_MASK, excl, j);
         u32 ol = __shfl_sync(FULL_MASK, lab, j);
         bool valid = e < total;
         u32 w = valid ? (u32)__ldg(&g.targets[ob + (e - oe)]) : 0u;
-        Found f;
+        FoundOf<E> f;
         claim(g, valid, w, ol + 1, spec, &f, tally);
         keep_or_push(s, lane, f, g);
     }
@@ -660,9 +728,9 @@ __device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C, K
 // expand_level processes the items of `in` with pos.nwarps warps; this warp
 // is pos.gwarp and takes up to 32 items a round. In the megakernel
 // (pos.rotate) the warps rotate with the step.
-template <u32 CAP, typename C, u32 KE, typename T>
-__device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C, KE>& s, Frontier in, WarpPos pos,
-                                             T* tally) {
+template <u32 CAP, typename C, u32 KE, typename T, typename E>
+__device__ __forceinline__ void expand_level(const GraphOf<E>& g, const Sink<CAP, C, KE, E>& s,
+                                             FrontierOf<typename ItemOf<E>::T> in, WarpPos pos, T* tally) {
     if (in.count == 0) return;
     // A count past the capacity means pushes overflowed (the overflow flag
     // is set and the result is invalid); read only what the queue holds.
@@ -679,7 +747,7 @@ __device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C, 
     }
     for (u32 base = gwarp * k; base < count; base += stride) {
         u32 idx = base + pos.lane;
-        uint2 it = make_uint2(0, 0);
+        typename ItemOf<E>::T it = make_item((E)0, (E)0);
         u32 lab = in.base_lab;
         if (pos.lane < k && idx < count) {
             it = __ldcg(&in.items[idx]);
@@ -688,11 +756,18 @@ __device__ __forceinline__ void expand_level(const Graph& g, const Sink<CAP, C, 
         expand_items(g, s, it, lab, pos.lane, tally);
     }
 }
-// bfs_init resets one BFS: every level to -1 except the root's 0, the
-// visited bitmap vis to the root's bit alone, the root's items (label 0)
-// into q0 and the control words (counts, barrier, results), with the root
-// as level 0's frontier (one vertex and its degree).
-extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
+// set_root_count sets ring slot 0's frontier count to the root alone, of
+// deg edges: in the one word with 32-bit edges, in the edges word too with
+// 64-bit edges.
+__device__ __forceinline__ void set_root_count(u32* ctl, u32 deg) { *(u64*)&ctl[CTL_COUNT(0) + CTL_COUNTS] = (1ull << 32) | (u64)deg; }
+__device__ __forceinline__ void set_root_count(u32* ctl, u64 deg) {
+    *(u64*)&ctl[CTL_COUNT(0) + CTL_COUNTS] = 1ull << 32;
+    *(u64*)&ctl[CTL_COUNT(0) + CTL_EDGES_W64] = deg;
+}
+
+template <typename E>
+__device__ __forceinline__ void init_body(const E* __restrict__ offsets, int* level, typename ItemOf<E>::T* q0, u32* vis, u32* ctl,
+                                          u64 n, u64 root, u64 chunk, u64 qcap) {
     u64 stride = (u64)gridDim.x * blockDim.x;
     for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         level[i] = (i == root) ? 0 : -1;
@@ -703,20 +778,32 @@ extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
     if (blockIdx.x == 0) {
         for (u32 i = threadIdx.x; i < CTL_WORDS; i += blockDim.x) ctl[i] = 0;
         __syncthreads();
-        u32 b = offsets[root], e = offsets[root + 1];
+        E b = offsets[root], e = offsets[root + 1];
         u32 c = (u32)chunk;
-        u32 nitems = (e - b + c - 1) / c;
+        u32 nitems = (u32)((e - b + c - 1) / c);
         u32* lab = queue_labels(q0, (u32)qcap);
         for (u32 i = threadIdx.x; i < nitems; i += blockDim.x) {
-            u32 ib = b + i * c;
-            q0[i] = make_uint2(ib, min(ib + c, e));
+            E ib = b + (E)i * c;
+            q0[i] = make_item(ib, min(ib + c, e));
             lab[i] = 0;
         }
         if (threadIdx.x == 0) {
             ctl[CTL_COUNT(0)] = nitems;
-            *(u64*)&ctl[CTL_COUNT(0) + CTL_COUNTS] = (1ull << 32) | (u64)(e - b);
+            set_root_count(ctl, e - b);
         }
     }
+}
+
+// bfs_init resets one BFS: every level to -1 except the root's 0, the
+// visited bitmap vis to the root's bit alone, the root's items (label 0)
+// into q0 and the control words (counts, barrier, results), with the root
+// as level 0's frontier (one vertex and its degree). bfs_init_w64 is the
+// same over 64-bit offsets and items.
+extern "C" __global__ void bfs_init(BFS_INIT_PARAMS) {
+    init_body(offsets, level, q0, vis, ctl, n, root, chunk, qcap);
+}
+extern "C" __global__ void bfs_init_w64(BFS_INIT_W64_PARAMS) {
+    init_body(offsets, level, q0, vis, ctl, n, root, chunk, qcap);
 }
 
 // bfs_wave_scan is the plain level-synchronous top-down wave: one thread per
@@ -753,7 +840,11 @@ extern "C" __global__ void bfs_wave_scan(BFS_WAVE_SCAN_PARAMS) {
 // level's count from ring slot d%3, pushes into slot (d+1)%3 and clears slot
 // (d+2)%3; after the launch the next count is the level's changed flag.
 // Every item of level d has label d (the queue's labels are not used).
-extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
+template <typename E>
+__device__ __forceinline__ void queue_level_body(const E* __restrict__ offsets, const int* __restrict__ targets, int* level,
+                                                 typename ItemOf<E>::T* q0, typename ItemOf<E>::T* q1, u32* ctl, u64 chunk,
+                                                 u64 qcap, u64 low_degree, u64 depth_base, u64 phase_begin, u64 phase_end) {
+    typedef typename ItemOf<E>::T I;
     if (phase_end != phase_begin + 1) {
         if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
         return;
@@ -765,32 +856,43 @@ extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
         if (count > 0) ctl[CTL_RESULT + RESULT_LEVELS] = d + 1;
     }
     if (count == 0) return;
-    __shared__ BlockQueue<LEVEL_BLOCK_QCAP> bq;
+    __shared__ BlockQueue<LEVEL_BLOCK_QCAP, I> bq;
     if (threadIdx.x == 0) bq.n = 0;
     __syncthreads();
-    const uint2* qin = (d & 1) ? q1 : q0;
-    uint2* qout = (d & 1) ? q0 : q1;
+    const I* qin = (d & 1) ? q1 : q0;
+    I* qout = (d & 1) ? q0 : q1;
     u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
     u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
-    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0, nullptr};
+    GraphOf<E> g = {offsets, targets, level, (u32)chunk, low_degree != 0, nullptr};
     WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, false, d};
-    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
-    Tally tally = {};
-    expand_level(g, s, Frontier{qin, nullptr, d, count}, pos, &tally);
+    Sink<LEVEL_BLOCK_QCAP, u32, KEEP_EDGES, E> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
+    TallyOf<E> tally = {};
+    expand_level(g, s, FrontierOf<I>{qin, nullptr, d, count}, pos, &tally);
     __syncthreads();
     flush_staged(&bq, qout, (u32)qcap, out, overflow);
+}
+
+extern "C" __global__ void bfs_queue_level(BFS_QUEUE_LEVEL_PARAMS) {
+    queue_level_body(offsets, targets, level, q0, q1, ctl, chunk, qcap, low_degree, depth_base, phase_begin, phase_end);
+}
+
+// bfs_queue_level_w64 is bfs_queue_level over 64-bit offsets and items.
+extern "C" __global__ void bfs_queue_level_w64(BFS_QUEUE_LEVEL_W64_PARAMS) {
+    queue_level_body(offsets, targets, level, q0, q1, ctl, chunk, qcap, low_degree, depth_base, phase_begin, phase_end);
 }
 
 // DirState is what a direction-optimizing traversal carries from one level
 // to the next: the previous level's direction (0 before the first) and
 // frontier size, the unexplored edges at the previous decision (all of
 // them before the first), and which visited bitmap is current.
-struct DirState {
+template <typename E>
+struct DirStateOf {
     u32 prev;
     u32 prev_nf;
-    u32 mu;
+    E mu;
     u32 parity;
 };
+typedef DirStateOf<u32> DirState;
 
 // direction_rule is planners.PlanBFSDirection on the device, for the step
 // that expands a frontier of nf vertices with mf edges when mu edges are
@@ -851,6 +953,27 @@ __device__ __forceinline__ void add_counts(T* tally, u32* sh, u64* counts, u32* 
     }
 }
 
+// add_counts is the same for a tally of 64-bit edges, which it sums in 64
+// bits into the line's CTL_EDGES_W64 word (add_frontier); the 64-bit
+// kernels lower no labels, so rel is not taken.
+__device__ __forceinline__ void add_counts(TallyOf<u64>* tally, u32* sh, u64* counts) {
+    __shared__ unsigned long long sh_edges;
+    if (threadIdx.x == 0) sh_edges = 0;
+    __syncthreads();
+    u32 f = __reduce_add_sync(FULL_MASK, tally->take_first());
+    u64 e = warp_sum(tally->take_fedges());
+    tally->take_relabels();
+    if ((threadIdx.x & 31u) == 0 && (f != 0 || e != 0)) {
+        atomicAdd(&sh[0], f);
+        atomicAdd(&sh_edges, (unsigned long long)e);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (sh[0] != 0 || sh_edges != 0) add_frontier(counts, sh[0], (u64)sh_edges);
+        sh[0] = 0;
+    }
+}
+
 // visited tests vertex u's bit in a visited bitmap; NC reads it through
 // the read-only cache (a per-level launch, which never writes this bitmap),
 // otherwise with a plain load (the megakernel wrote it in an earlier step,
@@ -882,12 +1005,12 @@ __device__ __forceinline__ u32 warp_owner(u32 excl, u32 e) {
 // round that finds a visited neighbour. Most vertices of a dense level find
 // one among their first edges; a vertex with none costs its edges / 32
 // rounds instead of its edges.
-template <bool NC>
-__device__ __forceinline__ bool bu_search(const Graph& g, const u32* vin, bool active, u32 b, u32 e, u32 lane) {
+template <bool NC, typename E>
+__device__ __forceinline__ bool bu_search(const GraphOf<E>& g, const u32* vin, bool active, E b, E e, u32 lane) {
     bool found = false;
-    u32 cur = b;
+    E cur = b;
     if (active) {
-        u32 m = min(e - b, (u32)BU_SERIAL);
+        u32 m = (u32)min(e - b, (E)BU_SERIAL);
         u32 t[BU_SERIAL];
 #pragma unroll
         for (u32 i = 0; i < BU_SERIAL; i++) t[i] = i < m ? (u32)__ldg(&g.targets[b + i]) : 0u;
@@ -895,13 +1018,13 @@ __device__ __forceinline__ bool bu_search(const Graph& g, const u32* vin, bool a
         for (u32 i = 0; i < BU_SERIAL; i++) found = found || (i < m && visited<NC>(vin, t[i]));
         cur = b + m;
     }
-    u32 rem = (active && !found) ? e - cur : 0u;
+    u32 rem = (active && !found) ? (u32)(e - cur) : 0u;
     while (__ballot_sync(FULL_MASK, rem > 0) != 0) {
         u32 incl = warp_incl(rem, lane);
         u32 total = __shfl_sync(FULL_MASK, incl, 31);
         u32 excl = incl - rem;
         u32 j = warp_owner(excl, lane);
-        u32 ocur = __shfl_sync(FULL_MASK, cur, j);
+        E ocur = __shfl_sync(FULL_MASK, cur, j);
         u32 oex = __shfl_sync(FULL_MASK, excl, j);
         bool hit = false;
         if (lane < total) hit = visited<NC>(vin, (u32)__ldg(&g.targets[ocur + (lane - oex)]));
@@ -923,11 +1046,13 @@ __device__ __forceinline__ bool bu_search(const Graph& g, const u32* vin, bool a
 
 // BuTile is a block's count of one tile of a bottom-up level and whether
 // the tile's finds are pushed to the queue.
-struct BuTile {
+template <typename E>
+struct BuTileOf {
     u32 nf;
-    u32 mf;
+    E mf;
     u32 push;
 };
+typedef BuTileOf<u32> BuTile;
 
 // bu_level runs one bottom-up level d: every unvisited vertex (bit clear
 // in vin) with a visited neighbour takes level d+1; every word of vout is
@@ -939,17 +1064,18 @@ struct BuTile {
 // through the sink only while the level's running count of finds is
 // within n / DIR_BETA: past that the rule stays bottom-up and no queue is
 // needed. Every thread of the block calls it (it synchronises the block).
-template <bool NC, u32 CAP, typename C, u32 KE, typename T>
-__device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vout, u32 n, u32 d,
-                                         const Sink<CAP, C, KE>& s, u64* counts, BuTile* tile, T* tally) {
+template <bool NC, u32 CAP, typename C, u32 KE, typename T, typename E>
+__device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u32* vout, u32 n, u32 d,
+                                         const Sink<CAP, C, KE, E>& s, u64* counts, BuTileOf<E>* tile, T* tally) {
     u32 lane = threadIdx.x & 31u, warp = threadIdx.x >> 5, wpb = blockDim.x >> 5;
     u32 nwords = (n + 31) / 32;
     u32 per_tile = wpb * BU_TILE_WORDS;
     u32 lab = d + 1;
     for (u32 t0 = blockIdx.x * per_tile; t0 < nwords; t0 += gridDim.x * per_tile) {
-        u32 fb[BU_TILE_WORDS], fe[BU_TILE_WORDS];
+        E fb[BU_TILE_WORDS], fe[BU_TILE_WORDS];
         bool fnd[BU_TILE_WORDS];
-        u32 mynf = 0, mymf = 0;
+        u32 mynf = 0;
+        E mymf = 0;
 #pragma unroll
         for (u32 k = 0; k < BU_TILE_WORDS; k++) {
             u32 w = t0 + k * wpb + warp;
@@ -957,7 +1083,7 @@ __device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vo
             bool inr = w < nwords;
             u32 word = inr ? (NC ? __ldg(&vin[w]) : vin[w]) : FULL_MASK;
             bool active = v < n && ((word >> lane) & 1u) == 0;
-            u32 b = 0, e = 0;
+            E b = 0, e = 0;
             if (active) {
                 b = __ldg(&g.offsets[v]);
                 e = __ldg(&g.offsets[v + 1]);
@@ -975,7 +1101,8 @@ __device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vo
             fe[k] = e;
             fnd[k] = f;
         }
-        u32 wnf = __reduce_add_sync(FULL_MASK, mynf), wmf = __reduce_add_sync(FULL_MASK, mymf);
+        u32 wnf = __reduce_add_sync(FULL_MASK, mynf);
+        E wmf = warp_sum(mymf);
         if (lane == 0 && wnf > 0) {
             atomicAdd(&tile->nf, wnf);
             atomicAdd(&tile->mf, wmf);
@@ -984,7 +1111,7 @@ __device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vo
         if (threadIdx.x == 0) {
             u32 push = 0;
             if (tile->nf > 0) {
-                u64 old = atomicAdd((unsigned long long*)counts, ((u64)tile->nf << 32) | tile->mf);
+                u64 old = add_frontier(counts, tile->nf, tile->mf);
                 push = ((old >> 32) + tile->nf) * DIR_BETA <= n ? 1u : 0u;
             }
             tile->push = push;
@@ -994,12 +1121,12 @@ __device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vo
         if (tile->push != 0) {
 #pragma unroll
             for (u32 k = 0; k < BU_TILE_WORDS; k++) {
-                Found f;
+                FoundOf<E> f;
                 f.spec = false;
                 f.b = fb[k];
                 f.e = fe[k];
                 f.lab = lab;
-                f.nitems = fnd[k] ? (fe[k] - fb[k] + g.chunk - 1) / g.chunk : 0u;
+                f.nitems = fnd[k] ? (u32)((fe[k] - fb[k] + g.chunk - 1) / g.chunk) : 0u;
                 push_items(s, lane, f, g.chunk);
             }
         }
@@ -1018,7 +1145,65 @@ __device__ __forceinline__ void bu_level(const Graph& g, const u32* vin, u32* vo
 // frontier's vertices and edges into ring slot (d+1)%3 and clears slot
 // (d+2)%3. A launch past the end of the traversal (an empty frontier)
 // returns at once.
-extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
+// The decision log's entries: 16 bytes (uint4: the first word, the
+// frontier's vertices and edges, the unexplored edges) with 32-bit edges,
+// 32 bytes (ulonglong4: the first word with the vertices above it, the
+// edges, the unexplored edges, 0) with 64-bit edges. log_entry builds one
+// and log_prev reads the state the entry before leaves for a level.
+__device__ __forceinline__ uint4 log_entry(u32 word, u32 nf, u32 mf, u32 mu) { return make_uint4(word, nf, mf, mu); }
+__device__ __forceinline__ ulonglong4 log_entry(u32 word, u32 nf, u64 mf, u64 mu) {
+    return make_ulonglong4((u64)word | ((u64)nf << 32), mf, mu, 0ull);
+}
+__device__ __forceinline__ DirStateOf<u32> log_prev(const uint4* e) {
+    uint4 prev = __ldcg(e);
+    DirStateOf<u32> st;
+    st.prev = prev.x & LOG_DIR_MASK;
+    st.prev_nf = prev.y;
+    st.mu = prev.w;
+    st.parity = ((prev.x >> LOG_PARITY_BIT) & 1u) ^ (st.prev == DIR_BOTTOM_UP ? 1u : 0u);
+    return st;
+}
+__device__ __forceinline__ DirStateOf<u64> log_prev(const ulonglong4* e) {
+    ulonglong2 lo = __ldcg((const ulonglong2*)e), hi = __ldcg((const ulonglong2*)e + 1);
+    u32 word = (u32)lo.x;
+    DirStateOf<u64> st;
+    st.prev = word & LOG_DIR_MASK;
+    st.prev_nf = (u32)(lo.x >> 32);
+    st.mu = hi.x;
+    st.parity = ((word >> LOG_PARITY_BIT) & 1u) ^ (st.prev == DIR_BOTTOM_UP ? 1u : 0u);
+    return st;
+}
+
+// frontier_edges reads the frontier's edges of a count line whose
+// CTL_COUNTS word is fc: its low half with 32-bit edges, the line's
+// CTL_EDGES_W64 word with 64-bit edges (the dummy third argument picks).
+__device__ __forceinline__ u32 frontier_edges(const u32* slot, u64 fc, u32) { return (u32)fc; }
+__device__ __forceinline__ u64 frontier_edges(const u32* slot, u64 fc, u64) {
+    return __ldcg((const unsigned long long*)&slot[CTL_EDGES_W64]);
+}
+
+// clear_counts clears a count line's item count and frontier counts (the
+// dummy edge count picks the width).
+__device__ __forceinline__ void clear_counts(u32* clr, u32) {
+    clr[0] = 0;
+    *(u64*)&clr[CTL_COUNTS] = 0;
+}
+__device__ __forceinline__ void clear_counts(u32* clr, u64) {
+    clear_counts(clr, 0u);
+    *(u64*)&clr[CTL_EDGES_W64] = 0;
+}
+
+// finish_counts adds the block's tallied first claims and their degrees
+// to the next frontier's count.
+__device__ __forceinline__ void finish_counts(TallyOf<u32>* tally, u32* sc, u64* counts) { add_counts(tally, sc, counts, nullptr); }
+__device__ __forceinline__ void finish_counts(TallyOf<u64>* tally, u32* sc, u64* counts) { add_counts(tally, sc, counts); }
+
+template <typename E, typename L>
+__device__ __forceinline__ void do_level_body(const E* __restrict__ offsets, const int* __restrict__ targets, int* level,
+                                              typename ItemOf<E>::T* q0, typename ItemOf<E>::T* q1, u32* vis0, u32* vis1,
+                                              u32* ctl, L* dlog, u64 n, u64 chunk, u64 qcap, u64 low_degree, u64 log_cap,
+                                              u64 direction, u64 depth_base, u64 phase_begin, u64 phase_end) {
+    typedef typename ItemOf<E>::T I;
     if (phase_end != phase_begin + 1) {
         if (blockIdx.x == 0 && threadIdx.x == 0) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
         return;
@@ -1026,35 +1211,28 @@ extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
     u32 d = (u32)(depth_base + phase_begin);
     u32* slot = &ctl[CTL_COUNT(d % 3)];
     u64 fc = __ldcg((const unsigned long long*)&slot[CTL_COUNTS]);
-    u32 nf = (u32)(fc >> 32), mf = (u32)fc;
+    u32 nf = (u32)(fc >> 32);
+    E mf = frontier_edges(slot, fc, (E)0);
     if (blockIdx.x == 0 && threadIdx.x == 0) {
-        u32* clr = &ctl[CTL_COUNT((d + 2) % 3)];
-        clr[0] = 0;
-        *(u64*)&clr[CTL_COUNTS] = 0;
+        clear_counts(&ctl[CTL_COUNT((d + 2) % 3)], (E)0);
         if (nf > 0) ctl[CTL_RESULT + RESULT_LEVELS] = d + 1;
     }
     if (nf == 0) return;
-    u32 total = __ldg(&offsets[n]);
+    E total = __ldg(&offsets[n]);
     u32 cap = (u32)log_cap;
-    DirState st = {0, 0, total, 0};
-    if (d > 0) {
-        uint4 prev = __ldcg(&dlog[(d - 1) % cap]);
-        st.prev = prev.x & LOG_DIR_MASK;
-        st.prev_nf = prev.y;
-        st.mu = prev.w;
-        st.parity = ((prev.x >> LOG_PARITY_BIT) & 1u) ^ (st.prev == DIR_BOTTOM_UP ? 1u : 0u);
-    }
-    u32 mu = st.mu - mf;
+    DirStateOf<E> st = {0, 0, total, 0};
+    if (d > 0) st = log_prev(&dlog[(d - 1) % cap]);
+    E mu = st.mu - mf;
     u32 reason;
     u32 dir = direction_rule(st.prev, nf, st.prev_nf, mf, mu, n, total, &reason);
     if (direction != 0 && direction != dir) {
         if (blockIdx.x == 0 && threadIdx.x == 0) atomicCAS(&ctl[CTL_RESULT + RESULT_DIR_MISMATCH], 0u, d + 1);
         dir = (u32)direction;
     }
-    if (blockIdx.x == 0 && threadIdx.x == 0) dlog[d % cap] = make_uint4(log_word(dir, reason, st.parity, 1), nf, mf, mu);
-    __shared__ BlockQueue<LEVEL_BLOCK_QCAP> bq;
+    if (blockIdx.x == 0 && threadIdx.x == 0) dlog[d % cap] = log_entry(log_word(dir, reason, st.parity, 1), nf, mf, mu);
+    __shared__ BlockQueue<LEVEL_BLOCK_QCAP, I> bq;
     __shared__ u32 sc[3];
-    __shared__ BuTile tile;
+    __shared__ BuTileOf<E> tile;
     if (threadIdx.x == 0) {
         bq.n = 0;
         sc[0] = sc[1] = sc[2] = 0;
@@ -1063,23 +1241,38 @@ extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
     __syncthreads();
     u32* vcur = st.parity ? vis1 : vis0;
     u32* vnxt = st.parity ? vis0 : vis1;
-    const uint2* qin = (d & 1) ? q1 : q0;
-    uint2* qout = (d & 1) ? q0 : q1;
+    const I* qin = (d & 1) ? q1 : q0;
+    I* qout = (d & 1) ? q0 : q1;
     u32* out = &ctl[CTL_COUNT((d + 1) % 3)];
     u64* counts = (u64*)&out[CTL_COUNTS];
     u32* overflow = &ctl[CTL_RESULT + RESULT_OVERFLOW];
-    Graph g = {offsets, targets, level, (u32)chunk, low_degree != 0, vcur};
-    Sink<LEVEL_BLOCK_QCAP, u32> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
-    Tally tally = {};
+    GraphOf<E> g = {offsets, targets, level, (u32)chunk, low_degree != 0, vcur};
+    Sink<LEVEL_BLOCK_QCAP, u32, KEEP_EDGES, E> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
+    TallyOf<E> tally = {};
     if (dir == DIR_TOP_DOWN) {
         WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, false, d};
-        expand_level(g, s, Frontier{qin, nullptr, d, load_cg(&slot[0])}, pos, &tally);
+        expand_level(g, s, FrontierOf<I>{qin, nullptr, d, load_cg(&slot[0])}, pos, &tally);
     } else {
         bu_level<true>(g, vcur, vnxt, (u32)n, d, s, counts, &tile, &tally);
     }
     __syncthreads();
     flush_staged(&bq, qout, (u32)qcap, out, overflow);
-    add_counts(&tally, sc, counts, nullptr);
+    finish_counts(&tally, sc, counts);
+}
+
+// The entry points' calls stay on lines of their own: ptxas 11.8 for
+// sm_90 fails on line information inlined at the far column of a long
+// expanded line.
+extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
+    do_level_body(offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, n, chunk, qcap, low_degree, log_cap, direction,
+                  depth_base, phase_begin, phase_end);
+}
+
+// bfs_do_level_w64 is bfs_do_level over 64-bit offsets and items, with the
+// frontier's edges in CTL_EDGES_W64 and 32-byte log entries.
+extern "C" __global__ void bfs_do_level_w64(BFS_DO_LEVEL_W64_PARAMS) {
+    do_level_body(offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, n, chunk, qcap, low_degree, log_cap, direction,
+                  depth_base, phase_begin, phase_end);
 }
 
 // MegaState is a megakernel block's view of the traversal between two

@@ -21,6 +21,9 @@
 #define CTL_COUNTS 2u
 #define CTL_STEP_RELABELS 4u
 
+// Offset in a count line of the 64-bit kernels' 64-bit frontier edges.
+#define CTL_EDGES_W64 8u
+
 // Offset in a count line of a multi-source level's 64-bit hub count (hubs
 // above, their edge chunks below).
 #define CTL_HUBS 6u
@@ -79,8 +82,10 @@
 #define LOG_PARITY_BIT 6u
 #define LOG_DEPTH_SHIFT 16u
 
-// Device bytes of one frontier-queue item: its edge range and its label.
+// Device bytes of one frontier-queue item: its edge range and its label (the
+// 64-bit kernels' with 64-bit offsets).
 #define QUEUE_ITEM_BYTES 12u
+#define QUEUE_ITEM_BYTES_W64 20u
 
 // Items a block stages in shared memory per level (per megakernel step).
 #define LEVEL_BLOCK_QCAP 1024u
@@ -171,6 +176,54 @@
     unsigned long long root, \
     unsigned long long chunk, \
     unsigned long long qcap
+
+// Resets one BFS over 64-bit offsets.
+#define BFS_INIT_W64_PARAMS \
+    const unsigned long long *__restrict__ offsets, \
+    int *level, \
+    ulonglong2 *q0, \
+    unsigned int *vis, \
+    unsigned int *ctl, \
+    unsigned long long n, \
+    unsigned long long root, \
+    unsigned long long chunk, \
+    unsigned long long qcap
+
+// One level from the frontier queue over 64-bit offsets.
+#define BFS_QUEUE_LEVEL_W64_PARAMS \
+    const unsigned long long *__restrict__ offsets, \
+    const int *__restrict__ targets, \
+    int *level, \
+    ulonglong2 *q0, \
+    ulonglong2 *q1, \
+    unsigned int *ctl, \
+    unsigned long long chunk, \
+    unsigned long long qcap, \
+    unsigned long long low_degree, \
+    unsigned long long depth_base, \
+    unsigned long long phase_begin, \
+    unsigned long long phase_end
+
+// One direction-optimizing level over 64-bit offsets.
+#define BFS_DO_LEVEL_W64_PARAMS \
+    const unsigned long long *__restrict__ offsets, \
+    const int *__restrict__ targets, \
+    int *level, \
+    ulonglong2 *q0, \
+    ulonglong2 *q1, \
+    unsigned int *vis0, \
+    unsigned int *vis1, \
+    unsigned int *ctl, \
+    ulonglong4 *dlog, \
+    unsigned long long n, \
+    unsigned long long chunk, \
+    unsigned long long qcap, \
+    unsigned long long low_degree, \
+    unsigned long long log_cap, \
+    unsigned long long direction, \
+    unsigned long long depth_base, \
+    unsigned long long phase_begin, \
+    unsigned long long phase_end
 
 // The level-synchronous scan wave, one thread per vertex.
 #define BFS_WAVE_SCAN_PARAMS \
