@@ -40,8 +40,8 @@ planners.PlanBFSDirection decides from the frontier's vertices and edges
 and the unexplored edges (the host loop asks the planner; the device loop
 and the megakernel evaluate the same rule on the device, and their logged
 decisions are checked against the planner). Every arm's decisions must
-equal the CPU reference's; the evidence records them (--direction top-down
-turns it off). The megakernel is then level-synchronous (unless
+equal the reference's (--check); the evidence records them (--direction
+top-down turns it off). The megakernel is then level-synchronous (unless
 --mega-top-down); on the other graphs its blocks run ahead up to
 --mega-ahead levels, the depth adapting from each step's lowered labels.
 Before anything is timed, the megakernel is tuned from the first root
@@ -64,7 +64,7 @@ same graph (written as a Matrix Market file) and roots after the arms, one
 peer after the other: gunrock (Gunrock essentials), gapbs (the GAP
 benchmark suite's CPU BFS), gswitch (GSWITCH) or blest (BLEST), each built
 by its peer bundle's run.sh. Every run's reached vertices, depth and
-Graph500 edges are checked against the CPU reference (a peer that is
+Graph500 edges are checked against the root's reference (a peer that is
 missing, fails, times out or disagrees is an error), its times are
 recorded as the external arm NAME, and the untimed preprocessing it
 reports (BLEST's reordering) is printed and kept in the evidence's peers
@@ -79,7 +79,7 @@ measures every arm and notes whether the planned arm was the fastest.
 
 Arms are interleaved sample by sample (their order rotates). A sample is one
 traversal from every root; every traversal's levels are downloaded (outside
-the timed region) and checked against the CPU reference BFS, so all arms
+the timed region) and checked against the root's reference, so all arms
 produce identical levels or the run fails. The run also measures the copy-
 bandwidth ceiling (arm copy-ceiling: a large device-to-device copy) and the
 megakernel's barrier floor, and runs one resident session batch per arm
@@ -87,6 +87,20 @@ megakernel's barrier floor, and runs one resident session batch per arm
 uploads, allocations and readbacks are printed against the executor's
 telemetry. Every sample is written in gpuplan's evidence CSV format (-o),
 which 'gpuplan gate' judges against evidence/gates.json.
+
+--check sets how each root's reference (its levels, level count and
+direction decisions) is established. reference runs the CPU direction-
+optimizing BFS from every root, on every CPU, before the GPU runs. graph500
+runs no CPU BFS: the first traversal from each root (untimed, by the first
+measured arm whose directions are checked, or the host loop) is validated
+the Graph500 way on every CPU (the root at level 0; along every edge both
+ends reached or neither, their levels within one; every other reached
+vertex with a neighbour one level closer: together, exact BFS distances),
+and becomes the root's reference. auto, the default, is reference on
+graphs of at most 2^31 adjacency entries and graph500 on larger ones
+(Kronecker scales 27 and 28), where the CPU reference takes too long. The
+log says which check ran and how long it took; the evidence CSV has a
+"# check" comment line per root.
 
 Graphs: grid:N (N x N grid, diameter 2N-2), kron:SCALE (Graph500 Kronecker,
 edge factor 16), road:N (road-like planar graph on an N x N lattice),
@@ -105,10 +119,10 @@ the frontier over NCCL after every level (libnccl.so.2 is loaded at run
 time); --simulate-devices P runs P partitions on one GPU, exchanging
 through device copies. It reports GTEPS and every level's exchange bytes
 and time against the partition planner's prediction. The flags of the
-single-GPU arms (--arms, --metrics, every --mega-* flag, --check-every,
---chunk, --barrier-levels, --direction, --batch, --batch-width, the
---peer-* flags, and --device with --devices) do not apply there and are
-refused.
+single-GPU arms (--arms, --metrics, every --mega-* flag, --check,
+--check-every, --chunk, --barrier-levels, --direction, --batch,
+--batch-width, the --peer-* flags, and --device with --devices) do not
+apply there and are refused.
 
 Needs a build with CUDA support (make build-cuda).`
 

@@ -15,10 +15,11 @@ import (
 )
 
 // benchExtra are the flags of "gpuplan bench frontier" for the direction
-// mode, the megakernel's fixed run-ahead, multi-source passes and the
-// peers.
+// mode, the check mode, the megakernel's fixed run-ahead, multi-source
+// passes and the peers.
 type benchExtra struct {
 	direction   string
+	check       string
 	fixedAhead  bool
 	keep        int
 	topDown     bool
@@ -37,6 +38,7 @@ type benchExtra struct {
 // define declares the flags.
 func (x *benchExtra) define(f *flags, o *benchOptions) {
 	f.StringVar(&x.direction, "direction", string(bfs.DirectionAuto), "level directions: auto (planners.PlanBFSDirection decides every level; graphs of average degree under 5 stay top-down) or top-down")
+	f.StringVar(&x.check, "check", string(bfs.CheckAuto), fmt.Sprintf("how every root's reference levels are established: auto (reference on graphs of at most %d adjacency entries, graph500 on larger ones), reference (the CPU reference BFS from every root) or graph500 (no CPU BFS: each root's first GPU traversal validated the Graph500 way and held as the reference)", uint64(bfs.ReferenceMaxEntries)))
 	f.BoolVar(&x.fixedAhead, "mega-fixed-ahead", false, "megakernel: keep the run-ahead depth at --mega-ahead instead of adapting it")
 	f.IntVar(&x.keep, "mega-keep", 0, fmt.Sprintf("megakernel: a block's keep budget, the most `EDGES` of its own discoveries it keeps for its next level: %d or %d (0: %d)", bfs.DefaultMegakernelKeep, bfs.MaxMegakernelKeep, bfs.DefaultMegakernelKeep))
 	f.BoolVar(&x.topDown, "mega-top-down", false, "megakernel: run every level top-down, running ahead, even where the other arms are direction-optimizing")
@@ -57,6 +59,9 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 	dir, err := bfs.ParseDirection(x.direction)
 	if err != nil {
 		return usagef("gpuplan bench frontier: --direction: %v", err)
+	}
+	if o.bench.Check, err = bfs.ParseCheckMode(x.check); err != nil {
+		return usagef("gpuplan bench frontier: --check: %v", err)
 	}
 	sc := &o.bench.Session
 	sc.Direction, sc.MegakernelFixedAhead, sc.MegakernelKeep, sc.MegakernelTopDown, sc.MegakernelAsync = dir, x.fixedAhead, x.keep, x.topDown, x.async
@@ -132,8 +137,8 @@ func writeBenchExtras(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
 		if res.Megakernel.TopDown {
 			which = "every arm's but the top-down megakernel's"
 		}
-		fmt.Fprintf(w, "directions: %d of %d levels bottom-up (planners.PlanBFSDirection); %s decisions equal the CPU reference's\n",
-			s.BottomUpLevels, s.DirectionLevels, which)
+		fmt.Fprintf(w, "directions: %d of %d levels bottom-up (planners.PlanBFSDirection); %s decisions equal %s\n",
+			s.BottomUpLevels, s.DirectionLevels, which, referenceDecisions(res.Checks))
 	} else {
 		fmt.Fprintln(w, "directions: every level top-down")
 	}
@@ -149,6 +154,18 @@ func writeBenchExtras(w io.Writer, s *bfs.Summary, res *bfs.BenchResult) {
 		fmt.Fprintf(w, "%s (external, the same .mtx file and roots, its own timer): %s is %.2fx faster%s; %s\n",
 			p.Peer, s.FastestArm, s.PeerSpeedups[p.Peer], pre, p.Checked)
 	}
+}
+
+// referenceDecisions names whose decisions the arms' were held to: the
+// CPU reference's, or, when any root was checked the Graph500 way, its
+// validated first traversal's.
+func referenceDecisions(checks []bfs.RootCheck) string {
+	for _, c := range checks {
+		if c.Check == bfs.CheckGraph500 {
+			return fmt.Sprintf("each root's validated first traversal's (check graph500, arm %s)", c.Arm)
+		}
+	}
+	return "the CPU reference's"
 }
 
 // preprocessingText lists a peer's preprocessing steps in seconds, by name.

@@ -274,14 +274,27 @@ func evidenceRows(res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CS
 	return rows
 }
 
-// writeComments appends the summary table and the plans, as JSON, to an
-// evidence CSV as comment lines.
+// writeComments appends the summary table, the check of every root (one
+// "# check" line each) and the plans, as JSON, to an evidence CSV as
+// comment lines.
 func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
 	writeTableComments(w, table)
+	writeJSONComments(w, checkComments(res.Checks)...)
 	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"sessions", res.Sessions},
 		jsonComment{"megakernel", res.Summary.Megakernel}, jsonComment{"megakernel-setting", res.Megakernel},
 		jsonComment{"megakernel-tuning", res.Tuning}, jsonComment{"directions", res.Directions},
 		jsonComment{"multi-source", res.MultiSource}, jsonComment{"peers", res.Peers})
+}
+
+// checkComments are the comment lines of the roots' checks, one a root:
+// "# check {"root":R,"check":"reference"}", with the arm whose validated
+// traversal is the reference under graph500.
+func checkComments(checks []bfs.RootCheck) []jsonComment {
+	out := make([]jsonComment, len(checks))
+	for i, c := range checks {
+		out[i] = jsonComment{"check", c}
+	}
+	return out
 }
 
 // writeTableComments writes a bench's summary table to an evidence CSV,

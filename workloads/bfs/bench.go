@@ -61,6 +61,10 @@ type BenchConfig struct {
 	// from the first root (Session.TuneMegakernel, DefaultTuneRuns
 	// traversals per candidate) before anything is timed.
 	Tune bool
+	// Check is how each root's reference is established ("": CheckAuto):
+	// the CPU reference BFS, or Graph500 validation of the root's first
+	// GPU traversal.
+	Check CheckMode
 	// Reporting is the run's progress and log.
 	harness.Reporting
 }
@@ -84,13 +88,18 @@ type BenchResult struct {
 	// Samples are every arm's samples, then the copy ceiling's (arm
 	// "copy-ceiling").
 	Samples []Sample `json:"-"`
-	// ReferenceChecksum is the CPU reference's sample checksum.
-	ReferenceChecksum string       `json:"reference_checksum"`
-	Plans             Plans        `json:"plans"`
-	ArmPlan           ArmPlan      `json:"arm_plan"`
-	Sessions          []ArmSession `json:"sessions"`
+	// ReferenceChecksum is the reference levels' sample checksum (the CPU
+	// reference's, or the validated first traversals' with CheckGraph500).
+	ReferenceChecksum string `json:"reference_checksum"`
+	// Checks are the check every root's traversals were held to, in root
+	// order.
+	Checks   []RootCheck  `json:"checks"`
+	Plans    Plans        `json:"plans"`
+	ArmPlan  ArmPlan      `json:"arm_plan"`
+	Sessions []ArmSession `json:"sessions"`
 	// Directions are every root's per-level directions when the session
-	// is direction-optimizing: the CPU reference's decisions, which every
+	// is direction-optimizing: the reference's decisions (the CPU
+	// reference's, or the validated first traversal's), which every
 	// direction-optimizing arm's matched on every traversal.
 	Directions []RootDirections `json:"directions,omitempty"`
 	// MultiSource is the multi-source plan and its last run (with Batch).
@@ -128,9 +137,11 @@ func rootDirections(root int32, ds []planners.BFSDirectionDecision) RootDirectio
 	return r
 }
 
-// bench is the state of one run.
+// bench is the state of one run: mode is the check that runs (cfg.Check
+// resolved), and stats, refs and decisions are every root's reference.
 type bench struct {
 	cfg       BenchConfig
+	mode      CheckMode
 	s         *Session
 	g         *frontier.CSR
 	roots     []int32
@@ -141,56 +152,32 @@ type bench struct {
 	res       *BenchResult
 }
 
-// Bench runs the benchmark protocol on g from roots: the CPU reference of
-// every root (direction-optimizing, on every CPU, with its decisions); a
-// session; the arm plan from a measured profile; every arm from every root
-// once, untimed, with its levels (and its directions) checked against the
-// reference; Samples timed samples per arm, interleaved (the arms' order
-// rotates every sample), each traversal's levels checked again outside the
-// timed region; the copy ceiling and the megakernel's barrier floor; a
-// resident session batch per arm, its plan held against the telemetry;
-// and, when configured, multi-source passes as one more arm and Gunrock's
-// BFS as an external one.
+// Bench runs the benchmark protocol on g from roots: a session; every
+// root's reference by the check mode (cfg.Check: the CPU reference BFS
+// from every root, direction-optimizing, on every CPU, with its
+// decisions; or, with CheckGraph500, one untimed GPU traversal from every
+// root validated the Graph500 way); the arm plan from a measured profile;
+// every arm from every root once, untimed, with its levels (and its
+// directions) checked against the reference; Samples timed samples per
+// arm, interleaved (the arms' order rotates every sample), each
+// traversal's levels checked again outside the timed region; the copy
+// ceiling and the megakernel's barrier floor; a resident session batch
+// per arm, its plan held against the telemetry; and, when configured,
+// multi-source passes as one more arm and the peers' BFS as external ones.
 func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig) (*BenchResult, error) {
-	if len(roots) == 0 {
-		return nil, fmt.Errorf("benchmark of %s has no roots. Fix: pass at least one root", g.Name)
-	}
-	if cfg.Batch != 0 && cfg.Batch != len(roots) {
-		return nil, fmt.Errorf("benchmark of %s: a batch of %d roots but %d roots. Fix: measure the batch from as many roots as it has", g.Name, cfg.Batch, len(roots))
-	}
-	seen := map[string]bool{}
-	for i := range cfg.Peers {
-		if err := cfg.Peers[i].check(); err != nil {
-			return nil, err
-		}
-		k, _ := cfg.Peers[i].kind()
-		if seen[k.Name] {
-			return nil, fmt.Errorf("peer %s is given twice. Fix: give each peer once", k.Name)
-		}
-		seen[k.Name] = true
-	}
-	if cfg.Arms == nil {
-		cfg.Arms = DefaultArms()
-	}
-	harness.Fill(&cfg.Samples, DefaultSamples)
-	cfg.Log = harness.LogOr(cfg.Log)
-	b := &bench{cfg: cfg, g: g, roots: roots, res: &BenchResult{}}
-	t0 := time.Now()
-	var err error
-	if b.stats, b.refs, b.decisions, err = Directions(g, roots); err != nil {
+	mode, err := cfg.prepare(g, roots)
+	if err != nil {
 		return nil, err
 	}
-	b.res.ReferenceChecksum = b.referenceChecksum()
-	cfg.Log("CPU reference BFS (direction-optimizing) from %d roots: %d levels in all (%s)", len(roots), b.totalLevels(), time.Since(t0).Round(time.Millisecond))
+	b := &bench{cfg: cfg, mode: mode, g: g, roots: roots, res: &BenchResult{}}
 	if b.s, err = NewSession(x, g, cfg.Session); err != nil {
 		return nil, err
 	}
 	defer b.close()
 	b.res.Plans = b.s.Plans()
-	b.recordDirections()
 	// The multi-source buffers are freed before the session batches, whose
 	// plans hold the session's own resident bytes.
-	for _, step := range []func() error{b.planArm, b.tune, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.closeBatch, b.sessions} {
+	for _, step := range []func() error{b.reference, b.planArm, b.tune, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.closeBatch, b.sessions} {
 		if err := step(); err != nil {
 			return nil, err
 		}
@@ -204,6 +191,47 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	}
 	b.summarize(x)
 	return b.res, nil
+}
+
+// prepare checks cfg for a run on g from roots, fills its defaults, and
+// returns the check mode that runs.
+func (cfg *BenchConfig) prepare(g *frontier.CSR, roots []int32) (CheckMode, error) {
+	if len(roots) == 0 {
+		return "", fmt.Errorf("benchmark of %s has no roots. Fix: pass at least one root", g.Name)
+	}
+	if cfg.Batch != 0 && cfg.Batch != len(roots) {
+		return "", fmt.Errorf("benchmark of %s: a batch of %d roots but %d roots. Fix: measure the batch from as many roots as it has", g.Name, cfg.Batch, len(roots))
+	}
+	if err := checkPeers(cfg.Peers); err != nil {
+		return "", err
+	}
+	mode, err := cfg.Check.Resolve(uint64(g.NumEdgeEntries()))
+	if err != nil {
+		return "", fmt.Errorf("benchmark of %s: BenchConfig.Check: %w", g.Name, err)
+	}
+	if cfg.Arms == nil {
+		cfg.Arms = DefaultArms()
+	}
+	harness.Fill(&cfg.Samples, DefaultSamples)
+	cfg.Log = harness.LogOr(cfg.Log)
+	return mode, nil
+}
+
+// checkPeers checks every peer's configuration, and that no kind is given
+// twice.
+func checkPeers(peers []PeerConfig) error {
+	seen := map[string]bool{}
+	for i := range peers {
+		if err := peers[i].check(); err != nil {
+			return err
+		}
+		k, _ := peers[i].kind()
+		if seen[k.Name] {
+			return fmt.Errorf("peer %s is given twice. Fix: give each peer once", k.Name)
+		}
+		seen[k.Name] = true
+	}
+	return nil
 }
 
 // close frees the multi-source buffers and the session (again: no-op).
@@ -239,8 +267,8 @@ func (b *bench) recordDirections() {
 		levels, bottomUp = levels+rd.Levels, bottomUp+rd.BottomUp
 	}
 	b.res.Summary.DirectionLevels, b.res.Summary.BottomUpLevels = levels, bottomUp
-	b.cfg.Log("directions: %d of %d levels bottom-up (planners.PlanBFSDirection, alpha %d, beta %d); every direction-optimizing arm must decide the same",
-		bottomUp, levels, planners.DefaultDirectionAlpha, planners.DefaultDirectionBeta)
+	b.cfg.Log("directions: %d of %d levels bottom-up by %s (planners.PlanBFSDirection, alpha %d, beta %d); every direction-optimizing arm must decide the same",
+		bottomUp, levels, b.referenceName(), planners.DefaultDirectionAlpha, planners.DefaultDirectionBeta)
 }
 
 // topDownReason says why every level is top-down.
@@ -295,27 +323,14 @@ func (b *bench) tune() error {
 
 // runChecked runs one traversal and checks its levels against the
 // reference (the download and the check are outside the timed region).
-func (b *bench) runChecked(arm Arm, i int) (Run, error) {
+func (b *bench) runChecked(arm Arm, i int) (Run, error) { return b.runWith(arm, i, b.check) }
+
+// runWith runs one traversal from roots[i] with arm and hands it, with its
+// levels (downloaded outside the timed region), to check.
+func (b *bench) runWith(arm Arm, i int, check func(i int, r Run, lv []int32) error) (Run, error) {
 	run := func() (Run, error) { return b.s.Run(arm, b.roots[i]) }
 	levels := func(Run) ([]int32, error) { return b.s.Levels() }
-	return harness.Checked(run, levels, func(r Run, lv []int32) error { return b.check(i, r, lv) })
-}
-
-// check holds a traversal from roots[i] against the reference: its levels,
-// its level count and its direction decisions.
-func (b *bench) check(i int, r Run, lv []int32) error {
-	arm := r.Arm
-	if !slices.Equal(lv, b.refs[i]) {
-		verr := frontier.Validate(b.g, b.roots[i], lv)
-		return fmt.Errorf("arm %s from root %d: the GPU levels differ from the CPU reference (%v). Fix: this is a kernel bug; run the arms one at a time to isolate it", arm, b.roots[i], verr)
-	}
-	if r.Levels != b.stats[i].Levels {
-		return fmt.Errorf("arm %s from root %d: the device counted %d levels, the reference %d. Fix: this is a kernel bug", arm, b.roots[i], r.Levels, b.stats[i].Levels)
-	}
-	if b.s.ArmOptimizing(arm) && arm != ArmHostLoopScan && !slices.Equal(r.Decisions, b.decisions[i]) {
-		return fmt.Errorf("arm %s from root %d: its %d direction decisions differ from the CPU reference's %d. Fix: this is a bug in the kernels' frontier counts or direction rule", arm, b.roots[i], len(r.Decisions), len(b.decisions[i]))
-	}
-	return nil
+	return harness.Checked(run, levels, func(r Run, lv []int32) error { return check(i, r, lv) })
 }
 
 // warmUp runs every arm from every root once, untimed, and records and
@@ -346,6 +361,6 @@ func (b *bench) warmUp() error {
 			return err
 		}
 	}
-	b.cfg.Log("correctness: %d arms x %d roots give levels identical to the CPU reference (%s)", len(b.measured()), len(b.roots), time.Since(t0).Round(time.Millisecond))
+	b.cfg.Log("correctness: %d arms x %d roots give levels identical to %s (%s)", len(b.measured()), len(b.roots), b.referenceName(), time.Since(t0).Round(time.Millisecond))
 	return nil
 }

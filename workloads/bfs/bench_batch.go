@@ -41,7 +41,7 @@ func (b *bench) sampleBatch(t *armTimes) (Sample, error) {
 	}
 	for i := range b.roots {
 		if !slices.Equal(levels[i], b.refs[i]) {
-			return Sample{}, fmt.Errorf("multi-source BFS from root %d (roots[%d]): the GPU levels differ from the CPU reference. Fix: this is a kernel bug; compare with frontier.MultiSourceBFS", b.roots[i], i)
+			return Sample{}, fmt.Errorf("multi-source BFS from root %d (roots[%d]): the GPU levels differ from %s. Fix: this is a kernel bug; compare with frontier.MultiSourceBFS", b.roots[i], i, b.referenceName())
 		}
 	}
 	b.res.MultiSource.Run = run

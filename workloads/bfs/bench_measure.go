@@ -134,7 +134,7 @@ func (b *bench) sessions() error {
 			return err
 		}
 		if !slices.Equal(res.Levels, b.refs[last]) {
-			return fmt.Errorf("arm %s batch: the last root's levels differ from the CPU reference. Fix: this is a kernel bug", arm)
+			return fmt.Errorf("arm %s batch: the last root's levels differ from %s. Fix: this is a kernel bug", arm, b.referenceName())
 		}
 		b.res.Sessions = append(b.res.Sessions, ArmSession{Arm: arm, Check: res.Check})
 		if m := res.Check.Mismatches(); len(m) > 0 {

@@ -7,7 +7,8 @@ import (
 	"github.com/gpuplan/gpuplan/planners"
 )
 
-// RootStat is what the CPU reference knows about one root.
+// RootStat is what a root's reference levels (the CPU reference's, or the
+// validated first traversal's under CheckGraph500) say of it.
 type RootStat struct {
 	Root     int32  `json:"root"`
 	Levels   int    `json:"levels"`
@@ -40,11 +41,16 @@ func Directions(g *frontier.CSR, roots []int32) ([]RootStat, [][]int32, [][]plan
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("CPU reference from root %d: %w", r, err)
 		}
-		st := frontier.Stats(g, res.Levels)
-		levels[i], decisions[i] = res.Levels, res.Decisions
-		stats[i] = RootStat{Root: r, Levels: st.Levels, Reached: st.Reached, Edges: st.Edges, Checksum: frontier.Checksum(res.Levels)}
+		levels[i], decisions[i], stats[i] = res.Levels, res.Decisions, rootStat(g, r, res.Levels)
 	}
 	return stats, levels, decisions, nil
+}
+
+// rootStat is what validated levels from root tell of it: their
+// statistics (frontier.Stats, on every CPU) and checksum.
+func rootStat(g *frontier.CSR, root int32, levels []int32) RootStat {
+	st := frontier.Stats(g, levels)
+	return RootStat{Root: root, Levels: st.Levels, Reached: st.Reached, Edges: st.Edges, Checksum: frontier.Checksum(levels)}
 }
 
 // CombinedChecksum hashes per-root level checksums in root order (FNV-1a
