@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"time"
@@ -21,10 +22,16 @@ const kronbuildWorkload = "workloads/kronbuild"
 const benchKronAbout = `Times building a Graph500 Kronecker graph on the GPU (workloads/kronbuild:
 the labels, the edge count, the edges, the radix sort and the CSR on the device,
 then the CSR read back to the host) against frontier.Kronecker on every CPU,
-the arms interleaved, every build's offsets and targets compared with the CPU
-reference's (whose checksum the evidence names). Arms: gpu (wall: the whole build with its readback; device: its
-phases on the device) and cpu. -o writes evidence CSV (workload kron-build-SCALE,
-one iteration a sample).`
+the arms interleaved, every build's offsets and targets compared with the
+reference's entry by entry (the evidence names its checksum). The reference is
+one CPU build; with --cpu-samples -1 no CPU build runs at all, and the GPU
+warm-up build, checked on its own (2^S vertices, sorted rows without duplicates
+or self loops, every edge in both directions), is the reference instead. Use
+--cpu-samples -1 at scales 27 and 28: a CPU build there takes about 62 and
+124 GB of host memory, beside the GPU build's readback. Arms: gpu (wall: the
+whole build with its readback; device: its phases on the device) and cpu. -o
+writes evidence CSV (workload kron-build-SCALE, one iteration a sample; comment
+lines record the reference, the memory plan and every GPU build's phases).`
 
 // benchKronOptions are the flags of "gpuplan bench kron".
 type benchKronOptions struct {
@@ -42,11 +49,11 @@ func parseBenchKronArgs(e *env, args []string) (*benchKronOptions, error) {
 	f := e.newFlags("bench kron", "bench kron --scale S [--samples N] [--cpu-samples N] [-o FILE.csv] [flags]", benchKronAbout)
 	o := &benchKronOptions{open: openBenchExecutor}
 	b := &o.bench
-	f.IntVar(&b.Scale, "scale", 0, "the graph's scale: 2^`S` vertices (1 to 26)")
+	f.IntVar(&b.Scale, "scale", 0, "the graph's scale: 2^`S` vertices (1 to 29 at edge factor 16)")
 	f.IntVar(&b.EdgeFactor, "edge-factor", frontier.DefaultEdgeFactor, "generated edges per vertex")
 	f.Uint64Var(&b.Seed, "seed", 1, "the generator's seed (the graph kron:S --seed builds)")
 	f.IntVar(&b.Samples, "samples", kronbuild.DefaultBenchSamples, "timed builds on the GPU")
-	f.IntVar(&b.CPUSamples, "cpu-samples", 0, "timed builds on the CPU (0: as many as --samples; -1: none)")
+	f.IntVar(&b.CPUSamples, "cpu-samples", 0, "timed builds on the CPU (0: as many as --samples; -1: none, and no CPU reference: the GPU warm-up build is checked and is the reference)")
 	f.BoolVar(&b.Build.HostPermutation, "host-labels", false, "draw the label permutation on the host and upload it")
 	f.Uint64Var(&o.maxDeviceMiB, "max-device-mib", 0, "plan the build within `N` MiB of device memory (0: what the device has free)")
 	f.StringVar(&o.out, "o", "", "write the evidence CSV to `FILE`")
@@ -81,7 +88,29 @@ func (o *benchKronOptions) check() error {
 	if err := kronbuild.Check(b.Scale, b.EdgeFactor); err != nil {
 		return usagef("gpuplan bench kron: --scale %d at --edge-factor %d: %v", b.Scale, b.EdgeFactor, err)
 	}
-	return nil
+	return o.checkBudget()
+}
+
+// checkBudget refuses, before the device is opened, a build whose buffers
+// held throughout (with the device labels' scratch) do not fit
+// --max-device-mib (kronbuild.CheckBudget).
+func (o *benchKronOptions) checkBudget() error {
+	b := o.bench
+	if o.maxDeviceMiB == 0 {
+		return nil
+	}
+	budget := o.maxDeviceMiB << 20
+	err := kronbuild.CheckBudget(b.Scale, b.EdgeFactor, budget, b.Build.HostPermutation)
+	var be *kronbuild.BudgetError
+	if !errors.As(err, &be) {
+		return err
+	}
+	fix := "raise --max-device-mib (0 plans with what the device has free) or run a smaller --scale"
+	if !b.Build.HostPermutation && kronbuild.CheckBudget(b.Scale, b.EdgeFactor, budget, true) == nil {
+		fix = "add --host-labels (the labels drawn on the host need no device scratch), " + fix
+	}
+	return usagef("gpuplan bench kron: --scale %d: %s needs %d bytes of device memory but --max-device-mib %d allows %d bytes. Fix: %s",
+		b.Scale, be.What, be.NeededBytes, o.maxDeviceMiB, be.BudgetBytes, fix)
 }
 
 // runBenchKron parses "gpuplan bench kron", runs kronbuild.Bench and writes
@@ -133,8 +162,8 @@ func kronEvidenceRows(res *kronbuild.BenchResult, prov evidence.Provenance) []ev
 // writeKronSummary writes the arms' medians and the device build's median
 // phases as a Markdown table.
 func writeKronSummary(w io.Writer, res *kronbuild.BenchResult, prov evidence.Provenance) {
-	fmt.Fprintf(w, "%s: %d vertices, %d edge entries, %s, checksum %s, %s\n\n", res.Name, res.Vertices, res.EdgeEntries,
-		partsText(len(res.Plan.Parts)), res.Checksum, prov.DeviceName)
+	fmt.Fprintf(w, "%s: %d vertices, %d edge entries, %s, checksum %s, reference %s, %s\n\n", res.Name, res.Vertices, res.EdgeEntries,
+		partsText(len(res.Plan.Parts)), res.Checksum, res.Reference, prov.DeviceName)
 	fmt.Fprintln(w, "| arm | samples | median wall | median device |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|")
 	for _, arm := range []string{kronbuild.ArmGPU, kronbuild.ArmCPU} {
@@ -187,9 +216,20 @@ func partsText(n int) string {
 	return fmt.Sprintf("built in %d parts", n)
 }
 
-// writeKronComments appends the summary table, the memory plan and every
-// GPU build's phases, as JSON, to an evidence CSV as comment lines.
+// kronReference is the reference every build was compared with, as an
+// evidence CSV records it: its source (kronbuild.ReferenceCPU or
+// kronbuild.ReferenceGPUWarmUp) and the CPU build's time, absent when no
+// CPU build ran.
+type kronReference struct {
+	Reference string  `json:"reference"`
+	BuildS    float64 `json:"reference_build_s,omitempty"`
+}
+
+// writeKronComments appends the summary table, the reference, the memory
+// plan and every GPU build's phases (in sample order), as JSON, to an
+// evidence CSV as comment lines.
 func writeKronComments(w io.Writer, table string, res *kronbuild.BenchResult) {
 	writeTableComments(w, table)
-	writeJSONComments(w, jsonComment{"plan", res.Plan}, jsonComment{"gpu-times", res.GPUTimes})
+	writeJSONComments(w, jsonComment{"reference", kronReference{Reference: res.Reference, BuildS: res.ReferenceBuildS}},
+		jsonComment{"plan", res.Plan}, jsonComment{"gpu-times", res.GPUTimes})
 }

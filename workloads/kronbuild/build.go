@@ -66,7 +66,7 @@ type Result struct {
 func Build(x *executor.Executor, scale, edgeFactor int, seed uint64, cfg Config) (*Result, error) {
 	start := time.Now()
 	if x == nil {
-		return nil, fmt.Errorf("kronbuild needs an executor. Fix: open one (executor.Open, or executor.New over NewFake's backend)")
+		return nil, errNoExecutor()
 	}
 	if err := Check(scale, edgeFactor); err != nil {
 		return nil, err
@@ -91,6 +91,11 @@ func Build(x *executor.Executor, scale, edgeFactor int, seed uint64, cfg Config)
 	}
 	b.times.Total = time.Since(start)
 	return &Result{Graph: g, Plan: b.plan, Times: b.times}, nil
+}
+
+// errNoExecutor is the error of a build without an executor.
+func errNoExecutor() error {
+	return fmt.Errorf("kronbuild needs an executor. Fix: open one (executor.Open, or executor.New over NewFake's backend)")
 }
 
 // kernels are the build's entry points.

@@ -134,6 +134,22 @@ func newPlan(scale, edgeFactor int, budget uint64, hostPermutation bool) (Plan, 
 // are 64-bit, so no other bound applies before the memory plan.
 func Check(scale, edgeFactor int) error { return frontier.CheckKronecker(scale, edgeFactor) }
 
+// CheckBudget returns the *BudgetError Build refuses (scale, edgeFactor)
+// with under a device memory budget of budget bytes before it allocates
+// anything: when the labels, offsets and counters every build holds, or
+// with them the scratch of drawing the labels on the device (none with
+// hostPermutation, Config.HostPermutation), pass the budget. A build it
+// passes may still be refused once its entries are counted on the device,
+// when one bucket's part does not fit beside them. Parameters Check
+// refuses are refused with its error.
+func CheckBudget(scale, edgeFactor int, budget uint64, hostPermutation bool) error {
+	if err := Check(scale, edgeFactor); err != nil {
+		return err
+	}
+	_, err := newPlan(scale, edgeFactor, budget, hostPermutation)
+	return err
+}
+
 // refuse returns the *BudgetError of what needing need bytes.
 func (p *Plan) refuse(what string, need uint64, fix string) error {
 	return &BudgetError{Graph: p.Graph, Scale: p.Scale, What: what, NeededBytes: need, BudgetBytes: p.BudgetBytes, Fix: fix}

@@ -112,3 +112,45 @@ func TestBuildRefusesOverBudget(t *testing.T) {
 	}, 12, 1, 9)
 	assert.Greater(t, len(r.Plan.Parts), 1)
 }
+
+// CheckBudget refuses, without an executor, what Build refuses before it
+// allocates: the fixed buffers over the budget, the device permutation's
+// scratch (not with the host's labels), and Check's parameters; it passes
+// what fits.
+func TestCheckBudget(t *testing.T) {
+	plan, err := newPlan(12, 16, 1<<30, false)
+	require.NoError(t, err)
+	cases := []struct {
+		name        string
+		scale       int
+		budget      uint64
+		hostLabels  bool
+		what        string
+		needed      uint64
+		wantNothing bool
+	}{
+		// Scale 27: 2^27 labels of 4 bytes, 2^27+1 offsets of 8, 1024
+		// bucket counts and 4 control words of 8.
+		{"scale 27 in 64 MiB", 27, 64 << 20, false, "the labels, offsets and counters", 1<<27*4 + (1<<27+1)*8 + 1024*8 + 4*8, false},
+		{"permutation", 12, plan.PeakBytes - 1, false, "drawing the labels on the device", plan.PeakBytes, false},
+		{"host labels fit", 12, plan.PeakBytes - 1, true, "", 0, true},
+		{"everything fits", 12, plan.PeakBytes, false, "", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckBudget(c.scale, 16, c.budget, c.hostLabels)
+			if c.wantNothing {
+				require.NoError(t, err)
+				return
+			}
+			var e *BudgetError
+			require.ErrorAs(t, err, &e)
+			assert.Equal(t, c.scale, e.Scale)
+			assert.Equal(t, c.what, e.What)
+			assert.Equal(t, c.needed, e.NeededBytes)
+			assert.Equal(t, c.budget, e.BudgetBytes)
+			assert.Contains(t, err.Error(), "Fix:")
+		})
+	}
+	assert.Equal(t, Check(40, 16), CheckBudget(40, 16, 1<<40, false), "Check's refusal first")
+}
