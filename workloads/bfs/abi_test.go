@@ -13,7 +13,7 @@ import (
 // TestABI checks the committed header and PTX against the Go ABI, and that
 // every kernel is emulated.
 func TestABI(t *testing.T) {
-	want := []string{KernelInit, KernelWaveScan, KernelQueueLevel, KernelDoLevel, KernelMegakernel, KernelMegakernelNarrow, KernelMegakernelAsync, KernelBarrierOnly, KernelCopy,
+	want := []string{KernelInit, KernelInitW64, KernelQueueLevelW64, KernelDoLevelW64, KernelWaveScan, KernelQueueLevel, KernelDoLevel, KernelMegakernel, KernelMegakernelNarrow, KernelMegakernelAsync, KernelBarrierOnly, KernelCopy,
 		KernelMSInit, KernelMSLevel, KernelMSFinish, KernelGather, KernelLevelCounts, KernelMSGather, KernelMSLevelCounts}
 	abitest.Check(t, abitest.Module{ABI: ABI, Header: "kernels/bfs_abi.h", Package: "./workloads/bfs", PTX: KernelPTX(), Names: KernelNames(), Want: want,
 		Fakes: NewEmulation(1).Kernels()})

@@ -28,7 +28,7 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 	if s.optimizing {
 		return s.runHostLoopDO(r)
 	}
-	args := kernelabi.MustArgs(s.levelParams(0))
+	args := kernelabi.MustArgs(s.levelArgs(s.levelParams(0)))
 	wpb := uint64(s.cfg.LevelThreads / 32)
 	maxLevels := uint64(s.plans.Convergence.MaxDeviceIterations)
 	var reads uint64
@@ -62,13 +62,14 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 
 // runHostLoopDO is the host loop of a direction-optimizing traversal: per
 // level, the planner decides the direction from the frontier's counts read
-// back after the level before (one 16-byte readback: the queue's items and
-// the frontier's vertices and edges), and the host launches the
+// back after the level before (one readback of the count line's first
+// words, countBytes: the queue's items and the frontier's vertices and
+// edges), and the host launches the
 // direction-optimizing level kernel in that direction, sized from the
 // queue's items when top-down and over the whole level grid when
 // bottom-up. The kernel checks the decision against its own rule.
 func (s *Session) runHostLoopDO(r *Run) (control, error) {
-	args := kernelabi.MustArgs(s.doLevelParams(0, 0))
+	args := kernelabi.MustArgs(s.doLevelArgs(s.doLevelParams(0, 0)))
 	wpb := uint64(s.cfg.LevelThreads / 32)
 	maxLevels := uint64(s.plans.Convergence.MaxDeviceIterations)
 	t := newDirTracker(s.g)
@@ -79,11 +80,12 @@ func (s *Session) runHostLoopDO(r *Run) (control, error) {
 		if err != nil {
 			return err
 		}
-		read := func(depth uint64) (count, nf, mf uint32, err error) {
+		read := func(depth uint64) (count, nf uint32, mf uint64, err error) {
 			reads++
-			w := s.word[:16]
+			w := s.word[:s.countBytes()]
 			err = l.Read(s.buf.ctl, 4*uint64(CtlCountWord(int(depth%3))), w)
-			return binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[12:]), binary.LittleEndian.Uint32(w[8:]), err
+			count, nf, mf = s.decodeCounts(w)
+			return count, nf, mf, err
 		}
 		count, nf, mf, err := read(0)
 		for d := uint64(0); err == nil && nf > 0; d++ {
@@ -91,7 +93,7 @@ func (s *Session) runHostLoopDO(r *Run) (control, error) {
 				return notConverged(r.Arm, r.Root, d)
 			}
 			var dec planners.BFSDirectionDecision
-			if dec, err = t.decide(d+1, uint64(nf), uint64(mf)); err != nil {
+			if dec, err = t.decide(d+1, uint64(nf), mf); err != nil {
 				return err
 			}
 			r.Decisions = append(r.Decisions, dec)
@@ -124,9 +126,9 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 		if base >= uint64(s.plans.Convergence.MaxDeviceIterations) {
 			return c, notConverged(r.Arm, r.Root, base)
 		}
-		kernel, params, word := s.k.level, any(s.levelParams(base)), CtlCountWord(int(base+k))
+		kernel, params, word := s.k.level, s.levelArgs(s.levelParams(base)), CtlCountWord(int(base+k))
 		if s.optimizing {
-			kernel, params, word = s.k.doLevel, s.doLevelParams(base, 0), CtlCountsWord(int(base+k))+1
+			kernel, params, word = s.k.doLevel, s.doLevelArgs(s.doLevelParams(base, 0)), CtlCountsWord(int(base+k))+1
 		}
 		args, err := kernelabi.SplitArgs(params)
 		if err != nil {
@@ -235,4 +237,26 @@ func (s *Session) runScanLoop(r *Run) (control, error) {
 			return c, nil
 		}
 	}
+}
+
+// countBytes is how much of a count line the direction-optimizing host
+// loop reads: the item count and the frontier count, and with 64-bit
+// offsets the frontier's edges word too.
+func (s *Session) countBytes() int {
+	if s.width.Wide() {
+		return 4 * (CtlEdgesW64 + 2)
+	}
+	return 4 * (CtlCounts + 2)
+}
+
+// decodeCounts decodes the first countBytes of a count line: its queue
+// items, the frontier's vertices (the high half of the CtlCounts word)
+// and edges (its low half, or the CtlEdgesW64 word with 64-bit offsets).
+func (s *Session) decodeCounts(w []byte) (count, nf uint32, mf uint64) {
+	count, nf = binary.LittleEndian.Uint32(w), binary.LittleEndian.Uint32(w[4*CtlCounts+4:])
+	mf = uint64(binary.LittleEndian.Uint32(w[4*CtlCounts:]))
+	if s.width.Wide() {
+		mf = binary.LittleEndian.Uint64(w[4*CtlEdgesW64:])
+	}
+	return count, nf, mf
 }

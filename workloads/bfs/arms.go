@@ -89,6 +89,9 @@ func (s *Session) Run(arm Arm, root int32) (Run, error) {
 	if err := frontier.CheckRoot(s.g, int64(root)); err != nil {
 		return Run{}, err
 	}
+	if err := s.ArmFits(arm); err != nil {
+		return Run{}, err
+	}
 	m := harness.NewMeter(s.x)
 	if err := s.reset(root); err != nil {
 		return Run{}, err
@@ -124,9 +127,9 @@ func (s *Session) traverse(r *Run) (control, error) {
 func (s *Session) reset(root int32) error {
 	n := uint64(s.g.NumVertices())
 	blocks := uint32(min((n+255)/256, uint64(s.x.Device().SMCount)*8))
-	_, err := s.x.Launch(s.k.init, executor.Linear(max(blocks, 1), 256), kernelabi.MustArgs(InitParams[executor.Buffer]{
+	_, err := s.x.Launch(s.k.init, executor.Linear(max(blocks, 1), 256), kernelabi.MustArgs(s.initArgs(InitParams[executor.Buffer]{
 		Offsets: s.buf.offsets, Level: s.buf.level, Q0: s.buf.q0, Vis: s.buf.vis0, Ctl: s.buf.ctl,
-		N: n, Root: uint64(root), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap()})...)
+		N: n, Root: uint64(root), Chunk: uint64(s.cfg.Chunk), QCap: s.qcap()}))...)
 	s.ran = s.ran || err == nil
 	return err
 }

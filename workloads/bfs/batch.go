@@ -66,7 +66,7 @@ func (c SessionCheck) Mismatches() []string {
 // as scratch, the levels as the output, read back once after the last run.
 func (s *Session) SessionProfile(runs int) planners.ResidentGraphSessionProfile {
 	n := uint64(s.g.NumVertices())
-	graph := 4*(n+1) + 4*uint64(max(1, s.g.NumEdgeEntries()))
+	graph := uint64(s.width)*(n+1) + 4*uint64(max(1, s.g.NumEdgeEntries()))
 	return planners.ResidentGraphSessionProfile{
 		GraphLayoutHash:      s.layoutHash(),
 		GraphBytes:           graph,
@@ -79,9 +79,15 @@ func (s *Session) SessionProfile(runs int) planners.ResidentGraphSessionProfile 
 }
 
 // layoutHash identifies the resident graph: FNV-64a of its CSR arrays as
-// the device holds them, 32-bit offsets then targets (never 0).
+// the device holds them, offsets at the session's width then targets
+// (never 0).
 func (s *Session) layoutHash() uint64 {
 	h := fnv.New64a()
+	if s.width.Wide() {
+		h.Write(bytesOf64(s.g.Offsets))
+		h.Write(bytesOf(s.g.Targets))
+		return max(h.Sum64(), 1)
+	}
 	var buf [4096]uint32
 	for i := 0; i < len(s.g.Offsets); i += len(buf) {
 		part := buf[:min(len(buf), len(s.g.Offsets)-i)]

@@ -175,6 +175,9 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	}
 	defer b.close()
 	b.res.Plans = b.s.Plans()
+	if err := b.fitArms(); err != nil {
+		return nil, err
+	}
 	// The multi-source buffers are freed before the session batches, whose
 	// plans hold the session's own resident bytes.
 	for _, step := range []func() error{b.reference, b.planArm, b.tune, b.planBatch, b.warmUp, b.measure, b.copyCeiling, b.barrierFloor, b.closeBatch, b.sessions} {
@@ -191,6 +194,25 @@ func Bench(x *executor.Executor, g *frontier.CSR, roots []int32, cfg BenchConfig
 	}
 	b.summarize(x)
 	return b.res, nil
+}
+
+// fitArms keeps the arms the session runs (Session.ArmFits: with 64-bit
+// offsets, the host loop and the device loop) and logs the others; it
+// fails when none is left.
+func (b *bench) fitArms() error {
+	var kept []Arm
+	for _, arm := range b.cfg.Arms {
+		if err := b.s.ArmFits(arm); err != nil {
+			b.cfg.Log("arm %s left out: %v", arm, err)
+			continue
+		}
+		kept = append(kept, arm)
+	}
+	if len(kept) == 0 {
+		return fmt.Errorf("benchmark of %s: none of the arms %v runs with %s offsets. Fix: measure the %s or %s arm", b.g.Name, b.cfg.Arms, b.s.OffsetWidth(), ArmHostLoop, ArmDeviceLoop)
+	}
+	b.cfg.Arms = kept
+	return nil
 }
 
 // prepare checks cfg for a run on g from roots, fills its defaults, and

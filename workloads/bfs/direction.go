@@ -50,25 +50,35 @@ type logEntry struct {
 	reason planners.BFSDirectionReason
 	parity uint32
 	depth  uint32
-	nf, mf uint32
-	mu     uint32
+	nf     uint32
+	mf, mu uint64
 }
 
 // decision is the entry as the planner's decision record for level.
 func (e logEntry) decision(level uint64) planners.BFSDirectionDecision {
 	return planners.BFSDirectionDecision{Level: level, Direction: e.dir, Reason: e.reason, FrontierVertices: uint64(e.nf),
-		FrontierEdges: uint64(e.mf), UnexploredEdges: uint64(e.mu)}
+		FrontierEdges: e.mf, UnexploredEdges: e.mu}
 }
 
-// decodeLog decodes raw log entries (LogEntryBytes each).
-func decodeLog(raw []byte) []logEntry {
-	out := make([]logEntry, len(raw)/LogEntryBytes)
+// decodeLog decodes raw log entries of width w (w.LogEntryBytes each): the
+// first word, then the frontier's vertices, its edges and the unexplored
+// edges, 32 bits each, or with 64-bit offsets the vertices in the first
+// word's high half and the edges 64 bits each.
+func decodeLog(raw []byte, w OffsetWidth) []logEntry {
+	size := int(w.LogEntryBytes())
+	out := make([]logEntry, len(raw)/size)
+	le := binary.LittleEndian
 	for i := range out {
-		w := raw[LogEntryBytes*i:]
-		x := binary.LittleEndian.Uint32(w)
-		out[i] = logEntry{dir: planners.BFSDirection(x & logDirMask), reason: planners.BFSDirectionReason(x >> logReasonShift & logReasonMask),
-			parity: x >> logParityBit & 1, depth: x >> logDepthShift,
-			nf: binary.LittleEndian.Uint32(w[4:]), mf: binary.LittleEndian.Uint32(w[8:]), mu: binary.LittleEndian.Uint32(w[12:])}
+		b := raw[size*i:]
+		x := le.Uint32(b)
+		e := logEntry{dir: planners.BFSDirection(x & logDirMask), reason: planners.BFSDirectionReason(x >> logReasonShift & logReasonMask),
+			parity: x >> logParityBit & 1, depth: x >> logDepthShift, nf: le.Uint32(b[4:])}
+		if w.Wide() {
+			e.mf, e.mu = le.Uint64(b[8:]), le.Uint64(b[16:])
+		} else {
+			e.mf, e.mu = uint64(le.Uint32(b[8:])), uint64(le.Uint32(b[12:]))
+		}
+		out[i] = e
 	}
 	return out
 }
@@ -83,11 +93,11 @@ func (s *Session) readLog(steps int) ([]logEntry, int, error) {
 		return nil, 0, nil
 	}
 	// A log that did not wrap is read up to its last entry.
-	raw, err := s.x.DownloadRange(s.buf.log, 0, uint64(LogEntryBytes*min(steps, cap)))
+	raw, err := s.x.DownloadRange(s.buf.log, 0, s.width.LogEntryBytes()*uint64(min(steps, cap)))
 	if err != nil {
 		return nil, 0, err
 	}
-	all := decodeLog(raw)
+	all := decodeLog(raw, s.width)
 	first := steps - n
 	out := make([]logEntry, n)
 	for i := range out {
@@ -110,8 +120,8 @@ func (s *Session) deviceDecisions(entries []logEntry, first int) ([]planners.BFS
 		if i == 0 && first > 0 {
 			// The log lost the earlier levels: the first entry kept
 			// gives the state.
-			t.mu, t.state.Previous, t.state.PreviousFrontierVertices = uint64(e.mu), e.dir, uint64(e.nf)
-		} else if want, err := t.decide(level, uint64(e.nf), uint64(e.mf)); err != nil {
+			t.mu, t.state.Previous, t.state.PreviousFrontierVertices = e.mu, e.dir, uint64(e.nf)
+		} else if want, err := t.decide(level, uint64(e.nf), e.mf); err != nil {
 			return out, err
 		} else if got != want {
 			return out, fmt.Errorf("BFS level %d: the device decided %s, the planner %s for the same counts. Fix: the kernels' direction rule differs from planners.PlanBFSDirection; this is a bug, report it", level, got, want)

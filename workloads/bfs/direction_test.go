@@ -199,7 +199,7 @@ func TestDeviceDecisionsChecked(t *testing.T) {
 	parity := uint32(0)
 	for _, d := range ref.Decisions {
 		entries = append(entries, logEntry{dir: d.Direction, reason: d.Reason, parity: parity, depth: 1,
-			nf: uint32(d.FrontierVertices), mf: uint32(d.FrontierEdges), mu: uint32(d.UnexploredEdges)})
+			nf: uint32(d.FrontierVertices), mf: d.FrontierEdges, mu: d.UnexploredEdges})
 		if d.Direction == planners.DirectionBottomUp {
 			parity ^= 1
 		}

@@ -132,6 +132,9 @@ func (s *Session) msLevelBits() uint64 {
 // allocates its buffers. A pass that does not fit the session's budget
 // is refused before anything is allocated, with the plan's numbers.
 func (s *Session) NewMultiSource(roots, width int) (*MultiSource, error) {
+	if s.width.Wide() {
+		return nil, s.narrowOnly("a multi-source pass")
+	}
 	raw, graphHubc := msGraphHubs(s.g)
 	hubs := graphHubc >> 32
 	req, err := s.multiSourceRequest(roots, width, hubs)

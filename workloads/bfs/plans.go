@@ -30,14 +30,17 @@ type Plans struct {
 	// its changed flag once, at the end, and its iteration budget bounds
 	// the levels of every arm.
 	Convergence megakernel.ConvergencePlan `json:"convergence"`
+	// OffsetBytes is the kernels' offset width (PlanOffsetWidth), which
+	// sizes the offsets, the queue items and the decision log.
+	OffsetBytes OffsetWidth `json:"offset_bytes"`
 }
 
-// MemoryRequest returns the memory request of a resident BFS of g: the CSR
-// (4-byte offsets and targets), two frontier queues of queueBytes each and
-// two visited bitmaps as the frontier, the control buffer, the decision log
-// and the offsets' end word as scratch, and the 4-byte level of every
-// vertex as output.
-func MemoryRequest(g *frontier.CSR, queueBytes, budget uint64) (megakernel.MemoryRequest, error) {
+// MemoryRequest returns the memory request of a resident BFS of g at
+// offset width w: the CSR (offsets of w bytes, 4-byte targets), two
+// frontier queues of queueBytes each and two visited bitmaps as the
+// frontier, the control buffer, the decision log and the offsets' end word
+// as scratch, and the 4-byte level of every vertex as output.
+func MemoryRequest(g *frontier.CSR, w OffsetWidth, queueBytes, budget uint64) (megakernel.MemoryRequest, error) {
 	frontierBytes, err := checked.Mul(queueBytes, 2, "frontier queue bytes")
 	if err != nil {
 		return megakernel.MemoryRequest{}, err
@@ -52,10 +55,10 @@ func MemoryRequest(g *frontier.CSR, queueBytes, budget uint64) (megakernel.Memor
 	}
 	return megakernel.MemoryRequest{
 		Graph:         graphShape(g),
-		BytesPerNode:  4,
+		BytesPerNode:  uint64(w),
 		BytesPerEdge:  4,
 		FrontierBytes: frontierBytes,
-		ScratchBytes:  4*CtlWords + 4 + LogEntryBytes*LogEntries(g),
+		ScratchBytes:  4*CtlWords + uint64(w) + w.LogEntryBytes()*LogEntries(g),
 		OutputBytes:   output,
 		BudgetBytes:   budget,
 	}, nil
@@ -96,21 +99,23 @@ func graphShape(g *frontier.CSR) megakernel.GraphShape {
 	return megakernel.GraphShape{NodeCount: uint64(g.NumVertices()), EdgeCount: uint64(max(1, g.NumEdgeEntries()))}
 }
 
-// PlanMemory plans the resident memory of a BFS over g with queues of
-// queueBytes each under budget. It fails with *megakernel.OverBudgetError,
-// wrapped with the graph's name, when the state does not fit.
-func PlanMemory(g *frontier.CSR, queueBytes, budget uint64) (megakernel.MemoryPlan, error) {
-	req, err := MemoryRequest(g, queueBytes, budget)
+// PlanMemory plans the resident memory of a BFS over g at offset width w
+// with queues of queueBytes each under budget. It fails with
+// *megakernel.OverBudgetError, wrapped with the graph's name, when the
+// state does not fit.
+func PlanMemory(g *frontier.CSR, w OffsetWidth, queueBytes, budget uint64) (megakernel.MemoryPlan, error) {
+	req, err := MemoryRequest(g, w, queueBytes, budget)
 	if err != nil {
 		return megakernel.MemoryPlan{}, err
 	}
 	return harness.PlanMemory("BFS over "+g.Name, req)
 }
 
-// QueueProfile returns the work queue profile of one frontier queue of g:
-// capacity QueueBound items of QueueItemBytes, holding at launch the items
-// of the vertex of largest degree (the most a root can start with).
-func QueueProfile(g *frontier.CSR, chunk int, budget uint64) (planners.DeviceWorkQueueProfile, error) {
+// QueueProfile returns the work queue profile of one frontier queue of g
+// at offset width w: capacity QueueBound items of w.QueueItemBytes,
+// holding at launch the items of the vertex of largest degree (the most a
+// root can start with).
+func QueueProfile(g *frontier.CSR, w OffsetWidth, chunk int, budget uint64) (planners.DeviceWorkQueueProfile, error) {
 	capacity, err := QueueBound(g, chunk)
 	if err != nil {
 		return planners.DeviceWorkQueueProfile{}, err
@@ -121,14 +126,14 @@ func QueueProfile(g *frontier.CSR, chunk int, budget uint64) (planners.DeviceWor
 	}
 	initial := (maxDeg + uint64(chunk) - 1) / uint64(chunk)
 	return planners.DeviceWorkQueueProfile{InitialItems: max(initial, 1), QueueCapacity: capacity,
-		EntryBytes: QueueItemBytes, BudgetBytes: budget, HostSync: planners.WorkQueueFinalOnly}, nil
+		EntryBytes: w.QueueItemBytes(), BudgetBytes: budget, HostSync: planners.WorkQueueFinalOnly}, nil
 }
 
 // PlanQueue plans a frontier queue and its drain: a per-level launch of the
 // level grid takes at most one item per warp at a time, so its drain chunk
 // is the grid's warps.
-func PlanQueue(g *frontier.CSR, chunk int, budget uint64, levelGrid executor.GridPlan) (planners.DeviceWorkQueueBackpressurePlan, error) {
-	p, err := QueueProfile(g, chunk, budget)
+func PlanQueue(g *frontier.CSR, w OffsetWidth, chunk int, budget uint64, levelGrid executor.GridPlan) (planners.DeviceWorkQueueBackpressurePlan, error) {
+	p, err := QueueProfile(g, w, chunk, budget)
 	if err != nil {
 		return planners.DeviceWorkQueueBackpressurePlan{}, err
 	}

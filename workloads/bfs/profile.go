@@ -33,6 +33,6 @@ func (s *Session) ProfileArm(root int32, reached int) (ArmPlan, error) {
 // after a finished traversal, with the host loop's readback and sync each.
 func (s *Session) launchOverhead(depth uint64) (float64, error) {
 	return harness.LaunchOverhead(s.x, harness.Probe{Kernel: s.k.level, Config: executor.Linear(1, uint32(s.cfg.LevelThreads)),
-		Args: kernelabi.MustArgs(s.levelParams(depth)), Buffer: s.buf.ctl,
+		Args: kernelabi.MustArgs(s.levelArgs(s.levelParams(depth))), Buffer: s.buf.ctl,
 		Offset: 4 * uint64(CtlCountWord(int(depth%3))), Into: s.word[:4]})
 }

@@ -120,6 +120,10 @@ type Config struct {
 	MegakernelAsync bool `json:"megakernel_async,omitempty"`
 	// Direction chooses each level's direction ("": DirectionAuto).
 	Direction Direction `json:"direction"`
+	// WideOffsets runs the 64-bit kernels (OffsetWidth Offsets64) even
+	// where the graph fits 32-bit offsets, which it otherwise runs with;
+	// a graph of more adjacency entries runs with 64-bit offsets anyway.
+	WideOffsets bool `json:"wide_offsets,omitempty"`
 	// MaxResidentBytes caps the memory budget the plans use (0: the
 	// executor's live resident budget, which is never exceeded).
 	MaxResidentBytes uint64 `json:"max_resident_bytes,omitempty"`
@@ -213,6 +217,8 @@ type Session struct {
 	g      *frontier.CSR
 	cfg    Config
 	lowDeg bool
+	// width is the kernels' offset width (PlanOffsetWidth).
+	width OffsetWidth
 	// optimizing is whether the levels' directions are the planner's
 	// (DirectionAuto on a graph past its degree gate).
 	optimizing bool
@@ -238,15 +244,13 @@ type Session struct {
 // first (a graph that does not fit is refused before anything is loaded or
 // allocated, with the plan's numbers), then the kernels, the launch shapes
 // from the occupancy model, the queue plan, exactly the planned buffers,
-// and one upload of the graph. The kernels take 32-bit offsets: a graph of
-// more than frontier.MaxOffsets32Entries adjacency entries is refused
-// first, with a *frontier.Offsets32Error.
+// and one upload of the graph. A graph of more than
+// frontier.MaxOffsets32Entries adjacency entries runs on the kernels'
+// 64-bit entry points (PlanOffsetWidth), which the host loop and the device
+// loop take (ArmFits).
 func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, error) {
 	if x == nil || g == nil {
 		return nil, fmt.Errorf("BFS session needs an executor and a graph. Fix: open an executor and build or load a graph")
-	}
-	if err := g.CheckOffsets32(); err != nil {
-		return nil, err
 	}
 	cfg = cfg.withDefaults(g)
 	if err := cfg.validate(); err != nil {
@@ -255,7 +259,7 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 	if err := g.Check(); err != nil {
 		return nil, err
 	}
-	s := &Session{x: x, g: g, cfg: cfg, lowDeg: LowDegree(g), word: make([]byte, 8*ResultWords)}
+	s := &Session{x: x, g: g, cfg: cfg, lowDeg: LowDegree(g), width: PlanOffsetWidth(g, cfg.WideOffsets), word: make([]byte, 8*ResultWords)}
 	s.optimizing = cfg.Direction == DirectionAuto && DirectionOptimizing(g)
 	if err := cfg.checkAsyncDirection(s.optimizing); err != nil {
 		return nil, err
@@ -274,18 +278,22 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 	return s, nil
 }
 
-// upload uploads the graph, once, its offsets narrowed to the kernels'
-// uint32.
+// upload uploads the graph, once: its offsets as they are for the 64-bit
+// kernels, narrowed to uint32 for the others.
 func (s *Session) upload() error {
-	offsets, err := s.g.Offsets32()
-	if err != nil {
-		return err
+	offsets := bytesOf64(s.g.Offsets)
+	if !s.width.Wide() {
+		narrow, err := s.g.Offsets32()
+		if err != nil {
+			return err
+		}
+		offsets = bytesOf(narrow)
 	}
 	targets := bytesOf(s.g.Targets)
 	if len(targets) == 0 { // a graph without edges has a 4-byte targets buffer
 		targets = make([]byte, 4)
 	}
-	return s.x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: bytesOf(offsets)}, {Buffer: s.buf.targets, Data: targets}})
+	return s.x.UploadMany([]executor.Upload{{Buffer: s.buf.offsets, Data: offsets}, {Buffer: s.buf.targets, Data: targets}})
 }
 
 // planMemory plans one frontier queue's bytes and the resident memory, and
@@ -295,7 +303,7 @@ func (s *Session) planMemory() (planners.DeviceWorkQueueProfile, error) {
 	if err != nil {
 		return planners.DeviceWorkQueueProfile{}, err
 	}
-	qp, err := QueueProfile(s.g, s.cfg.Chunk, budget)
+	qp, err := QueueProfile(s.g, s.width, s.cfg.Chunk, budget)
 	if err != nil {
 		return qp, err
 	}
@@ -307,7 +315,8 @@ func (s *Session) planMemory() (planners.DeviceWorkQueueProfile, error) {
 	if err != nil {
 		return qp, fmt.Errorf("BFS over %s: frontier queue: %w", s.g.Name, err)
 	}
-	if s.plans.Memory, err = PlanMemory(s.g, q.QueueBytes, budget); err != nil {
+	s.plans.OffsetBytes = s.width
+	if s.plans.Memory, err = PlanMemory(s.g, s.width, q.QueueBytes, budget); err != nil {
 		return qp, err
 	}
 	conv, err := megakernel.PlanDeviceConvergence(uint32(min(s.g.NumVertices(), 1<<31)), megakernel.ChangedFlagBytes, 0)
@@ -321,8 +330,12 @@ func (s *Session) planMemory() (planners.DeviceWorkQueueProfile, error) {
 // loadKernels loads the module and its entry points.
 func (s *Session) loadKernels() error {
 	var err error
-	s.mod, err = harness.LoadKernels(s.x, bfsPTX, []harness.Entry{{Dst: &s.k.init, Name: KernelInit}, {Dst: &s.k.scan, Name: KernelWaveScan},
-		{Dst: &s.k.level, Name: KernelQueueLevel}, {Dst: &s.k.doLevel, Name: KernelDoLevel},
+	init, level, doLevel := KernelInit, KernelQueueLevel, KernelDoLevel
+	if s.width.Wide() {
+		init, level, doLevel = KernelInitW64, KernelQueueLevelW64, KernelDoLevelW64
+	}
+	s.mod, err = harness.LoadKernels(s.x, bfsPTX, []harness.Entry{{Dst: &s.k.init, Name: init}, {Dst: &s.k.scan, Name: KernelWaveScan},
+		{Dst: &s.k.level, Name: level}, {Dst: &s.k.doLevel, Name: doLevel},
 		{Dst: &s.k.mega, Name: megakernelFor(s.cfg.MegakernelThreads)}, {Dst: &s.k.megaAsync, Name: KernelMegakernelAsync},
 		{Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.copy, Name: KernelCopy},
 		{Dst: &s.k.msInit, Name: KernelMSInit}, {Dst: &s.k.msLevel, Name: KernelMSLevel}, {Dst: &s.k.msFinish, Name: KernelMSFinish},
@@ -374,7 +387,7 @@ func (s *Session) allocate() error {
 	n := uint64(s.g.NumVertices())
 	q := s.plans.Queue.Queue.QueueBytes
 	vis := VisitedBytes(s.g)
-	sizes := []uint64{4 * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, vis, vis, 4 * CtlWords, s.logBytes()}
+	sizes := []uint64{uint64(s.width) * (n + 1), 4 * uint64(max(1, s.g.NumEdgeEntries())), 4 * n, q, q, vis, vis, 4 * CtlWords, s.logBytes()}
 	return harness.Allocate(s.x, "BFS session", harness.Buffers(&s.buf), sizes, s.plans.Memory.RequiredBytes)
 }
 
@@ -394,7 +407,7 @@ func (s *Session) qcap() uint64 { return s.plans.Queue.Queue.QueueCapacity }
 func (s *Session) logEntries() uint64 { return LogEntries(s.g) }
 
 // logBytes is the decision log's size.
-func (s *Session) logBytes() uint64 { return LogEntryBytes * s.logEntries() }
+func (s *Session) logBytes() uint64 { return s.width.LogEntryBytes() * s.logEntries() }
 
 // ArmOptimizing reports whether the arm's levels are direction-optimizing:
 // the session's (Optimizing), except a megakernel set to run top-down

@@ -225,6 +225,9 @@ func (s *Session) SetMegakernelSetting(m MegakernelSetting) error {
 // down (a random geometric graph's thousands of narrow ones), so they are
 // measured on the resident graph itself rather than set per graph.
 func (s *Session) TuneMegakernel(root int32, reached, runs int) (MegakernelTuning, error) {
+	if err := s.ArmFits(ArmMegakernel); err != nil {
+		return MegakernelTuning{}, err
+	}
 	if runs < 1 {
 		return MegakernelTuning{}, fmt.Errorf("megakernel tuning with %d runs per candidate. Fix: run each candidate at least once (%d is the default)", runs, DefaultTuneRuns)
 	}
