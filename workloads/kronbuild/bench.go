@@ -1,9 +1,7 @@
 package kronbuild
 
 import (
-	"encoding/binary"
 	"fmt"
-	"hash/fnv"
 	"runtime"
 	"slices"
 	"sync"
@@ -282,15 +280,21 @@ func firstDifference[T comparable](a, b []T) int {
 }
 
 // eachPiece calls fn(p) for every p in [0, pieces) on up to GOMAXPROCS
-// goroutines, each taking the next piece from a shared counter, and waits
-// for all of them.
+// goroutines (eachPieceOn).
 func eachPiece(pieces int, fn func(p int)) {
+	eachPieceOn(runtime.GOMAXPROCS(0), pieces, func(_, p int) { fn(p) })
+}
+
+// eachPieceOn calls fn(w, p) for every p in [0, pieces) on up to workers
+// goroutines (at least one, at most one a piece), numbered w from 0, each
+// taking the next piece from a shared counter, and waits for all of them.
+func eachPieceOn(workers, pieces int, fn func(w, p int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for range min(pieces, runtime.GOMAXPROCS(0)) {
+	for w := range max(1, min(pieces, workers)) {
 		wg.Go(func() {
 			for p := int(next.Add(1) - 1); p < pieces; p = int(next.Add(1) - 1) {
-				fn(p)
+				fn(w, p)
 			}
 		})
 	}
@@ -305,35 +309,4 @@ func mismatch[T comparable](a, b []T) int {
 		}
 	}
 	return len(a)
-}
-
-// CSRChecksum is an FNV-1a 64-bit hash of a CSR's offsets then targets
-// ("fnv64-" and 16 hex digits): two builds of one graph agree on it exactly
-// when their arrays are equal (up to hash collisions). Offsets are hashed
-// as 4-byte little-endian words, as a GPU holds them, when the graph fits
-// 32-bit offsets (frontier.CSR.CheckOffsets32), and as 8-byte words when
-// it does not; targets as 4-byte words.
-func CSRChecksum(g *frontier.CSR) string {
-	h := fnv.New64a()
-	var buf [4096]byte
-	put := func(n, size int, word func(int) uint64) {
-		for i := 0; i < n; {
-			k := 0
-			for ; k+size <= len(buf) && i < n; k, i = k+size, i+1 {
-				if size == 8 {
-					binary.LittleEndian.PutUint64(buf[k:], word(i))
-				} else {
-					binary.LittleEndian.PutUint32(buf[k:], uint32(word(i)))
-				}
-			}
-			h.Write(buf[:k])
-		}
-	}
-	offsetSize := 4
-	if g.CheckOffsets32() != nil {
-		offsetSize = 8
-	}
-	put(len(g.Offsets), offsetSize, func(i int) uint64 { return g.Offsets[i] })
-	put(len(g.Targets), 4, func(i int) uint64 { return uint64(uint32(g.Targets[i])) })
-	return fmt.Sprintf("fnv64-%016x", h.Sum64())
 }

@@ -83,25 +83,6 @@ func TestBenchRefuses(t *testing.T) {
 	assert.Contains(t, err.Error(), "scale")
 }
 
-// The checksum tells CSRs apart by their offsets and by their targets.
-func TestCSRChecksum(t *testing.T) {
-	a := &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}
-	b := &frontier.CSR{Offsets: []uint64{0, 2, 2}, Targets: []int32{1, 0}}
-	c := &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{0, 1}}
-	assert.Regexp(t, `^fnv64-[0-9a-f]{16}$`, CSRChecksum(a))
-	assert.Equal(t, CSRChecksum(a), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}))
-	assert.NotEqual(t, CSRChecksum(a), CSRChecksum(b))
-	assert.NotEqual(t, CSRChecksum(a), CSRChecksum(c))
-	big := &frontier.CSR{Offsets: make([]uint64, 3000), Targets: make([]int32, 5000)}
-	big.Targets[4999] = 1
-	other := &frontier.CSR{Offsets: make([]uint64, 3000), Targets: make([]int32, 5000)}
-	assert.NotEqual(t, CSRChecksum(big), CSRChecksum(other), "past the first chunk")
-	// Offsets past 32 bits are hashed whole: 2^32 is not 0.
-	wide := &frontier.CSR{Offsets: []uint64{0, 1 << 32}}
-	assert.NotEqual(t, CSRChecksum(wide), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 0}}))
-	assert.NotEqual(t, CSRChecksum(wide), CSRChecksum(&frontier.CSR{Offsets: []uint64{0, 1 << 33}}))
-}
-
 // firstDifference finds the first differing index across piece
 // boundaries, in arrays shorter than a piece, and none in equal arrays:
 // random arrays with differences planted at random places.
@@ -138,7 +119,7 @@ func TestBenchCheckNamesTheDifference(t *testing.T) {
 		want string
 	}{
 		{"equal", &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 0}}, ""},
-		{"reference named", &frontier.CSR{Offsets: []uint64{0, 2, 2}, Targets: []int32{1, 0}}, "the cpu reference (checksum fnv64-"},
+		{"reference named", &frontier.CSR{Offsets: []uint64{0, 2, 2}, Targets: []int32{1, 0}}, "the cpu reference (checksum " + ChecksumPrefix},
 		{"offsets index", &frontier.CSR{Offsets: []uint64{0, 2, 2}, Targets: []int32{1, 0}}, "offsets[1]: 2, the reference's 1"},
 		{"targets", &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1, 1}}, "targets[1]: 1, the reference's 0"},
 		{"sizes", &frontier.CSR{Offsets: []uint64{0, 1, 2}, Targets: []int32{1}}, "1 targets, the cpu reference 3 and 2"},
