@@ -18,8 +18,8 @@
 # GPUPLAN_NCCL_LIBRARY, else the first one found under /usr and /opt). With
 # one GPU both streams run one after the other and the partitioned file is
 # left out. The e-graph files (math-1e6, egraph-gen-1e6, egraph-gen-1e7)
-# follow the BFS streams, then the Kronecker builds (kron-build-22 and
-# kron-build-26, `gpuplan bench kron`); math-1e6 needs EGG_BENCH, the egg-bench
+# follow the BFS streams, then the Kronecker builds (kron-build-22,
+# kron-build-26 and kron-build-28, `gpuplan bench kron`); math-1e6 needs EGG_BENCH, the egg-bench
 # baseline's binary, which first writes egg's 1e6 dump under OUTDIR/egg,
 # then runs beside the GPU rebuild on it (without it, math-1e6 is left
 # out). The example runs of `gpuplan run` (examples.Records: the chains,
@@ -91,6 +91,8 @@ stream0() {
   bench road-2048 --graph road:2048 --roots 8 --samples 10 "${peer_flags[@]}" || return 1
   bench grid3d-160 --graph grid3d:160 --roots 8 --samples 10 || return 1
   bench kron-26-h200 --graph kron:26 --roots 8 --samples 5 --arms host-loop,device-loop
+  bench kron-27-h200 --graph kron:27 --roots 8 --samples 3 --arms host-loop,device-loop || return 1
+  bench kron-28-h200 --graph kron:28 --roots 8 --samples 3 --arms host-loop,device-loop
 }
 
 stream1() {
@@ -140,12 +142,14 @@ egraphs() {
 egraphs || fail=1
 
 # The Kronecker builds on the GPU (workloads/kronbuild) against the CPU's
-# frontier.Kronecker: scale 22 with both arms, scale 26 without the CPU arm
-# (no CPU build runs: the GPU warm-up build, checked on its own, is the
-# reference; TestGPUBuildMatchesFrontier holds scale 26 against the CPU's).
+# frontier.Kronecker: scale 22 with both arms, scale 26 with one CPU build
+# (the reference's checksum and CSR held equal to the GPU's), scale 28
+# without the CPU arm (no CPU build runs: the GPU warm-up build, checked on
+# its own, is the reference).
 builds() {
   run_bench kron kron-build-22 --scale 22 --samples 10 || return 1
-  run_bench kron kron-build-26 --scale 26 --samples 10 --cpu-samples -1
+  run_bench kron kron-build-26 --scale 26 --samples 10 --cpu-samples 1 || return 1
+  run_bench kron kron-build-28 --scale 28 --samples 3 --cpu-samples -1
 }
 builds || fail=1
 

@@ -13,7 +13,6 @@ import (
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
@@ -89,7 +88,7 @@ func benchFrontier(e *env, o *benchOptions) error {
 // graphAndRoots builds the --graph and picks the roots.
 func (o *benchOptions) graphAndRoots(logf func(string, ...any)) (*frontier.CSR, []int32, error) {
 	t0 := time.Now()
-	if err := graphbudget.Check(o.spec, o.spec.Name(), graphbudget.Available(), 1); err != nil {
+	if err := o.build.checkHost(o.spec, o.spec.Name(), 1); err != nil {
 		return nil, nil, err
 	}
 	o.build.device = o.device

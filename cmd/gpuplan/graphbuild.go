@@ -85,7 +85,7 @@ func (b graphBuild) load(spec string, seed uint64, lim frontier.Limits, logf fun
 	if err != nil || !b.onGPU(s) {
 		return bfsquery.LoadSpec(spec, seed, lim)
 	}
-	if err := graphbudget.Check(s, spec, graphbudget.Available(), 0); err != nil {
+	if err := b.checkHost(s, spec, 0); err != nil {
 		return nil, false, err
 	}
 	g, err := b.build(s, seed, lim, logf)
@@ -94,4 +94,15 @@ func (b graphBuild) load(spec string, seed uint64, lim frontier.Limits, logf fun
 	}
 	g.Name = s.Name()
 	return g, false, nil
+}
+
+// checkHost refuses spec when the host's memory does not hold its build
+// and copies more copies of the graph: the CPU build's peak
+// (graphbudget.Check), or only the graph read back when it is built on the
+// GPU (graphbudget.CheckBuilt).
+func (b graphBuild) checkHost(spec frontier.Spec, text string, copies int) error {
+	if b.onGPU(spec) {
+		return graphbudget.CheckBuilt(spec, text, graphbudget.Available(), copies)
+	}
+	return graphbudget.Check(spec, text, graphbudget.Available(), copies)
 }

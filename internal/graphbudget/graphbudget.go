@@ -172,6 +172,25 @@ func Check(spec frontier.Spec, text string, available uint64, copies int) error 
 	return CheckBytes("graph spec "+text, need, available)
 }
 
+// CheckBuilt is Check for a graph built away from the host (a Kronecker
+// graph built on the GPU) and read back: the host holds its CSR
+// (GraphBytes) and copies more of it, not the CPU build's peak.
+func CheckBuilt(spec frontier.Spec, text string, available uint64, copies int) error {
+	graph, err := GraphBytes(spec)
+	var need uint64
+	if err == nil {
+		need, err = checked.Mul(graph, uint64(max(copies, 0))+1, "graph copies")
+	}
+	var oe *checked.OverflowError
+	if errors.As(err, &oe) {
+		return fmt.Errorf("graph spec %s: its %s do not fit 64-bit arithmetic. Fix: ask for a smaller graph", text, oe.Field)
+	}
+	if err != nil {
+		return err
+	}
+	return CheckBytes("graph spec "+text, need, available)
+}
+
 // CheckBytes refuses need bytes over nine tenths of available (0: unknown,
 // nothing refused), naming what needs them.
 func CheckBytes(what string, need, available uint64) error {

@@ -78,6 +78,26 @@ func TestCheck(t *testing.T) {
 	assert.EqualError(t, err, "graph spec grid:8589934592: its grid vertices do not fit 64-bit arithmetic. Fix: ask for a smaller graph")
 }
 
+// TestCheckBuilt checks that a graph built on the GPU is held to its CSR
+// and copies, not to the CPU build's peak: Kronecker scale 28 fits a
+// 128 GiB host read back, not built there.
+func TestCheckBuilt(t *testing.T) {
+	spec := frontier.Spec{Kind: "kron", Size: 28}
+	graph, err := GraphBytes(spec)
+	require.NoError(t, err)
+	const host = 128 << 30
+	assert.Error(t, Check(spec, "kron:28", host, 1), "the CPU build's edge list does not fit")
+	require.NoError(t, CheckBuilt(spec, "kron:28", host, 1))
+	require.NoError(t, CheckBuilt(spec, "kron:28", 0, 5), "unknown memory refuses nothing")
+	err = CheckBuilt(spec, "kron:28", 2*graph, 1)
+	var be *Error
+	require.ErrorAs(t, err, &be, "two copies need more than nine tenths of two graphs")
+	assert.Equal(t, 2*graph, be.Bytes)
+	assert.Contains(t, err.Error(), "Fix:")
+	err = CheckBuilt(frontier.Spec{Kind: "kron", Size: 60}, "kron:60", host, 0)
+	assert.ErrorContains(t, err, "do not fit 64-bit arithmetic. Fix:")
+}
+
 func TestParseMemAvailable(t *testing.T) {
 	for _, c := range []struct {
 		text string

@@ -205,3 +205,28 @@ func TestGPUMultiSourceAnswers(t *testing.T) {
 	// count kernel reads one vertex at a time instead of in tiles.
 	checkMultiSourceAnswersOn(t, x, []*frontier.CSR{pathGraph(t, 1<<16+100)}, []int{2}, []int{32})
 }
+
+// TestGPUWideOffsets runs the 64-bit kernels' sessions on the GPU over
+// graphs of each kind, direction-optimizing and top-down, against the CPU
+// reference and the 32-bit kernels (checkWideSessions).
+func TestGPUWideOffsets(t *testing.T) {
+	x := gputest.Open(t)
+	var graphs []*frontier.CSR
+	for _, build := range []func() (*frontier.CSR, error){
+		func() (*frontier.CSR, error) { return frontier.Kronecker(16, 16, 9) },
+		func() (*frontier.CSR, error) { return frontier.RandomGeometric(200000, 8, 3) },
+		func() (*frontier.CSR, error) { return frontier.Grid(300) },
+		func() (*frontier.CSR, error) { return frontier.Road(200, 3) },
+	} {
+		g, err := build()
+		require.NoError(t, err)
+		graphs = append(graphs, g)
+	}
+	graphs = append(graphs, star(t, 5000))
+	checkWideSessions(t, graphs, []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 16}}, func(g *frontier.CSR, cfg Config) *Session {
+		s, err := NewSession(x, g, cfg)
+		require.NoError(t, err)
+		t.Cleanup(func() { require.NoError(t, s.Close()) })
+		return s
+	})
+}

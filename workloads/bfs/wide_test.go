@@ -89,34 +89,47 @@ func TestWideParamsAreTheSameArguments(t *testing.T) {
 	}
 }
 
-// TestWideSessionMatchesTheReference runs the host loop and the device loop
-// on the 64-bit kernels (Config.WideOffsets) over random graphs, direction-
-// optimizing and top-down, and checks every root's levels, level count and
-// decisions against the CPU reference and the 32-bit session's, the plans'
-// 64-bit sizes and the upload of 8-byte offsets.
+// TestWideSessionMatchesTheReference runs the 64-bit kernels' sessions
+// on the fake backend (checkWideSessions).
 func TestWideSessionMatchesTheReference(t *testing.T) {
 	must := mustGraph(t)
 	graphs := []*frontier.CSR{must(frontier.Kronecker(11, 16, 5)), must(frontier.Grid(21)), must(frontier.Road(24, 3)),
 		must(frontier.RandomGeometric(3000, 8, 4)), star(t, 2000)}
+	checkWideSessions(t, graphs, []Config{{CheckEvery: 3}, {Chunk: 5}}, func(g *frontier.CSR, cfg Config) *Session {
+		_, s := fakeSession(t, 1<<30, 3, g, cfg)
+		return s
+	})
+}
+
+// checkWideSessions runs the host loop and the device loop on the 64-bit
+// kernels (Config.WideOffsets) over each graph, direction-optimizing and
+// top-down, with each config, and checks every root's levels, level count
+// and decisions against the CPU reference and the 32-bit session's, the
+// plans' 64-bit sizes and the upload of 8-byte offsets.
+func checkWideSessions(t *testing.T, graphs []*frontier.CSR, configs []Config, open func(*frontier.CSR, Config) *Session) {
 	for _, g := range graphs {
 		roots, err := frontier.Roots(g, 3, 2)
 		require.NoError(t, err)
 		stats, refs, decisions, err := Directions(g, roots)
 		require.NoError(t, err)
-		for _, dir := range []Direction{DirectionAuto, DirectionTopDown} {
-			_, wide := fakeSession(t, 1<<30, 3, g, Config{WideOffsets: true, Direction: dir, CheckEvery: 3})
-			_, narrow := fakeSession(t, 1<<30, 3, g, Config{Direction: dir, CheckEvery: 3})
-			checkWidePlans(t, g, wide, narrow)
-			for _, arm := range []Arm{ArmHostLoop, ArmDeviceLoop} {
-				for i, root := range roots {
-					name := fmt.Sprintf("%s/%s/%s/root%d", g.Name, dir, arm, root)
-					r := checkLevels(t, wide, arm, root, refs[i], name)
-					assert.Equal(t, stats[i].Levels, r.Levels, name)
-					if wide.ArmOptimizing(arm) {
-						assert.Equal(t, decisions[i], r.Decisions, name)
+		for ci, cfg := range configs {
+			for _, dir := range []Direction{DirectionAuto, DirectionTopDown} {
+				cfg.Direction, cfg.WideOffsets = dir, false
+				narrow := open(g, cfg)
+				cfg.WideOffsets = true
+				wide := open(g, cfg)
+				checkWidePlans(t, g, wide, narrow)
+				for _, arm := range []Arm{ArmHostLoop, ArmDeviceLoop} {
+					for i, root := range roots {
+						name := fmt.Sprintf("%s/config%d/%s/%s/root%d", g.Name, ci, dir, arm, root)
+						r := checkLevels(t, wide, arm, root, refs[i], name)
+						assert.Equal(t, stats[i].Levels, r.Levels, name)
+						if wide.ArmOptimizing(arm) {
+							assert.Equal(t, decisions[i], r.Decisions, name)
+						}
+						n := checkLevels(t, narrow, arm, root, refs[i], name+"/32-bit")
+						assert.Equal(t, n.Decisions, r.Decisions, name)
 					}
-					n := checkLevels(t, narrow, arm, root, refs[i], name+"/32-bit")
-					assert.Equal(t, n.Decisions, r.Decisions, name)
 				}
 			}
 		}
