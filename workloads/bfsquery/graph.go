@@ -74,17 +74,13 @@ type Graph struct {
 
 // Open keeps g resident on x and answers queries there: one bfs.Session
 // (the graph uploaded once, every buffer planned and allocated once) and,
-// for an undirected graph, one multi-source pass's buffers for batches.
-// The GPU kernels take 32-bit offsets: a graph of more than
-// frontier.MaxOffsets32Entries adjacency entries is refused first, with a
-// *frontier.Offsets32Error (OpenCPU answers over it).
+// for an undirected graph, one multi-source pass's buffers for batches. A
+// graph of more than frontier.MaxOffsets32Entries adjacency entries runs
+// on the 64-bit kernels (bfs.PlanOffsetWidth): its single-root runs take
+// the arms those have (bfs.Session.ArmFits; a configured arm they lack is
+// refused) and its batches run one root at a time, without multi-source
+// passes.
 func Open(x *executor.Executor, g *frontier.CSR, opts Options) (*Graph, error) {
-	if g != nil {
-		// Refused before the host builds anything for the session.
-		if err := g.CheckOffsets32(); err != nil {
-			return nil, err
-		}
-	}
 	r, err := newGraph(g, opts)
 	if err != nil {
 		return nil, err
@@ -97,11 +93,14 @@ func Open(x *executor.Executor, g *frontier.CSR, opts Options) (*Graph, error) {
 		return nil, err
 	}
 	r.x = x
+	if err := r.fitArms(); err != nil {
+		return nil, errors.Join(err, r.gpu.Close())
+	}
 	targets, levels := min(ReservedTargets, g.NumVertices()), min(ReservedLevels, g.NumVertices())
 	if err := r.gpu.ReserveAnswers(targets, levels); err != nil {
 		return nil, errors.Join(err, r.gpu.Close())
 	}
-	if !opts.Directed {
+	if !opts.Directed && !r.gpu.OffsetWidth().Wide() {
 		if r.ms, err = r.gpu.NewMultiSource(r.opts.BatchWidth, r.opts.BatchWidth); err != nil {
 			return nil, errors.Join(err, r.gpu.Close())
 		}

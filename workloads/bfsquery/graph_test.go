@@ -302,16 +302,37 @@ func TestBatchPhasesSplitTheTime(t *testing.T) {
 	assert.Zero(t, ph)
 }
 
-// TestOpenRefusesWideGraph checks that Open refuses a graph past the GPU
-// kernels' 32-bit offsets with a *frontier.Offsets32Error before anything
-// is built for it, on the host or the device (the graph has the offsets of
-// such a graph and no targets: the refusal reads the last offset only).
-func TestOpenRefusesWideGraph(t *testing.T) {
-	x, fake := gputest.OpenFake(t, "h100", 1<<30, 1, bfs.NewFake)
-	allocs := fake.Calls()["cuMemAlloc"]
-	for _, o := range []Options{{}, {Directed: true}} {
-		_, err := Open(x, &frontier.CSR{Name: "wide", Offsets: []uint64{0, 1 << 32}}, o)
-		assert.Equal(t, &frontier.Offsets32Error{Source: "wide", Entries: 1 << 32, Limit: frontier.MaxOffsets32Entries}, err, "%+v", o)
+// TestOpenWideGraph checks a graph on the 64-bit kernels (forced with
+// Config.WideOffsets, as a graph past 2^32-1 entries gets them): its
+// queries and batches are answered one root at a time on the arms those
+// kernels have, equal to the reference, and a configured arm they lack is
+// refused with a fix before the graph is kept.
+func TestOpenWideGraph(t *testing.T) {
+	g := kron(t)
+	roots, err := frontier.Roots(g, 6, 2)
+	require.NoError(t, err)
+	for _, directed := range []bool{false, true} {
+		r := openFake(t, g, Options{Directed: directed, Session: bfs.Config{WideOffsets: true}})
+		var qs []Query
+		for _, root := range roots {
+			qs = append(qs, Query{Root: root, MaxDepth: NoDepthLimit, Targets: []int32{7, 300}})
+		}
+		for round := range 3 {
+			as, ph, err := r.BatchPhases(context.Background(), qs)
+			require.NoError(t, err)
+			for i, a := range as {
+				want, err := frontier.BFS(g, roots[i])
+				require.NoError(t, err)
+				require.Equal(t, []int32{want[7], want[300]}, a.Levels, "round %d root %d", round, roots[i])
+			}
+			for arm := range ph.Arms {
+				assert.Contains(t, []bfs.Arm{bfs.ArmHostLoop, bfs.ArmDeviceLoop}, arm)
+			}
+		}
+		assert.Contains(t, []bfs.Arm{bfs.ArmHostLoop, bfs.ArmDeviceLoop}, r.Arm())
 	}
-	assert.Equal(t, allocs, fake.Calls()["cuMemAlloc"], "nothing allocated")
+	x, _ := gputest.OpenFake(t, "h100", 1<<30, 1, bfs.NewFake)
+	_, err = Open(x, g, Options{Arm: bfs.ArmMegakernel, Session: bfs.Config{WideOffsets: true}})
+	require.ErrorContains(t, err, "Fix: use the host-loop or device-loop arm")
+	assert.Zero(t, x.ResidentBytes(), "the refused session freed what it held")
 }

@@ -84,6 +84,23 @@ func newArmPolicy(arm bfs.Arm) armPolicy {
 	return armPolicy{arms: arms, costs: make([]runCost, len(arms))}
 }
 
+// fitArms keeps the graph's arm policy to the arms its session runs: a
+// configured arm the session lacks is refused, the automatic policy
+// drops them.
+func (g *Graph) fitArms() error {
+	if g.opts.Arm != "" {
+		return g.gpu.ArmFits(g.opts.Arm)
+	}
+	var arms []bfs.Arm
+	for _, arm := range g.arms.arms {
+		if g.gpu.ArmFits(arm) == nil {
+			arms = append(arms, arm)
+		}
+	}
+	g.arms = armPolicy{arms: arms, costs: make([]runCost, len(arms))}
+	return nil
+}
+
 // pick returns the index of the arm to run next.
 func (p *armPolicy) pick() int {
 	best := 0
