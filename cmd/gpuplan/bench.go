@@ -190,6 +190,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	arms := f.String("arms", armNames(bfs.DefaultArms()), "comma-separated arms: "+strings.Join(knownBenchArms(), ", "))
 	f.IntVar(&sc.CheckEvery, "check-every", bfs.DefaultCheckEvery, "device-loop: levels enqueued between host checks of the frontier size")
 	f.IntVar(&sc.Chunk, "chunk", bfs.DefaultChunk, "most edges per frontier-queue item")
+	f.BoolVar(&sc.WideOffsets, "wide-offsets", false, "run the kernels' 64-bit offsets even where 32-bit ones fit (graphs past 2^32-1 adjacency entries run on them anyway, with the host-loop and device-loop arms)")
 	f.IntVar(&sc.MegakernelThreads, "mega-threads", 0, "megakernel: threads per block, a multiple of 32 up to 1024 (0: 512 for graphs of low degree, 1024 otherwise)")
 	f.IntVar(&sc.MegakernelBlocksPerSM, "mega-blocks-per-sm", 0, "megakernel: at most `N` co-resident blocks per SM (0: one, the measured best; the occupancy model bounds it)")
 	f.IntVar(&sc.MegakernelAhead, "mega-ahead", 0, fmt.Sprintf("megakernel: at most `N` levels a block expands from its own frontier between grid barriers, the depth adapting below it (0: %d; 1 is one barrier per level)", bfs.DefaultMaxRunAhead))

@@ -47,7 +47,7 @@ func (o *benchOptions) checkPartitioned(strategy string) error {
 // partitionedIgnored are the flags of the single-GPU arms, which the
 // partitioned BFS does not run, besides the --mega-* flags; --copy-mib is
 // one of them, since the partitioned bench measures no copy ceiling.
-var partitionedIgnored = []string{"arms", "metrics", "check", "check-every", "chunk", "barrier-levels", "direction",
+var partitionedIgnored = []string{"arms", "metrics", "check", "check-every", "chunk", "wide-offsets", "barrier-levels", "direction",
 	"batch", "batch-width", "peer", "peer-gunrock", "peer-dir", "peer-timeout", "peer-samples", "copy-mib"}
 
 // checkPartitionedFlags refuses, in the partitioned mode, the flags given
