@@ -210,20 +210,35 @@ func TestGPUMultiSourceAnswers(t *testing.T) {
 // graphs of each kind, direction-optimizing and top-down, against the CPU
 // reference and the 32-bit kernels (checkWideSessions).
 func TestGPUWideOffsets(t *testing.T) {
-	x := gputest.Open(t)
-	var graphs []*frontier.CSR
-	for _, build := range []func() (*frontier.CSR, error){
+	checkGPUWide(t, []func() (*frontier.CSR, error){
 		func() (*frontier.CSR, error) { return frontier.Kronecker(16, 16, 9) },
 		func() (*frontier.CSR, error) { return frontier.RandomGeometric(200000, 8, 3) },
 		func() (*frontier.CSR, error) { return frontier.Grid(300) },
 		func() (*frontier.CSR, error) { return frontier.Road(200, 3) },
-	} {
+	}, 5000, []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 16}})
+}
+
+// TestGPUWideSmall is TestGPUWideOffsets on small graphs, small enough for
+// compute-sanitizer's memcheck, racecheck and synccheck.
+func TestGPUWideSmall(t *testing.T) {
+	checkGPUWide(t, []func() (*frontier.CSR, error){
+		func() (*frontier.CSR, error) { return frontier.Kronecker(10, 16, 3) },
+		func() (*frontier.CSR, error) { return frontier.Grid(24) },
+	}, 600, []Config{{Chunk: 5, CheckEvery: 3}})
+}
+
+// checkGPUWide runs checkWideSessions on the GPU over the graphs builds
+// make and a star of starN vertices.
+func checkGPUWide(t *testing.T, builds []func() (*frontier.CSR, error), starN int, configs []Config) {
+	x := gputest.Open(t)
+	var graphs []*frontier.CSR
+	for _, build := range builds {
 		g, err := build()
 		require.NoError(t, err)
 		graphs = append(graphs, g)
 	}
-	graphs = append(graphs, star(t, 5000))
-	checkWideSessions(t, graphs, []Config{{CheckEvery: 3}, {Chunk: 5, CheckEvery: 16}}, func(g *frontier.CSR, cfg Config) *Session {
+	graphs = append(graphs, star(t, starN))
+	checkWideSessions(t, graphs, configs, func(g *frontier.CSR, cfg Config) *Session {
 		s, err := NewSession(x, g, cfg)
 		require.NoError(t, err)
 		t.Cleanup(func() { require.NoError(t, s.Close()) })
