@@ -2,9 +2,7 @@ package bfs
 
 import (
 	"fmt"
-	"hash/fnv"
 
-	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -78,25 +76,19 @@ func (s *Session) SessionProfile(runs int) planners.ResidentGraphSessionProfile 
 	}
 }
 
-// layoutHash identifies the resident graph: FNV-64a of its CSR arrays as
-// the device holds them, offsets at the session's width then targets
-// (never 0).
+// layoutHash identifies the resident graph: the frontier digest
+// (frontier.CSR.Digest) of its CSR arrays as the device holds them,
+// offsets at the session's width then targets, never 0. It is computed on
+// every core the first time it is asked for, then kept: the graph on the
+// device does not change.
 func (s *Session) layoutHash() uint64 {
-	h := fnv.New64a()
-	if s.width.Wide() {
-		h.Write(bytesOf64(s.g.Offsets))
-		h.Write(bytesOf(s.g.Targets))
-		return max(h.Sum64(), 1)
+	if s.layout == 0 {
+		// The session uploaded its offsets at this width (upload), so
+		// they fit it.
+		h, _ := s.g.Digest(int(s.width))
+		s.layout = max(h, 1)
 	}
-	var buf [4096]uint32
-	for i := 0; i < len(s.g.Offsets); i += len(buf) {
-		part := buf[:min(len(buf), len(s.g.Offsets)-i)]
-		// The session opened only with offsets that fit 32 bits.
-		_ = frontier.NarrowOffsets(s.g.Name, part, s.g.Offsets[i:i+len(part)], 0)
-		h.Write(bytesOf(part))
-	}
-	h.Write(bytesOf(s.g.Targets))
-	return max(h.Sum64(), 1)
+	return s.layout
 }
 
 // BatchResult is a batch of runs over the resident graph.

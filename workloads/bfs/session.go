@@ -211,7 +211,8 @@ type kernels struct {
 
 // Session holds one graph resident on the device (uploaded once) and runs
 // BFS from many roots with any arm. It is driven by its Plans: memory,
-// queues, launch shapes and convergence.
+// queues, launch shapes and convergence. A Session is used by one
+// goroutine at a time.
 type Session struct {
 	x      *executor.Executor
 	g      *frontier.CSR
@@ -219,6 +220,9 @@ type Session struct {
 	lowDeg bool
 	// width is the kernels' offset width (PlanOffsetWidth).
 	width OffsetWidth
+	// layout is the graph's layout hash (layoutHash), 0 until it is
+	// first asked for.
+	layout uint64
 	// optimizing is whether the levels' directions are the planner's
 	// (DirectionAuto on a graph past its degree gate).
 	optimizing bool

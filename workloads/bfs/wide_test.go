@@ -2,7 +2,6 @@ package bfs
 
 import (
 	"fmt"
-	"hash/fnv"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -219,22 +218,27 @@ func TestDecodeLogWide(t *testing.T) {
 }
 
 // TestLayoutHashIsTheDeviceLayout checks that the resident graph's layout
-// hash is FNV-64a of the offsets at the session's width and the targets,
-// as uploaded, over more offsets than one chunk of the hash.
+// hash is the frontier digest of the offsets at the session's width and
+// the targets, as uploaded, that it is kept once computed, and that the
+// two widths give different hashes.
 func TestLayoutHashIsTheDeviceLayout(t *testing.T) {
 	g := mustGraph(t)(frontier.Grid(100))
-	for _, wide := range []bool{false, true} {
-		_, s := fakeSession(t, 1<<30, 1, g, Config{WideOffsets: wide})
-		h := fnv.New64a()
-		if wide {
-			h.Write(bytesOf64(g.Offsets))
-		} else {
-			offsets, err := g.Offsets32()
-			require.NoError(t, err)
-			h.Write(bytesOf(offsets))
-		}
-		h.Write(bytesOf(g.Targets))
-		assert.Equal(t, h.Sum64(), s.layoutHash())
-		assert.Equal(t, h.Sum64(), s.SessionProfile(1).GraphLayoutHash)
+	hashes := map[OffsetWidth]uint64{}
+	for _, c := range []struct {
+		wide  bool
+		width OffsetWidth
+	}{
+		{false, Offsets32},
+		{true, Offsets64},
+	} {
+		_, s := fakeSession(t, 1<<30, 1, g, Config{WideOffsets: c.wide})
+		require.Equal(t, c.width, s.width)
+		want, err := g.Digest(int(c.width))
+		require.NoError(t, err)
+		assert.Equal(t, max(want, 1), s.layoutHash(), "%s offsets", c.width)
+		assert.Equal(t, max(want, 1), s.layout, "%s offsets: kept", c.width)
+		assert.Equal(t, max(want, 1), s.SessionProfile(1).GraphLayoutHash, "%s offsets", c.width)
+		hashes[c.width] = s.layoutHash()
 	}
+	assert.NotEqual(t, hashes[Offsets32], hashes[Offsets64])
 }

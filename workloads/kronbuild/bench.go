@@ -280,21 +280,15 @@ func firstDifference[T comparable](a, b []T) int {
 }
 
 // eachPiece calls fn(p) for every p in [0, pieces) on up to GOMAXPROCS
-// goroutines (eachPieceOn).
+// goroutines, each taking the next piece from a shared counter, and waits
+// for all of them.
 func eachPiece(pieces int, fn func(p int)) {
-	eachPieceOn(runtime.GOMAXPROCS(0), pieces, func(_, p int) { fn(p) })
-}
-
-// eachPieceOn calls fn(w, p) for every p in [0, pieces) on up to workers
-// goroutines (at least one, at most one a piece), numbered w from 0, each
-// taking the next piece from a shared counter, and waits for all of them.
-func eachPieceOn(workers, pieces int, fn func(w, p int)) {
 	var next atomic.Int64
 	var wg sync.WaitGroup
-	for w := range max(1, min(pieces, workers)) {
+	for range min(pieces, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			for p := int(next.Add(1) - 1); p < pieces; p = int(next.Add(1) - 1) {
-				fn(w, p)
+				fn(p)
 			}
 		})
 	}
