@@ -154,33 +154,34 @@ func rggBytes(n, degree uint64) (uint64, error) {
 func Check(spec frontier.Spec, text string, available uint64, copies int) error {
 	need, err := Bytes(spec)
 	if err == nil {
-		var graph uint64
-		if graph, err = GraphBytes(spec); err == nil {
-			var more uint64
-			if more, err = checked.Mul(graph, uint64(max(copies, 0)), "graph copies"); err == nil {
-				need, err = checked.Add(need, more, "graph bytes")
-			}
+		var more uint64
+		if more, err = copiesBytes(spec, copies); err == nil {
+			need, err = checked.Add(need, more, "graph bytes")
 		}
 	}
-	var oe *checked.OverflowError
-	if errors.As(err, &oe) {
-		return fmt.Errorf("graph spec %s: its %s do not fit 64-bit arithmetic. Fix: ask for a smaller graph", text, oe.Field)
-	}
-	if err != nil {
-		return err
-	}
-	return CheckBytes("graph spec "+text, need, available)
+	return checkNeed(text, need, available, err)
 }
 
 // CheckBuilt is Check for a graph built away from the host (a Kronecker
 // graph built on the GPU) and read back: the host holds its CSR
 // (GraphBytes) and copies more of it, not the CPU build's peak.
 func CheckBuilt(spec frontier.Spec, text string, available uint64, copies int) error {
+	need, err := copiesBytes(spec, max(copies, 0)+1)
+	return checkNeed(text, need, available, err)
+}
+
+// copiesBytes is copies copies of spec's graph (GraphBytes).
+func copiesBytes(spec frontier.Spec, copies int) (uint64, error) {
 	graph, err := GraphBytes(spec)
-	var need uint64
-	if err == nil {
-		need, err = checked.Mul(graph, uint64(max(copies, 0))+1, "graph copies")
+	if err != nil {
+		return 0, err
 	}
+	return checked.Mul(graph, uint64(max(copies, 0)), "graph copies")
+}
+
+// checkNeed refuses the need bytes of spec text over the budget, or the
+// error computing them (an overflow named by its field, with a fix).
+func checkNeed(text string, need, available uint64, err error) error {
 	var oe *checked.OverflowError
 	if errors.As(err, &oe) {
 		return fmt.Errorf("graph spec %s: its %s do not fit 64-bit arithmetic. Fix: ask for a smaller graph", text, oe.Field)
