@@ -81,11 +81,13 @@ func (s *Session) OffsetWidth() OffsetWidth { return s.width }
 
 // w64 returns p's parameters for KernelInitW64.
 func (p InitParams[P]) w64() InitW64Params[P] {
+	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
 	return InitW64Params[P]{Offsets: p.Offsets, Level: p.Level, Q0: p.Q0, Vis: p.Vis, Ctl: p.Ctl, N: p.N, Root: p.Root, Chunk: p.Chunk, QCap: p.QCap}
 }
 
 // w64 returns p's parameters for KernelQueueLevelW64.
 func (p QueueLevelParams[P]) w64() QueueLevelW64Params[P] {
+	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
 	return QueueLevelW64Params[P]{Offsets: p.Offsets, Targets: p.Targets, Level: p.Level, Q0: p.Q0, Q1: p.Q1, Ctl: p.Ctl,
 		Chunk: p.Chunk, QCap: p.QCap, LowDegree: p.LowDegree, DepthBase: p.DepthBase, PhaseBegin: p.PhaseBegin, PhaseEnd: p.PhaseEnd}
 }
@@ -100,11 +102,13 @@ func (p DoLevelParams[P]) w64() DoLevelW64Params[P] {
 
 // narrow is w64's inverse, for the emulation.
 func (p InitW64Params[P]) narrow() InitParams[P] {
+	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
 	return InitParams[P]{Offsets: p.Offsets, Level: p.Level, Q0: p.Q0, Vis: p.Vis, Ctl: p.Ctl, N: p.N, Root: p.Root, Chunk: p.Chunk, QCap: p.QCap}
 }
 
 // narrow is w64's inverse, for the emulation.
 func (p QueueLevelW64Params[P]) narrow() QueueLevelParams[P] {
+	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
 	return QueueLevelParams[P]{Offsets: p.Offsets, Targets: p.Targets, Level: p.Level, Q0: p.Q0, Q1: p.Q1, Ctl: p.Ctl,
 		Chunk: p.Chunk, QCap: p.QCap, LowDegree: p.LowDegree, DepthBase: p.DepthBase, PhaseBegin: p.PhaseBegin, PhaseEnd: p.PhaseEnd}
 }
