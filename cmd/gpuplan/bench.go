@@ -129,6 +129,7 @@ Needs a build with CUDA support (make build-cuda).`
 // benchOptions are the parsed flags of "gpuplan bench frontier".
 type benchOptions struct {
 	spec       frontier.Spec
+	graph      string
 	build      graphBuild
 	roots      int
 	rootIDs    []int64
@@ -256,7 +257,7 @@ func (o *benchOptions) parseGraphAndRoots(graph, rootIDs string) error {
 	if err != nil {
 		return usagef("gpuplan bench frontier: --graph: %v", err)
 	}
-	o.spec = spec
+	o.spec, o.graph = spec, graph
 	if rootIDs == "" {
 		return nil
 	}

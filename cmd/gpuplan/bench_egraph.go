@@ -15,7 +15,9 @@ import (
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/input"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/rebuild"
 )
@@ -258,6 +260,13 @@ func loadBenchEgraph(e *env, spec string, limit int64) (*benchInput, error) {
 		cfg, err := egraph.ParseGenSpec(spec)
 		if err != nil {
 			return nil, usagef("gpuplan bench egraph: --egraph: %v", err)
+		}
+		need, err := graphbudget.EGraphBytes(cfg.Nodes)
+		if err == nil {
+			err = checkHostBytes("--egraph "+quote.Text(spec), need)
+		}
+		if err != nil {
+			return nil, err
 		}
 		g, err := egraph.Generate(cfg)
 		if err != nil {

@@ -10,6 +10,8 @@ import (
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/harness"
 	"github.com/gpuplan/gpuplan/workloads/kronbuild"
@@ -113,6 +115,39 @@ func (o *benchKronOptions) checkBudget() error {
 		b.Scale, be.What, be.NeededBytes, o.maxDeviceMiB, be.BudgetBytes, fix)
 }
 
+// checkHost refuses, before a device is opened, a run whose graphs do not
+// fit the host's memory: the CPU reference's build beside a GPU build read
+// back, or with --cpu-samples -1 the GPU warm-up build (the reference)
+// beside one read back. Where only the CPU build does not fit, the fix is
+// --cpu-samples -1.
+func (o *benchKronOptions) checkHost() error {
+	b := o.bench
+	what := fmt.Sprintf("--scale %d at --edge-factor %d", b.Scale, b.EdgeFactor)
+	build, graph, err := graphbudget.KroneckerBytes(b.Scale, b.EdgeFactor)
+	if err != nil {
+		return fmt.Errorf("%s: %w. Fix: pass a smaller --scale", what, err)
+	}
+	readBack := 2 * graph // at most 2 x 2^58 x 4 bytes: no wrap
+	if b.CPUSamples < 0 {
+		return checkHostBytes(what, readBack)
+	}
+	withCPU, err := checked.Add(build, graph, "kron build bytes")
+	if err != nil {
+		return fmt.Errorf("%s: %w. Fix: pass a smaller --scale", what, err)
+	}
+	err = checkHostBytes(what, withCPU)
+	var be *graphbudget.Error
+	if !errors.As(err, &be) || checkHostBytes(what, readBack) != nil {
+		return err
+	}
+	within := ""
+	if be.Bound != "" {
+		within = " within " + be.Bound
+	}
+	return fmt.Errorf("%s needs about %d bytes of host memory for the CPU reference build beside a GPU build read back, but %d are available%s. Fix: add --cpu-samples -1: no CPU build runs and the GPU warm-up build, checked on its own, is the reference, which needs about %d bytes",
+		what, be.Bytes, be.Available, within, readBack)
+}
+
 // runBenchKron parses "gpuplan bench kron", runs kronbuild.Bench and writes
 // the evidence and the summary.
 func runBenchKron(e *env, args []string) error {
@@ -126,6 +161,9 @@ func runBenchKron(e *env, args []string) error {
 // benchKron opens the executor, runs kronbuild.Bench and writes the
 // evidence and the summary.
 func benchKron(e *env, o *benchKronOptions) error {
+	if err := o.checkHost(); err != nil {
+		return err
+	}
 	fingerprint, x, err := openBench(o.out, o.sourceRoot, kronbuildWorkload, o.open, o.device)
 	if err != nil {
 		return err

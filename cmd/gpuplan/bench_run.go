@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
@@ -42,8 +43,13 @@ func runBench(e *env, args []string) error {
 }
 
 // runBenchOptions runs the benchmark the flags select: the partitioned BFS
-// (--devices N > 1, --simulate-devices P) or the single-GPU arms.
+// (--devices N > 1, --simulate-devices P) or the single-GPU arms. A graph
+// whose build does not fit the host's memory, or whose size wraps, is
+// refused first, before the module is fingerprinted or a device opened.
 func runBenchOptions(e *env, o *benchOptions) error {
+	if err := o.build.checkHost(o.spec, quote.Text(o.graph), 1); err != nil {
+		return err
+	}
 	if o.partitioned() {
 		return benchPartitioned(e, o)
 	}

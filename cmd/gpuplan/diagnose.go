@@ -182,8 +182,13 @@ func (o *diagnoseOptions) checkKernelName() error {
 // parseShape reads --grid and --block, each checked against CUDA's
 // per-axis limits.
 func (o *diagnoseOptions) parseShape(gridS, blockS string) error {
-	if !o.set["grid"] || !o.set["block"] {
+	switch {
+	case !o.set["grid"] && !o.set["block"]:
 		return usagef("gpuplan diagnose: --grid and --block are required. Fix: add both, for example --grid 264 --block 128 (see 'gpuplan diagnose --help')")
+	case !o.set["grid"]:
+		return usagef("gpuplan diagnose: --grid is required beside --block. Fix: add the grid's blocks, for example --grid 264 (see 'gpuplan diagnose --help')")
+	case !o.set["block"]:
+		return usagef("gpuplan diagnose: --block is required beside --grid. Fix: add the block's threads, for example --block 128 (see 'gpuplan diagnose --help')")
 	}
 	var err error
 	if o.grid, err = parseDims("grid", gridS, cudaMaxGridDim); err != nil {

@@ -89,7 +89,9 @@ func TestDiagnoseCommandErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{"no grid", []string{"--device", "h200", "--block", "128"}, exitUsage, "--grid and --block are required"},
+		{"no grid", []string{"--device", "h200", "--block", "128"}, exitUsage, "--grid is required beside --block"},
+		{"no block", []string{"--device", "h200", "--grid", "1,65536,1"}, exitUsage, "--block is required beside --grid"},
+		{"neither", []string{"--device", "h200"}, exitUsage, "--grid and --block are required"},
 		{"bad grid", []string{"--device", "h200", "--grid", "a,b", "--block", "128"}, exitUsage, "not a number"},
 		{"zero grid", []string{"--device", "h200", "--grid", "0", "--block", "128"}, exitUsage, "--grid \"0\": dimension 1 is 0"},
 		{"zero block dimension", []string{"--device", "h200", "--grid", "1", "--block", "128,0"}, exitUsage, "--block \"128,0\": dimension 2 is 0"},

@@ -219,7 +219,7 @@ func loadRebuildInput(e *env, o *rebuildOptions, out *rebuildOutput) (*egraph.Gr
 		}
 		need, err := graphbudget.EGraphBytes(cfg.Nodes)
 		if err == nil {
-			err = graphbudget.CheckBytes(quote.Text(o.file), need, graphbudget.Available())
+			err = checkHostBytes(quote.Text(o.file), need)
 		}
 		if err != nil {
 			return nil, err

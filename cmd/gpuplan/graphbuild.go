@@ -82,11 +82,14 @@ func (b graphBuild) load(spec string, seed uint64, lim frontier.Limits, logf fun
 	// A spec that is not a kron graph built on the GPU (directed:PATH and
 	// bad specs too) is LoadSpec's to read or refuse.
 	s, err := frontier.ParseSpec(spec)
-	if err != nil || !b.onGPU(s) {
+	if err != nil {
 		return bfsquery.LoadSpec(spec, seed, lim)
 	}
 	if err := b.checkHost(s, spec, 0); err != nil {
 		return nil, false, err
+	}
+	if !b.onGPU(s) {
+		return bfsquery.LoadSpec(spec, seed, lim)
 	}
 	g, err := b.build(s, seed, lim, logf)
 	if err != nil {
@@ -99,10 +102,24 @@ func (b graphBuild) load(spec string, seed uint64, lim frontier.Limits, logf fun
 // checkHost refuses spec when the host's memory does not hold its build
 // and copies more copies of the graph: the CPU build's peak
 // (graphbudget.Check), or only the graph read back when it is built on the
-// GPU (graphbudget.CheckBuilt).
+// GPU (graphbudget.CheckBuilt). The refusal names the limit that bounds the
+// memory (hostMemory).
 func (b graphBuild) checkHost(spec frontier.Spec, text string, copies int) error {
+	m := hostMemory()
 	if b.onGPU(spec) {
-		return graphbudget.CheckBuilt(spec, text, graphbudget.Available(), copies)
+		return m.Explain(graphbudget.CheckBuilt(spec, text, m.Bytes, copies))
 	}
-	return graphbudget.Check(spec, text, graphbudget.Available(), copies)
+	return m.Explain(graphbudget.Check(spec, text, m.Bytes, copies))
+}
+
+// hostMemory is the host memory the commands budget their graphs and
+// e-graphs against (graphbudget.Host: the machine's free memory within the
+// process's cgroup and address-space limits).
+var hostMemory = graphbudget.Host
+
+// checkHostBytes refuses need bytes of what over the host memory
+// (graphbudget.CheckBytes), naming the limit that bounds it.
+func checkHostBytes(what string, need uint64) error {
+	m := hostMemory()
+	return m.Explain(graphbudget.CheckBytes(what, need, m.Bytes))
 }

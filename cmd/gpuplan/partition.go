@@ -85,7 +85,8 @@ func runPartition(e *env, args []string) error {
 	if err := o.parse(*graph, *count, *names, *memory, *strategy); err != nil {
 		return err
 	}
-	if err := graphbudget.Check(o.spec, *graph, graphbudget.Available(), 1); err != nil {
+	m := hostMemory()
+	if err := m.Explain(graphbudget.Check(o.spec, *graph, m.Bytes, 1)); err != nil {
 		return err
 	}
 	g, err := o.spec.Build(o.seed, frontier.DefaultLimits())

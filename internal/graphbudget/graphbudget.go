@@ -21,7 +21,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"os"
 	"strconv"
 
 	"github.com/gpuplan/gpuplan/frontier"
@@ -29,18 +28,25 @@ import (
 )
 
 // Error is a spec whose graph does not fit: its estimated peak bytes and
-// the bytes available.
+// the bytes available, and Bound, the limit of the process that sets them
+// when it is not the machine's free memory (Memory.Bound).
 type Error struct {
 	Spec      string
 	Bytes     uint64
 	Available uint64
+	Bound     string
 }
 
-// Error names the spec, the estimate and the memory available, and ends
-// with a "Fix:".
+// Error names the spec, the estimate, the memory available and the limit
+// that sets it, and ends with a "Fix:".
 func (e *Error) Error() string {
+	free := e.Bytes + e.Bytes/9 + 1
+	if e.Bound != "" {
+		return fmt.Sprintf("%s needs about %d bytes of host memory to build, but %d are available within %s. Fix: ask for a smaller graph, or raise that limit so that at least %d bytes are free within it",
+			e.Spec, e.Bytes, e.Available, e.Bound, free)
+	}
 	return fmt.Sprintf("%s needs about %d bytes of host memory to build, but %d are available. Fix: ask for a smaller graph, or build it on a machine with at least %d bytes free",
-		e.Spec, e.Bytes, e.Available, e.Bytes+e.Bytes/9+1)
+		e.Spec, e.Bytes, e.Available, free)
 }
 
 // Bytes estimates the peak host memory of building spec's graph; a file
@@ -201,6 +207,31 @@ func CheckBytes(what string, need, available uint64) error {
 	return nil
 }
 
+// KroneckerBytes estimates a Kronecker graph of 2^scale vertices and
+// edgeFactor edges a vertex (frontier.Kronecker's parameters, any edge
+// factor): build is the peak host memory of building it on the CPU, as
+// Bytes estimates a kron spec, and graph its CSR, as GraphBytes does. For
+// the default edge factor they are Bytes and GraphBytes of kron:scale.
+func KroneckerBytes(scale, edgeFactor int) (build, graph uint64, err error) {
+	if scale < 0 || scale > 58 || edgeFactor < 0 {
+		return 0, 0, &checked.OverflowError{Field: "kronecker adjacency entries"}
+	}
+	n := uint64(1) << scale
+	edges, err := checked.Mul(uint64(edgeFactor), n, "kronecker edges")
+	if err != nil {
+		return 0, 0, err
+	}
+	if build, err = frontier.LoadBytes(0, n, edges); err != nil {
+		return 0, 0, err
+	}
+	entries, err := checked.Mul(edges, 2, "kronecker adjacency entries")
+	if err != nil {
+		return 0, 0, err
+	}
+	graph, err = csrBytes(n, entries)
+	return build, graph, err
+}
+
 // eNodeBytes is the peak host memory an e-node takes while an e-graph is
 // generated and rebuilt: its node, children, hash-cons entry, union-find
 // and worklist slots, with room for the rebuild's copies.
@@ -246,15 +277,9 @@ func GraphBytes(spec frontier.Spec) (uint64, error) {
 	return csrBytes(vertices, entries)
 }
 
-// Available returns the host memory available to a new allocation, from
-// /proc/meminfo's MemAvailable, or 0 where the system does not say.
-func Available() uint64 {
-	data, err := os.ReadFile("/proc/meminfo")
-	if err != nil {
-		return 0
-	}
-	return parseMemAvailable(data)
-}
+// Available returns the host memory available to a new allocation,
+// Host().Bytes: 0 where the system does not say.
+func Available() uint64 { return Host().Bytes }
 
 // parseMemAvailable reads "MemAvailable: N kB" from a meminfo text.
 func parseMemAvailable(data []byte) uint64 {
