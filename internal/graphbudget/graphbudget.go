@@ -158,6 +158,9 @@ func rggBytes(n, degree uint64) (uint64, error) {
 // nine tenths of available, the bytes of host memory free (0: unknown, only
 // overflow is refused); the tenth left covers the runtime.
 func Check(spec frontier.Spec, text string, available uint64, copies int) error {
+	if err := checkGenerator(spec); err != nil {
+		return err
+	}
 	need, err := Bytes(spec)
 	if err == nil {
 		var more uint64
@@ -172,8 +175,21 @@ func Check(spec frontier.Spec, text string, available uint64, copies int) error 
 // graph built on the GPU) and read back: the host holds its CSR
 // (GraphBytes) and copies more of it, not the CPU build's peak.
 func CheckBuilt(spec frontier.Spec, text string, available uint64, copies int) error {
+	if err := checkGenerator(spec); err != nil {
+		return err
+	}
 	need, err := copiesBytes(spec, max(copies, 0)+1)
 	return checkNeed(text, need, available, err)
+}
+
+// checkGenerator refuses the parameters the generator itself refuses
+// (frontier.CheckKronecker for a kron spec, at the default edge factor),
+// so that a scale out of range is named as such, not as a memory estimate.
+func checkGenerator(spec frontier.Spec) error {
+	if spec.Kind == "kron" {
+		return frontier.CheckKronecker(spec.Size, frontier.DefaultEdgeFactor)
+	}
+	return nil
 }
 
 // copiesBytes is copies copies of spec's graph (GraphBytes).

@@ -94,8 +94,13 @@ func TestCheckBuilt(t *testing.T) {
 	require.ErrorAs(t, err, &be, "two copies need more than nine tenths of two graphs")
 	assert.Equal(t, 2*graph, be.Bytes)
 	assert.Contains(t, err.Error(), "Fix:")
-	err = CheckBuilt(frontier.Spec{Kind: "kron", Size: 60}, "kron:60", host, 0)
-	assert.ErrorContains(t, err, "do not fit 64-bit arithmetic. Fix:")
+	for _, scale := range []int{30, 31, 60} {
+		spec := frontier.Spec{Kind: "kron", Size: scale}
+		want := frontier.CheckKronecker(scale, frontier.DefaultEdgeFactor)
+		require.Error(t, want, "scale %d", scale)
+		assert.Equal(t, want, CheckBuilt(spec, "kron", host, 0), "the generator's refusal, not an estimate")
+		assert.Equal(t, want, Check(spec, "kron", host, 0), "the generator's refusal, not an estimate")
+	}
 }
 
 func TestParseMemAvailable(t *testing.T) {
