@@ -191,6 +191,33 @@ func (r *rank) freeStages() error {
 	return first
 }
 
+// copyLocal copies src into dst (the same length) on r's stream.
+func (r *rank) copyLocal(dst, src Region) error {
+	if src.Len == 0 {
+		return nil
+	}
+	s, sctx, err := addr(src)
+	if err != nil {
+		return err
+	}
+	d, dctx, err := addr(dst)
+	if err != nil {
+		return err
+	}
+	if code := int(C.gp_nccl_copy(r.ctx, d, dctx, s, sctx, C.size_t(src.Len), r.stream)); code != 0 {
+		return cudaErr("cuMemcpyPeerAsync", code, r.dev)
+	}
+	return nil
+}
+
+// releaseContext releases the primary context r retained, with its stream.
+func (r *rank) releaseContext() error {
+	if code := int(C.gp_nccl_release(C.int(r.dev), r.ctx, r.stream)); code != 0 {
+		return cudaErr("cuDevicePrimaryCtxRelease", code, r.dev)
+	}
+	return nil
+}
+
 // copyIn copies reg into r's stage at off, on r's stream.
 func (r *rank) copyIn(s stage, off uint64, reg Region) error {
 	src, sctx, err := addr(reg)
@@ -382,16 +409,8 @@ func (c *Comm) stageSources(ts []Transfer, sendOff []uint64) error {
 			}
 			continue
 		}
-		src, sctx, err := addr(t.Src)
-		if err != nil {
+		if err := r.copyLocal(t.Dst, t.Src); err != nil {
 			return err
-		}
-		dst, dctx, err := addr(t.Dst)
-		if err != nil {
-			return err
-		}
-		if code := int(C.gp_nccl_copy(r.ctx, dst, dctx, src, sctx, C.size_t(t.Src.Len), r.stream)); code != 0 {
-			return cudaErr("cuMemcpyPeerAsync", code, r.dev)
 		}
 	}
 	return nil
@@ -424,9 +443,7 @@ func (c *Comm) closeLocked() error {
 			keep(ncclErr("ncclCommDestroy", code))
 		}
 		if r.ctx != nil {
-			if code := int(C.gp_nccl_release(C.int(r.dev), r.ctx, r.stream)); code != 0 {
-				keep(cudaErr("cuDevicePrimaryCtxRelease", code, r.dev))
-			}
+			keep(r.releaseContext())
 		}
 	}
 	return first

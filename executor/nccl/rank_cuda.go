@@ -356,25 +356,6 @@ func (c *RankComm) layout(ps []PeerRegion) ([]uint64, uint64) {
 	return off, end
 }
 
-// copyLocal copies src into dst (the same length) on r's stream.
-func (r *rank) copyLocal(dst, src Region) error {
-	if src.Len == 0 {
-		return nil
-	}
-	s, sctx, err := addr(src)
-	if err != nil {
-		return err
-	}
-	d, dctx, err := addr(dst)
-	if err != nil {
-		return err
-	}
-	if code := int(C.gp_nccl_copy(r.ctx, d, dctx, s, sctx, C.size_t(src.Len), r.stream)); code != 0 {
-		return cudaErr("cuMemcpyPeerAsync", code, r.dev)
-	}
-	return nil
-}
-
 // Close destroys the communicator (unless a timeout aborted it), frees
 // the stages and releases the primary context. The executor stays open.
 func (c *RankComm) Close() error {
@@ -408,8 +389,6 @@ func (c *RankComm) release() error {
 		C.gp_nccl_slot_free(c.slot)
 		c.slot = nil
 	}
-	if code := int(C.gp_nccl_release(C.int(r.dev), r.ctx, r.stream)); code != 0 {
-		keep(cudaErr("cuDevicePrimaryCtxRelease", code, r.dev))
-	}
+	keep(r.releaseContext())
 	return first
 }
