@@ -500,6 +500,13 @@ const (
 	// QueueItemBytesW64 is QueueItemBytes for the 64-bit kernels, whose
 	// edge ranges are two uint64.
 	QueueItemBytesW64 = 20
+	// LevelW64MaxThreads and levelW64MinBlocks are the 64-bit direction-
+	// optimizing level's launch bounds: blocks of at most LevelW64MaxThreads
+	// threads, levelW64MinBlocks of which an SM must hold, so that its
+	// registers stay within as many blocks of the per-level kernels' default
+	// size as the 32-bit level fits.
+	LevelW64MaxThreads = 256
+	levelW64MinBlocks  = 5
 	// levelBlockQueueItems and megaBlockQueueItems are the items a block
 	// stages in shared memory per level (per step in the megakernel).
 	levelBlockQueueItems = 1024
@@ -643,6 +650,8 @@ var ABI = kernelabi.Module{
 		{Name: "LOG_DEPTH_SHIFT", Value: logDepthShift},
 		{Name: "QUEUE_ITEM_BYTES", Value: QueueItemBytes, Doc: "Device bytes of one frontier-queue item: its edge range and its label (the\n64-bit kernels' with 64-bit offsets)."},
 		{Name: "QUEUE_ITEM_BYTES_W64", Value: QueueItemBytesW64},
+		{Name: "LEVEL_W64_MAX_THREADS", Value: LevelW64MaxThreads, Doc: "The 64-bit direction-optimizing level's launch bounds: its largest block,\nand the blocks an SM must hold."},
+		{Name: "LEVEL_W64_MIN_BLOCKS", Value: levelW64MinBlocks},
 		{Name: "LEVEL_BLOCK_QCAP", Value: levelBlockQueueItems, Doc: "Items a block stages in shared memory per level (per megakernel step)."},
 		{Name: "MEGA_BLOCK_QCAP", Value: megaBlockQueueItems},
 		{Name: "MEGA_NARROW_THREADS", Value: MegakernelNarrowThreads, Doc: "The largest block of the narrow megakernel."},

@@ -34,7 +34,7 @@ func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
 		KernelWaveScan:         {Run: kernelabi.Emulate(e.runScan), Regs: 20},
 		KernelInitW64:          {Run: kernelabi.Emulate(e.runInitW64), Regs: 26},
 		KernelQueueLevelW64:    {Run: kernelabi.Emulate(e.runQueueLevelW64), Regs: 46, Smem: 16*levelBlockQueueItems + 16},
-		KernelDoLevelW64:       {Run: kernelabi.Emulate(e.runDoLevelW64), Regs: 58, Smem: 16*levelBlockQueueItems + 72},
+		KernelDoLevelW64:       {Run: kernelabi.Emulate(e.runDoLevelW64), Regs: 48, Smem: 16*levelBlockQueueItems + 72, MaxThreads: LevelW64MaxThreads},
 		KernelQueueLevel:       {Run: kernelabi.Emulate(e.runQueueLevel), Regs: 40, Smem: 8*levelBlockQueueItems + 8},
 		KernelDoLevel:          {Run: kernelabi.Emulate(e.runDoLevel), Regs: 48, Smem: 8*levelBlockQueueItems + 32},
 		KernelMegakernel:       {Run: e.runMegakernel(false), Regs: 64, Smem: 34000},

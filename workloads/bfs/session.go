@@ -264,6 +264,9 @@ func NewSession(x *executor.Executor, g *frontier.CSR, cfg Config) (*Session, er
 		return nil, err
 	}
 	s := &Session{x: x, g: g, cfg: cfg, lowDeg: LowDegree(g), width: PlanOffsetWidth(g, cfg.WideOffsets), word: make([]byte, 8*ResultWords)}
+	if err := s.checkLevelThreads(); err != nil {
+		return nil, err
+	}
 	s.optimizing = cfg.Direction == DirectionAuto && DirectionOptimizing(g)
 	if err := cfg.checkAsyncDirection(s.optimizing); err != nil {
 		return nil, err
@@ -362,7 +365,7 @@ func megakernelFor(threads int) string {
 func (s *Session) planLaunches(qp planners.DeviceWorkQueueProfile) error {
 	x, p := s.x, &s.plans
 	var err error
-	if p.LevelGrid, err = x.CooperativeGrid(s.k.level, s.cfg.LevelThreads, 0); err != nil {
+	if p.LevelGrid, err = s.levelGrid(); err != nil {
 		return err
 	}
 	if p.MegakernelGrid, err = harness.PersistentGrid(x, s.k.mega, s.cfg.MegakernelThreads, harness.GridCap{BlocksPerSM: s.cfg.MegakernelBlocksPerSM,
@@ -383,6 +386,26 @@ func (s *Session) planLaunches(qp planners.DeviceWorkQueueProfile) error {
 		return fmt.Errorf("BFS over %s: frontier queue drain: %w", s.g.Name, err)
 	}
 	return nil
+}
+
+// levelGrid plans the grid the per-level kernels share (the queue level,
+// the direction-optimizing level and the multi-source level and finish
+// kernels all launch on it): the co-resident grid of whichever fits the
+// fewest blocks on an SM, so that none of them runs a second wave of
+// blocks behind the first. The 64-bit direction-optimizing level needs
+// more registers than the queue level, and fits fewer blocks.
+func (s *Session) levelGrid() (executor.GridPlan, error) {
+	var best executor.GridPlan
+	for i, k := range []*executor.Kernel{s.k.level, s.k.doLevel, s.k.msLevel, s.k.msFinish} {
+		g, err := s.x.CooperativeGrid(k, s.cfg.LevelThreads, 0)
+		if err != nil {
+			return g, err
+		}
+		if i == 0 || g.BlocksPerSM < best.BlocksPerSM {
+			best = g
+		}
+	}
+	return best, nil
 }
 
 // allocate allocates the buffers the memory plan counts, and checks that

@@ -9,7 +9,9 @@ import (
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/gputest"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
+	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -241,4 +243,65 @@ func TestLayoutHashIsTheDeviceLayout(t *testing.T) {
 		hashes[c.width] = s.layoutHash()
 	}
 	assert.NotEqual(t, hashes[Offsets32], hashes[Offsets64])
+}
+
+// TestLevelGridFitsEveryLevelKernel checks that the per-level kernels'
+// grid is planned for the one of them that fits the fewest blocks on an
+// SM: a 64-bit direction-optimizing level of 64 registers a thread fits
+// 4 blocks of 256 threads where the queue level fits 5, so the grid is 4
+// blocks an SM, and no launch of it runs a second wave.
+func TestLevelGridFitsEveryLevelKernel(t *testing.T) {
+	heavy := func(dev occupancy.Device, seed uint64) *executor.Fake {
+		return kernelabi.NewEmulation(seed, func(s *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
+			m := fakes(s)
+			k := m[KernelDoLevelW64]
+			k.Regs = 64
+			m[KernelDoLevelW64] = k
+			return m
+		}).NewFake(dev)
+	}
+	g := mustGraph(t)(frontier.Kronecker(10, 16, 3))
+	for _, c := range []struct {
+		name  string
+		open  func(occupancy.Device, uint64) *executor.Fake
+		wide  bool
+		perSM int
+	}{
+		{"32-bit kernels", NewFake, false, 5},
+		{"64-bit kernels", NewFake, true, 5},
+		{"64-bit level of 64 registers", heavy, true, 4},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			x, _ := gputest.OpenFake(t, "h100", 1<<30, 1, c.open)
+			s, err := NewSession(x, g, Config{WideOffsets: c.wide})
+			require.NoError(t, err)
+			t.Cleanup(func() { require.NoError(t, s.Close()) })
+			lg := s.Plans().LevelGrid
+			assert.Equal(t, c.perSM, lg.BlocksPerSM)
+			assert.Equal(t, uint32(c.perSM*lg.SMCount), lg.GridBlocks)
+			for _, k := range []*executor.Kernel{s.k.level, s.k.doLevel, s.k.msLevel, s.k.msFinish} {
+				kg, err := x.CooperativeGrid(k, lg.BlockThreads, 0)
+				require.NoError(t, err)
+				assert.GreaterOrEqual(t, kg.BlocksPerSM, lg.BlocksPerSM, "a level kernel fits fewer blocks than its grid")
+			}
+			_, err = s.Run(ArmDeviceLoop, 0)
+			require.NoError(t, err)
+		})
+	}
+}
+
+// TestWideLevelThreadsRefused checks that a session of 64-bit offsets
+// refuses per-level blocks past the 64-bit level's launch bounds, naming
+// the field, before anything is allocated.
+func TestWideLevelThreadsRefused(t *testing.T) {
+	x, fake := newFakeExecutor(t, 1<<30, 1)
+	g := mustGraph(t)(frontier.Grid(16))
+	_, err := NewSession(x, g, Config{WideOffsets: true, LevelThreads: 2 * LevelW64MaxThreads})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "LevelThreads = 512")
+	assert.Contains(t, err.Error(), "Fix: set LevelThreads to 256 or less")
+	assert.Zero(t, fake.Stats().DeviceAllocations)
+	s, err := NewSession(x, g, Config{LevelThreads: 2 * LevelW64MaxThreads})
+	require.NoError(t, err, "32-bit kernels take the larger block")
+	require.NoError(t, s.Close())
 }

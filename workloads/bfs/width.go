@@ -76,6 +76,17 @@ func (s *Session) narrowOnly(what string) error {
 		s.g.Name, what, s.g.NumEdgeEntries(), uint64(frontier.MaxOffsets32Entries), ArmHostLoop, ArmDeviceLoop)
 }
 
+// checkLevelThreads refuses per-level blocks larger than the 64-bit
+// direction-optimizing level launches (its launch bounds,
+// LevelW64MaxThreads) in a session of 64-bit offsets.
+func (s *Session) checkLevelThreads() error {
+	if !s.width.Wide() || s.cfg.LevelThreads <= LevelW64MaxThreads {
+		return nil
+	}
+	return fmt.Errorf("BFS config LevelThreads = %d over %s: the 64-bit level kernels (%d adjacency entries, or Config.WideOffsets) launch blocks of at most %d threads. Fix: set LevelThreads to %d or less",
+		s.cfg.LevelThreads, s.g.Name, s.g.NumEdgeEntries(), LevelW64MaxThreads, LevelW64MaxThreads)
+}
+
 // OffsetWidth returns the width of the session's offsets.
 func (s *Session) OffsetWidth() OffsetWidth { return s.width }
 

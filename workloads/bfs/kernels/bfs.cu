@@ -497,13 +497,29 @@ struct FrontierOf {
 };
 typedef FrontierOf<uint2> Frontier;
 
+// visited tests vertex u's bit in a visited bitmap; NC reads it through
+// the read-only cache (a per-level launch, which never writes this bitmap),
+// otherwise with a plain load (the megakernel wrote it in an earlier step,
+// before a grid barrier; a top-down claim reads the bitmap its own level
+// sets, where a bit it misses only costs the level test).
+template <bool NC>
+__device__ __forceinline__ bool visited(const u32* vis, u32 u) {
+    u32 w = NC ? __ldg(&vis[u >> 5]) : vis[u >> 5];
+    return ((w >> (u & 31u)) & 1u) != 0;
+}
+
 // claim offers vertex w (if valid) the label nl. The low-degree path (grids,
 // road networks) claims straight away and reads w's offsets (and, with
 // spec, its first SPEC targets, for the keep queue) in parallel with the
 // claim, one memory round trip shorter than testing the level first.
 // Graphs of high degree test first (a stale cached level is never smaller
 // than the current one, so the test only lets through claims that may
-// succeed), so most edges cost one cached load instead of an atomic.
+// succeed), so most edges cost one cached load instead of an atomic. Where
+// the traversal keeps a visited bitmap (a level-synchronous, direction-
+// optimizing one, whose visited vertices are all labelled at or below nl),
+// they test its bit before the level: the bitmap is a 32nd of the levels'
+// size and stays in L2 where the levels do not. A bit not seen yet (a claim
+// of this level elsewhere) only lets the level test run.
 template <typename E, typename T>
 __device__ __forceinline__ void claim(const GraphOf<E>& g, bool valid, u32 w, u32 nl, bool spec, FoundOf<E>* f, T* tally) {
     f->spec = false;
@@ -533,7 +549,7 @@ __device__ __forceinline__ void claim(const GraphOf<E>& g, bool valid, u32 w, u3
             // now, off the critical path.
             if (!spec && f->nitems > 0) prefetch_l2(g.targets + b);
         }
-    } else if (lv[w] > nl) {
+    } else if ((g.vis == nullptr || !visited<false>(g.vis, w)) && lv[w] > nl) {
         u32 old = atomicMin(&lv[w], nl);
         if (old > nl) {
             f->b = __ldg(&g.offsets[w]);
@@ -974,16 +990,6 @@ __device__ __forceinline__ void add_counts(TallyOf<u64>* tally, u32* sh, u64* co
     }
 }
 
-// visited tests vertex u's bit in a visited bitmap; NC reads it through
-// the read-only cache (a per-level launch, which never writes this bitmap),
-// otherwise with a plain load (the megakernel wrote it in an earlier step,
-// before a grid barrier).
-template <bool NC>
-__device__ __forceinline__ bool visited(const u32* vis, u32 u) {
-    u32 w = NC ? __ldg(&vis[u >> 5]) : vis[u >> 5];
-    return ((w >> (u & 31u)) & 1u) != 0;
-}
-
 // warp_owner returns the last lane j whose excl_j <= e: the owner of slot e
 // of a warp-wide exclusive scan (lanes with nothing share their
 // successor's excl and are passed over).
@@ -1072,8 +1078,10 @@ __device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u3
     u32 per_tile = wpb * BU_TILE_WORDS;
     u32 lab = d + 1;
     for (u32 t0 = blockIdx.x * per_tile; t0 < nwords; t0 += gridDim.x * per_tile) {
-        E fb[BU_TILE_WORDS], fe[BU_TILE_WORDS];
-        bool fnd[BU_TILE_WORDS];
+        // Each word's find keeps only its degree (0: no find; a find has an
+        // edge, and a vertex fewer than 2^32); a tile that pushes reads its
+        // finds' starts again, from the lines the search just read.
+        u32 fd[BU_TILE_WORDS];
         u32 mynf = 0;
         E mymf = 0;
 #pragma unroll
@@ -1097,9 +1105,7 @@ __device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u3
                 mynf++;
                 mymf += e - b;
             }
-            fb[k] = b;
-            fe[k] = e;
-            fnd[k] = f;
+            fd[k] = f ? (u32)(e - b) : 0u;
         }
         u32 wnf = __reduce_add_sync(FULL_MASK, mynf);
         E wmf = warp_sum(mymf);
@@ -1123,10 +1129,10 @@ __device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u3
             for (u32 k = 0; k < BU_TILE_WORDS; k++) {
                 FoundOf<E> f;
                 f.spec = false;
-                f.b = fb[k];
-                f.e = fe[k];
+                f.b = fd[k] != 0 ? __ldg(&g.offsets[(t0 + k * wpb + warp) * 32 + lane]) : (E)0;
+                f.e = f.b + fd[k];
                 f.lab = lab;
-                f.nitems = fnd[k] ? (u32)((fe[k] - fb[k] + g.chunk - 1) / g.chunk) : 0u;
+                f.nitems = (fd[k] + g.chunk - 1) / g.chunk;
                 push_items(s, lane, f, g.chunk);
             }
         }
@@ -1269,8 +1275,10 @@ extern "C" __global__ void bfs_do_level(BFS_DO_LEVEL_PARAMS) {
 }
 
 // bfs_do_level_w64 is bfs_do_level over 64-bit offsets and items, with the
-// frontier's edges in CTL_EDGES_W64 and 32-byte log entries.
-extern "C" __global__ void bfs_do_level_w64(BFS_DO_LEVEL_W64_PARAMS) {
+// frontier's edges in CTL_EDGES_W64 and 32-byte log entries. Its launch
+// bounds hold it to the registers of as many blocks an SM as the 32-bit
+// level (a few bytes spill), where it would otherwise fit one block fewer.
+extern "C" __global__ void __launch_bounds__(LEVEL_W64_MAX_THREADS, LEVEL_W64_MIN_BLOCKS) bfs_do_level_w64(BFS_DO_LEVEL_W64_PARAMS) {
     do_level_body(offsets, targets, level, q0, q1, vis0, vis1, ctl, dlog, n, chunk, qcap, low_degree, log_cap, direction,
                   depth_base, phase_begin, phase_end);
 }

@@ -87,6 +87,11 @@
 #define QUEUE_ITEM_BYTES 12u
 #define QUEUE_ITEM_BYTES_W64 20u
 
+// The 64-bit direction-optimizing level's launch bounds: its largest block,
+// and the blocks an SM must hold.
+#define LEVEL_W64_MAX_THREADS 256u
+#define LEVEL_W64_MIN_BLOCKS 5u
+
 // Items a block stages in shared memory per level (per megakernel step).
 #define LEVEL_BLOCK_QCAP 1024u
 #define MEGA_BLOCK_QCAP 1024u
