@@ -29,25 +29,26 @@ type wideMemory struct {
 	name string
 }
 
-// mapWide maps a 64-bit launch's buffers as memoryDO maps a 32-bit one's,
-// into narrowed copies where the layouts differ (zero pointers are
-// skipped).
+// wideMapper returns the mapper of the 64-bit kernel named name: mapWide,
+// whose narrowed copy is written back after the run.
+func wideMapper(name string) mapper {
+	return func(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (emuMemory, func(), error) {
+		w, err := mapWide(l, name, offsets, targets, level, q0, q1, vis0, vis1, ctl, log, n, qcap, logCap)
+		if err != nil {
+			return emuMemory{}, nil, err
+		}
+		return w.m, w.writeBack, nil
+	}
+}
+
+// mapWide maps a 64-bit launch's buffers: the levels, the visited bitmaps
+// and the control words as memoryDO maps a 32-bit one's, the rest into
+// narrowed copies (zero pointers are skipped).
 func mapWide(l *executor.FakeLaunch, name string, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (*wideMemory, error) {
 	w := &wideMemory{name: name}
 	var err error
-	if w.m.level, err = kernelabi.View[int32](l, level, n); err != nil {
+	if w.m, err = memoryDO(l, 0, 0, level, 0, 0, vis0, vis1, ctl, 0, n, qcap, 0); err != nil {
 		return nil, err
-	}
-	if w.m.ctl, err = kernelabi.View[uint32](l, ctl, CtlWords); err != nil {
-		return nil, err
-	}
-	for i, v := range []executor.DevPtr{vis0, vis1} {
-		if v == 0 {
-			continue
-		}
-		if w.m.vis[i], err = kernelabi.View[uint32](l, v, (n+31)/32); err != nil {
-			return nil, err
-		}
 	}
 	if err := w.mapGraph(l, offsets, targets, n); err != nil {
 		return nil, err
@@ -147,52 +148,14 @@ func (w *wideMemory) writeBack() {
 	}
 }
 
-func (e *emulator) runInitW64(l *executor.FakeLaunch, pw InitW64Params[executor.DevPtr]) error {
-	p := pw.narrow()
-	if p.Root >= p.N {
-		return fmt.Errorf("%s: root %d of %d vertices", KernelInitW64, p.Root, p.N)
-	}
-	w, err := mapWide(l, KernelInitW64, p.Offsets, 0, p.Level, p.Q0, 0, p.Vis, 0, p.Ctl, 0, p.N, p.QCap, 0)
-	if err != nil {
-		return err
-	}
-	newEmuDevice(w.m, uint32(p.Chunk), uint32(p.QCap), 1, 1, 1, 0).init(uint32(p.Root))
-	w.writeBack()
-	return nil
+func (e *emulator) runInitW64(l *executor.FakeLaunch, p InitW64Params[executor.DevPtr]) error {
+	return e.initWith(l, KernelInitW64, wideMapper(KernelInitW64), p.narrow())
 }
 
-func (e *emulator) runQueueLevelW64(l *executor.FakeLaunch, pw QueueLevelW64Params[executor.DevPtr]) error {
-	p := pw.narrow()
-	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
-		return err
-	}
-	n, err := vertices(l, p.Level, p.Offsets)
-	if err != nil {
-		return err
-	}
-	w, err := mapWide(l, KernelQueueLevelW64, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, 0, 0, p.Ctl, 0, n, p.QCap, 0)
-	if err != nil {
-		return err
-	}
-	e.device(l, w.m, p.Chunk, p.QCap, levelBlockQueueItems).queueLevel(uint32(p.DepthBase + p.PhaseBegin))
-	w.writeBack()
-	return nil
+func (e *emulator) runQueueLevelW64(l *executor.FakeLaunch, p QueueLevelW64Params[executor.DevPtr]) error {
+	return e.queueLevelWith(l, wideMapper(KernelQueueLevelW64), p.narrow())
 }
 
-func (e *emulator) runDoLevelW64(l *executor.FakeLaunch, pw DoLevelW64Params[executor.DevPtr]) error {
-	p := pw.narrow()
-	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
-		return err
-	}
-	if p.LogCap < 2 || p.Direction > DirBottomUp {
-		return fmt.Errorf("%s: log of %d entries, direction %d", KernelDoLevelW64, p.LogCap, p.Direction)
-	}
-	t := p.TraversalParams
-	w, err := mapWide(l, KernelDoLevelW64, t.Offsets, t.Targets, t.Level, t.Q0, t.Q1, t.Vis0, t.Vis1, t.Ctl, t.Log, t.N, t.QCap, p.LogCap)
-	if err != nil {
-		return err
-	}
-	e.device(l, w.m, p.Chunk, p.QCap, levelBlockQueueItems).doLevel(uint32(p.DepthBase+p.PhaseBegin), uint32(p.Direction))
-	w.writeBack()
-	return nil
+func (e *emulator) runDoLevelW64(l *executor.FakeLaunch, p DoLevelW64Params[executor.DevPtr]) error {
+	return e.doLevelWith(l, KernelDoLevelW64, wideMapper(KernelDoLevelW64), p.narrow())
 }

@@ -61,11 +61,13 @@ func memory(l *executor.FakeLaunch, offsets, targets, level, q0, q1, ctl executo
 }
 
 // memoryDO is memory with the visited bitmaps and the decision log of
-// logCap entries.
+// logCap entries (zero offsets skip the targets too).
 func memoryDO(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (emuMemory, error) {
 	var m emuMemory
 	var err error
-	if m.offsets, err = kernelabi.View[uint32](l, offsets, n+1); err != nil {
+	if offsets == 0 {
+		targets = 0
+	} else if m.offsets, err = kernelabi.View[uint32](l, offsets, n+1); err != nil {
 		return m, err
 	}
 	if targets != 0 {
@@ -111,16 +113,34 @@ func grid(l *executor.FakeLaunch) (nwarps, perBlock uint32) {
 	return c.Grid[0] * c.Grid[1] * c.Grid[2] * ((threads + 31) / 32), (threads + 31) / 32
 }
 
+// mapper maps a launch's buffers (memoryDO's arguments) into the 32-bit
+// memory the emulation runs on, and returns what writes that back into
+// the launch's layout after the run: memoryDO itself for the 32-bit
+// kernels (nothing to write back), the narrowed copy of the 64-bit ones'
+// (wideMapper).
+type mapper func(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (emuMemory, func(), error)
+
+// narrowMapper is the 32-bit kernels' mapper.
+func narrowMapper(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis1, ctl, log executor.DevPtr, n, qcap, logCap uint64) (emuMemory, func(), error) {
+	m, err := memoryDO(l, offsets, targets, level, q0, q1, vis0, vis1, ctl, log, n, qcap, logCap)
+	return m, func() {}, err
+}
+
 func (e *emulator) runInit(l *executor.FakeLaunch, p InitParams[executor.DevPtr]) error {
+	return e.initWith(l, KernelInit, narrowMapper, p)
+}
+
+// initWith emulates the init kernel named name over memory mapped by mem.
+func (e *emulator) initWith(l *executor.FakeLaunch, name string, mem mapper, p InitParams[executor.DevPtr]) error {
 	if p.Root >= p.N {
-		return fmt.Errorf("%s: root %d of %d vertices", KernelInit, p.Root, p.N)
+		return fmt.Errorf("%s: root %d of %d vertices", name, p.Root, p.N)
 	}
-	m, err := memoryDO(l, p.Offsets, 0, p.Level, p.Q0, 0, p.Vis, 0, p.Ctl, 0, p.N, p.QCap, 0)
+	m, done, err := mem(l, p.Offsets, 0, p.Level, p.Q0, 0, p.Vis, 0, p.Ctl, 0, p.N, p.QCap, 0)
 	if err != nil {
 		return err
 	}
-	d := newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), 1, 1, 1, 0)
-	d.init(uint32(p.Root))
+	newEmuDevice(m, uint32(p.Chunk), uint32(p.QCap), 1, 1, 1, 0).init(uint32(p.Root))
+	done()
 	return nil
 }
 
@@ -150,6 +170,11 @@ func (e *emulator) device(l *executor.FakeLaunch, m emuMemory, chunk, qcap uint6
 }
 
 func (e *emulator) runQueueLevel(l *executor.FakeLaunch, p QueueLevelParams[executor.DevPtr]) error {
+	return e.queueLevelWith(l, narrowMapper, p)
+}
+
+// queueLevelWith emulates a queue level over memory mapped by mem.
+func (e *emulator) queueLevelWith(l *executor.FakeLaunch, mem mapper, p QueueLevelParams[executor.DevPtr]) error {
 	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
 		return err
 	}
@@ -157,11 +182,12 @@ func (e *emulator) runQueueLevel(l *executor.FakeLaunch, p QueueLevelParams[exec
 	if err != nil {
 		return err
 	}
-	m, err := memory(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, p.Ctl, n, p.QCap)
+	m, done, err := mem(l, p.Offsets, p.Targets, p.Level, p.Q0, p.Q1, 0, 0, p.Ctl, 0, n, p.QCap, 0)
 	if err != nil {
 		return err
 	}
 	e.device(l, m, p.Chunk, p.QCap, levelBlockQueueItems).queueLevel(uint32(p.DepthBase + p.PhaseBegin))
+	done()
 	return nil
 }
 
@@ -172,17 +198,25 @@ func traversal(l *executor.FakeLaunch, p TraversalParams[executor.DevPtr], logCa
 }
 
 func (e *emulator) runDoLevel(l *executor.FakeLaunch, p DoLevelParams[executor.DevPtr]) error {
+	return e.doLevelWith(l, KernelDoLevel, narrowMapper, p)
+}
+
+// doLevelWith emulates the direction-optimizing level named name over
+// memory mapped by mem.
+func (e *emulator) doLevelWith(l *executor.FakeLaunch, name string, mem mapper, p DoLevelParams[executor.DevPtr]) error {
 	if ok, err := oneLevel(l, p.Ctl, p.PhaseBegin, p.PhaseEnd); !ok {
 		return err
 	}
 	if p.LogCap < 2 || p.Direction > DirBottomUp {
-		return fmt.Errorf("%s: log of %d entries, direction %d", KernelDoLevel, p.LogCap, p.Direction)
+		return fmt.Errorf("%s: log of %d entries, direction %d", name, p.LogCap, p.Direction)
 	}
-	m, err := traversal(l, p.TraversalParams, p.LogCap)
+	t := p.TraversalParams
+	m, done, err := mem(l, t.Offsets, t.Targets, t.Level, t.Q0, t.Q1, t.Vis0, t.Vis1, t.Ctl, t.Log, t.N, t.QCap, p.LogCap)
 	if err != nil {
 		return err
 	}
 	e.device(l, m, p.Chunk, p.QCap, levelBlockQueueItems).doLevel(uint32(p.DepthBase+p.PhaseBegin), uint32(p.Direction))
+	done()
 	return nil
 }
 

@@ -90,18 +90,12 @@ func (s *Session) checkLevelThreads() error {
 // OffsetWidth returns the width of the session's offsets.
 func (s *Session) OffsetWidth() OffsetWidth { return s.width }
 
-// w64 returns p's parameters for KernelInitW64.
-func (p InitParams[P]) w64() InitW64Params[P] {
-	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
-	return InitW64Params[P]{Offsets: p.Offsets, Level: p.Level, Q0: p.Q0, Vis: p.Vis, Ctl: p.Ctl, N: p.N, Root: p.Root, Chunk: p.Chunk, QCap: p.QCap}
-}
+// w64 returns p's parameters for KernelInitW64: the same fields, whose C
+// types alone (the struct tags) differ.
+func (p InitParams[P]) w64() InitW64Params[P] { return InitW64Params[P](p) }
 
-// w64 returns p's parameters for KernelQueueLevelW64.
-func (p QueueLevelParams[P]) w64() QueueLevelW64Params[P] {
-	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
-	return QueueLevelW64Params[P]{Offsets: p.Offsets, Targets: p.Targets, Level: p.Level, Q0: p.Q0, Q1: p.Q1, Ctl: p.Ctl,
-		Chunk: p.Chunk, QCap: p.QCap, LowDegree: p.LowDegree, DepthBase: p.DepthBase, PhaseBegin: p.PhaseBegin, PhaseEnd: p.PhaseEnd}
-}
+// w64 returns p's parameters for KernelQueueLevelW64 (the same fields).
+func (p QueueLevelParams[P]) w64() QueueLevelW64Params[P] { return QueueLevelW64Params[P](p) }
 
 // w64 returns p's parameters for KernelDoLevelW64.
 func (p DoLevelParams[P]) w64() DoLevelW64Params[P] {
@@ -112,17 +106,10 @@ func (p DoLevelParams[P]) w64() DoLevelW64Params[P] {
 }
 
 // narrow is w64's inverse, for the emulation.
-func (p InitW64Params[P]) narrow() InitParams[P] {
-	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
-	return InitParams[P]{Offsets: p.Offsets, Level: p.Level, Q0: p.Q0, Vis: p.Vis, Ctl: p.Ctl, N: p.N, Root: p.Root, Chunk: p.Chunk, QCap: p.QCap}
-}
+func (p InitW64Params[P]) narrow() InitParams[P] { return InitParams[P](p) }
 
 // narrow is w64's inverse, for the emulation.
-func (p QueueLevelW64Params[P]) narrow() QueueLevelParams[P] {
-	//lint:ignore S1016 field by field, as the direction-optimizing pair must be (its embedded struct rules out a conversion)
-	return QueueLevelParams[P]{Offsets: p.Offsets, Targets: p.Targets, Level: p.Level, Q0: p.Q0, Q1: p.Q1, Ctl: p.Ctl,
-		Chunk: p.Chunk, QCap: p.QCap, LowDegree: p.LowDegree, DepthBase: p.DepthBase, PhaseBegin: p.PhaseBegin, PhaseEnd: p.PhaseEnd}
-}
+func (p QueueLevelW64Params[P]) narrow() QueueLevelParams[P] { return QueueLevelParams[P](p) }
 
 // narrow is w64's inverse, for the emulation.
 func (p DoLevelW64Params[P]) narrow() DoLevelParams[P] {
