@@ -91,8 +91,8 @@ stream0() {
   bench road-2048 --graph road:2048 --roots 8 --samples 10 "${peer_flags[@]}" || return 1
   bench grid3d-160 --graph grid3d:160 --roots 8 --samples 10 || return 1
   bench kron-26-h200 --graph kron:26 --roots 8 --samples 5 --arms host-loop,device-loop
-  bench kron-27-h200 --graph kron:27 --roots 8 --samples 3 --arms host-loop,device-loop || return 1
-  bench kron-28-h200 --graph kron:28 --roots 8 --samples 3 --arms host-loop,device-loop
+  bench kron-27-h200 --graph kron:27 --roots 8 --samples 10 --arms host-loop,device-loop || return 1
+  bench kron-28-h200 --graph kron:28 --roots 8 --samples 10 --arms host-loop,device-loop
 }
 
 stream1() {
@@ -149,7 +149,7 @@ egraphs || fail=1
 builds() {
   run_bench kron kron-build-22 --scale 22 --samples 10 || return 1
   run_bench kron kron-build-26 --scale 26 --samples 10 --cpu-samples 1 || return 1
-  run_bench kron kron-build-28 --scale 28 --samples 3 --cpu-samples -1
+  run_bench kron kron-build-28 --scale 28 --samples 10 --cpu-samples -1
 }
 builds || fail=1
 
