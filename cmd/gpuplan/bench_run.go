@@ -278,12 +278,13 @@ func evidenceRows(res *bfs.BenchResult, prov evidence.Provenance, g *frontier.CS
 }
 
 // writeComments appends the summary table, the check of every root (one
-// "# check" line each) and the plans, as JSON, to an evidence CSV as
-// comment lines.
+// "# check" line each), the roots' statistics (levels, reached vertices and
+// traversed edges, from which a gate's per-level bound for a GTEPS rate is
+// worked out) and the plans, as JSON, to an evidence CSV as comment lines.
 func writeComments(w io.Writer, table string, res *bfs.BenchResult) {
 	writeTableComments(w, table)
 	writeJSONComments(w, checkComments(res.Checks)...)
-	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"sessions", res.Sessions},
+	writeJSONComments(w, jsonComment{"roots", res.Summary.Roots}, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"sessions", res.Sessions},
 		jsonComment{"megakernel", res.Summary.Megakernel}, jsonComment{"megakernel-setting", res.Megakernel},
 		jsonComment{"megakernel-tuning", res.Tuning}, jsonComment{"directions", res.Directions},
 		jsonComment{"multi-source", res.MultiSource}, jsonComment{"peers", res.Peers})

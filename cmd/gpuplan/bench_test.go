@@ -200,6 +200,7 @@ func TestBenchOnFake(t *testing.T) {
 	assert.Len(t, rows, 3*2+10, "two samples per arm and ten copies")
 	assert.Contains(t, string(data), "# plans {")
 	assert.Contains(t, string(data), "# sessions [")
+	assert.Regexp(t, `# roots \[\{"root":\d+,"levels":\d+,"reached":\d+,"edges":[1-9]\d*\}`, string(data), "each root's traversed edges")
 	assert.Contains(t, log, "megakernel tuning from root", "the megakernel is tuned by default")
 	assert.Contains(t, out, "megakernel setting: ")
 	assert.Contains(t, out, "tuned from root")
