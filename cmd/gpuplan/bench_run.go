@@ -62,17 +62,30 @@ func (e *env) benchLogf(format string, a ...any) {
 }
 
 // benchFrontier builds the graph, opens the executor, runs the benchmark
-// protocol (bfs.Bench) and writes the evidence and the summary.
+// protocol (bfs.Bench) and writes the evidence and the summary. A graph
+// read from a file is read first, so that what is wrong with the file (or
+// its roots) is named before anything about the device; a generated graph
+// is built after the device is opened, so that a missing device is named
+// before the build's time is spent.
 func benchFrontier(e *env, o *benchOptions) error {
 	logf := e.benchLogf
+	var g *frontier.CSR
+	var roots []int32
+	var err error
+	if o.spec.Kind == "file" {
+		if g, roots, err = o.graphAndRoots(logf); err != nil {
+			return err
+		}
+	}
 	fingerprint, x, err := openBench(o.out, o.sourceRoot, bfsWorkload, o.open, o.device)
 	if err != nil {
 		return err
 	}
 	defer x.Close()
-	g, roots, err := o.graphAndRoots(logf)
-	if err != nil {
-		return err
+	if g == nil {
+		if g, roots, err = o.graphAndRoots(logf); err != nil {
+			return err
+		}
 	}
 	bar := &progressBar{w: e.stderr, on: o.progress}
 	o.bench.Progress, o.bench.Log = bar.update, logf

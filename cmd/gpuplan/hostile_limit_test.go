@@ -44,3 +44,28 @@ func TestUnderAddressSpaceLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestBenchFrontierReadsFileFirst checks that bench frontier reads a
+// graph file before it opens a device: in the build without CUDA, a
+// malformed or missing file is named, not the missing CUDA build, while a
+// generated graph still gets the CUDA error before its build.
+func TestBenchFrontierReadsFileFirst(t *testing.T) {
+	dir := t.TempDir()
+	bad := dir + "/bad.el"
+	require.NoError(t, os.WriteFile(bad, []byte("0 1\n1 x\n"), 0o644))
+	cases := []struct {
+		name, graph, want, not string
+	}{
+		{"malformed file", "file:" + bad, `bad.el:2: vertex id "x" is not an integer. Fix:`, "CUDA"},
+		{"missing file", "file:" + dir + "/none.el", "no such file. Fix: check the path", "CUDA"},
+		{"generated graph", "grid:8", "built without CUDA support", "reading graph"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, "", "bench", "frontier", "--graph", c.graph)
+			assert.Equal(t, exitFailure, code)
+			assert.Contains(t, stderr, c.want)
+			assert.NotContains(t, stderr, c.not)
+		})
+	}
+}
