@@ -78,7 +78,8 @@ type Config struct {
 	// DefaultCheckEvery).
 	CheckEvery int `json:"check_every"`
 	// LevelThreads is the block size of the per-level kernels (0:
-	// DefaultLevelThreads).
+	// DefaultLevelThreads); at most LevelW64MaxThreads in a session of
+	// 64-bit offsets.
 	LevelThreads int `json:"level_threads"`
 	// MegakernelThreads is the megakernel's block size (0:
 	// DefaultMegakernelThreads).
