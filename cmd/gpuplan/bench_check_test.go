@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/gpuplan/gpuplan/evidence"
-	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -77,12 +76,7 @@ func checkLines(t *testing.T, data []byte) []bfs.RootCheck {
 // "# check" line per root naming the check that ran, and the same
 // checksums in both modes; the log and the summary say which check ran.
 func TestBenchCheckOnFake(t *testing.T) {
-	spec, err := frontier.ParseSpec("kron:8")
-	require.NoError(t, err)
-	g, err := spec.Build(1, frontier.DefaultLimits())
-	require.NoError(t, err)
-	roots, err := frontier.Roots(g, 3, 1)
-	require.NoError(t, err)
+	_, roots := benchGraphAndRoots(t, 3)
 	cases := []struct {
 		flag string
 		want bfs.RootCheck

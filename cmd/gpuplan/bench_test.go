@@ -258,17 +258,25 @@ func gunrockScript(t *testing.T, g *frontier.CSR, roots []int32, samples int) st
 	return p
 }
 
+// benchGraphAndRoots builds the graph kron:8 and draws the n roots that
+// the benchmark command draws for it with its default seed, 1.
+func benchGraphAndRoots(t *testing.T, n int) (*frontier.CSR, []int32) {
+	t.Helper()
+	spec, err := frontier.ParseSpec("kron:8")
+	require.NoError(t, err)
+	g, err := spec.Build(1, frontier.DefaultLimits())
+	require.NoError(t, err)
+	roots, err := frontier.Roots(g, n, 1)
+	require.NoError(t, err)
+	return g, roots
+}
+
 // TestBenchBatchAndPeerOnFake runs the benchmark command with a multi-
 // source batch and a stand-in Gunrock binary over the emulated kernels:
 // the evidence holds the multi-source and gunrock arms with the
 // reference's checksum, the directions, and the summary lines.
 func TestBenchBatchAndPeerOnFake(t *testing.T) {
-	spec, err := frontier.ParseSpec("kron:8")
-	require.NoError(t, err)
-	g, err := spec.Build(1, frontier.DefaultLimits())
-	require.NoError(t, err)
-	roots, err := frontier.Roots(g, 5, 1)
-	require.NoError(t, err)
+	g, roots := benchGraphAndRoots(t, 5)
 	csv := filepath.Join(t.TempDir(), "kron.csv")
 	table, _ := runFakeBench(t, "frontier", "--graph", "kron:8", "--batch", "5", "--samples", "2", "--copy-mib", "1", "--mega-tune=false",
 		"--peer-gunrock", gunrockScript(t, g, roots, 3), "--peer-samples", "3", "-o", csv)
