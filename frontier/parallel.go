@@ -75,6 +75,15 @@ func firstInPieces(n, workers int, first func(lo, hi int) int) int {
 	return -1
 }
 
+// EachPiece calls fn(p) for every p in [0, pieces) on up to GOMAXPROCS
+// goroutines, each taking the next piece from a shared counter (so that a
+// few slow pieces do not hold up the others), and waits for all of them.
+// It is frontier's dynamic split of work over the CPUs, for packages that
+// check or compare a graph piece by piece.
+func EachPiece(pieces int, fn func(p int)) {
+	dynamicRun(pieces, runtime.GOMAXPROCS(0), func(_, p int) { fn(p) })
+}
+
 // dynamicRun calls fn(w, i) for every i in [0, n) on workers goroutines
 // that take the next i from a shared counter, so a few expensive items do
 // not hold up the others; w is the calling worker's index (for scratch
