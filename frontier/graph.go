@@ -1,6 +1,7 @@
 package frontier
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"runtime"
@@ -227,8 +228,13 @@ type TooLargeError struct {
 	Field string
 	Value uint64
 	Limit uint64
+	// Fix, when not empty, is the error's fix, for example the largest
+	// valid parameter of a generator; when empty the fix is a smaller
+	// graph or a higher limit.
+	Fix string
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("graph %q: %s %d exceeds the limit %d. Fix: use a smaller graph or raise the limit", e.Source, e.Field, e.Value, e.Limit)
+	fix := cmp.Or(e.Fix, "use a smaller graph or raise the limit")
+	return fmt.Sprintf("graph %q: %s %d exceeds the limit %d. Fix: %s", e.Source, e.Field, e.Value, e.Limit, fix)
 }
