@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"fmt"
+	"math/bits"
 	"math/rand/v2"
 )
 
@@ -16,8 +17,19 @@ const (
 const DefaultEdgeFactor = 16
 
 // MaxKroneckerScale is the largest scale Kronecker accepts at edge factor 16:
-// 2 x 16 x 2^29 adjacency entries are MaxGraphEdgeEntries.
+// 2 x 16 x 2^29 adjacency entries are MaxGraphEdgeEntries. A smaller edge
+// factor allows a larger scale, up to maxKroneckerScaleAny; see
+// MaxKroneckerScaleFor.
 const MaxKroneckerScale = 29
+
+// maxKroneckerScaleAny is the largest scale Kronecker accepts at any edge
+// factor: 2^30 is the largest power of two of vertices within
+// MaxGraphVertices. It holds at an edge factor of at most 8, whose
+// 2 x 8 x 2^30 adjacency entries are MaxGraphEdgeEntries.
+const maxKroneckerScaleAny = 30
+
+// maxKroneckerEdgeFactor is the largest edge factor Kronecker accepts.
+const maxKroneckerEdgeFactor = 1024
 
 // kronChunk is the number of edges one deterministic random stream makes.
 const kronChunk = 1 << 16
@@ -58,21 +70,63 @@ func Kronecker(scale, edgeFactor int, seed uint64) (*CSR, error) {
 // CheckKronecker returns the error Kronecker refuses (scale, edgeFactor)
 // with, before it allocates anything: a *GeneratorError for a scale outside
 // 1..30 or an edge factor outside 1..1024, a *TooLargeError when the
-// adjacency entries, 2 x edgeFactor x 2^scale, pass MaxGraphEdgeEntries.
-// It returns nil for the parameters Kronecker accepts.
+// adjacency entries, 2 x edgeFactor x 2^scale, pass MaxGraphEdgeEntries
+// (a scale above MaxKroneckerScaleFor(edgeFactor)). Each error's fix names
+// the largest scale valid at the edge factor. It returns nil for the
+// parameters Kronecker accepts.
 func CheckKronecker(scale, edgeFactor int) error {
-	if scale < 1 || scale > 30 {
-		return &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale), Msg: fmt.Sprintf("is outside 1..30. Fix: pass a scale between 1 and %d", MaxKroneckerScale)}
+	if scale < 1 || scale > maxKroneckerScaleAny {
+		return &GeneratorError{Generator: "kronecker", Field: "scale", Value: int64(scale),
+			Msg: fmt.Sprintf("is outside 1..%d. Fix: %s", maxKroneckerScaleAny, kroneckerScaleFix(edgeFactor))}
 	}
-	if edgeFactor < 1 || edgeFactor > 1024 {
-		return &GeneratorError{Generator: "kronecker", Field: "edgefactor", Value: int64(edgeFactor), Msg: "is outside 1..1024. Fix: use Graph500's 16"}
+	if edgeFactor < 1 || edgeFactor > maxKroneckerEdgeFactor {
+		return &GeneratorError{Generator: "kronecker", Field: "edgefactor", Value: int64(edgeFactor), Msg: fmt.Sprintf("is outside 1..%d. Fix: use Graph500's %d", maxKroneckerEdgeFactor, DefaultEdgeFactor)}
 	}
-	n := 1 << scale
-	m := uint64(edgeFactor) << scale
-	if 2*m > MaxGraphEdgeEntries || n > MaxGraphVertices {
-		return &TooLargeError{Source: KroneckerName(scale), Field: "edge entries", Value: 2 * m, Limit: MaxGraphEdgeEntries}
+	if m := uint64(edgeFactor) << scale; 2*m > MaxGraphEdgeEntries {
+		return &TooLargeError{Source: KroneckerName(scale), Field: "edge entries", Value: 2 * m, Limit: MaxGraphEdgeEntries,
+			Fix: fmt.Sprintf("pass a scale of at most %d at edge factor %d, or an edge factor of at most %d at scale %d: the 2 x edge factor x 2^scale adjacency entries must be at most %d",
+				MaxKroneckerScaleFor(edgeFactor), edgeFactor, maxKroneckerEdgeFactorFor(scale), scale, uint64(MaxGraphEdgeEntries))}
 	}
 	return nil
+}
+
+// MaxKroneckerScaleFor returns the largest scale Kronecker accepts at
+// edgeFactor: the largest whose 2 x edgeFactor x 2^scale adjacency entries
+// are within MaxGraphEdgeEntries, and at most 30 (2^30 vertices, the most
+// of a power of two within MaxGraphVertices). It is MaxKroneckerScale, 29,
+// at Graph500's 16, 30 at an edge factor of at most 8, and 23 at 1024. It
+// returns 0 for an edge factor outside 1..1024, which Kronecker refuses.
+func MaxKroneckerScaleFor(edgeFactor int) int {
+	if edgeFactor < 1 || edgeFactor > maxKroneckerEdgeFactor {
+		return 0
+	}
+	// 2^scale <= MaxGraphEdgeEntries / (2 x edgeFactor), rounded down.
+	most := uint64(MaxGraphEdgeEntries) / (2 * uint64(edgeFactor))
+	return min(bits.Len64(most)-1, maxKroneckerScaleAny)
+}
+
+// maxKroneckerEdgeFactorFor returns the largest edge factor Kronecker
+// accepts at scale (in 1..30): the largest whose 2 x edgeFactor x 2^scale
+// adjacency entries are within MaxGraphEdgeEntries, and at most 1024.
+func maxKroneckerEdgeFactorFor(scale int) int {
+	return int(min(uint64(MaxGraphEdgeEntries)>>(scale+1), maxKroneckerEdgeFactor))
+}
+
+// kroneckerLimits names the limits that bound a Kronecker graph's scale.
+func kroneckerLimits() string {
+	return fmt.Sprintf("a CSR holds at most 2^%d vertices of a power of two and %d adjacency entries (2 x edge factor x 2^scale)",
+		maxKroneckerScaleAny, uint64(MaxGraphEdgeEntries))
+}
+
+// kroneckerScaleFix is the fix of a scale outside 1..30: the scales valid
+// at edgeFactor, or, for an edge factor Kronecker refuses too, at any edge
+// factor and at Graph500's.
+func kroneckerScaleFix(edgeFactor int) string {
+	if most := MaxKroneckerScaleFor(edgeFactor); most > 0 {
+		return fmt.Sprintf("pass a scale between 1 and %d, the largest at edge factor %d: %s", most, edgeFactor, kroneckerLimits())
+	}
+	return fmt.Sprintf("pass a scale between 1 and %d, at most %d at Graph500's edge factor %d and %d at an edge factor of at most %d: %s",
+		maxKroneckerScaleAny, MaxKroneckerScale, DefaultEdgeFactor, maxKroneckerScaleAny, maxKroneckerEdgeFactorFor(maxKroneckerScaleAny), kroneckerLimits())
 }
 
 // KroneckerName is the name of the Kronecker graph of a scale, "kron-SCALE".

@@ -2,6 +2,7 @@ package frontier
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"math/rand/v2"
@@ -81,11 +82,89 @@ func TestKronecker(t *testing.T) {
 		assert.Contains(t, err.Error(), "Fix:")
 	}
 	// Refused before anything is allocated: 2 x 16 x 2^30 entries pass
-	// MaxGraphEdgeEntries.
+	// MaxGraphEdgeEntries; the fix names the largest valid scale and edge
+	// factor.
 	var tl *TooLargeError
 	_, err = Kronecker(30, 16, 1)
 	require.ErrorAs(t, err, &tl)
-	assert.Equal(t, &TooLargeError{Source: "kron-30", Field: "edge entries", Value: 1 << 35, Limit: MaxGraphEdgeEntries}, tl)
+	assert.Equal(t, &TooLargeError{Source: "kron-30", Field: "edge entries", Value: 1 << 35, Limit: MaxGraphEdgeEntries,
+		Fix: "pass a scale of at most 29 at edge factor 16, or an edge factor of at most 8 at scale 30: the 2 x edge factor x 2^scale adjacency entries must be at most 17179869184"}, tl)
+}
+
+// CheckKronecker's errors say exactly which scales are valid: a scale
+// outside 1..30 is told the largest at its edge factor (30 at an edge
+// factor of at most 8, which the old fix's 29 left out), and a graph past
+// the entries limit the largest scale at its edge factor and the largest
+// edge factor at its scale.
+func TestCheckKroneckerLimits(t *testing.T) {
+	cases := []struct {
+		name              string
+		scale, edgeFactor int
+		field             string // the refused field; "" for none
+		wants             []string
+	}{
+		{"the largest scale", 30, 8, "", nil},
+		{"the largest Graph500 scale", MaxKroneckerScale, DefaultEdgeFactor, "", nil},
+		{"the largest edge factor", 23, 1024, "", nil},
+		{"scale past 30 at edge factor 16", 31, 16, "scale",
+			[]string{"scale=31 is outside 1..30. Fix: pass a scale between 1 and 29, the largest at edge factor 16", "2^30 vertices", "17179869184 adjacency entries"}},
+		{"scale past 30 at edge factor 4", 31, 4, "scale", []string{"Fix: pass a scale between 1 and 30, the largest at edge factor 4"}},
+		{"scale 0 at edge factor 1024", 0, 1024, "scale", []string{"scale=0 is outside 1..30. Fix: pass a scale between 1 and 23, the largest at edge factor 1024"}},
+		{"scale and edge factor both out", -1, 2000, "scale",
+			[]string{"Fix: pass a scale between 1 and 30, at most 29 at Graph500's edge factor 16 and 30 at an edge factor of at most 8"}},
+		{"edge factor out", 10, 0, "edgefactor", []string{"edgefactor=0 is outside 1..1024. Fix:"}},
+		{"scale 30 at edge factor 16", 30, 16, "edge entries",
+			[]string{`graph "kron-30": edge entries 34359738368 exceeds the limit 17179869184. Fix: pass a scale of at most 29 at edge factor 16, or an edge factor of at most 8 at scale 30`}},
+		{"scale 29 at edge factor 17", 29, 17, "edge entries", []string{"Fix: pass a scale of at most 28 at edge factor 17, or an edge factor of at most 16 at scale 29"}},
+		{"scale 24 at edge factor 1024", 24, 1024, "edge entries", []string{"Fix: pass a scale of at most 23 at edge factor 1024, or an edge factor of at most 512 at scale 24"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := CheckKronecker(c.scale, c.edgeFactor)
+			if c.field == "" {
+				require.NoError(t, err)
+				return
+			}
+			var ge *GeneratorError
+			var tl *TooLargeError
+			switch {
+			case errors.As(err, &ge):
+				assert.Equal(t, c.field, ge.Field)
+			case errors.As(err, &tl):
+				assert.Equal(t, c.field, tl.Field)
+			default:
+				require.Failf(t, "not a generator or too-large error", "%v", err)
+			}
+			for _, want := range c.wants {
+				assert.Contains(t, err.Error(), want)
+			}
+		})
+	}
+}
+
+// MaxKroneckerScaleFor is the largest scale CheckKronecker takes at every
+// edge factor: it takes that scale and refuses the next. The vertices'
+// bound, 2^30, is the largest power of two within MaxGraphVertices.
+func TestMaxKroneckerScaleFor(t *testing.T) {
+	require.LessOrEqual(t, 1<<maxKroneckerScaleAny, MaxGraphVertices)
+	require.Greater(t, 1<<(maxKroneckerScaleAny+1), MaxGraphVertices)
+	assert.Equal(t, MaxKroneckerScale, MaxKroneckerScaleFor(DefaultEdgeFactor))
+	for _, e := range []int{-1, 0, 1025} {
+		assert.Zero(t, MaxKroneckerScaleFor(e), "edge factor %d", e)
+	}
+	for e := 1; e <= maxKroneckerEdgeFactor; e++ {
+		most := MaxKroneckerScaleFor(e)
+		require.NoError(t, CheckKronecker(most, e), "edge factor %d", e)
+		require.Error(t, CheckKronecker(most+1, e), "edge factor %d", e)
+		assert.LessOrEqual(t, e, maxKroneckerEdgeFactorFor(most), "edge factor %d", e)
+	}
+	for s := 1; s <= maxKroneckerScaleAny; s++ {
+		most := maxKroneckerEdgeFactorFor(s)
+		require.NoError(t, CheckKronecker(s, most), "scale %d", s)
+		if most < maxKroneckerEdgeFactor {
+			require.Error(t, CheckKronecker(s, most+1), "scale %d", s)
+		}
+	}
 }
 
 func TestRoad(t *testing.T) {

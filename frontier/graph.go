@@ -1,8 +1,11 @@
 package frontier
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"runtime"
+	"slices"
 )
 
 // MaxGraphVertices is the largest vertex count a CSR can hold: vertex ids are
@@ -61,37 +64,136 @@ func (g *CSR) Bytes() uint64 {
 	return 4*uint64(len(g.Offsets)) + 4*uint64(len(g.Targets))
 }
 
+// checkGrain is the fewest offsets or targets worth a goroutine of their
+// own in Check: the scan is bound by memory bandwidth, and below about a
+// million entries a goroutine costs more to start than it saves.
+const checkGrain = 1 << 20
+
 // Check validates the structure of g: offsets start at 0, never decrease and
-// end at len(Targets), and every target is a vertex of g. It returns a
-// *StructureError naming the first violation.
+// end at len(Targets), and every target is a vertex of g. It returns an
+// *EmptyGraphError for a graph without vertices, a *TooLargeError for one
+// past MaxGraphVertices or MaxGraphEdgeEntries, and otherwise a
+// *StructureError naming the first violation in index order: the lowest
+// offending offsets index, then the lowest offending targets index.
+//
+// The offsets and the targets are each scanned in contiguous pieces on up
+// to GOMAXPROCS goroutines, each piece at least checkGrain (2^20) entries
+// long, so that an array shorter than 2^21 entries is scanned on one
+// goroutine. The error does not depend on the number of CPUs.
 func (g *CSR) Check() error {
+	return g.check(runtime.GOMAXPROCS(0), checkGrain)
+}
+
+// check is Check on up to workers goroutines, each scanning at least
+// grain offsets or targets (the fewer workers where an array is short).
+func (g *CSR) check(workers, grain int) error {
+	if err := g.checkLimits(); err != nil {
+		return err
+	}
+	if err := g.checkOffsets(workers, grain); err != nil {
+		return err
+	}
+	return g.checkTargets(workers, grain)
+}
+
+// checkLimits refuses a graph without vertices or past the CSR's limits.
+func (g *CSR) checkLimits() error {
 	n := g.NumVertices()
-	if n == 0 {
+	switch {
+	case n == 0:
 		return &EmptyGraphError{Source: g.Name, Vertices: 0}
-	}
-	if n > MaxGraphVertices {
+	case n > MaxGraphVertices:
 		return &TooLargeError{Source: g.Name, Field: "vertices", Value: uint64(n), Limit: MaxGraphVertices}
-	}
-	if uint64(len(g.Targets)) > MaxGraphEdgeEntries {
+	case uint64(len(g.Targets)) > MaxGraphEdgeEntries:
 		return &TooLargeError{Source: g.Name, Field: "edge entries", Value: uint64(len(g.Targets)), Limit: MaxGraphEdgeEntries}
 	}
+	return nil
+}
+
+// checkOffsets checks that g's offsets start at 0, never decrease and end
+// at len(Targets), naming the lowest offending index.
+func (g *CSR) checkOffsets(workers, grain int) error {
+	n := g.NumVertices()
 	if g.Offsets[0] != 0 {
 		return &StructureError{Source: g.Name, Index: 0, Msg: fmt.Sprintf("offsets[0] is %d, want 0", g.Offsets[0])}
 	}
-	for v := 0; v < n; v++ {
-		if g.Offsets[v+1] < g.Offsets[v] {
-			return &StructureError{Source: g.Name, Index: v + 1, Msg: fmt.Sprintf("offsets[%d]=%d is below offsets[%d]=%d", v+1, g.Offsets[v+1], v, g.Offsets[v])}
-		}
+	v := firstInPieces(n, capWorkers(n, workers, grain), func(lo, hi int) int {
+		return firstDecrease(g.Offsets, lo, hi)
+	})
+	if v >= 0 {
+		return &StructureError{Source: g.Name, Index: v + 1, Msg: fmt.Sprintf("offsets[%d]=%d is below offsets[%d]=%d", v+1, g.Offsets[v+1], v, g.Offsets[v])}
 	}
 	if g.Offsets[n] != uint64(len(g.Targets)) {
 		return &StructureError{Source: g.Name, Index: n, Msg: fmt.Sprintf("offsets[%d]=%d, want len(targets)=%d", n, g.Offsets[n], len(g.Targets))}
 	}
-	for i, t := range g.Targets {
-		if t < 0 || int(t) >= n {
-			return &StructureError{Source: g.Name, Index: i, Msg: fmt.Sprintf("targets[%d]=%d is not a vertex (0..%d)", i, t, n-1)}
-		}
+	return nil
+}
+
+// checkTargets checks that every target of g is a vertex, naming the
+// lowest offending index.
+func (g *CSR) checkTargets(workers, grain int) error {
+	n, m := g.NumVertices(), len(g.Targets)
+	i := firstInPieces(m, capWorkers(m, workers, grain), func(lo, hi int) int {
+		return firstNonVertex(g.Targets, n, lo, hi)
+	})
+	if i >= 0 {
+		return &StructureError{Source: g.Name, Index: i, Msg: fmt.Sprintf("targets[%d]=%d is not a vertex (0..%d)", i, g.Targets[i], n-1)}
 	}
 	return nil
+}
+
+// firstDecrease returns the first v in [lo, hi) with offsets[v+1] below
+// offsets[v], or -1.
+func firstDecrease(offsets []uint64, lo, hi int) int {
+	prev := offsets[lo]
+	for i, o := range offsets[lo+1 : hi+1] {
+		if o < prev {
+			return lo + i
+		}
+		prev = o
+	}
+	return -1
+}
+
+// targetBlock is the number of targets firstNonVertex takes the largest
+// of at a time (16 KiB of them), before it looks for the offending one in
+// a block whose largest is not a vertex.
+const targetBlock = 4096
+
+// firstNonVertex returns the first i in [lo, hi) whose targets[i] is not
+// one of n vertices (0..n-1), or -1. n fits an int32, so one unsigned
+// comparison refuses both negative and too large targets; it is made once
+// a block, on the block's largest target, so that the scan of a well-formed
+// graph runs without a branch per target.
+func firstNonVertex(targets []int32, n, lo, hi int) int {
+	s := targets[lo:hi]
+	for at := 0; at < len(s); at += targetBlock {
+		block := s[at:min(at+targetBlock, len(s))]
+		if largestUnsigned(block) >= uint32(n) {
+			return lo + at + slices.IndexFunc(block, func(t int32) bool { return uint32(t) >= uint32(n) })
+		}
+	}
+	return -1
+}
+
+// largestUnsigned returns the largest of block's values read as uint32 (a
+// negative one as 2^31 or more), or 0 for an empty block. It keeps four
+// running maxima, of every fourth value, so that they overlap rather than
+// wait on one another.
+func largestUnsigned(block []int32) uint32 {
+	var m0, m1, m2, m3 uint32
+	i := 0
+	for ; i+4 <= len(block); i += 4 {
+		q := block[i : i+4 : i+4]
+		m0 = max(m0, uint32(q[0]))
+		m1 = max(m1, uint32(q[1]))
+		m2 = max(m2, uint32(q[2]))
+		m3 = max(m3, uint32(q[3]))
+	}
+	for _, t := range block[i:] {
+		m0 = max(m0, uint32(t))
+	}
+	return max(m0, m1, m2, m3)
 }
 
 // StructureError reports a malformed CSR: Index is the offending position
@@ -126,8 +228,13 @@ type TooLargeError struct {
 	Field string
 	Value uint64
 	Limit uint64
+	// Fix, when not empty, is the error's fix, for example the largest
+	// valid parameter of a generator; when empty the fix is a smaller
+	// graph or a higher limit.
+	Fix string
 }
 
 func (e *TooLargeError) Error() string {
-	return fmt.Sprintf("graph %q: %s %d exceeds the limit %d. Fix: use a smaller graph or raise the limit", e.Source, e.Field, e.Value, e.Limit)
+	fix := cmp.Or(e.Fix, "use a smaller graph or raise the limit")
+	return fmt.Sprintf("graph %q: %s %d exceeds the limit %d. Fix: %s", e.Source, e.Field, e.Value, e.Limit, fix)
 }

@@ -14,7 +14,14 @@ const parallelGrain = 1 << 14
 // GOMAXPROCS, but never so many that a worker gets less than grain items,
 // and at least one.
 func workersFor(n, grain int) int {
-	return max(1, min(runtime.GOMAXPROCS(0), n/max(1, grain)))
+	return capWorkers(n, runtime.GOMAXPROCS(0), grain)
+}
+
+// capWorkers returns how many of workers a parallel step over n items
+// uses: never so many that a worker gets less than grain items, and at
+// least one.
+func capWorkers(n, workers, grain int) int {
+	return max(1, min(workers, n/max(1, grain)))
 }
 
 // splitRun calls fn(w, lo, hi) for workers contiguous ranges of [0, n), the
@@ -49,6 +56,32 @@ func splitBounds(n, workers, w int) (lo, hi int) {
 		hi++
 	}
 	return lo, hi
+}
+
+// firstInPieces splits [0, n) into workers contiguous pieces (splitRun),
+// calls first(lo, hi) for each on its own goroutine, and returns the
+// lowest index any of them returned, or -1 when all returned -1. first
+// returns the lowest index in [lo, hi) that it looks for, or -1.
+func firstInPieces(n, workers int, first func(lo, hi int) int) int {
+	found := make([]int, max(1, min(workers, n)))
+	splitRun(n, len(found), func(w, lo, hi int) {
+		found[w] = first(lo, hi)
+	})
+	for _, i := range found {
+		if i >= 0 {
+			return i
+		}
+	}
+	return -1
+}
+
+// EachPiece calls fn(p) for every p in [0, pieces) on up to GOMAXPROCS
+// goroutines, each taking the next piece from a shared counter (so that a
+// few slow pieces do not hold up the others), and waits for all of them.
+// It is frontier's dynamic split of work over the CPUs, for packages that
+// check or compare a graph piece by piece.
+func EachPiece(pieces int, fn func(p int)) {
+	dynamicRun(pieces, runtime.GOMAXPROCS(0), func(_, p int) { fn(p) })
 }
 
 // dynamicRun calls fn(w, i) for every i in [0, n) on workers goroutines

@@ -85,8 +85,10 @@ func TestBenchKronRefuses(t *testing.T) {
 		want string
 	}{
 		{"no scale", nil, "--scale is required"},
-		{"scale too large", []string{"--scale", "31"}, "scale"},
-		{"scale past the entries limit", []string{"--scale", "30"}, "--scale 30 at --edge-factor 16"},
+		{"scale too large", []string{"--scale", "31"}, "scale=31 is outside 1..30. Fix: pass a scale between 1 and 29, the largest at edge factor 16"},
+		{"scale too large at a small edge factor", []string{"--scale", "31", "--edge-factor", "8"}, "Fix: pass a scale between 1 and 30, the largest at edge factor 8"},
+		{"scale past the entries limit", []string{"--scale", "30"},
+			"--scale 30 at --edge-factor 16: graph \"kron-30\": edge entries 34359738368 exceeds the limit 17179869184. Fix: pass a scale of at most 29 at edge factor 16, or an edge factor of at most 8 at scale 30"},
 		// Scale 27: 2^27 labels of 4 bytes, 2^27+1 offsets of 8, 1024
 		// bucket counts and 4 control words of 8, refused before the
 		// device is opened.

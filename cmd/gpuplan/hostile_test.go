@@ -82,7 +82,7 @@ func hostileCases() []hostileCase {
 		{"fuse: a bad size limit is a usage error", []string{"fuse", "--max-input-bytes", "0", "@fuse-trailing.json"}, exitUsage, []string{"--max-input-bytes 0 is not a positive number"}, nil},
 		{"partition: a grid whose vertex count wraps", []string{"partition", "--device", "h200", "--graph", "grid:4294967296"}, exitFailure, []string{"grid:4294967296: its grid vertices do not fit 64-bit arithmetic"}, nil},
 		{"partition: a road whose vertex count wraps", []string{"partition", "--device", "h200", "--graph", "road:8589934592"}, exitFailure, []string{"its road vertices do not fit"}, nil},
-		{"bfs: a Kronecker graph beyond the CSR limit", []string{"bfs", "--graph", "kron:30", "--cpu"}, exitFailure, []string{"edge entries 34359738368 exceeds the limit 17179869184"}, nil},
+		{"bfs: a Kronecker graph beyond the CSR limit", []string{"bfs", "--graph", "kron:30", "--cpu"}, exitFailure, []string{"edge entries 34359738368 exceeds the limit 17179869184. Fix: pass a scale of at most 29 at edge factor 16, or an edge factor of at most 8 at scale 30"}, nil},
 		{"bfs: a Kronecker graph beyond the host", []string{"bfs", "--graph", "kron:29", "--cpu"}, exitFailure, []string{"kron:29 needs about"}, nil},
 		{"diagnose: grid y beyond 65535", []string{"diagnose", "--device", "h200", "--grid", "1,65536,1", "--block", "128"}, exitUsage, []string{`--grid "1,65536,1": dimension 2 (y) is above CUDA's limit of 65535`}, nil},
 		{"diagnose: grid x beyond 2^31-1", []string{"diagnose", "--device", "h200", "--grid", "2147483648", "--block", "128"}, exitUsage, []string{"dimension 1 (x) is above CUDA's limit of 2147483647"}, nil},

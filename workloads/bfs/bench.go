@@ -138,7 +138,9 @@ func rootDirections(root int32, ds []planners.BFSDirectionDecision) RootDirectio
 }
 
 // bench is the state of one run: mode is the check that runs (cfg.Check
-// resolved), and stats, refs and decisions are every root's reference.
+// resolved), stats, refs and decisions are every root's reference, and
+// levels is the one buffer every checked traversal's levels are
+// downloaded into (sharedLevels).
 type bench struct {
 	cfg       BenchConfig
 	mode      CheckMode
@@ -148,6 +150,7 @@ type bench struct {
 	stats     []RootStat
 	refs      [][]int32
 	decisions [][]planners.BFSDirectionDecision
+	levels    []int32
 	ms        *MultiSource
 	res       *BenchResult
 }
@@ -344,16 +347,36 @@ func (b *bench) tune() error {
 }
 
 // runChecked runs one traversal and checks its levels against the
-// reference (the download and the check are outside the timed region).
-func (b *bench) runChecked(arm Arm, i int) (Run, error) { return b.runWith(arm, i, b.check) }
+// reference (the download and the check are outside the timed region). The
+// levels are downloaded into the bench's one level buffer (sharedLevels),
+// which check keeps nothing of.
+func (b *bench) runChecked(arm Arm, i int) (Run, error) {
+	return b.runWith(arm, i, b.sharedLevels, b.check)
+}
 
 // runWith runs one traversal from roots[i] with arm and hands it, with its
-// levels (downloaded outside the timed region), to check.
-func (b *bench) runWith(arm Arm, i int, check func(i int, r Run, lv []int32) error) (Run, error) {
+// levels (downloaded by levels outside the timed region), to check.
+func (b *bench) runWith(arm Arm, i int, levels func(Run) ([]int32, error), check func(i int, r Run, lv []int32) error) (Run, error) {
 	run := func() (Run, error) { return b.s.Run(arm, b.roots[i]) }
-	levels := func(Run) ([]int32, error) { return b.s.Levels() }
 	return harness.Checked(run, levels, func(r Run, lv []int32) error { return check(i, r, lv) })
 }
+
+// sharedLevels downloads the last run's levels into the bench's level
+// buffer (Session.LevelsInto), allocated by the first download and reused
+// by every later one: the levels it returns are overwritten by the next
+// download, so a check must not keep them.
+func (b *bench) sharedLevels(Run) ([]int32, error) {
+	lv, err := b.s.LevelsInto(b.levels)
+	if err != nil {
+		return nil, err
+	}
+	b.levels = lv
+	return lv, nil
+}
+
+// freshLevels downloads the last run's levels into a new slice, for a
+// check that keeps them (adopt).
+func (b *bench) freshLevels(Run) ([]int32, error) { return b.s.Levels() }
 
 // warmUp runs every arm from every root once, untimed, and records and
 // logs the megakernel's barriers, lowered labels, run-ahead depth and

@@ -1,7 +1,6 @@
 package bfs
 
 import (
-	"encoding/binary"
 	"fmt"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -458,18 +457,30 @@ func (s *Session) Close() error {
 	return err
 }
 
-// Levels downloads the level of every vertex from the last run.
-func (s *Session) Levels() ([]int32, error) {
-	raw, err := s.x.Download(s.buf.level)
-	if err != nil {
+// Levels downloads the level of every vertex from the last run into a new
+// slice: LevelsInto(nil).
+func (s *Session) Levels() ([]int32, error) { return s.LevelsInto(nil) }
+
+// LevelsInto downloads the level of every vertex from the last run into
+// dst and returns dst[:n] for the graph's n vertices: dst's own array when
+// its capacity holds n levels, else a new one (dst is then untouched). The
+// executor copies the level words into the slice's memory as they are, the
+// inverse of the session's uploads (bytesOf), and allocates no result of
+// its own, so a caller that reads the levels after every run (the
+// benchmark's check) keeps one buffer for all of them. On an error it
+// returns nil, and what dst's first n levels hold is undefined.
+func (s *Session) LevelsInto(dst []int32) ([]int32, error) {
+	n := int(s.buf.level.Len / 4)
+	if cap(dst) < n {
+		dst = make([]int32, n)
+	}
+	dst = dst[:n]
+	if err := s.x.DownloadRangeInto(s.buf.level, 0, bytesOf(dst)); err != nil {
 		return nil, err
 	}
-	out := make([]int32, len(raw)/4)
-	for i := range out {
-		out[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
-	}
-	return out, nil
+	return dst, nil
 }
 
-// bytesOf views a slice of 4-byte values as bytes (for uploads).
+// bytesOf views a slice of 4-byte values as bytes (for uploads, and for
+// LevelsInto's download).
 func bytesOf[T int32 | uint32](s []T) []byte { return harness.BytesOf(s) }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -264,7 +262,7 @@ const comparePiece = 1 << 22
 func firstDifference[T comparable](a, b []T) int {
 	pieces := (len(a) + comparePiece - 1) / comparePiece
 	first := make([]int, pieces)
-	eachPiece(pieces, func(p int) {
+	frontier.EachPiece(pieces, func(p int) {
 		lo, hi := p*comparePiece, min((p+1)*comparePiece, len(a))
 		first[p] = -1
 		if !slices.Equal(a[lo:hi], b[lo:hi]) {
@@ -277,22 +275,6 @@ func firstDifference[T comparable](a, b []T) int {
 		}
 	}
 	return -1
-}
-
-// eachPiece calls fn(p) for every p in [0, pieces) on up to GOMAXPROCS
-// goroutines, each taking the next piece from a shared counter, and waits
-// for all of them.
-func eachPiece(pieces int, fn func(p int)) {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(pieces, runtime.GOMAXPROCS(0)) {
-		wg.Go(func() {
-			for p := int(next.Add(1) - 1); p < pieces; p = int(next.Add(1) - 1) {
-				fn(p)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 // mismatch returns the first index at which a and b differ (they do).

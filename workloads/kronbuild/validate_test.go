@@ -1,6 +1,7 @@
 package kronbuild
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -18,7 +19,9 @@ func path4() *frontier.CSR {
 }
 
 // checkGraph takes a well-formed graph and refuses every broken rule,
-// naming the array, the index and the rule, with a Fix.
+// naming the array, the index and the rule, with a Fix. A fault in the
+// structure frontier.CSR.Check checks is named in Check's words, as a
+// defect of the build.
 func TestCheckGraph(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -27,17 +30,20 @@ func TestCheckGraph(t *testing.T) {
 	}{
 		{"well formed", func(*frontier.CSR) {}, nil},
 		{"vertices", func(g *frontier.CSR) { g.Offsets = g.Offsets[:4] }, []string{"4 offsets, want 2^2+1 = 5"}},
-		{"first offset", func(g *frontier.CSR) { g.Offsets[0] = 1 }, []string{"offsets[0] = 1, want 0"}},
-		{"last offset", func(g *frontier.CSR) { g.Offsets[4] = 5 }, []string{"offsets[4] = 5, want len(targets) = 6"}},
-		{"decreasing offsets", func(g *frontier.CSR) { g.Offsets[2] = 0 }, []string{"offsets[2] = 0, after offsets[1] = 1"}},
-		{"offsets past the targets", func(g *frontier.CSR) { g.Offsets[2] = 9 }, []string{"offsets[2] = 9", "past the 6 targets"}},
+		{"first offset", func(g *frontier.CSR) { g.Offsets[0] = 1 }, []string{"offsets[0] is 1, want 0"}},
+		{"last offset", func(g *frontier.CSR) { g.Offsets[4] = 5 }, []string{"offsets[4]=5, want len(targets)=6"}},
+		{"decreasing offsets", func(g *frontier.CSR) { g.Offsets[2] = 0 }, []string{"offsets[2]=0 is below offsets[1]=1"}},
+		// An offset past the targets is followed by a smaller one, as the
+		// last is len(targets): Check names the decrease.
+		{"offsets past the targets", func(g *frontier.CSR) { g.Offsets[2] = 9 }, []string{"offsets[3]=5 is below offsets[2]=9"}},
 		{"no entries", func(g *frontier.CSR) { g.Offsets, g.Targets = make([]uint64, 5), nil }, []string{"no adjacency entries"}},
 		{"too many entries", func(g *frontier.CSR) {
 			// The complete graph on 4 vertices: 12 entries, more than 2 x 1 x 4.
 			g.Offsets, g.Targets = []uint64{0, 3, 6, 9, 12}, []int32{1, 2, 3, 0, 2, 3, 0, 1, 3, 0, 1, 2}
 		}, []string{"12 adjacency entries, more than the 8 of 2 x 1 x 2^2 generated"}},
-		{"not a vertex", func(g *frontier.CSR) { g.Targets[5] = 4 }, []string{"targets[5] = 4, in row 3, is not a vertex (0..3)"}},
-		{"negative target", func(g *frontier.CSR) { g.Targets[0] = -1 }, []string{"targets[0] = -1, in row 0, is not a vertex"}},
+		{"not a vertex", func(g *frontier.CSR) { g.Targets[5] = 4 }, []string{"targets[5]=4 is not a vertex (0..3)"}},
+		{"negative target", func(g *frontier.CSR) { g.Targets[0] = -1 }, []string{"targets[0]=-1 is not a vertex"}},
+		{"a structure fault before a row fault", func(g *frontier.CSR) { g.Targets[0], g.Targets[5] = 0, 4 }, []string{"targets[5]=4 is not a vertex"}},
 		{"self loop", func(g *frontier.CSR) { g.Targets[0] = 0 }, []string{"targets[0] = 0 is a self loop of vertex 0"}},
 		{"unsorted row", func(g *frontier.CSR) { g.Targets[1], g.Targets[2] = 2, 0 }, []string{"targets[2] = 0 follows 2 in row 1", "not sorted"}},
 		{"duplicate", func(g *frontier.CSR) { g.Targets[2] = 0 }, []string{"targets[2] = 0 follows 0 in row 1", "without duplicates"}},
@@ -61,7 +67,11 @@ func TestCheckGraph(t *testing.T) {
 				assert.Contains(t, err.Error(), want)
 			}
 			assert.Contains(t, err.Error(), `graph "kron-2"`)
-			assert.Contains(t, err.Error(), "Fix:")
+			assert.Contains(t, err.Error(), "Fix: this is a defect in the build")
+			var se *frontier.StructureError
+			if errors.As(g.Check(), &se) && len(g.Offsets) == 5 {
+				assert.Contains(t, err.Error(), se.Msg, "Check's fault")
+			}
 		})
 	}
 }
