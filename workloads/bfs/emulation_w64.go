@@ -53,17 +53,13 @@ func mapWide(l *executor.FakeLaunch, name string, offsets, targets, level, q0, q
 	if err := w.mapGraph(l, offsets, targets, n); err != nil {
 		return nil, err
 	}
-	for i, q := range []executor.DevPtr{q0, q1} {
-		if q == 0 {
-			continue
+	if w.q, w.m.qlab, err = mapQueues[wideItem](l, q0, q1, qcap); err != nil {
+		return nil, err
+	}
+	for i, q := range w.q {
+		if q != nil {
+			w.m.q[i] = narrowItems(q)
 		}
-		if w.q[i], err = kernelabi.View[wideItem](l, q, qcap); err != nil {
-			return nil, err
-		}
-		if w.m.qlab[i], err = kernelabi.View[uint32](l, q+executor.DevPtr(16*qcap), qcap); err != nil {
-			return nil, err
-		}
-		w.m.q[i] = narrowItems(w.q[i])
 	}
 	if log != 0 {
 		if w.log, err = kernelabi.View[uint64](l, log, 4*logCap); err != nil {

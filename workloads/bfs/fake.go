@@ -78,16 +78,8 @@ func memoryDO(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis
 	if m.level, err = kernelabi.View[int32](l, level, n); err != nil {
 		return m, err
 	}
-	for i, q := range []executor.DevPtr{q0, q1} {
-		if q == 0 {
-			continue
-		}
-		if m.q[i], err = kernelabi.View[item](l, q, qcap); err != nil {
-			return m, err
-		}
-		if m.qlab[i], err = kernelabi.View[uint32](l, q+executor.DevPtr(8*qcap), qcap); err != nil {
-			return m, err
-		}
+	if m.q, m.qlab, err = mapQueues[item](l, q0, q1, qcap); err != nil {
+		return m, err
 	}
 	for i, v := range []executor.DevPtr{vis0, vis1} {
 		if v == 0 {
@@ -104,6 +96,24 @@ func memoryDO(l *executor.FakeLaunch, offsets, targets, level, q0, q1, vis0, vis
 	}
 	m.ctl, err = kernelabi.View[uint32](l, ctl, CtlWords)
 	return m, err
+}
+
+// mapQueues maps the two queues of qcap items of type T, each followed by
+// its qcap 32-bit labels (a zero pointer is skipped).
+func mapQueues[T any](l *executor.FakeLaunch, q0, q1 executor.DevPtr, qcap uint64) (items [2][]T, labels [2][]uint32, err error) {
+	size := uint64(unsafe.Sizeof(*new(T)))
+	for i, q := range []executor.DevPtr{q0, q1} {
+		if q == 0 {
+			continue
+		}
+		if items[i], err = kernelabi.View[T](l, q, qcap); err != nil {
+			return items, labels, err
+		}
+		if labels[i], err = kernelabi.View[uint32](l, q+executor.DevPtr(size*qcap), qcap); err != nil {
+			return items, labels, err
+		}
+	}
+	return items, labels, nil
 }
 
 // grid returns a launch's warps and warps per block.

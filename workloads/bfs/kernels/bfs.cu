@@ -1070,6 +1070,10 @@ typedef BuTileOf<u32> BuTile;
 // through the sink only while the level's running count of finds is
 // within n / DIR_BETA: past that the rule stays bottom-up and no queue is
 // needed. Every thread of the block calls it (it synchronises the block).
+// bu_word is the bitmap word that warp's k-th word of the tile at t0 is
+// (wpb warps a block); its lane's vertex is bu_word(...) * 32 + lane.
+__device__ __forceinline__ u32 bu_word(u32 t0, u32 k, u32 wpb, u32 warp) { return t0 + k * wpb + warp; }
+
 template <bool NC, u32 CAP, typename C, u32 KE, typename T, typename E>
 __device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u32* vout, u32 n, u32 d,
                                          const Sink<CAP, C, KE, E>& s, u64* counts, BuTileOf<E>* tile, T* tally) {
@@ -1086,7 +1090,7 @@ __device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u3
         E mymf = 0;
 #pragma unroll
         for (u32 k = 0; k < BU_TILE_WORDS; k++) {
-            u32 w = t0 + k * wpb + warp;
+            u32 w = bu_word(t0, k, wpb, warp);
             u32 v = w * 32 + lane;
             bool inr = w < nwords;
             u32 word = inr ? (NC ? __ldg(&vin[w]) : vin[w]) : FULL_MASK;
@@ -1129,7 +1133,7 @@ __device__ __forceinline__ void bu_level(const GraphOf<E>& g, const u32* vin, u3
             for (u32 k = 0; k < BU_TILE_WORDS; k++) {
                 FoundOf<E> f;
                 f.spec = false;
-                f.b = fd[k] != 0 ? __ldg(&g.offsets[(t0 + k * wpb + warp) * 32 + lane]) : (E)0;
+                f.b = fd[k] != 0 ? __ldg(&g.offsets[bu_word(t0, k, wpb, warp) * 32 + lane]) : (E)0;
                 f.e = f.b + fd[k];
                 f.lab = lab;
                 f.nitems = (fd[k] + g.chunk - 1) / g.chunk;
