@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
@@ -111,10 +110,10 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 func (x *benchExtra) addPeer(v string) error {
 	name, path, ok := strings.Cut(v, "=")
 	if !ok || path == "" {
-		return fmt.Errorf("%s is not NAME=PATH. Fix: give the peer's name and its driver binary, for example gapbs=/tmp/gapbs-build/bfs_roots", quote.Text(v))
+		return fmt.Errorf("%s is not NAME=PATH. Fix: give the peer's name and its driver binary, for example gapbs=/tmp/gapbs-build/bfs_roots", echoText(v))
 	}
-	if _, err := bfs.LookupPeer(name); err != nil {
-		return err
+	if !slices.Contains(bfs.PeerNames(), name) {
+		return fmt.Errorf("unknown peer %s. Fix: use one of %s", echoText(name), strings.Join(bfs.PeerNames(), ", "))
 	}
 	x.peers = append(x.peers, bfs.PeerConfig{Kind: name, Binary: path})
 	return nil

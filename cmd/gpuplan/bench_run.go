@@ -190,13 +190,13 @@ func (b benchOutputs) write(e *env, table []byte, result any, rows func() []evid
 		}
 		comments(&buf)
 		if err := os.WriteFile(b.out, buf.Bytes(), 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", b.out, err)
+			return writeError(b.out, err, "check the directory exists and is writable")
 		}
 		e.benchLogf("wrote %d samples to %s", len(r), b.out)
 	}
 	if b.summary != "" {
 		if err := os.WriteFile(b.summary, table, 0o644); err != nil {
-			return fmt.Errorf("writing %s: %w. Fix: check the directory exists and is writable", b.summary, err)
+			return writeError(b.summary, err, "check the directory exists and is writable")
 		}
 	}
 	if b.json {

@@ -11,7 +11,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/frontier/validate"
-	"github.com/gpuplan/gpuplan/internal/quote"
+	"github.com/gpuplan/gpuplan/internal/checked"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -96,21 +96,23 @@ func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 	}
 	switch {
 	case o.graph == "":
-		return nil, bad("--graph is required, for example --graph kron:16 (run 'gpuplan bfs --help' for usage)")
+		return nil, bad("--graph is required. Fix: name the graph, for example --graph kron:16 (run 'gpuplan bfs --help' for the specs)")
 	case setFlags(f)["roots"] && len(o.rootIDs) > 0:
 		return nil, bad("--roots and --root-ids exclude each other. Fix: give one of them")
 	case o.roots < 1 || o.roots > bfsquery.MaxBatchRoots:
-		return nil, bad("--roots %d is outside 1..%d", o.roots, bfsquery.MaxBatchRoots)
+		return nil, bad("--roots %d is outside 1..%d. Fix: give the number of random roots, for example 16, or list them with --root-ids", o.roots, bfsquery.MaxBatchRoots)
 	case len(o.rootIDs) > bfsquery.MaxBatchRoots:
 		return nil, bad("--root-ids lists %d roots, more than %d. Fix: split the roots over several runs", len(o.rootIDs), bfsquery.MaxBatchRoots)
 	case o.maxDepth < -1 || o.maxDepth > 1<<30:
-		return nil, bad("--max-depth %d is outside -1..%d (-1: no limit)", o.maxDepth, 1<<30)
+		return nil, bad("--max-depth %d is outside -1..%d. Fix: give a depth of 0 or more, or -1 for no limit", o.maxDepth, 1<<30)
 	case o.format != "auto" && o.format != "csv" && o.format != "binary":
-		return nil, bad("--format %q is not csv, binary or auto", o.format)
+		return nil, bad("--format %s is not csv, binary or auto. Fix: use one of the three, or leave the flag out to choose by -o's extension", echoText(o.format))
 	case o.format == "binary" && o.out == "":
 		return nil, bad("--format binary needs -o FILE. Fix: name the file to write")
 	case o.device < 0:
-		return nil, bad("--device %d is negative", o.device)
+		return nil, bad("--device %d is negative. Fix: give a CUDA device ordinal, 0 for the first", o.device)
+	case checkOutputFile("bfs", "-o", o.out) != nil:
+		return nil, checkOutputFile("bfs", "-o", o.out)
 	case o.build.check("bfs") != nil:
 		return nil, o.build.check("bfs")
 	case o.validate && (o.targets != nil || o.maxDepth != -1):
@@ -128,7 +130,7 @@ func parseIDs(flag, list string) ([]int32, error) {
 	for _, s := range strings.Split(list, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
 		if err != nil || v < 0 {
-			return nil, usagef("gpuplan: %s: %q is not a vertex id. Fix: list non-negative ids such as 0,17,42", flag, quote.Text(s))
+			return nil, usagef("gpuplan bfs: %s: %s is not a vertex id. Fix: list non-negative ids such as 0,17,42", flag, echoText(s))
 		}
 		out = append(out, int32(v))
 	}
@@ -153,6 +155,9 @@ func runBFS(e *env, args []string) error {
 		if roots, err = frontier.Roots(g, o.roots, o.seed); err != nil {
 			return err
 		}
+	}
+	if err := checkAnswerSize(o, g.NumVertices(), len(roots)); err != nil {
+		return err
 	}
 	r, closeGraph, where, err := openQueryGraph(g, directed, o.cpu, o.device)
 	if err != nil {
@@ -191,13 +196,13 @@ func validateAnswers(e *env, g *frontier.CSR, directed bool, as []bfsquery.Answe
 	}
 	for _, a := range as {
 		if err := validate.Levels(g, in, a.Root, a.Levels); err != nil {
-			return fmt.Errorf("gpuplan bfs: the answer from root %d: %w", a.Root, err)
+			return fmt.Errorf("the answer from root %d: %w", a.Root, err)
 		}
 		if a.Parents == nil {
 			continue
 		}
 		if err := validate.Parents(in, a.Root, a.Levels, a.Parents); err != nil {
-			return fmt.Errorf("gpuplan bfs: the parents from root %d: %w", a.Root, err)
+			return fmt.Errorf("the parents from root %d: %w", a.Root, err)
 		}
 	}
 	e.logf("bfs", "%d answers valid by the Graph500 rules (checked in %s)", len(as), time.Since(t0).Round(time.Microsecond))
@@ -227,10 +232,6 @@ func openQueryGraph(g *frontier.CSR, directed, cpu bool, device int) (*bfsquery.
 func writeAnswers(e *env, o *bfsOptions, set *bfsquery.Answers) error {
 	binary := o.format == "binary" || (o.format == "auto" && o.out != "" && !strings.EqualFold(filepath.Ext(o.out), ".csv"))
 	if o.out == "" {
-		rows := len(set.Answers) * max(len(set.Targets), set.Vertices*boolInt(set.Targets == nil))
-		if rows > maxStdoutRows {
-			return usagef("gpuplan bfs: %d rows are too many for standard output. Fix: write them to a file with -o FILE (the binary format for large answers), or ask for fewer roots or --targets", rows)
-		}
 		return set.WriteCSV(e.stdout)
 	}
 	var buf bytes.Buffer
@@ -250,11 +251,57 @@ func writeAnswers(e *env, o *bfsOptions, set *bfsquery.Answers) error {
 	return nil
 }
 
-func boolInt(b bool) int {
-	if b {
-		return 1
+// Host bytes of one answer entry (one root and one vertex or target): its
+// level in the traversal's view and in the answer, as much again for its
+// parent with --parents, and its encoding: a CSV row or an indented JSON
+// value (encoded, then indented) at most, or the binary format's 4 bytes
+// of level and of parent.
+const (
+	entryBytes       = 8
+	entryTextBytes   = 48
+	entryBinaryBytes = 4
+)
+
+// checkAnswerSize refuses, before any traversal runs, answers that standard
+// output does not take (more than maxStdoutRows rows of CSV or JSON) or
+// that the host memory does not hold: the roots times the vertices (or
+// targets) each, at entry bytes apiece.
+func checkAnswerSize(o *bfsOptions, vertices, roots int) error {
+	perRoot := vertices
+	if o.targets != nil {
+		perRoot = len(o.targets)
 	}
-	return 0
+	rows, err := checked.Mul(uint64(max(roots, 0)), uint64(max(perRoot, 0)), "answer rows")
+	if err != nil {
+		return fmt.Errorf("%w. Fix: ask for fewer roots or name --targets", err)
+	}
+	if (o.out == "" || o.json) && rows > maxStdoutRows {
+		return usagef("gpuplan bfs: %d roots over %d vertices or targets each are %d rows, too many for standard output (at most %d). Fix: write them to a file with -o FILE (the binary format for large answers), or ask for fewer roots or --targets",
+			roots, perRoot, rows, maxStdoutRows)
+	}
+	need, err := checked.Mul(rows, answerEntryBytes(o), "answer bytes")
+	m := hostMemory()
+	if err == nil && (m.Bytes == 0 || need <= m.Bytes-m.Bytes/10) {
+		return nil
+	}
+	within := ""
+	if m.Bound != "" {
+		within = " within " + m.Bound
+	}
+	return fmt.Errorf("the answers of %d roots over %d vertices or targets each need about %d bytes of host memory, but %d are available%s. Fix: ask for fewer roots (--roots, --root-ids) or name --targets, and run the rest in further runs",
+		roots, perRoot, need, m.Bytes, within)
+}
+
+// answerEntryBytes is the host bytes of one answer entry as o writes it.
+func answerEntryBytes(o *bfsOptions) uint64 {
+	per, out := uint64(entryBytes), uint64(entryTextBytes)
+	if !o.json && o.out != "" && (o.format == "binary" || (o.format == "auto" && !strings.EqualFold(filepath.Ext(o.out), ".csv"))) {
+		out = entryBinaryBytes
+	}
+	if o.parents {
+		per, out = 2*per, 2*out
+	}
+	return per + out
 }
 
 // logf writes one progress line of a command to standard error.

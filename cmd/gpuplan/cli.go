@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"unicode/utf8"
@@ -117,8 +119,61 @@ func (f *flags) parse(args []string) error {
 		f.help()
 		return errHelpShown
 	default:
-		return usagef("gpuplan %s: %v. Fix: run 'gpuplan %s --help' for the flags and their values", f.Name(), err, f.Name())
+		msg, fixed := flagErrorText(err.Error())
+		if fixed {
+			return usagef("gpuplan %s: %s", f.Name(), msg)
+		}
+		return usagef("gpuplan %s: %s. Fix: run 'gpuplan %s --help' for the flags and their values", f.Name(), msg, f.Name())
 	}
+}
+
+// The parse errors of package flag that repeat the command line: a flag
+// name, a whole argument, or a value and the error of its Set.
+var (
+	flagUndefined = regexp.MustCompile(`(?s)^flag provided but not defined: -(.*)$`)
+	flagSyntax    = regexp.MustCompile(`(?s)^bad flag syntax: (.*)$`)
+	flagNoValue   = regexp.MustCompile(`(?s)^flag needs an argument: -(.*)$`)
+	flagBadValue  = regexp.MustCompile(`(?s)^invalid (boolean )?value ("(?:[^"\\]|\\.)*") (for (?:flag )?)-(\S+): (.*)$`)
+)
+
+// flagErrorText rewrites a parse error of package flag so that what it
+// repeats of the command line is quoted when it is not plain text and cut
+// to maxEchoBytes: an undefined flag's name can hold an escape sequence
+// and a value can be megabytes long. fixed reports that the message
+// already ends in the Fix of a flag's own Set, which then stands alone.
+func flagErrorText(msg string) (text string, fixed bool) {
+	if m := flagUndefined.FindStringSubmatch(msg); m != nil {
+		return "flag provided but not defined: -" + echoName(m[1]), false
+	}
+	if m := flagSyntax.FindStringSubmatch(msg); m != nil {
+		return "bad flag syntax: " + echoName(m[1]), false
+	}
+	if m := flagNoValue.FindStringSubmatch(msg); m != nil {
+		return "flag needs an argument: -" + echoName(m[1]), false
+	}
+	m := flagBadValue.FindStringSubmatch(msg)
+	if m == nil {
+		return echoName(msg), false
+	}
+	value, err := strconv.Unquote(m[2])
+	if err != nil {
+		value = m[2]
+	}
+	name, reason := m[4], m[5]
+	if strings.Contains(reason, "Fix:") {
+		return "--" + name + ": " + reason, true
+	}
+	return fmt.Sprintf("invalid %svalue %s %s-%s: %s", m[1], echoText(value), m[3], name, reason), false
+}
+
+// echoName returns s as a message repeats a name from the command line:
+// unchanged when it is plain text of at most maxEchoBytes, else quoted and
+// cut (echoText).
+func echoName(s string) string {
+	if quote.Plain(s) && len(s) <= maxEchoBytes {
+		return s
+	}
+	return echoText(s)
 }
 
 // maxInputFlag names the flag that bounds the size of every input file.
@@ -252,7 +307,7 @@ func runCommand(e *env, cmds []command, name string, args []string) int {
 		names[i] = c.name
 	}
 	sort.Strings(names)
-	fmt.Fprintf(e.stderr, "gpuplan: unknown command %q; known commands: %s. Fix: use one of the known commands ('gpuplan help' describes them)\n", name, strings.Join(names, ", "))
+	fmt.Fprintf(e.stderr, "gpuplan: unknown command %s; known commands: %s. Fix: use one of the known commands ('gpuplan help' describes them)\n", echoText(name), strings.Join(names, ", "))
 	return exitUsage
 }
 

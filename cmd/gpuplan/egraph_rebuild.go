@@ -338,7 +338,7 @@ func writePartitionFile(path string, g *egraph.Graph, classes []int32, distinct 
 		return err
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("-o: %w. Fix: check that the folder exists and is writable", err)
+		return fmt.Errorf("-o: %w", writeError(path, err, "check that the folder exists and is writable"))
 	}
 	out.PartitionFile = path
 	return nil

@@ -21,8 +21,8 @@ import (
 // measured by BenchmarkHostileCorpus, never asserted).
 
 // hostileCase is one command run over the corpus. "@name" in args is the
-// path of testdata/hostile/name, "@tmp" a fresh empty directory, "@out"
-// a file path in it and "@root" the module root.
+// path of testdata/hostile/name, "@tmp" a fresh empty directory ("@tmp/x"
+// a path in it), "@out" a file path in it and "@root" the module root.
 type hostileCase struct {
 	name string
 	args []string
@@ -116,6 +116,8 @@ func hostileArgs(t testing.TB, args []string) []string {
 		switch {
 		case a == "@tmp":
 			out[i] = tmp
+		case strings.HasPrefix(a, "@tmp/"):
+			out[i] = filepath.Join(tmp, a[len("@tmp/"):])
 		case a == "@root":
 			// The module root: the gate fingerprints its workloads.
 			out[i] = filepath.Join("..", "..")

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/frontier"
-	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsserve"
 )
 
@@ -44,18 +43,21 @@ Examples:
 // loadOptions are the parsed flags of "gpuplan load".
 type loadOptions struct {
 	graph, name, url, out, chart string
-	cpu, serial, soak, json      bool
-	device, roots, targets       int
-	maxDepth, checkEvery         int
-	maxBatch                     int
-	seed                         uint64
-	clients                      []int
-	windows                      []time.Duration
-	duration, warmup             time.Duration
-	queries                      int64
-	disconnect                   float64
-	limits                       frontier.Limits
-	build                        graphBuild
+	// sourceRoot is --source-root: the module root whose measured code -o
+	// fingerprints.
+	sourceRoot              string
+	cpu, serial, soak, json bool
+	device, roots, targets  int
+	maxDepth, checkEvery    int
+	maxBatch                int
+	seed                    uint64
+	clients                 []int
+	windows                 []time.Duration
+	duration, warmup        time.Duration
+	queries                 int64
+	disconnect              float64
+	limits                  frontier.Limits
+	build                   graphBuild
 }
 
 func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
@@ -82,6 +84,7 @@ func parseLoadArgs(e *env, args []string) (*loadOptions, error) {
 	f.BoolVar(&o.soak, "soak", false, "mixed queries and random disconnects; fail on growth of device memory, goroutines or file descriptors")
 	f.Uint64Var(&o.seed, "seed", 1, "seed of the generated graph, the roots and the queries")
 	f.StringVar(&o.out, "o", "", "record the settings as load evidence CSV in `FILE`")
+	f.StringVar(&o.sourceRoot, "source-root", "", "with -o: the module root whose measured code the evidence fingerprints (default: the nearest directory above the working directory with go.mod)")
 	f.StringVar(&o.chart, "chart", "", "draw the throughput-latency curve to `FILE` (.png or .svg)"+chartFlagNote)
 	if err := f.parse(args); err != nil {
 		return nil, err
@@ -141,11 +144,19 @@ func (o *loadOptions) check(set map[string]bool) error {
 	case o.url == "" && set["name"]:
 		return bad("--name names the graph of the server at --url. Fix: give --url, or leave out --name")
 	case o.chart != "" && chartFormat(o.chart) != "png" && chartFormat(o.chart) != "svg":
-		return bad("--chart %q must end in .png or .svg. Fix: name the chart file with one of them", o.chart)
+		return bad("--chart %s must end in .png or .svg. Fix: name the chart file with one of them", echoText(o.chart))
 	case o.chart != "" && !buildHasCharts:
 		return errNoCharts
 	case o.device < 0:
 		return bad("--device %d is negative. Fix: give a CUDA device ordinal, 0 for the first", o.device)
+	case o.sourceRoot != "" && o.out == "":
+		return bad("--source-root names the code whose fingerprint -o records, and -o is not given. Fix: add -o FILE.csv, or leave out --source-root")
+	}
+	if err := checkOutputFile("load", "-o", o.out); err != nil {
+		return err
+	}
+	if err := checkOutputFile("load", "--chart", o.chart); err != nil {
+		return err
 	}
 	return nil
 }
@@ -156,7 +167,7 @@ func parseCounts(flag, list string, lo, hi int) ([]int, error) {
 	for _, s := range strings.Split(list, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || v < lo || v > hi {
-			return nil, usagef("gpuplan load: %s: %q is not a count from %d to %d. Fix: list counts such as 1,16,64,256", flag, quote.Text(s), lo, hi)
+			return nil, usagef("gpuplan load: %s: %s is not a count from %d to %d. Fix: list counts such as 1,16,64,256", flag, echoText(s), lo, hi)
 		}
 		out = append(out, v)
 	}
@@ -169,7 +180,7 @@ func parseWindows(list string) ([]time.Duration, error) {
 	for _, s := range strings.Split(list, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil || d < 0 || d > bfsserve.MaxWindow {
-			return nil, usagef("gpuplan load: --windows: %q is not a window from 0 to %s. Fix: list windows such as 50us,200us,1ms", quote.Text(s), bfsserve.MaxWindow)
+			return nil, usagef("gpuplan load: --windows: %s is not a window from 0 to %s. Fix: list windows such as 50us,200us,1ms", echoText(s), bfsserve.MaxWindow)
 		}
 		out = append(out, d)
 	}

@@ -111,7 +111,7 @@ func (d *loadDriver) provenance(ctx context.Context, shared *sharedResidency) (e
 	fp := "sha256:" + strings.Repeat("0", 64)
 	if d.o.out != "" {
 		var err error
-		if fp, err = workloadFingerprint("", loadWorkload); err != nil {
+		if fp, err = evidenceFingerprint(d.o.out, d.o.sourceRoot, loadWorkload); err != nil {
 			return evidence.Provenance{}, err
 		}
 	}

@@ -85,6 +85,9 @@ func runPartition(e *env, args []string) error {
 	if err := o.parse(*graph, *count, *names, *memory, *strategy); err != nil {
 		return err
 	}
+	if o.root < -1 {
+		return usagef("gpuplan partition: --root %d is negative. Fix: give a vertex id of 0 or more, or leave the flag out for a root chosen by --seed", o.root)
+	}
 	m := hostMemory()
 	if err := m.Explain(graphbudget.Check(o.spec, *graph, m.Bytes, 1)); err != nil {
 		return err

@@ -140,7 +140,7 @@ func writeProfileFile(path string, doc occupancy.ProfileDocument) error {
 		return fmt.Errorf("-o %s: the probed profile does not read back as the same device. Fix: save the report with --json and edit the device by hand", quote.Text(path))
 	}
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-		return fmt.Errorf("-o: %w. Fix: check that the folder exists and is writable", err)
+		return fmt.Errorf("-o: %w", writeError(path, err, "check that the folder exists and is writable"))
 	}
 	return nil
 }

@@ -201,7 +201,7 @@ func (o *reportOptions) writeChart(summaries []evidence.WorkloadSummary) error {
 		return err
 	}
 	if err := os.WriteFile(o.chart, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing the chart: %w. Fix: check that the directory exists and is writable", err)
+		return fmt.Errorf("--chart: %w", writeError(o.chart, err, "check that the directory exists and is writable"))
 	}
 	return nil
 }
@@ -232,7 +232,7 @@ func (o *reportOptions) writeTable(e *env, files []evidence.ResultFile, summarie
 		return err
 	}
 	if err := os.WriteFile(o.output, buf.Bytes(), 0o644); err != nil {
-		return fmt.Errorf("writing %s: %w. Fix: check that the directory exists and is writable", o.output, err)
+		return writeError(o.output, err, "check that the directory exists and is writable")
 	}
 	wrote(e.stdout, o.output, o.chart)
 	return nil

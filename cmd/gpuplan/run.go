@@ -239,7 +239,7 @@ func emitRunPTX(dir string, p *wavedag.Program) error {
 	for _, sm := range emitTargets {
 		sub := filepath.Join(dir, fmt.Sprintf("sm_%d", sm))
 		if err := os.MkdirAll(sub, 0o755); err != nil {
-			return fmt.Errorf("--emit-ptx: %w. Fix: pass a directory you can write", err)
+			return fmt.Errorf("--emit-ptx %s: %v. Fix: pass a directory you can write", echoName(sub), osReason(err))
 		}
 		launch, dispatch := wavedag.GeneratedPTX(p, sm)
 		for _, f := range []struct {

@@ -68,7 +68,7 @@ func (g *graphFlags) String() string {
 func (g *graphFlags) Set(v string) error {
 	name, spec, ok := strings.Cut(v, "=")
 	if !ok || spec == "" {
-		return fmt.Errorf("%q is not NAME=SPEC. Fix: name the graph, for example --graph kron22=kron:22", quote.Text(v))
+		return fmt.Errorf("%s is not NAME=SPEC. Fix: name the graph, for example --graph kron22=kron:22", echoText(v))
 	}
 	if err := bfsserve.CheckName(name); err != nil {
 		return err
@@ -160,7 +160,7 @@ func parseServeArgs(e *env, args []string) (*serveOptions, error) {
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usagef("gpuplan: --log-level %q is not a level. Fix: use debug, info, warn or error", quote.Text(level))
+		return nil, usagef("gpuplan serve: --log-level %s is not a level. Fix: use debug, info, warn or error", echoText(level))
 	}
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
@@ -169,7 +169,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
-	return nil, usagef("gpuplan: --log-format %q is not a format. Fix: use json or text", quote.Text(format))
+	return nil, usagef("gpuplan serve: --log-format %s is not a format. Fix: use json or text", echoText(format))
 }
 
 // servedGraph is a loaded graph and how it is opened.
@@ -186,7 +186,7 @@ func loadServedGraphs(e *env, specs graphFlags, seed uint64, lim frontier.Limits
 		t0 := time.Now()
 		g, directed, err := build.load(s.spec, seed, lim, func(f string, a ...any) { e.logf("serve", f, a...) })
 		if err != nil {
-			return nil, fmt.Errorf("--graph %s=%s: %w", s.name, quote.Text(s.spec), err)
+			return nil, fmt.Errorf("--graph %s=%s: %w", s.name, echoName(s.spec), err)
 		}
 		g.Name = s.name
 		e.logf("serve", "graph %s (%s): %d vertices, %d edge entries%s, loaded in %s", s.name, quote.Text(s.spec), g.NumVertices(), g.NumEdgeEntries(),
