@@ -119,6 +119,10 @@ func TestLookupPeer(t *testing.T) {
 	}
 	_, err := LookupPeer("ligra")
 	require.ErrorContains(t, err, `unknown peer "ligra". Fix: use one of gunrock, gapbs, gswitch, blest`)
+	_, err = LookupPeer("\x1b[2J" + strings.Repeat("a", 1000))
+	require.Error(t, err)
+	assert.NotContains(t, err.Error(), "\x1b", "the escape is quoted")
+	assert.Less(t, len(err.Error()), 300, "the name is cut")
 }
 
 func FuzzParsePeerOutput(f *testing.F) {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // PeerKind is one peer BFS code the benchmark runs as an external arm: the
@@ -77,7 +79,7 @@ func LookupPeer(name string) (PeerKind, error) {
 	if i := slices.IndexFunc(kinds, func(k PeerKind) bool { return k.Name == name }); i >= 0 {
 		return kinds[i], nil
 	}
-	return PeerKind{}, fmt.Errorf("unknown peer %q. Fix: use one of %s", name, strings.Join(PeerNames(), ", "))
+	return PeerKind{}, fmt.Errorf("unknown peer %s. Fix: use one of %s", quote.Cut(name, quote.MaxEcho), strings.Join(PeerNames(), ", "))
 }
 
 // sampleMajorSources lists every root once per sample, sample by sample.
