@@ -97,7 +97,7 @@ stream0() {
 
 stream1() {
   bench kron-22 --graph kron:22 --roots 16 --samples 10 "${peer_flags[@]}" || return 1
-  bench kron-22-batch-64 --graph kron:22 --batch 64 --samples 10 || return 1
+  bench kron-22-batch-64 --graph kron:22 --batch 64 --samples 30 || return 1
   bench rgg-2000000-8 --graph rgg:2000000:8 --roots 8 --samples 10 "${peer_flags[@]}" || return 1
   bench rgg-2000000-8-top-down --graph rgg:2000000:8 --roots 8 --samples 10 --direction top-down --arms host-loop,megakernel || return 1
   bench kron-25-h200 --graph kron:25 --roots 16 --samples 10 || return 1
