@@ -146,6 +146,7 @@ func launchRanks(e *env, o *benchOptions) error {
 	ctx, cancel := context.WithTimeout(base, o.launchTimeout)
 	defer cancel()
 	visible := visibleDevices(e, o.devices)
+	e.benchLogf("launching %d ranks, one process per GPU (%s %s), within %v", o.devices, visibleDevicesEnv, strings.Join(visible, ", "), o.launchTimeout)
 	logs := &rankLogs{w: e.stderr}
 	waits := make([]func() error, o.devices)
 	for i := range o.devices {
@@ -161,7 +162,6 @@ func launchRanks(e *env, o *benchOptions) error {
 			return fmt.Errorf("gpuplan bench frontier --processes: cannot start rank %d: %w. Fix: check that this executable can be run again (its path is os.Executable's)", i, err)
 		}
 	}
-	e.benchLogf("launched %d ranks, one process per GPU, within %v", o.devices, o.launchTimeout)
 	errs, first := waitRanks(waits, cancel)
 	logs.flush()
 	return ranksError(ctx, o, errs, first, logs)

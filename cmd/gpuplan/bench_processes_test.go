@@ -261,16 +261,23 @@ func TestBenchProcessesLaunchesChildren(t *testing.T) {
 			require.NoError(t, err)
 			o.opener = fakeRankOpener(t, 3)
 			err = runBenchOptions(e, o)
-			assert.Equal(t, "stdout of rank 0\n", out.String())
-			for i, gpu := range []string{"4", "6", "7"} {
-				assert.Contains(t, errb.String(), fmt.Sprintf("rank %d: rank %d of 3 sees GPU %s, address file true, args bench frontier --graph kron:8 --devices 3 --processes\n", i, i, gpu))
+			line := func(i int, gpu string) string {
+				return fmt.Sprintf("rank %d: rank %d of 3 sees GPU %s, address file true, args bench frontier --graph kron:8 --devices 3 --processes\n", i, i, gpu)
 			}
 			if fail == "none" {
 				require.NoError(t, err, errb.String())
+				assert.Equal(t, "stdout of rank 0\n", out.String())
+				for i, gpu := range []string{"4", "6", "7"} {
+					assert.Contains(t, errb.String(), line(i, gpu))
+				}
 				return
 			}
+			// The launcher stops the other ranks once rank 2 fails, so
+			// only rank 2's lines are sure to be there.
 			require.Error(t, err)
+			assert.Contains(t, errb.String(), line(2, "7"))
 			assert.Contains(t, err.Error(), "rank 2 failed (exit status 3): rank 2 gives up")
+			assert.Contains(t, err.Error(), "Fix: fix what rank 2 reports")
 		})
 	}
 }
