@@ -28,13 +28,37 @@ var fastTimeouts = nccl.Options{InitTimeout: time.Second, CollectiveTimeout: tim
 // whose communicator does not open returns that error.
 func onRanks(t *testing.T, p int, opts nccl.Options, fn func(r Rank, x *executor.Executor) error) []error {
 	t.Helper()
-	id := nccl.NewFakeUniqueID()
+	xs := make([]*executor.Executor, p)
+	for rank := range xs {
+		xs[rank] = fakeExecutor(t, 1<<30, uint64(100+rank))
+	}
+	return onRanksOf(xs, fakeRanks(opts), nccl.NewFakeUniqueID(), fn)
+}
+
+// rankOpener opens rank of ranks of the communicator id on x.
+type rankOpener func(x *executor.Executor, id nccl.UniqueID, rank, ranks int) (nccl.RankCollectives, error)
+
+// fakeRanks opens fake ranks (nccl.OpenFakeRank) with opts.
+func fakeRanks(opts nccl.Options) rankOpener {
+	return func(x *executor.Executor, id nccl.UniqueID, rank, ranks int) (nccl.RankCollectives, error) {
+		c, err := nccl.OpenFakeRank(x, id, rank, ranks, opts)
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+}
+
+// onRanksOf runs fn on one rank per executor of xs (goroutines; an
+// executor may appear more than once), their communicators opened with
+// open and id, and returns every rank's error.
+func onRanksOf(xs []*executor.Executor, open rankOpener, id nccl.UniqueID, fn func(r Rank, x *executor.Executor) error) []error {
+	p := len(xs)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
-	for rank := range p {
-		x := fakeExecutor(t, 1<<30, uint64(100+rank))
+	for rank, x := range xs {
 		wg.Go(func() {
-			c, err := nccl.OpenFakeRank(x, id, rank, p, opts)
+			c, err := open(x, id, rank, p)
 			if err != nil {
 				errs[rank] = err
 				return
@@ -58,9 +82,21 @@ type rankRun struct {
 // rank and root.
 func runRanks(t *testing.T, p int, g *frontier.CSR, cfg Config, roots []int32) ([]partition.Plan, [][]rankRun) {
 	t.Helper()
+	xs := make([]*executor.Executor, p)
+	for rank := range xs {
+		xs[rank] = fakeExecutor(t, 1<<30, uint64(100+rank))
+	}
+	return runRanksOf(t, xs, fakeRanks(nccl.Options{}), nccl.NewFakeUniqueID(), g, cfg, roots)
+}
+
+// runRanksOf is runRanks with one rank per executor of xs, their
+// communicators opened with open and id.
+func runRanksOf(t *testing.T, xs []*executor.Executor, open rankOpener, id nccl.UniqueID, g *frontier.CSR, cfg Config, roots []int32) ([]partition.Plan, [][]rankRun) {
+	t.Helper()
+	p := len(xs)
 	plans := make([]partition.Plan, p)
 	runs := make([][]rankRun, p)
-	errs := onRanks(t, p, nccl.Options{}, func(r Rank, x *executor.Executor) error {
+	errs := onRanksOf(xs, open, id, func(r Rank, x *executor.Executor) error {
 		s, err := NewRankSession(x, g, r, cfg)
 		if err != nil {
 			return err
@@ -129,18 +165,25 @@ func TestRankSessionsMatchTheSession(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/p%d/%s", g.Name, p, strategy), func(t *testing.T) {
 				cfg := Config{Strategy: strategy, MaxResidentBytes: rankBudget}
 				roots := rankRoots(t, g, uint64(p))
-				s, err := NewSession(fakeDevices(t, p, false), g, cfg)
-				require.NoError(t, err)
-				defer s.Close()
 				plans, runs := runRanks(t, p, g, cfg, roots)
-				for rank := range p {
-					assert.Equal(t, s.Plan(), plans[rank], "rank %d plans the session's partition", rank)
-				}
-				for i, root := range roots {
-					checkRankRun(t, s, root, runs, i)
-				}
+				checkRanksAgainstSession(t, fakeDevices(t, p, false), g, cfg, roots, plans, runs)
 			})
 		}
+	}
+}
+
+// checkRanksAgainstSession opens the one-process session of g on devs
+// and holds the ranks' plans and runs from roots against it.
+func checkRanksAgainstSession(t *testing.T, devs *Devices, g *frontier.CSR, cfg Config, roots []int32, plans []partition.Plan, runs [][]rankRun) {
+	t.Helper()
+	s, err := NewSession(devs, g, cfg)
+	require.NoError(t, err)
+	defer s.Close()
+	for rank := range plans {
+		assert.Equal(t, s.Plan(), plans[rank], "rank %d plans the session's partition", rank)
+	}
+	for i, root := range roots {
+		checkRankRun(t, s, root, runs, i)
 	}
 }
 

@@ -19,7 +19,8 @@ type Step struct {
 	// Exchange is partition.Plan.LevelExchange of the step's
 	// decision and measured counts.
 	Exchange partition.LevelExchange `json:"exchange"`
-	// MeasuredBytes is what the transport moved between distinct devices.
+	// MeasuredBytes is what the transport moved between distinct devices
+	// (for a RankSession, what this rank received from the others).
 	MeasuredBytes uint64 `json:"measured_bytes"`
 	// ExchangeNs is the transport's wall time; StepNs the step's.
 	ExchangeNs uint64 `json:"exchange_ns"`
