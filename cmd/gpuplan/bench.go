@@ -8,8 +8,10 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/executor/nccl/rendezvous"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
@@ -124,6 +126,30 @@ single-GPU arms (--arms, --metrics, every --mega-* flag, --check,
 --batch-width, the --peer-* flags, and --device with --devices) do not
 apply there and are refused.
 
+With --devices N --processes the partitioned BFS runs one process per
+GPU: gpuplan starts N child processes of itself, rank i seeing only GPU i
+(CUDA_VISIBLE_DEVICES, the i-th entry of the list this process was given,
+if any), each holding one partition of the same plan and running the same
+levels. Rank 0 listens on a free loopback port and writes it to a file in
+a temporary directory (GPUPLAN_RENDEZVOUS_FILE); the other ranks read it
+there and receive NCCL's id from rank 0. Every rank checks its
+partition's levels against the reference; rank 0 writes the evidence and
+the table (the arms process-per-gpu-pN and process-per-gpu-exchange-pN).
+Each rank's log lines are printed after "rank i:". When a rank fails the
+others are stopped, the error names the rank and its last line, and the
+command exits non-zero; --launch-timeout bounds the whole launch.
+
+The same command runs as one rank when GPUPLAN_RANK is set, which is how
+it runs across machines: start one process per GPU yourself, each with
+GPUPLAN_RANK (0 to N-1), GPUPLAN_WORLD_SIZE (N) and GPUPLAN_RENDEZVOUS
+(rank 0's host:port, for example node0:29500; rank 0 listens there, on
+every interface with :29500) in its environment, and the same flags with
+--processes (--devices may be left out, or must equal N; --device picks
+the GPU of a machine with several). Processes of one machine may share
+GPUPLAN_RENDEZVOUS_FILE instead of an address. Every rank must build the
+same graph and roots (the same --graph, --seed and --roots) and run on
+the same GPU model and driver; rank 0 refuses a rank that differs.
+
 Needs a build with CUDA support (make build-cuda).`
 
 // benchOptions are the parsed flags of "gpuplan bench frontier".
@@ -150,6 +176,16 @@ type benchOptions struct {
 	devices, simulate int
 	strategy          partition.Strategy
 	opener            partbfs.Opener
+	// processes runs one process per GPU (--processes): this process
+	// launches them, each with startRank, within launchTimeout, or, with
+	// rank set (read from GPUPLAN_RANK and the rest of the rank
+	// environment), is one of them.
+	processes     bool
+	launchTimeout time.Duration
+	rank          *rendezvous.Config
+	startRank     rankStart
+	// args are the command line after "bench", which every rank runs.
+	args []string
 	// extra are the flags of direction, multi-source and peer runs.
 	extra benchExtra
 }
@@ -176,7 +212,8 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f := e.newFlags("bench",
 		"bench frontier --graph SPEC [--roots N | --root-ids A,B,...] [--samples N] [-o FILE.csv] [flags]",
 		benchAbout)
-	o := &benchOptions{open: openBenchExecutor, opener: partbfs.DefaultOpener()}
+	o := &benchOptions{open: openBenchExecutor, opener: partbfs.DefaultOpener(), args: args}
+	o.startRank = e.execRank(append([]string{"bench"}, args...))
 	sc := &o.bench.Session
 	var graph string
 	f.StringVar(&graph, "graph", "", "graph `SPEC`: grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE] or file:PATH (.mtx or edge list)")
@@ -206,6 +243,8 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 	f.IntVar(&o.devices, "devices", 1, "partition the graph over `N` GPUs (N > 1: the partitioned BFS over NCCL)")
 	f.IntVar(&o.simulate, "simulate-devices", 0, "run the partitioned BFS as `P` partitions on one GPU (--device), exchanging through device copies")
 	partition := f.String("partition", "edges", "partitioned BFS: blocked (equal vertices) or edges (equal edge entries)")
+	f.BoolVar(&o.processes, "processes", false, "with --devices N: one process per GPU (N child processes of this binary, each seeing only its GPU, meeting through a rendezvous on loopback); with GPUPLAN_RANK set, run as that rank")
+	f.DurationVar(&o.launchTimeout, "launch-timeout", defaultLaunchTimeout, "with --processes: the longest the whole launch of the N processes may take")
 	f.StringVar(&o.sourceRoot, "source-root", "", "with -o: the module root whose measured code the evidence fingerprints (default: the nearest directory above the working directory with go.mod)")
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
 		if err := f.parse(args); err != nil {
@@ -234,6 +273,9 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, err
 	}
 	set := setFlags(f)
+	if err := o.checkProcesses(e, set); err != nil {
+		return nil, err
+	}
 	if err := o.checkPartitionedFlags(set); err != nil {
 		return nil, err
 	}

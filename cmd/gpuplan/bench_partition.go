@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -10,7 +9,6 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/evidence"
-	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/partition"
@@ -23,7 +21,7 @@ import (
 const partbfsWorkload = "workloads/partbfs"
 
 // partitioned reports whether the flags ask for the partitioned BFS.
-func (o *benchOptions) partitioned() bool { return o.devices > 1 || o.simulate > 0 }
+func (o *benchOptions) partitioned() bool { return o.devices > 1 || o.simulate > 0 || o.processes }
 
 // checkPartitioned reads --partition and refuses --devices and
 // --simulate-devices out of range or together.
@@ -58,12 +56,15 @@ func (o *benchOptions) checkPartitionedFlags(set map[string]bool) error {
 		return nil
 	}
 	mode := fmt.Sprintf("--devices %d", o.devices)
-	if o.simulate > 0 {
+	switch {
+	case o.simulate > 0:
 		mode = fmt.Sprintf("--simulate-devices %d", o.simulate)
+	case o.processes:
+		mode += " --processes"
 	}
 	var given []string
 	for name := range set {
-		if strings.HasPrefix(name, "mega-") || slices.Contains(partitionedIgnored, name) || name == "device" && o.simulate == 0 {
+		if strings.HasPrefix(name, "mega-") || slices.Contains(partitionedIgnored, name) || name == "device" && o.simulate == 0 && o.rank == nil {
 			given = append(given, "--"+name)
 		}
 	}
@@ -92,11 +93,7 @@ func (o *benchOptions) openPartitioned() (*partbfs.Devices, error) {
 	} else {
 		devs, err = o.opener.OpenDevices(o.devices)
 	}
-	var ue *executor.UnavailableError
-	if errors.As(err, &ue) {
-		return nil, fmt.Errorf("%s Fix: run a CUDA build (make build-cuda) on a machine with NVIDIA GPUs, or plan the partition offline with 'gpuplan partition'", ue.Reason)
-	}
-	return devs, err
+	return devs, unavailable(err)
 }
 
 // benchPartitioned opens the devices, builds the graph, runs the

@@ -43,12 +43,16 @@ func runBench(e *env, args []string) error {
 }
 
 // runBenchOptions runs the benchmark the flags select: the partitioned BFS
-// (--devices N > 1, --simulate-devices P) or the single-GPU arms. A graph
+// (--devices N > 1, --simulate-devices P; one process per GPU with
+// --processes) or the single-GPU arms. A graph
 // whose build does not fit the host's memory, or whose size wraps, is
 // refused first, before the module is fingerprinted or a device opened.
 func runBenchOptions(e *env, o *benchOptions) error {
 	if err := o.build.checkHost(o.spec, quote.Text(o.graph), 1); err != nil {
 		return err
+	}
+	if o.partitioned() && o.processes {
+		return benchProcesses(e, o)
 	}
 	if o.partitioned() {
 		return benchPartitioned(e, o)

@@ -43,6 +43,18 @@ type env struct {
 	// child, when set, makes the command of a child gpuplan process (gpuplan
 	// run's search for a faulting wave) in place of this executable.
 	child func(ctx context.Context, args []string) (*exec.Cmd, error)
+	// lookupEnv, when set, reads the environment in place of
+	// os.LookupEnv (tests: the ranks of bench frontier --processes run as
+	// goroutines, each with an environment of its own).
+	lookupEnv func(key string) (string, bool)
+}
+
+// lookup reads key from the environment (e.lookupEnv or the process's).
+func (e *env) lookup(key string) (string, bool) {
+	if e.lookupEnv != nil {
+		return e.lookupEnv(key)
+	}
+	return os.LookupEnv(key)
 }
 
 // command is one gpuplan subcommand.

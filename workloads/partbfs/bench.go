@@ -55,8 +55,11 @@ type Summary struct {
 	Device      string         `json:"device"`
 	// Devices is the part count; Simulated is true when they share one
 	// device.
-	Devices   int    `json:"devices"`
-	Simulated bool   `json:"simulated"`
+	Devices   int  `json:"devices"`
+	Simulated bool `json:"simulated"`
+	// Processes is true when every device ran in a process of its own
+	// (BenchRank); the times are then rank 0's.
+	Processes bool   `json:"processes,omitempty"`
 	Arm       string `json:"arm"`
 	// MedianSampleNs is the median of one sample (every root);
 	// MedianRootNs the median over roots of each root's median; LevelNs
@@ -101,17 +104,36 @@ func ArmNames(parts int, simulated bool) (traversal, exchange string) {
 	return fmt.Sprintf("partitioned-p%d", parts), fmt.Sprintf("exchange-p%d", parts)
 }
 
+// ProcessArmNames returns the evidence arms of a run over parts devices
+// with one process per device (BenchRank): the traversal
+// ("process-per-gpu-pN") and its exchange ("process-per-gpu-exchange-pN").
+func ProcessArmNames(parts int) (traversal, exchange string) {
+	return fmt.Sprintf("process-per-gpu-p%d", parts), fmt.Sprintf("process-per-gpu-exchange-p%d", parts)
+}
+
+// traverser is what the benchmark protocol traverses with: a Session over
+// every part, or one rank's RankSession.
+type traverser interface {
+	Plan() partition.Plan
+	Config() Config
+	// checkedRun runs from root and holds the levels against the
+	// reference ref, outside the run's timed region. The run's exchange
+	// bytes are every part's (each step's too when steps is set).
+	checkedRun(root int32, ref []int32, steps bool) (Run, error)
+}
+
 // bench is the state of one run.
 type bench struct {
 	cfg   BenchConfig
-	devs  *Devices
-	s     *Session
+	s     traverser
 	g     *frontier.CSR
 	roots []int32
 	stats []bfs.RootStat
 	refs  [][]int32
 	preds []partition.ExchangePrediction
 	res   *BenchResult
+	// trav and exch are the arms; device describes the devices.
+	trav, exch, device string
 	// times[i][k] are root i's step k's exchange and step times, over
 	// the samples; rootWall[i] root i's wall times.
 	exchangeNs, stepNs [][][]float64
@@ -125,23 +147,48 @@ type bench struct {
 // again outside the timed region. Every step's measured exchange is held
 // against the prediction.
 func Bench(devs *Devices, g *frontier.CSR, roots []int32, cfg BenchConfig) (*BenchResult, error) {
+	b, err := newBench(g, roots, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := NewSession(devs, g, b.cfg.Session)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	parts := len(devs.Executors)
+	dev := devs.Executors[0].Device()
+	b.trav, b.exch = ArmNames(parts, devs.Simulated)
+	b.device = fmt.Sprintf("%dx %s (cc %d.%d)", parts, dev.Name, dev.Major, dev.Minor)
+	if devs.Simulated {
+		b.device = fmt.Sprintf("%s (cc %d.%d), %d parts simulated on it", dev.Name, dev.Major, dev.Minor, parts)
+	}
+	b.res.Summary.Simulated = devs.Simulated
+	return b.protocol(s)
+}
+
+// newBench checks the roots and computes every root's CPU reference.
+func newBench(g *frontier.CSR, roots []int32, cfg BenchConfig) (*bench, error) {
 	if len(roots) == 0 {
 		return nil, fmt.Errorf("partitioned benchmark of %s has no roots. Fix: pass at least one root", g.Name)
 	}
 	harness.Fill(&cfg.Samples, DefaultSamples)
 	cfg.Log = harness.LogOr(cfg.Log)
-	b := &bench{cfg: cfg, devs: devs, g: g, roots: roots, res: &BenchResult{}}
+	b := &bench{cfg: cfg, g: g, roots: roots, res: &BenchResult{}}
 	t0 := time.Now()
 	var err error
 	if b.stats, b.refs, err = bfs.Reference(g, roots); err != nil {
 		return nil, err
 	}
 	cfg.Log("CPU reference BFS from %d roots (%s)", len(roots), time.Since(t0).Round(time.Millisecond))
-	if b.s, err = NewSession(devs, g, cfg.Session); err != nil {
-		return nil, err
-	}
-	defer b.s.Close()
-	b.res.Plan = b.s.Plan()
+	return b, nil
+}
+
+// protocol runs the prediction, the warm-up and the samples on s, and
+// summarizes them.
+func (b *bench) protocol(s traverser) (*BenchResult, error) {
+	b.s = s
+	b.res.Plan = s.Plan()
 	for _, step := range []func() error{b.predict, b.warmUp, b.measure} {
 		if err := step(); err != nil {
 			return nil, err
@@ -164,31 +211,38 @@ func (b *bench) predict() error {
 	return nil
 }
 
-// runChecked runs one traversal and checks its levels and step count
-// against the reference, outside the run's timed region.
-func (b *bench) runChecked(i int) (Run, error) {
-	run := func() (Run, error) { return b.s.Run(b.roots[i]) }
-	levels := func(Run) ([]int32, error) { return b.s.Levels() }
-	return harness.Checked(run, levels, func(r Run, lv []int32) error { return b.check(i, r, lv) })
-}
-
-// check holds a traversal from roots[i] against the reference: its levels,
-// and its levels and steps against the reference's and the prediction's.
-func (b *bench) check(i int, r Run, lv []int32) error {
-	if !slices.Equal(lv, b.refs[i]) {
-		return fmt.Errorf("partitioned BFS from root %d: the levels differ from the CPU reference (%v). Fix: this is a kernel or exchange bug; rerun with the one-device simulation to isolate it", b.roots[i], frontier.Validate(b.g, b.roots[i], lv))
+// runChecked runs one traversal from roots[i] and checks its levels, and
+// its levels and steps against the reference's and the prediction's,
+// outside the run's timed region; with steps set the steps' exchange
+// bytes are every part's.
+func (b *bench) runChecked(i int, steps bool) (Run, error) {
+	r, err := b.s.checkedRun(b.roots[i], b.refs[i], steps)
+	if err != nil {
+		return r, err
 	}
 	if r.Levels != b.stats[i].Levels || len(r.Steps) != len(b.preds[i].Levels) {
-		return fmt.Errorf("partitioned BFS from root %d: %d levels in %d steps, the reference %d levels and the prediction %d steps. Fix: this is a bug in the step loop", b.roots[i], r.Levels, len(r.Steps), b.stats[i].Levels, len(b.preds[i].Levels))
+		return r, fmt.Errorf("partitioned BFS from root %d: %d levels in %d steps, the reference %d levels and the prediction %d steps. Fix: this is a bug in the step loop", b.roots[i], r.Levels, len(r.Steps), b.stats[i].Levels, len(b.preds[i].Levels))
 	}
-	return nil
+	return r, nil
+}
+
+// checkedRun runs from root and holds the levels against ref.
+func (s *Session) checkedRun(root int32, ref []int32, _ bool) (Run, error) {
+	run := func() (Run, error) { return s.Run(root) }
+	levels := func(Run) ([]int32, error) { return s.Levels() }
+	return harness.Checked(run, levels, func(_ Run, lv []int32) error {
+		if !slices.Equal(lv, ref) {
+			return fmt.Errorf("partitioned BFS from root %d: the levels differ from the CPU reference (%v). Fix: this is a kernel or exchange bug; rerun with the one-device simulation to isolate it", root, frontier.Validate(s.g, root, lv))
+		}
+		return nil
+	})
 }
 
 // warmUp runs every root once and records each step's exchange.
 func (b *bench) warmUp() error {
 	t0 := time.Now()
 	for i := range b.roots {
-		r, err := b.runChecked(i)
+		r, err := b.runChecked(i, true)
 		if err != nil {
 			return err
 		}
@@ -199,14 +253,13 @@ func (b *bench) warmUp() error {
 				QueuePairs: st.Exchange.QueuePairs, BitmapPairs: st.Exchange.BitmapPairs, PredictedBytes: p.Bytes, MeasuredBytes: st.MeasuredBytes})
 		}
 	}
-	b.cfg.Log("correctness: %d roots give levels identical to the CPU reference over %d parts (%s)", len(b.roots), len(b.s.parts), time.Since(t0).Round(time.Millisecond))
+	b.cfg.Log("correctness: %d roots give levels identical to the CPU reference over %d parts (%s)", len(b.roots), len(b.res.Plan.Parts), time.Since(t0).Round(time.Millisecond))
 	return nil
 }
 
 // measure takes the timed samples.
 func (b *bench) measure() error {
-	parts := len(b.s.parts)
-	trav, exch := ArmNames(parts, b.devs.Simulated)
+	trav, exch := b.trav, b.exch
 	b.exchangeNs, b.stepNs, b.rootWall = make([][][]float64, len(b.roots)), make([][][]float64, len(b.roots)), make([][]float64, len(b.roots))
 	for i := range b.roots {
 		b.exchangeNs[i], b.stepNs[i] = make([][]float64, len(b.preds[i].Levels)), make([][]float64, len(b.preds[i].Levels))
@@ -230,7 +283,7 @@ func (b *bench) sample(index uint64, trav, exch string) (harness.Sample, harness
 	xrow := harness.Sample{Arm: exch, Index: index, Checksum: "exchange"}
 	sums := make([]uint64, len(b.roots))
 	for i := range b.roots {
-		r, err := b.runChecked(i)
+		r, err := b.runChecked(i, false)
 		if err != nil {
 			return row, xrow, err
 		}

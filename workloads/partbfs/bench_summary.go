@@ -11,15 +11,9 @@ import (
 // summarize fills the summary from the samples and the steps.
 func (b *bench) summarize() {
 	sum := &b.res.Summary
-	parts := len(b.s.parts)
-	dev := b.devs.Executors[0].Device()
 	sum.Workload, sum.Nodes, sum.Edges = b.g.Name, b.g.NumVertices(), uint64(b.g.NumEdgeEntries()/2)
-	sum.Roots, sum.Samples, sum.Devices, sum.Simulated = b.stats, b.cfg.Samples, parts, b.devs.Simulated
-	sum.Device = fmt.Sprintf("%dx %s (cc %d.%d)", parts, dev.Name, dev.Major, dev.Minor)
-	if b.devs.Simulated {
-		sum.Device = fmt.Sprintf("%s (cc %d.%d), %d parts simulated on it", dev.Name, dev.Major, dev.Minor, parts)
-	}
-	sum.Arm, _ = ArmNames(parts, b.devs.Simulated)
+	sum.Roots, sum.Samples, sum.Devices = b.stats, b.cfg.Samples, len(b.res.Plan.Parts)
+	sum.Device, sum.Arm = b.device, b.trav
 	sums := make([]uint64, len(b.stats))
 	for i, s := range b.stats {
 		sum.TotalLevels += uint64(s.Levels)

@@ -21,6 +21,18 @@
 // emulation on the executor's fake backend (NewFake), so the whole
 // protocol also runs in `make test`.
 //
+// With one process per GPU (on one machine or several), each process
+// opens a RankSession: it holds one part of the same plan on its one
+// executor and runs the same level protocol, the same kernels and the
+// same exchange choices through an nccl.RankCollectives (nccl.OpenRank;
+// nccl.OpenFakeRank in tests), so the processes together produce the
+// Session's levels, decisions and exchange bytes. The ranks all-gather
+// their found counts after every level (each level's direction comes from
+// the global frontier), agree on the plan from every rank's budget,
+// refuse a rank whose graph, configuration or root differs, and
+// GatherLevels assembles every vertex's level on rank 0. BenchRank is one
+// rank's share of the benchmark protocol.
+//
 // The benchmark protocol (Bench) measures GTEPS, each level's exchange
 // bytes and time, and holds the measured exchange against the partition
 // planner's prediction (partition.PredictExchange).

@@ -97,3 +97,70 @@ func TestGPUMultiDevice(t *testing.T) {
 		require.NoError(t, devs.Close())
 	}
 }
+
+// TestGPURankSessionsOneDevice runs P ranks (goroutines on the fake
+// communicator, which exchanges through host copies) on the one GPU, each
+// with its own part, kernels and buffers: the levels gathered on rank 0,
+// every step and every step's bytes summed over the ranks equal the
+// one-process session's (simulated on the same GPU) and the prediction.
+func TestGPURankSessionsOneDevice(t *testing.T) {
+	x := gputest.Open(t)
+	for _, p := range []int{2, 3} {
+		for gi, g := range gpuGraphs(t) {
+			cfg := Config{Strategy: partition.Strategy(1 + (p+gi)%2), MaxResidentBytes: rankBudget}
+			roots := rankRoots(t, g, uint64(p))
+			xs := make([]*executor.Executor, p)
+			for i := range xs {
+				xs[i] = x
+			}
+			plans, runs := runRanksOf(t, xs, fakeRanks(nccl.Options{}), nccl.NewFakeUniqueID(), g, cfg, roots)
+			devs, err := SimulatedDevices(x, p, "", false)
+			require.NoError(t, err)
+			checkRanksAgainstSession(t, devs, g, cfg, roots, plans, runs)
+			require.NoError(t, devs.Close())
+		}
+	}
+	assert.Zero(t, x.ResidentBytes())
+}
+
+// TestGPURankSessionsOverNCCL runs one rank per GPU present (two to
+// four), each a goroutine with its own executor and NCCL communicator
+// (nccl.OpenRank), against the one-process session simulated on the first
+// GPU. It needs two GPUs and NCCL; without NCCL it is skipped unless
+// GPUPLAN_REQUIRE_NCCL is set.
+func TestGPURankSessionsOverNCCL(t *testing.T) {
+	gputest.Open(t)
+	n, err := executor.DeviceCount()
+	require.NoError(t, err)
+	if n < 2 {
+		t.Skipf("%d GPU present; the rank test over NCCL needs 2 or more", n)
+	}
+	p := min(n, 4)
+	xs := make([]*executor.Executor, p)
+	for i := range xs {
+		xs[i], err = executor.Open(i, executor.Options{})
+		require.NoError(t, err)
+		defer xs[i].Close()
+	}
+	open := func(x *executor.Executor, id nccl.UniqueID, rank, ranks int) (nccl.RankCollectives, error) {
+		c, err := nccl.OpenRank(x, id, rank, ranks, nccl.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	for gi, g := range gpuGraphs(t) {
+		id, err := nccl.NewUniqueID(nccl.Options{})
+		if errors.Is(err, nccl.ErrUnavailable) && os.Getenv("GPUPLAN_REQUIRE_NCCL") == "" {
+			t.Skip(err.Error())
+		}
+		require.NoError(t, err)
+		cfg := Config{Strategy: partition.Strategy(1 + gi%2), MaxResidentBytes: rankBudget}
+		roots := rankRoots(t, g, uint64(gi))
+		plans, runs := runRanksOf(t, xs, open, id, g, cfg, roots)
+		devs, err := SimulatedDevices(xs[0], p, "", false)
+		require.NoError(t, err)
+		checkRanksAgainstSession(t, devs, g, cfg, roots, plans, runs)
+		require.NoError(t, devs.Close())
+	}
+}

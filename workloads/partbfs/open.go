@@ -19,10 +19,17 @@ type Opener struct {
 	DriverVersion func(ordinal int) string
 	// Comm creates the communicator over one executor per device.
 	Comm func(xs []*executor.Executor) (nccl.Collectives, error)
+	// UniqueID makes the id of a communicator whose ranks run in
+	// separate processes (on rank 0, which hosts its bootstrap).
+	UniqueID func() (nccl.UniqueID, error)
+	// Rank opens one rank of the communicator of id on x.
+	Rank func(x *executor.Executor, id nccl.UniqueID, rank, ranks int) (nccl.RankCollectives, error)
 }
 
 // DefaultOpener opens CUDA devices (executor.Open) with NCCL between them
-// (nccl.Open). The driver version is the process's (cuDriverGetVersion).
+// (nccl.Open; with one process per device, nccl.NewUniqueID and
+// nccl.OpenRank with the default timeouts). The driver version is the
+// process's (cuDriverGetVersion).
 func DefaultOpener() Opener {
 	return Opener{
 		Count:         executor.DeviceCount,
@@ -30,6 +37,14 @@ func DefaultOpener() Opener {
 		DriverVersion: func(int) string { return executor.DriverVersion() },
 		Comm: func(xs []*executor.Executor) (nccl.Collectives, error) {
 			c, err := nccl.Open(xs, nccl.Options{})
+			if err != nil {
+				return nil, err
+			}
+			return c, nil
+		},
+		UniqueID: func() (nccl.UniqueID, error) { return nccl.NewUniqueID(nccl.Options{}) },
+		Rank: func(x *executor.Executor, id nccl.UniqueID, rank, ranks int) (nccl.RankCollectives, error) {
+			c, err := nccl.OpenRank(x, id, rank, ranks, nccl.Options{})
 			if err != nil {
 				return nil, err
 			}

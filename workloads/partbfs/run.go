@@ -19,7 +19,8 @@ type Step struct {
 	// Exchange is partition.Plan.LevelExchange of the step's
 	// decision and measured counts.
 	Exchange partition.LevelExchange `json:"exchange"`
-	// MeasuredBytes is what the transport moved between distinct devices.
+	// MeasuredBytes is what the transport moved between distinct devices
+	// (for a RankSession, what this rank received from the others).
 	MeasuredBytes uint64 `json:"measured_bytes"`
 	// ExchangeNs is the transport's wall time; StepNs the step's.
 	ExchangeNs uint64 `json:"exchange_ns"`
@@ -43,28 +44,43 @@ type Run struct {
 // Run traverses the graph from root: the parts reset, then level steps,
 // each in the direction planners.PlanBFSDirection gives for the global
 // frontier, until a step finds nothing. Read the levels with Levels.
-func (s *Session) Run(root int32) (Run, error) {
-	n := uint64(s.g.NumVertices())
+func (s *Session) Run(root int32) (Run, error) { return s.run(root) }
+
+// checkRoot refuses a root that is not a vertex of the graph.
+func (t *traversal) checkRoot(root int32) error {
+	n := uint64(t.g.NumVertices())
 	if root < 0 || uint64(root) >= n {
-		return Run{}, fmt.Errorf("partitioned BFS root %d is not a vertex of %s (%d vertices). Fix: pass a root from 0 to %d", root, s.g.Name, n, n-1)
+		return fmt.Errorf("partitioned BFS root %d is not a vertex of %s (%d vertices). Fix: pass a root from 0 to %d", root, t.g.Name, n, n-1)
 	}
+	return nil
+}
+
+// run is the level protocol from root on the parts held here, the same
+// for a Session and a RankSession: the parts reset, then level steps until
+// a step finds nothing, each step's direction from the global frontier
+// (every part's counts, through the exchange).
+func (t *traversal) run(root int32) (Run, error) {
+	if err := t.checkRoot(root); err != nil {
+		return Run{}, err
+	}
+	n := uint64(t.g.NumVertices())
 	r := Run{Root: root}
 	t0 := time.Now()
-	if err := s.reset(uint64(root)); err != nil {
+	if err := t.reset(uint64(root)); err != nil {
 		return r, err
 	}
-	state := planners.BFSLevelState{FrontierVertices: 1, FrontierEdges: uint64(s.g.Degree(root))}
-	state.UnexploredEdges = s.profile.EdgeEntries - state.FrontierEdges
+	state := planners.BFSLevelState{FrontierVertices: 1, FrontierEdges: uint64(t.g.Degree(root))}
+	state.UnexploredEdges = t.profile.EdgeEntries - state.FrontierEdges
 	for depth := 0; state.FrontierVertices > 0; depth++ {
 		if uint64(depth) > n {
 			return r, fmt.Errorf("partitioned BFS from %d: still finding vertices after %d levels. Fix: this is a kernel bug; report it with the graph", root, depth)
 		}
 		state.Level = uint64(depth + 1)
-		d, err := planners.PlanBFSDirection(s.profile, state, s.cfg.Direction)
+		d, err := planners.PlanBFSDirection(t.profile, state, t.cfg.Direction)
 		if err != nil {
 			return r, err
 		}
-		st, found, edges, err := s.step(depth, d)
+		st, found, edges, err := t.step(depth, d)
 		if err != nil {
 			return r, err
 		}
@@ -83,30 +99,31 @@ func (s *Session) Run(root int32) (Run, error) {
 	return r, nil
 }
 
-// reset launches the init kernel on every part.
-func (s *Session) reset(root uint64) error {
-	return s.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
+// reset launches the init kernel on every part held here.
+func (t *traversal) reset(root uint64) error {
+	return t.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
 		local := NoRoot
 		if root >= p.plan.First && root < p.plan.End {
 			local = root - p.plan.First
 		}
 		return p.k.init, kernelabi.MustArgs(InitParams[executor.Buffer]{Level: p.buf.level, Front0: p.buf.front0, Front1: p.buf.front1,
-			Next: p.buf.next, Counts: p.buf.counts, Ctl: p.buf.ctl, N: p.plan.Vertices, S: s.plan.SliceWords,
-			Parts: uint64(len(s.parts)), Root: local}), true
+			Next: p.buf.next, Counts: p.buf.counts, Ctl: p.buf.ctl, N: p.plan.Vertices, S: t.plan.SliceWords,
+			Parts: t.numParts(), Root: local}), true
 	})
 }
 
 // shape is the partition's shape as part p's kernels see it.
-func (s *Session) shape(p *part) ShapeParams {
-	return ShapeParams{S: s.plan.SliceWords, Parts: uint64(len(s.parts)), Self: uint64(p.index)}
+func (t *traversal) shape(p *part) ShapeParams {
+	return ShapeParams{S: t.plan.SliceWords, Parts: t.numParts(), Self: uint64(p.index)}
 }
 
-// launchAll launches one kernel per part (skipping those for which args
-// returns false), every launch in flight together, and waits for all.
-func (s *Session) launchAll(args func(p *part) (*executor.Kernel, []executor.Arg, bool)) error {
-	pending := make([]*executor.Pending, 0, len(s.parts))
+// launchAll launches one kernel per part held here (skipping those for
+// which args returns false), every launch in flight together, and waits
+// for all.
+func (t *traversal) launchAll(args func(p *part) (*executor.Kernel, []executor.Arg, bool)) error {
+	pending := make([]*executor.Pending, 0, len(t.parts))
 	var first error
-	for _, p := range s.parts {
+	for _, p := range t.parts {
 		k, a, ok := args(p)
 		if !ok {
 			continue
@@ -128,27 +145,27 @@ func (s *Session) launchAll(args func(p *part) (*executor.Kernel, []executor.Arg
 
 // step runs one level step from depth and returns its record and what it
 // found.
-func (s *Session) step(depth int, d planners.BFSDirectionDecision) (Step, uint64, uint64, error) {
+func (t *traversal) step(depth int, d planners.BFSDirectionDecision) (Step, uint64, uint64, error) {
 	t0 := time.Now()
 	var st Step
 	var err error
 	if d.Direction == planners.DirectionBottomUp {
-		st, err = s.bottomUp(depth, d)
+		st, err = t.bottomUp(depth, d)
 	} else {
-		st, err = s.topDown(depth, d)
+		st, err = t.topDown(depth, d)
 	}
 	if err != nil {
 		return st, 0, 0, err
 	}
-	found, edges, err := s.found(depth)
+	found, edges, err := t.ex.totals(depth)
 	st.Found, st.StepNs = found, uint64(time.Since(t0))
 	return st, found, edges, err
 }
 
-// found sums every part's found vertices and edges of the step from
-// depth.
-func (s *Session) found(depth int) (found, edges uint64, err error) {
-	for _, p := range s.parts {
+// found sums the found vertices and edges of the step from depth over the
+// parts held here.
+func (t *traversal) found(depth int) (found, edges uint64, err error) {
+	for _, p := range t.parts {
 		raw, err := p.x.DownloadRange(p.buf.ctl, 8*CtlFound, 32)
 		if err != nil {
 			return 0, 0, err
@@ -161,29 +178,26 @@ func (s *Session) found(depth int) (found, edges uint64, err error) {
 
 // bottomUp gathers every part's frontier slice on every part, then runs
 // the bottom-up kernel.
-func (s *Session) bottomUp(depth int, d planners.BFSDirectionDecision) (Step, error) {
+func (t *traversal) bottomUp(depth int, d planners.BFSDirectionDecision) (Step, error) {
 	st := Step{}
 	var err error
-	if st.Exchange, err = s.plan.LevelExchange(d, nil); err != nil {
+	if st.Exchange, err = t.plan.LevelExchange(d, nil); err != nil {
 		return st, err
 	}
-	send, recv := make([]nccl.Region, len(s.parts)), make([]nccl.Region, len(s.parts))
-	slice := 8 * s.plan.SliceWords
-	for i, p := range s.parts {
+	slice := 8 * t.plan.SliceWords
+	x, err := t.ex.allGather(func(p *part) (send, recv nccl.Region) {
 		cur, _ := p.buf.front(depth)
-		send[i] = nccl.Region{X: p.x, Buf: cur, Len: slice}
-		recv[i] = nccl.Region{X: p.x, Buf: p.buf.xbuf, Len: slice * uint64(len(s.parts))}
-	}
-	x, err := s.tr.AllGather(send, recv)
+		return nccl.Region{X: p.x, Buf: cur, Len: slice}, nccl.Region{X: p.x, Buf: p.buf.xbuf, Len: slice * t.numParts()}
+	})
 	if err != nil {
 		return st, err
 	}
 	st.MeasuredBytes, st.ExchangeNs = x.Bytes, x.WallNs
-	err = s.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
+	err = t.launchAll(func(p *part) (*executor.Kernel, []executor.Arg, bool) {
 		cur, next := p.buf.front(depth)
 		return p.k.bottomUp, kernelabi.MustArgs(BottomUpParams[executor.Buffer]{Offsets: p.buf.offsets, Targets: p.buf.targets,
 			Level: p.buf.level, Front: cur, FrontNext: next, Xbuf: p.buf.xbuf, Bounds: p.buf.bounds, Ctl: p.buf.ctl,
-			N: p.plan.Vertices, ShapeParams: s.shape(p), Depth: uint64(depth)}), true
+			N: p.plan.Vertices, ShapeParams: t.shape(p), Depth: uint64(depth)}), true
 	})
 	return st, err
 }

@@ -3,6 +3,7 @@ package partbfs
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"unsafe"
 
 	"github.com/gpuplan/gpuplan/executor"
@@ -78,18 +79,36 @@ type part struct {
 	buf   partBuffers
 }
 
+// traversal is the level protocol over the parts a process holds: every
+// part of the plan (Session) or one rank's (RankSession). Its steps are
+// the same either way; only the exchange between the parts differs.
+type traversal struct {
+	g    *frontier.CSR
+	cfg  Config
+	plan partition.Plan
+	// parts are the parts held here, each with its plan index.
+	parts   []*part
+	ex      exchange
+	profile planners.BFSGraphProfile
+}
+
+// newTraversal returns the traversal of g under cfg, before its plan.
+func newTraversal(g *frontier.CSR, cfg Config) traversal {
+	return traversal{g: g, cfg: cfg, profile: planners.BFSGraphProfile{Vertices: uint64(g.NumVertices()), EdgeEntries: uint64(g.NumEdgeEntries())}}
+}
+
+// numParts is the plan's part count (every part, held here or not).
+func (t *traversal) numParts() uint64 { return uint64(len(t.plan.Parts)) }
+
 // Session holds a graph partitioned over several devices, resident
 // (uploaded once), and runs BFS from any root. It runs by its partition
 // plan: each part allocates exactly the plan's bytes, a part that does not
 // fit is refused before anything is allocated, and every level exchanges
-// as the plan says.
+// as the plan says. Every part is held by this process; RankSession holds
+// one part of the same plan per process.
 type Session struct {
-	g       *frontier.CSR
-	cfg     Config
-	plan    partition.Plan
-	parts   []*part
-	tr      nccl.Collectives
-	profile planners.BFSGraphProfile
+	traversal
+	tr nccl.Collectives
 }
 
 // NewSession plans the partition of g over the devices (one part per
@@ -102,19 +121,15 @@ func NewSession(devs *Devices, g *frontier.CSR, cfg Config) (*Session, error) {
 	if devs == nil || len(devs.Executors) == 0 || devs.Transport == nil || g == nil {
 		return nil, fmt.Errorf("partitioned BFS session needs devices, an exchange and a graph. Fix: open devices with an Opener and build or load a graph")
 	}
-	cfg = cfg.withDefaults()
-	if cfg.BlockThreads < 32 || cfg.BlockThreads > 1024 || cfg.BlockThreads%32 != 0 {
-		return nil, fmt.Errorf("partitioned BFS config BlockThreads = %d. Fix: use a multiple of 32 from 32 to 1024", cfg.BlockThreads)
+	cfg, err := checkConfig(cfg, g)
+	if err != nil {
+		return nil, err
 	}
 	if devs.Transport.Ranks() != len(devs.Executors) {
 		return nil, fmt.Errorf("partitioned BFS: the exchange has %d ranks for %d parts. Fix: create it over the parts' executors", devs.Transport.Ranks(), len(devs.Executors))
 	}
-	if err := g.Check(); err != nil {
-		return nil, err
-	}
-	s := &Session{g: g, cfg: cfg, tr: devs.Transport,
-		profile: planners.BFSGraphProfile{Vertices: uint64(g.NumVertices()), EdgeEntries: uint64(g.NumEdgeEntries())}}
-	var err error
+	s := &Session{traversal: newTraversal(g, cfg), tr: devs.Transport}
+	s.ex = &partsExchange{t: &s.traversal, tr: s.tr}
 	if s.plan, err = s.planPartition(devs.Executors); err != nil {
 		return nil, err
 	}
@@ -139,6 +154,15 @@ func NewSession(devs *Devices, g *frontier.CSR, cfg Config) (*Session, error) {
 	return s, nil
 }
 
+// checkConfig fills cfg's defaults, checks them and checks g.
+func checkConfig(cfg Config, g *frontier.CSR) (Config, error) {
+	cfg = cfg.withDefaults()
+	if cfg.BlockThreads < 32 || cfg.BlockThreads > 1024 || cfg.BlockThreads%32 != 0 {
+		return cfg, fmt.Errorf("partitioned BFS config BlockThreads = %d. Fix: use a multiple of 32 from 32 to 1024", cfg.BlockThreads)
+	}
+	return cfg, g.Check()
+}
+
 // planPartition plans the partition under every part's budget: its
 // executor's live budget, shared evenly by the parts on one executor.
 func (s *Session) planPartition(xs []*executor.Executor) (partition.Plan, error) {
@@ -152,15 +176,24 @@ func (s *Session) planPartition(xs []*executor.Executor) (partition.Plan, error)
 		if err != nil {
 			return partition.Plan{}, err
 		}
-		budget /= share[x]
-		if s.cfg.MaxResidentBytes != 0 {
-			budget = min(budget, s.cfg.MaxResidentBytes)
-		}
-		devs[i] = partition.Device{Name: x.Device().Name, BudgetBytes: budget}
+		devs[i] = partition.Device{Name: x.Device().Name, BudgetBytes: s.cfg.budget(budget / share[x])}
 	}
-	plan, err := partition.New(partition.Request{Offsets: s.g.Offsets, Devices: devs, Strategy: s.cfg.Strategy, ScratchBytes: ControlBytes})
+	return s.planOver(devs)
+}
+
+// budget caps a part's budget by MaxResidentBytes.
+func (c Config) budget(b uint64) uint64 {
+	if c.MaxResidentBytes != 0 {
+		return min(b, c.MaxResidentBytes)
+	}
+	return b
+}
+
+// planOver plans the partition of the graph over devs.
+func (t *traversal) planOver(devs []partition.Device) (partition.Plan, error) {
+	plan, err := partition.New(partition.Request{Offsets: t.g.Offsets, Devices: devs, Strategy: t.cfg.Strategy, ScratchBytes: ControlBytes})
 	if err != nil {
-		return plan, fmt.Errorf("partitioned BFS over %s: %w", s.g.Name, err)
+		return plan, fmt.Errorf("partitioned BFS over %s: %w", t.g.Name, err)
 	}
 	return plan, nil
 }
@@ -190,16 +223,22 @@ func (s *Session) setUp(xs []*executor.Executor) error {
 			}
 			sets[x] = k
 		}
-		p := &part{index: i, x: x, k: k, plan: s.plan.Parts[i]}
-		s.parts = append(s.parts, p)
-		if err := s.allocate(p); err != nil {
-			return err
-		}
-		if err := s.upload(p); err != nil {
+		if err := s.addPart(i, x, k); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// addPart sets up part i of the plan on x: it allocates the part's
+// buffers and uploads its rows.
+func (t *traversal) addPart(i int, x *executor.Executor, k *kernelSet) error {
+	p := &part{index: i, x: x, k: k, plan: t.plan.Parts[i]}
+	t.parts = append(t.parts, p)
+	if err := t.allocate(p); err != nil {
+		return err
+	}
+	return t.upload(p)
 }
 
 // loadKernels loads the module on x and sizes every kernel's grid from
@@ -231,7 +270,7 @@ func loadKernels(x *executor.Executor, threads int) (*kernelSet, error) {
 }
 
 // allocate allocates the part's buffers, exactly the plan's bytes.
-func (s *Session) allocate(p *part) error {
+func (t *traversal) allocate(p *part) error {
 	var total uint64
 	bufs := harness.Buffers(&p.buf)
 	for i, size := range sizes(p.plan.Memory) {
@@ -250,19 +289,19 @@ func (s *Session) allocate(p *part) error {
 
 // upload copies the part's rows (offsets rebased to 0 and narrowed to the
 // kernels' uint32, targets as global ids) and the partition bounds.
-func (s *Session) upload(p *part) error {
+func (t *traversal) upload(p *part) error {
 	first, end := p.plan.First, p.plan.End
 	offsets := make([]uint32, end-first+1)
-	if err := frontier.NarrowOffsets(s.g.Name, offsets, s.g.Offsets[first:end+1], s.g.Offsets[first]); err != nil {
+	if err := frontier.NarrowOffsets(t.g.Name, offsets, t.g.Offsets[first:end+1], t.g.Offsets[first]); err != nil {
 		return err
 	}
-	targets := s.g.Targets[s.g.Offsets[first]:s.g.Offsets[end]]
+	targets := t.g.Targets[t.g.Offsets[first]:t.g.Offsets[end]]
 	tbytes := bytesOf(targets)
 	if len(tbytes) == 0 {
 		tbytes = make([]byte, 4)
 	}
-	bounds := make([]uint32, 0, len(s.parts)+1)
-	for _, b := range s.plan.Bounds() {
+	bounds := make([]uint32, 0, len(t.plan.Parts)+1)
+	for _, b := range t.plan.Bounds() {
 		bounds = append(bounds, uint32(b))
 	}
 	return p.x.UploadMany([]executor.Upload{{Buffer: p.buf.offsets, Data: bytesOf(offsets)}, {Buffer: p.buf.targets, Data: tbytes},
@@ -279,9 +318,12 @@ func (s *Session) Config() Config { return s.cfg }
 func (s *Session) Graph() *frontier.CSR { return s.g }
 
 // Close frees every part's buffers.
-func (s *Session) Close() error {
+func (s *Session) Close() error { return s.free() }
+
+// free frees the buffers of every part held here.
+func (t *traversal) free() error {
 	var first error
-	for _, p := range s.parts {
+	for _, p := range t.parts {
 		if err := harness.Free(p.x, harness.Buffers(&p.buf)); err != nil && first == nil {
 			first = err
 		}
@@ -291,12 +333,16 @@ func (s *Session) Close() error {
 
 // Levels checks every part's error flags and downloads the levels of the
 // last run, every part's in vertex order.
-func (s *Session) Levels() ([]int32, error) {
-	if err := s.checkFlags(); err != nil {
+func (s *Session) Levels() ([]int32, error) { return s.levels() }
+
+// levels checks the error flags of the parts held here and downloads
+// their levels of the last run, in vertex order.
+func (t *traversal) levels() ([]int32, error) {
+	if err := t.checkFlags(); err != nil {
 		return nil, err
 	}
-	out := make([]int32, 0, s.g.NumVertices())
-	for _, p := range s.parts {
+	var out []int32
+	for _, p := range t.parts {
 		if p.plan.Vertices == 0 {
 			continue
 		}
@@ -304,16 +350,23 @@ func (s *Session) Levels() ([]int32, error) {
 		if err != nil {
 			return nil, err
 		}
-		for i := 0; i < len(raw); i += 4 {
-			out = append(out, int32(binary.LittleEndian.Uint32(raw[i:])))
-		}
+		out = appendWords(out, raw)
 	}
 	return out, nil
 }
 
-// checkFlags reads every part's misuse and overflow words.
-func (s *Session) checkFlags() error {
-	for _, p := range s.parts {
+// appendWords appends raw's little-endian 4-byte words to out.
+func appendWords(out []int32, raw []byte) []int32 {
+	out = slices.Grow(out, len(raw)/4)
+	for i := 0; i+4 <= len(raw); i += 4 {
+		out = append(out, int32(binary.LittleEndian.Uint32(raw[i:])))
+	}
+	return out
+}
+
+// checkFlags reads the misuse and overflow words of the parts held here.
+func (t *traversal) checkFlags() error {
+	for _, p := range t.parts {
 		raw, err := p.x.DownloadRange(p.buf.ctl, 8*CtlMisuse, 16)
 		if err != nil {
 			return err
