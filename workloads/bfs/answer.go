@@ -1,7 +1,6 @@
 package bfs
 
 import (
-	"encoding/binary"
 	"fmt"
 	"unsafe"
 
@@ -213,18 +212,9 @@ func (b *answerBuffers) grow(x *executor.Executor, in, out, counts uint64) error
 // the caller sized with checked arithmetic): the levels (int32) or the
 // level counts (uint64) of an answer.
 func download[T int32 | uint64](x *executor.Executor, b executor.Buffer, count uint64) ([]T, error) {
-	size := uint64(unsafe.Sizeof(T(0)))
-	raw, err := x.DownloadRange(b, 0, size*count)
+	raw, err := x.DownloadRange(b, 0, uint64(unsafe.Sizeof(T(0)))*count)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]T, count)
-	for i := range out {
-		if size == 4 {
-			out[i] = T(int32(binary.LittleEndian.Uint32(raw[4*i:])))
-		} else {
-			out[i] = T(binary.LittleEndian.Uint64(raw[8*i:]))
-		}
-	}
-	return out, nil
+	return fromBytes[T](raw, count), nil
 }

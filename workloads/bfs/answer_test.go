@@ -91,6 +91,7 @@ func checkSessionAnswers(t *testing.T, s *Session, roots []int32, seed uint64) i
 			counts, err := s.LevelCounts(r.Levels)
 			require.NoError(t, err, name)
 			require.Equal(t, hist, counts, name)
+			checkRunAnswer(t, s, r, targets, pick(full, targets), hist, name)
 		}
 		all := make([]int32, n)
 		for i, v := range rng.Perm(n) {
@@ -109,6 +110,34 @@ func checkSessionAnswers(t *testing.T, s *Session, roots []int32, seed uint64) i
 		require.Equal(t, append(append([]uint64(nil), hist...), make([]uint64, wide-len(hist))...), padded, "%s root %d: %d levels", g.Name, root, wide)
 	}
 	return unreached
+}
+
+// checkRunAnswer runs RunAnswer with r's arm from r's root and checks its
+// answer (levels and counts) and its run (levels, decisions) against the
+// ones Run, LevelsOf and LevelCounts gave, and that where the traversal is
+// at most AnswerLevels deep it waits at least four times less than they do
+// together (the result words, both answer launches and both reads share one
+// wait).
+func checkRunAnswer(t *testing.T, s *Session, r Run, targets, levels []int32, hist []uint64, name string) {
+	before := s.x.Telemetry()
+	_, err := s.Run(r.Arm, r.Root)
+	require.NoError(t, err, name)
+	_, err = s.LevelsOf(targets)
+	require.NoError(t, err, name)
+	_, err = s.LevelCounts(r.Levels)
+	require.NoError(t, err, name)
+	mid := s.x.Telemetry()
+	got, ans, err := s.RunAnswer(r.Arm, r.Root, targets)
+	require.NoError(t, err, name)
+	separate, fused := mid.Sub(before).SyncPoints, s.x.Telemetry().Sub(mid).SyncPoints
+	require.Equal(t, levels, ans.Levels, name)
+	require.Equal(t, hist, ans.Counts, name)
+	assert.Equal(t, r.Root, ans.Root, name)
+	assert.Equal(t, r.Levels, got.Levels, name)
+	assert.Equal(t, r.Decisions, got.Decisions, name)
+	if r.Levels <= AnswerLevels {
+		assert.LessOrEqual(t, fused+4, separate, "%s: host waits", name)
+	}
 }
 
 // checkAnswers runs checkSessionAnswers over each graph in a session of
@@ -149,6 +178,7 @@ func checkIsolatedRoot(t *testing.T, s *Session) {
 			got, err := s.LevelsOf([]int32{int32(v), other})
 			require.NoError(t, err, name)
 			assert.Equal(t, []int32{0, -1}, got, name)
+			checkRunAnswer(t, s, r, []int32{int32(v), other}, []int32{0, -1}, []uint64{1}, name)
 		}
 		return
 	}
@@ -294,6 +324,10 @@ func answerRefusals(s *Session, m *MultiSource, roots []int32) []answerRefusal {
 		{"no levels", "LevelCounts levels = 0", func() error { _, err := s.LevelCounts(0); return err }},
 		{"negative levels", "LevelCounts levels = -3", func() error { _, err := s.LevelCounts(-3); return err }},
 		{"more levels than vertices", fmt.Sprintf("LevelCounts levels = %d", n+1), func() error { _, err := s.LevelCounts(int(n) + 1); return err }},
+		{"RunAnswer target past the graph", fmt.Sprintf("RunAnswer targets[1] = %d is not a vertex of %s", n, g.Name),
+			func() error { _, _, err := s.RunAnswer(ArmDeviceLoop, 0, []int32{0, n}); return err }},
+		{"RunAnswer root past the graph", "root", func() error { _, _, err := s.RunAnswer(ArmDeviceLoop, n, []int32{0}); return err }},
+		{"RunAnswer unknown arm", "arm", func() error { _, _, err := s.RunAnswer("fast", 0, []int32{0}); return err }},
 		{"fewer target lists than roots", "RunAnswers targets: 2 lists for 3 roots. Fix: pass one list of targets per root",
 			func() error { _, _, err := m.RunAnswers(roots, [][]int32{{0}, {1}}); return err }},
 		{"more target lists than roots", "RunAnswers targets: 4 lists for 3 roots",

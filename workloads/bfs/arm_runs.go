@@ -3,6 +3,7 @@ package bfs
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/internal/kernelabi"
@@ -17,6 +18,8 @@ var (
 	levelEndArg   = kernelabi.MustIndex(QueueLevelParams[executor.Buffer]{}, "PhaseEnd")
 	doDepthArg    = kernelabi.MustIndex(DoLevelParams[executor.Buffer]{}, "DepthBase")
 	doDirArg      = kernelabi.MustIndex(DoLevelParams[executor.Buffer]{}, "Direction")
+	doBeginArg    = kernelabi.MustIndex(DoLevelParams[executor.Buffer]{}, "PhaseBegin")
+	doEndArg      = kernelabi.MustIndex(DoLevelParams[executor.Buffer]{}, "PhaseEnd")
 )
 
 // runHostLoop is the host-driven wave loop as a user writes it by hand:
@@ -112,9 +115,10 @@ func (s *Session) runHostLoopDO(r *Run) (control, error) {
 	return control{syncs: reads + 1}, err
 }
 
-// runDeviceLoop enqueues CheckEvery levels back to back on one stream (the
-// executor's split dispatch: one launch per level, no host sync between),
-// then reads the count after the batch. Levels past the end of the BFS see
+// runDeviceLoop enqueues CheckEvery levels back to back on one stream (one
+// launch per level, no host sync between), then reads the count after the
+// batch on the same stream, with one host wait for the launches and the
+// read together (an executor.Sequence). Levels past the end of the BFS see
 // an empty queue (an empty frontier) and return at once. A direction-
 // optimizing traversal runs the direction-optimizing level kernel, each
 // level deciding its direction on the device from the counts of the level
@@ -126,27 +130,47 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 		if base >= uint64(s.plans.Convergence.MaxDeviceIterations) {
 			return c, notConverged(r.Arm, r.Root, base)
 		}
-		kernel, params, word := s.k.level, s.levelArgs(s.levelParams(base)), CtlCountWord(int(base+k))
-		if s.optimizing {
-			kernel, params, word = s.k.doLevel, s.doLevelArgs(s.doLevelParams(base, 0)), CtlCountsWord(int(base+k))+1
-		}
-		args, err := kernelabi.SplitArgs(params)
+		seq, err := s.levelSequence(base, k)
 		if err != nil {
 			return c, err
 		}
-		cfg := s.plans.LevelGrid.Config()
-		cfg.Cooperative = false
-		res, err := s.x.DispatchWithGridSyncSplit(kernel, cfg, k, true, args...)
+		t, err := s.x.RunSequence(seq, [][]byte{s.word[:4]})
+		c.syncs++
 		if err != nil {
 			return c, err
 		}
-		r.DeviceNs += res.Timing.DeviceNs
-		count, err := s.readWord(word)
-		c.syncs += 2
-		if err != nil || count == 0 {
-			return c, err
+		r.DeviceNs += t.DeviceNs
+		if binary.LittleEndian.Uint32(s.word) == 0 {
+			return c, nil
 		}
 	}
+}
+
+// levelSequence is the device loop's dispatch of the k levels from depth
+// base: the level kernel (the direction-optimizing one where the session
+// is) launched once per level, phase p of the k in launch p, then the read
+// of the frontier count the last of them leaves.
+func (s *Session) levelSequence(base, k uint64) (executor.Sequence, error) {
+	kernel, params, word := s.k.level, s.levelArgs(s.levelParams(base)), CtlCountWord(int(base+k))
+	begin, end := levelBeginArg, levelEndArg
+	if s.optimizing {
+		kernel, params, word = s.k.doLevel, s.doLevelArgs(s.doLevelParams(base, 0)), CtlCountsWord(int(base+k))+1
+		begin, end = doBeginArg, doEndArg
+	}
+	args, err := kernelabi.Args(params)
+	if err != nil {
+		return executor.Sequence{}, err
+	}
+	cfg := s.plans.LevelGrid.Config()
+	cfg.Cooperative = false
+	seq := executor.Sequence{Prefix: make([]executor.Step, k),
+		Reads: []executor.ReadRequest{{Buffer: s.buf.ctl, Offset: 4 * uint64(word), Len: 4}}}
+	for p := range k {
+		step := slices.Clone(args)
+		step[begin], step[end] = executor.U64(p), executor.U64(p+1)
+		seq.Prefix[p] = executor.Step{Kernel: kernel, Config: cfg, Args: step}
+	}
+	return seq, nil
 }
 
 // runMegakernel runs every level in one cooperative launch over the

@@ -83,30 +83,47 @@ type control struct{ syncs uint64 }
 // arm, then reads and checks the result words. The levels stay on the
 // device: Levels downloads them.
 func (s *Session) Run(arm Arm, root int32) (Run, error) {
-	if _, err := ParseArm(string(arm)); err != nil {
+	if err := s.checkRun(arm, root); err != nil {
 		return Run{}, err
+	}
+	r, m, err := s.timedRun(arm, root)
+	if err != nil {
+		return r, err
+	}
+	err = s.checkControl(&r)
+	if err == nil {
+		err = s.readSteps(&r, nil)
+	}
+	r.Accounting = m.Finish()
+	return r, err
+}
+
+// checkRun refuses an unknown arm, a root that is not a vertex, and an arm
+// the session's plans cannot run, before anything runs.
+func (s *Session) checkRun(arm Arm, root int32) error {
+	if _, err := ParseArm(string(arm)); err != nil {
+		return err
 	}
 	if err := frontier.CheckRoot(s.g, int64(root)); err != nil {
-		return Run{}, err
+		return err
 	}
-	if err := s.ArmFits(arm); err != nil {
-		return Run{}, err
-	}
+	return s.ArmFits(arm)
+}
+
+// timedRun resets the state for root and runs the timed traversal: the
+// result words are still to read. On a failed traversal the Run carries its
+// wall time so far.
+func (s *Session) timedRun(arm Arm, root int32) (Run, *harness.Meter, error) {
 	m := harness.NewMeter(s.x)
 	if err := s.reset(root); err != nil {
-		return Run{}, err
+		return Run{}, m, err
 	}
 	r := Run{Arm: arm, Root: root}
 	if err := m.Time(func() (uint64, error) { c, err := s.traverse(&r); return c.syncs, err }); err != nil {
 		r.WallNs = m.WallNs
-		return r, err
+		return r, m, err
 	}
-	err := s.checkControl(&r)
-	if err == nil {
-		err = s.readSteps(&r)
-	}
-	r.Accounting = m.Finish()
-	return r, err
+	return r, m, nil
 }
 
 // traverse runs the arm's traversal.
@@ -137,7 +154,7 @@ func (s *Session) reset(root int32) error {
 // readSteps reads what the device logged of a traversal after it ran: the
 // decisions of a direction-optimizing device loop or megakernel, checked
 // against the planner, and the megakernel's deepest run-ahead.
-func (s *Session) readSteps(r *Run) error {
+func (s *Session) readSteps(r *Run, pre []byte) error {
 	steps := r.Levels
 	switch {
 	case r.Arm == ArmMegakernel && s.async() && r.Reruns == 0:
@@ -149,7 +166,7 @@ func (s *Session) readSteps(r *Run) error {
 	case r.Arm != ArmDeviceLoop || !s.optimizing:
 		return nil
 	}
-	entries, first, err := s.readLog(steps)
+	entries, first, err := s.readLogFrom(steps, pre)
 	if err != nil {
 		return err
 	}
@@ -179,14 +196,20 @@ func (s *Session) readWord(word int) (uint32, error) {
 	return binary.LittleEndian.Uint32(s.word), nil
 }
 
-// checkControl reads the result words after a run: the device's level
-// count (and the megakernel's barriers and relabels), and the overflow and
-// misuse flags that must stay 0.
+// checkControl reads the result words after a run and checks them
+// (checkResult).
 func (s *Session) checkControl(r *Run) error {
 	w := s.word[:4*ResultWords]
 	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*CtlResult, w); err != nil {
 		return err
 	}
+	return s.checkResult(r, w)
+}
+
+// checkResult reads the result words w (ResultWords of them) of a run: the
+// device's level count (and the megakernel's barriers and relabels), and
+// the overflow and misuse flags that must stay 0.
+func (s *Session) checkResult(r *Run, w []byte) error {
 	at := func(i int) uint32 { return binary.LittleEndian.Uint32(w[4*i:]) }
 	if r.Arm != ArmHostLoopScan {
 		// A root without edges gives the queue arms no level to run, so

@@ -83,17 +83,23 @@ func decodeLog(raw []byte, w OffsetWidth) []logEntry {
 	return out
 }
 
-// readLog downloads the log entries of a traversal of steps steps, in step
-// order: all of them, or the last LogEntries when there were more (the log
-// is a ring). It returns the entries and the step of the first.
-func (s *Session) readLog(steps int) ([]logEntry, int, error) {
+// readLogFrom downloads the log entries of a traversal of steps steps, in
+// step order: all of them, or the last LogEntries when there were more (the
+// log is a ring). It returns the entries and the step of the first. pre
+// holds the log's first entries as read already (nil: none): when they
+// cover the steps, nothing is downloaded.
+func (s *Session) readLogFrom(steps int, pre []byte) ([]logEntry, int, error) {
 	cap := int(s.logEntries())
 	n := min(steps, cap)
 	if n == 0 {
 		return nil, 0, nil
 	}
+	size := int(s.width.LogEntryBytes())
+	if steps <= cap && steps*size <= len(pre) {
+		return decodeLog(pre[:steps*size], s.width), 0, nil
+	}
 	// A log that did not wrap is read up to its last entry.
-	raw, err := s.x.DownloadRange(s.buf.log, 0, s.width.LogEntryBytes()*uint64(min(steps, cap)))
+	raw, err := s.x.DownloadRange(s.buf.log, 0, uint64(size*n))
 	if err != nil {
 		return nil, 0, err
 	}

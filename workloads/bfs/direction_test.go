@@ -236,15 +236,30 @@ func TestReadLogRing(t *testing.T) {
 		w[4], w[5] = byte(st), byte(st>>8)
 	}
 	require.NoError(t, x.Upload(s.buf.log, raw))
-	entries, first, err := s.readLog(steps)
+	entries, first, err := s.readLogFrom(steps, nil)
 	require.NoError(t, err)
 	assert.Equal(t, 5, first)
 	require.Len(t, entries, cap)
 	for i, e := range entries {
 		assert.EqualValues(t, first+i, e.nf, "entry %d", i)
 	}
-	entries, first, err = s.readLog(3)
+	entries, first, err = s.readLogFrom(3, nil)
 	require.NoError(t, err)
 	assert.Zero(t, first)
 	assert.Len(t, entries, 3)
+
+	// Entries read already serve the steps they cover, without a download;
+	// a wrapped log is downloaded whatever was read.
+	before := x.Telemetry()
+	pre, _, err := s.readLogFrom(3, raw[:LogEntryBytes*4])
+	require.NoError(t, err)
+	assert.Equal(t, entries, pre)
+	assert.Equal(t, before.DeviceReadbackOperations, x.Telemetry().DeviceReadbackOperations, "no download")
+	short, _, err := s.readLogFrom(3, raw[:LogEntryBytes*2])
+	require.NoError(t, err)
+	assert.Equal(t, entries, short, "too few entries read: downloaded")
+	wrapped, first, err := s.readLogFrom(steps, raw)
+	require.NoError(t, err)
+	assert.Equal(t, 5, first)
+	assert.EqualValues(t, 5, wrapped[0].nf)
 }

@@ -27,7 +27,9 @@ type RootAnswer struct {
 // on the device the levels of targets[i] from roots[i] and the number of
 // vertices at each level from every root of the pass: only the targets'
 // levels and one 64-bit count per root and level cross the bus, instead of
-// every root's level of every vertex. targets holds one list per root (nil
+// every root's level of every vertex. A pass's answer takes one upload (of
+// its targets) and one dispatch that launches both answer kernels and reads
+// back both results with one host wait. targets holds one list per root (nil
 // or empty for none). The roots and every target are checked before
 // anything is allocated or launched. The answer kernels' device buffers grow
 // on demand and stay with m until Close. The measurement covers the
@@ -44,11 +46,7 @@ func (m *MultiSource) RunAnswers(roots []int32, targets [][]int32) (MultiSourceR
 		answers[i].Root = r
 	}
 	run, err := m.passes(roots, func(first, nroots int, depth uint64) error {
-		pass := answers[first : first+nroots]
-		if err := m.gatherPass(pass, targets[first:first+nroots], depth); err != nil {
-			return err
-		}
-		return m.countPass(pass, depth)
+		return m.answerPass(answers[first:first+nroots], targets[first:first+nroots], depth)
 	})
 	if err != nil {
 		return run, nil, err
@@ -87,49 +85,90 @@ func (m *MultiSource) checkTargets(targets [][]int32, roots int) error {
 	return nil
 }
 
-// gatherPass reads the levels of a pass's targets (targets[i] for the
-// pass's root i) into its answers: one upload of (root, vertex) pairs, one
-// launch, one download of their levels; no launch when the pass has no
-// targets.
-func (m *MultiSource) gatherPass(answers []RootAnswer, targets [][]int32, depth uint64) error {
+// answerPass reads a pass's answers: the levels of its targets
+// (targets[i] for the pass's root i) and the counts of every level from
+// every root, each root's counts cut after its largest level. The targets'
+// (root, vertex) pairs are uploaded (when there are any), then one
+// sequence launches the gather and the count kernels and reads back both.
+func (m *MultiSource) answerPass(answers []RootAnswer, targets [][]int32, depth uint64) error {
 	var count uint64
 	for _, ts := range targets {
 		count += uint64(len(ts))
 	}
-	if count == 0 {
-		for i := range answers {
-			answers[i].Levels = []int32{}
-		}
-		return nil
-	}
-	in, err := checked.Mul(count, 8, "multi-source answer pairs (8 bytes each)")
-	if err != nil {
-		return err
-	}
-	out, err := checked.Mul(count, 4, "multi-source answer levels (4 bytes each)")
+	sz, err := msAnswerSizes(count, uint64(len(answers)), depth)
 	if err != nil {
 		return err
 	}
 	s := m.s
-	if err := m.ans.grow(s.x, in, out, 0); err != nil {
+	if err := m.ans.grow(s.x, sz.pairs, sz.levels, sz.counts); err != nil {
 		return err
 	}
-	if err := s.x.UploadAt(m.ans.in, 0, msPairs(targets, in)); err != nil {
+	if count > 0 {
+		if err := s.x.UploadAt(m.ans.in, 0, msPairs(targets, sz.pairs)); err != nil {
+			return err
+		}
+	}
+	seq, rawLevels, rawCounts := m.answerSequence(count, uint64(len(answers)), depth, sz)
+	slots := [][]byte{rawCounts}
+	if count > 0 {
+		slots = [][]byte{rawLevels, rawCounts}
+	}
+	if _, err := s.x.RunSequence(seq, slots); err != nil {
 		return err
 	}
-	p := MSGatherParams[executor.Buffer]{Seen: m.buf.seen, Planes: m.buf.planes, Pairs: m.ans.in, Out: m.ans.out,
-		N: uint64(s.g.NumVertices()), NRoots: uint64(len(targets)), Width: m.plan.Width, Bits: uint64(bits.Len64(depth)), Count: count}
-	if _, err := s.x.Launch(s.k.msGather, answerLaunch(s.x, count, 1), kernelabi.MustArgs(p)...); err != nil {
-		return err
-	}
-	levels, err := download[int32](s.x, m.ans.out, count)
-	if err != nil {
-		return err
-	}
+	levels := fromBytes[int32](rawLevels, count)
+	counts := fromBytes[uint64](rawCounts, sz.counts/8)
 	for i, ts := range targets {
 		answers[i].Levels, levels = levels[:len(ts):len(ts)], levels[len(ts):]
+		answers[i].Counts = trimCounts(counts[uint64(i)*depth : uint64(i+1)*depth])
 	}
 	return nil
+}
+
+// msSizes are the bytes of a pass's answer buffers: the targets' pairs and
+// levels, and the level counts.
+type msSizes struct{ pairs, levels, counts uint64 }
+
+// msAnswerSizes sizes the answer of a pass of nroots roots and depth
+// levels with count targets, in checked arithmetic.
+func msAnswerSizes(count, nroots, depth uint64) (msSizes, error) {
+	var sz msSizes
+	var err error
+	if sz.pairs, err = checked.Mul(count, 8, "multi-source answer pairs (8 bytes each)"); err != nil {
+		return sz, err
+	}
+	if sz.levels, err = checked.Mul(count, 4, "multi-source answer levels (4 bytes each)"); err != nil {
+		return sz, err
+	}
+	bins, err := checked.Mul(nroots, depth, "multi-source level counts (roots x levels)")
+	if err != nil {
+		return sz, err
+	}
+	sz.counts, err = checked.Mul(bins, 8, "multi-source level counts (8 bytes each)")
+	return sz, err
+}
+
+// answerSequence is a pass's answer dispatch: the gather of its count
+// targets (none without targets) and the level counts of its nroots roots
+// of depth levels, then the reads of both, into the slots it returns (the
+// levels' slot is empty, and not read, without targets).
+func (m *MultiSource) answerSequence(count, nroots, depth uint64, sz msSizes) (seq executor.Sequence, levels, counts []byte) {
+	s := m.s
+	n := uint64(s.g.NumVertices())
+	bitsOf := uint64(bits.Len64(depth))
+	if count > 0 {
+		p := MSGatherParams[executor.Buffer]{Seen: m.buf.seen, Planes: m.buf.planes, Pairs: m.ans.in, Out: m.ans.out,
+			N: n, NRoots: nroots, Width: m.plan.Width, Bits: bitsOf, Count: count}
+		seq.Prefix = append(seq.Prefix, executor.Step{Kernel: s.k.msGather, Config: answerLaunch(s.x, count, 1), Args: kernelabi.MustArgs(p)})
+		seq.Reads = append(seq.Reads, executor.ReadRequest{Buffer: m.ans.out, Len: sz.levels})
+		levels = make([]byte, sz.levels)
+	}
+	args := kernelabi.MustArgs(MSLevelCountsParams[executor.Buffer]{Seen: m.buf.seen, Planes: m.buf.planes, Counts: m.ans.counts,
+		N: n, NRoots: nroots, Width: m.plan.Width, Bits: bitsOf, NLevels: depth})
+	args[msLevelCountsArg] = executor.Out(m.ans.counts)
+	seq.Prefix = append(seq.Prefix, executor.Step{Kernel: s.k.msCounts, Config: answerLaunch(s.x, n, 1), Args: args})
+	seq.Reads = append(seq.Reads, executor.ReadRequest{Buffer: m.ans.counts, Len: sz.counts})
+	return seq, levels, make([]byte, sz.counts)
 }
 
 // msPairs lays out a pass's targets as the gather kernel reads them: for
@@ -144,40 +183,6 @@ func msPairs(targets [][]int32, size uint64) []byte {
 		}
 	}
 	return raw
-}
-
-// countPass counts the vertices of every level from every root of a pass
-// of the given depth (its labels lie below it) into its answers, each
-// root's counts cut after its largest level.
-func (m *MultiSource) countPass(answers []RootAnswer, depth uint64) error {
-	nroots := uint64(len(answers))
-	bins, err := checked.Mul(nroots, depth, "multi-source level counts (roots x levels)")
-	if err != nil {
-		return err
-	}
-	size, err := checked.Mul(bins, 8, "multi-source level counts (8 bytes each)")
-	if err != nil {
-		return err
-	}
-	s := m.s
-	if err := m.ans.grow(s.x, 0, 0, size); err != nil {
-		return err
-	}
-	n := uint64(s.g.NumVertices())
-	args := kernelabi.MustArgs(MSLevelCountsParams[executor.Buffer]{Seen: m.buf.seen, Planes: m.buf.planes, Counts: m.ans.counts,
-		N: n, NRoots: nroots, Width: m.plan.Width, Bits: uint64(bits.Len64(depth)), NLevels: depth})
-	args[msLevelCountsArg] = executor.Out(m.ans.counts)
-	if _, err := s.x.Launch(s.k.msCounts, answerLaunch(s.x, n, 1), args...); err != nil {
-		return err
-	}
-	counts, err := download[uint64](s.x, m.ans.counts, bins)
-	if err != nil {
-		return err
-	}
-	for i := range answers {
-		answers[i].Counts = trimCounts(counts[uint64(i)*depth : uint64(i+1)*depth])
-	}
-	return nil
 }
 
 // trimCounts returns a copy of a root's counts up to its last non-zero

@@ -305,3 +305,25 @@ func TestWideLevelThreadsRefused(t *testing.T) {
 	require.NoError(t, err, "32-bit kernels take the larger block")
 	require.NoError(t, s.Close())
 }
+
+// TestArgPositionsAgreeAcrossWidths holds the positions the loops rewrite
+// (depth, direction and phase range) at the same index in the 32-bit and
+// the 64-bit parameter lists, since one index serves both.
+func TestArgPositionsAgreeAcrossWidths(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		narrow, w64 any
+		fields      []string
+	}{
+		{"queue level", QueueLevelParams[executor.Buffer]{}, QueueLevelW64Params[executor.Buffer]{}, []string{"DepthBase", "PhaseBegin", "PhaseEnd"}},
+		{"do level", DoLevelParams[executor.Buffer]{}, DoLevelW64Params[executor.Buffer]{}, []string{"DepthBase", "Direction", "PhaseBegin", "PhaseEnd"}},
+	} {
+		for _, f := range tc.fields {
+			a, err := kernelabi.Index(tc.narrow, f)
+			require.NoError(t, err, "%s %s", tc.name, f)
+			b, err := kernelabi.Index(tc.w64, f)
+			require.NoError(t, err, "%s %s", tc.name, f)
+			assert.Equal(t, a, b, "%s %s", tc.name, f)
+		}
+	}
+}

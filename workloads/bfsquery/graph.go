@@ -207,8 +207,9 @@ func (g *Graph) Batch(ctx context.Context, qs []Query) ([]Answer, error) {
 // Phases is where a batch's time went: the traversals themselves (on the
 // GPU, the timed region of each run or multi-source pass), their setup on
 // the GPU (placing the roots, clearing the state, reading the result
-// words), reading back the levels the answers need, and building the
-// answers from them; and how its roots ran on the GPU: in Passes
+// words; for a single root, also reading its answer, which shares the
+// result words' dispatch), reading back the levels the answers need, and
+// building the answers from them; and how its roots ran on the GPU: in Passes
 // multi-source passes and Singles single-root traversals, Arms of them
 // by the arm that ran them.
 type Phases struct {
@@ -439,7 +440,8 @@ func (g *Graph) gpuPass(chunk []int32, nd map[int32]*need, gt *gpuTime) ([]*leve
 // one runs a BFS from root on the GPU or the CPU, adding the GPU run's
 // traversal time and the rest of the run (its setup) to gt. On the GPU it
 // reads back only the levels of the vertices nd names, and the per-level
-// counts, unless nd needs every vertex.
+// counts, in the dispatch that reads the run's result words
+// (bfs.Session.RunAnswer), unless nd needs every vertex.
 func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	if g.gpu == nil {
 		lv, err := frontier.BFSParallel(g.out, root)
@@ -447,7 +449,15 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	}
 	t0 := time.Now()
 	arm := g.arms.pick()
-	r, err := g.gpu.Run(g.arms.arms[arm], root)
+	full := nd == nil || nd.full
+	var r bfs.Run
+	var a bfs.RootAnswer
+	var err error
+	if full {
+		r, err = g.gpu.Run(g.arms.arms[arm], root)
+	} else {
+		r, a, err = g.gpu.RunAnswer(g.arms.arms[arm], root, nd.vertices)
+	}
 	if err == nil {
 		g.arms.add(arm, time.Since(t0), r.Levels)
 	}
@@ -457,22 +467,13 @@ func (g *Graph) one(root int32, nd *need, gt *gpuTime) (*levelView, error) {
 	if err != nil {
 		return nil, err
 	}
-	if nd == nil || nd.full {
+	gt.single(g.arms.arms[arm])
+	if full {
 		lv, err := g.gpu.Levels()
-		gt.single(g.arms.arms[arm])
 		return fullView(lv), err
 	}
-	lv, err := g.gpu.LevelsOf(nd.vertices)
-	if err != nil {
-		return nil, err
-	}
-	counts, err := g.gpu.LevelCounts(r.Levels)
-	if err != nil {
-		return nil, err
-	}
 	g.policy.one.add(time.Since(t0))
-	gt.single(g.arms.arms[arm])
-	return sparseView(nd.vertices, lv, counts), nil
+	return sparseView(nd.vertices, a.Levels, a.Counts), nil
 }
 
 // Close releases the GPU session; closing twice is a no-op.
