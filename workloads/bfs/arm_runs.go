@@ -115,16 +115,17 @@ func (s *Session) runHostLoopDO(r *Run) (control, error) {
 	return control{syncs: reads + 1}, err
 }
 
-// runDeviceLoop enqueues CheckEvery levels back to back on one stream (one
+// runDeviceLoop enqueues a batch of levels back to back on one stream (one
 // launch per level, no host sync between), then reads the count after the
 // batch on the same stream, with one host wait for the launches and the
-// read together (an executor.Sequence). Levels past the end of the BFS see
+// read together (an executor.Sequence). A batch is as many levels as the
+// session's deepest traversal so far, up to CheckEvery (checkBatch). Levels past the end of the BFS see
 // an empty queue (an empty frontier) and return at once. A direction-
 // optimizing traversal runs the direction-optimizing level kernel, each
 // level deciding its direction on the device from the counts of the level
 // before.
 func (s *Session) runDeviceLoop(r *Run) (control, error) {
-	k := uint64(s.cfg.CheckEvery)
+	k := s.checkBatch()
 	var c control
 	for base := uint64(0); ; base += k {
 		if base >= uint64(s.plans.Convergence.MaxDeviceIterations) {
@@ -144,6 +145,16 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 			return c, nil
 		}
 	}
+}
+
+// checkBatch is the device loop's levels per host check: the levels of
+// the session's deepest traversal so far (the levels its last launch
+// finds empty), up to Config.CheckEvery, which it is before the first.
+func (s *Session) checkBatch() uint64 {
+	if s.deepest == 0 {
+		return uint64(s.cfg.CheckEvery)
+	}
+	return uint64(min(s.deepest, s.cfg.CheckEvery))
 }
 
 // levelSequence is the device loop's dispatch of the k levels from depth

@@ -216,6 +216,7 @@ func (s *Session) checkResult(r *Run, w []byte) error {
 		// the device counts none; its traversal still has one level, the
 		// root's (as the scan wave and the CPU reference count it).
 		r.Levels = max(int(at(ResultLevels)), 1)
+		s.deepest = max(s.deepest, r.Levels)
 	}
 	if r.Arm == ArmMegakernel {
 		r.Barriers = int(at(ResultBarriers))

@@ -275,3 +275,49 @@ func TestMegakernelEntryPoint(t *testing.T) {
 	assert.Equal(t, KernelMegakernelNarrow, megakernelFor(MegakernelNarrowThreads))
 	assert.Equal(t, KernelMegakernel, megakernelFor(MegakernelNarrowThreads+32))
 }
+
+// TestDeviceLoopBatches checks the device loop's batches of levels: the
+// first traversal enqueues CheckEvery levels per host check, later ones as
+// many as the deepest traversal so far took (so a shallow graph launches no
+// empty levels past its end, and a deeper root takes one more batch), and
+// every traversal's levels stay the reference's.
+func TestDeviceLoopBatches(t *testing.T) {
+	x, _ := newFakeExecutor(t, 8<<30, 5)
+	must := mustGraph(t)
+	for _, tc := range []struct {
+		name       string
+		g          *frontier.CSR
+		checkEvery int
+	}{
+		{"kronecker, direction-optimizing", must(frontier.Kronecker(10, 16, 3)), 16},
+		{"grid, top-down", must(frontier.Grid(12)), 40},
+		{"grid past the batch bound", must(frontier.Grid(12)), 5},
+	} {
+		s, err := NewSession(x, tc.g, Config{CheckEvery: tc.checkEvery})
+		require.NoError(t, err, tc.name)
+		roots, err := frontier.Roots(tc.g, 6, 9)
+		require.NoError(t, err, tc.name)
+		deepest := 0
+		for i, root := range roots {
+			r, err := s.Run(ArmDeviceLoop, root)
+			require.NoError(t, err, tc.name)
+			want, err := frontier.BFS(tc.g, root)
+			require.NoError(t, err, tc.name)
+			got, err := s.Levels()
+			require.NoError(t, err, tc.name)
+			require.Equal(t, want, got, "%s root %d", tc.name, root)
+			batch := tc.checkEvery
+			if i > 0 {
+				batch = min(deepest, tc.checkEvery)
+			}
+			// The launch of a traversal's last level finds the next
+			// frontier empty.
+			batches := (r.Levels + batch - 1) / batch
+			if r.Levels > 1 {
+				assert.EqualValues(t, batches*batch, r.Launches, "%s root %d (%d levels, batches of %d)", tc.name, root, r.Levels, batch)
+			}
+			deepest = max(deepest, r.Levels)
+		}
+		require.NoError(t, s.Close())
+	}
+}

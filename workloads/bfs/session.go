@@ -73,8 +73,11 @@ func DefaultMegakernelThreads(lowDegree bool) int {
 type Config struct {
 	// Chunk is the most edges per frontier-queue item (0: DefaultChunk).
 	Chunk int `json:"chunk"`
-	// CheckEvery is the device loop's levels per host check (0:
-	// DefaultCheckEvery).
+	// CheckEvery is the most levels the device loop enqueues per host
+	// check (0: DefaultCheckEvery). It enqueues as many as the session's
+	// deepest traversal so far took, up to CheckEvery (all CheckEvery
+	// before the first), so that a shallow graph's traversals do not
+	// launch empty levels past their end.
 	CheckEvery int `json:"check_every"`
 	// LevelThreads is the block size of the per-level kernels (0:
 	// DefaultLevelThreads); at most LevelW64MaxThreads in a session of
@@ -239,6 +242,9 @@ type Session struct {
 	ans  answerBuffers
 	ran  bool
 	word []byte
+	// deepest is the most levels a traversal of the session has taken (0
+	// before the first), which sizes the device loop's batches.
+	deepest int
 	// opened is the telemetry the session's setup produced (the one graph
 	// upload and its allocations).
 	opened executor.TelemetrySnapshot
