@@ -147,7 +147,7 @@ func newIncState(g *Graph) (*incState, error) {
 	if err := checkIncrementalSizes(g.NodeCount(), len(g.Children)); err != nil {
 		return nil, err
 	}
-	useStart, uses, err := usesIndex(g)
+	useStart, uses, err := UsesIndex(g)
 	if err != nil {
 		return nil, err
 	}
@@ -180,10 +180,13 @@ func checkIncrementalSizes(n, m int) error {
 	return nil
 }
 
-// usesIndex returns, for every class id c, the e-nodes whose class is c
-// and those that name c as a child (once per occurrence), as a CSR by a
-// counting sort; it refuses an index of more than MaxGraphLen entries.
-func usesIndex(g *Graph) (start, uses []int32, err error) {
+// UsesIndex returns the uses index of RebuildIncremental: for every class
+// id c, the e-nodes whose class is c and those that name c as a child
+// (once per occurrence, in e-node order), uses[start[c]:start[c+1]], by a
+// counting sort. It refuses, with an *IncrementalError, an e-graph whose
+// index or table would not be numbered in int32. g must be valid
+// (g.Validate).
+func UsesIndex(g *Graph) (start, uses []int32, err error) {
 	if err := checkIncrementalSizes(g.NodeCount(), len(g.Children)); err != nil {
 		return nil, nil, err
 	}

@@ -187,3 +187,20 @@ func TestRebuildIncrementalErrors(t *testing.T) {
 	assert.Contains(t, err.Error(), "Fix:")
 	assert.NoError(t, checkIncrementalSizes(1<<30, 1<<30-1))
 }
+
+func TestUsesIndex(t *testing.T) {
+	// f(0,0) in class 1, g(1) in class 2, x in class 0, f(2,0) in class 1.
+	g := &Graph{Ops: []OpDecl{{0, "x"}, {2, "f"}, {1, "g"}}, ClassCount: 3, NodeClass: []int32{1, 2, 0, 1}, NodeOp: []int32{1, 2, 0, 1},
+		ChildStart: []int32{0, 2, 3, 3, 5}, Children: []int32{0, 0, 1, 2, 0}}
+	require.NoError(t, g.Validate())
+	start, uses, err := UsesIndex(g)
+	require.NoError(t, err)
+	tests := []struct {
+		class int
+		want  []int32
+	}{{0, []int32{0, 0, 2, 3}}, {1, []int32{0, 1, 3}}, {2, []int32{1, 3}}}
+	for _, tc := range tests {
+		assert.Equal(t, tc.want, uses[start[tc.class]:start[tc.class+1]], "class %d: its e-nodes and its parents, once per occurrence", tc.class)
+	}
+	assert.Len(t, uses, g.NodeCount()+len(g.Children))
+}

@@ -224,3 +224,37 @@ func (s *Session) runPersistent(r *Run) (control, error) {
 	}
 	return control{syncs: 2}, nil
 }
+
+// runIncremental runs the incremental rounds and the compaction in one
+// cooperative launch of KernelIncremental over its co-resident grid (a
+// grid barrier after each of a round's IncPhases phases); the host then
+// reads the final changed flag once, as for ArmPersistent.
+func (s *Session) runIncremental(r *Run) (control, error) {
+	z := s.stepParams(0, 0, 0, 0).StateParams
+	t, err := s.x.Launch(s.k.incremental, s.plans.IncrementalGrid.Config(), kernelabi.MustArgs(IncrementalParams[executor.Buffer]{
+		StateParams: z, UseStart: s.inc.useStart, Uses: s.inc.uses, Link: s.inc.link, Slot: s.inc.slot, Stamp: s.inc.stamp,
+		Lists: s.inc.lists, IncCtl: s.inc.ctl, MaxRounds: uint64(s.plans.Convergence.MaxDeviceIterations)})...)
+	if err != nil {
+		return control{}, err
+	}
+	r.DeviceNs, r.Incremental = t.DeviceNs, true
+	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*(CtlResult+ResultChanged), s.word[:4]); err != nil {
+		return control{syncs: 1}, err
+	}
+	if binary.LittleEndian.Uint32(s.word) != 0 {
+		return control{syncs: 2}, fmt.Errorf("rebuild incremental of %s did not converge within %d rounds. Fix: raise the convergence plan's round budget", s.name, s.plans.Convergence.MaxDeviceIterations)
+	}
+	return control{syncs: 2}, nil
+}
+
+// readIncremental reads the incremental counters after a run (one
+// readback): the touches and the full passes.
+func (s *Session) readIncremental(r *Run) error {
+	w := make([]byte, 4*IncCtlWords)
+	if err := s.x.DownloadRangeInto(s.inc.ctl, 0, w); err != nil {
+		return err
+	}
+	r.NodeTouches = binary.LittleEndian.Uint64(w[4*IncTouches:])
+	r.FullPasses = int(binary.LittleEndian.Uint32(w[4*IncFullPasses:]))
+	return nil
+}

@@ -63,6 +63,13 @@ type Run struct {
 	harness.Accounting
 	DeviceNs      uint64 `json:"device_ns"`
 	RoundLaunches uint64 `json:"round_launches"`
+	// Incremental reports the incremental rounds (Config.Incremental);
+	// NodeTouches is then the rows they canonicalised
+	// (egraph.RebuildResult.NodeTouches) and FullPasses the rounds after
+	// the first that ran as full passes.
+	Incremental bool   `json:"incremental,omitempty"`
+	NodeTouches uint64 `json:"node_touches,omitempty"`
+	FullPasses  int    `json:"full_passes,omitempty"`
 }
 
 // LaunchesPerRound is the round launches over the rounds launched.
@@ -87,6 +94,9 @@ func (s *Session) Run(arm Arm) (Run, error) {
 	if _, err := ParseArm(string(arm)); err != nil {
 		return Run{}, err
 	}
+	if s.cfg.Incremental && arm != ArmPersistent {
+		return Run{}, fmt.Errorf("rebuild %s of %s: the incremental rounds run as one cooperative launch, on the %s arm only. Fix: run %s, or open the session without Config.Incremental", arm, s.name, ArmPersistent, ArmPersistent)
+	}
 	m := harness.NewMeter(s.x)
 	if err := s.reset(); err != nil {
 		return Run{}, err
@@ -110,6 +120,9 @@ func (s *Session) Run(arm Arm) (Run, error) {
 
 // rebuild runs the arm's rounds and the compaction.
 func (s *Session) rebuild(r *Run) (control, error) {
+	if s.cfg.Incremental {
+		return s.runIncremental(r)
+	}
 	switch r.Arm {
 	case ArmHostLoop:
 		return s.runHostLoop(r)
@@ -170,6 +183,11 @@ func (s *Session) checkControl(r *Run) error {
 	if r.Arm == ArmPersistent {
 		r.Barriers = int(w[ResultBarriers])
 		r.RoundsLaunched = r.Rounds
+	}
+	if s.cfg.Incremental {
+		if err := s.readIncremental(r); err != nil {
+			return err
+		}
 	}
 	r.UnionMerges, r.CongruenceMerges = int(w[ResultUnionMerges]), int(w[ResultCongruenceMerges])
 	switch {
