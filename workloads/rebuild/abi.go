@@ -68,24 +68,40 @@ type PersistentParams[P Ptr] struct {
 	PhaseStarts    uint64 `c:"unsigned long long phase_starts"`
 }
 
+// IncStateParams are the incremental state (egraph.RebuildIncremental's
+// arrays) that KernelIncremental and KernelIncrementalStep take after the
+// resident state. UseStart and Uses are egraph.UsesIndex, uploaded once;
+// Link holds the link tree (head, next and up, classes words each); Slot
+// the table slot each row owns (IncNil for none); Stamp the round stamps
+// of the classes then of the rows; Lists the losers (classes words), the
+// dirty rows and the key-dirty rows (rows words each); IncCtl the counters
+// (IncCtlWords words).
+type IncStateParams[P Ptr] struct {
+	UseStart P `c:"const unsigned int *__restrict__ use_start"`
+	Uses     P `c:"const unsigned int *__restrict__ uses"`
+	Link     P `c:"unsigned int *link"`
+	Slot     P `c:"unsigned int *slot"`
+	Stamp    P `c:"unsigned int *stamp"`
+	Lists    P `c:"unsigned int *lists"`
+	IncCtl   P `c:"unsigned int *inc_ctl"`
+}
+
 // IncrementalParams are the parameters of KernelIncremental: the resident
-// state, then the incremental state (egraph.RebuildIncremental's arrays)
-// and the round budget. UseStart and Uses are egraph.UsesIndex, uploaded
-// once; Link holds the link tree (head, next and up, classes words each);
-// Slot the table slot each row owns (IncNil for none); Stamp the round
-// stamps of the classes then of the rows; Lists the losers (classes
-// words), the dirty rows and the key-dirty rows (rows words each); IncCtl
-// the counters (IncCtlWords words).
+// state, the incremental state and the round budget.
 type IncrementalParams[P Ptr] struct {
-	StateParams[P] `c:"REBUILD_STATE_PARAMS"`
-	UseStart       P      `c:"const unsigned int *__restrict__ use_start"`
-	Uses           P      `c:"const unsigned int *__restrict__ uses"`
-	Link           P      `c:"unsigned int *link"`
-	Slot           P      `c:"unsigned int *slot"`
-	Stamp          P      `c:"unsigned int *stamp"`
-	Lists          P      `c:"unsigned int *lists"`
-	IncCtl         P      `c:"unsigned int *inc_ctl"`
-	MaxRounds      uint64 `c:"unsigned long long max_rounds"`
+	StateParams[P]    `c:"REBUILD_STATE_PARAMS"`
+	IncStateParams[P] `c:"REBUILD_INC_PARAMS"`
+	MaxRounds         uint64 `c:"unsigned long long max_rounds"`
+}
+
+// IncStepParams are the parameters of KernelIncrementalStep: the resident
+// state, the incremental state, the round and the phase (0 to
+// IncPhases-1, or IncPhaseInit).
+type IncStepParams[P Ptr] struct {
+	StateParams[P]    `c:"REBUILD_STATE_PARAMS"`
+	IncStateParams[P] `c:"REBUILD_INC_PARAMS"`
+	Round             uint64 `c:"unsigned long long round"`
+	Phase             uint64 `c:"unsigned long long phase"`
 }
 
 // BarrierParams are the parameters of KernelBarrierOnly.
@@ -136,6 +152,10 @@ const (
 	// launch: after the first, a round canonicalises and re-inserts only
 	// the rows its unions changed, into a table kept across rounds.
 	KernelIncremental = "rebuild_incremental"
+	// KernelIncrementalStep runs one phase of one incremental round, or
+	// the initialisation of the incremental state: the host loop and the
+	// device loop launch the phases one after another.
+	KernelIncrementalStep = "rebuild_incremental_step"
 	// KernelBarrierOnly crosses the persistent kernel's barriers and does
 	// nothing else: its round floor.
 	KernelBarrierOnly = "rebuild_barrier_only"
@@ -264,8 +284,9 @@ const (
 	// more than MaxPersistentBlocks blocks.
 	MisuseGrid = 1
 	// MisusePhases: KernelPersistent was given phase starts that do not
-	// begin with StageUnite, or a step launch mixed round and compaction
-	// stages.
+	// begin with StageUnite, a step launch mixed round and compaction
+	// stages, or KernelIncrementalStep was given a phase past
+	// IncPhaseInit.
 	MisusePhases = 2
 )
 
@@ -286,6 +307,9 @@ const (
 	// IncTouches is the 64-bit count of rows canonicalised over all rounds
 	// (egraph.RebuildResult.NodeTouches), words 6 and 7.
 	IncTouches = 6
+	// IncFull is 1 while the round runs as a full pass (set by its
+	// canonicalise phase, read by its group phase).
+	IncFull = 8
 	// IncCtlWords is the size of the IncCtl buffer: one 128-byte line.
 	IncCtlWords = CtlLineWords
 	// IncNil is an empty link, list entry or slot.
@@ -295,6 +319,9 @@ const (
 	// IncPhases is the grid barriers of one incremental round: unite,
 	// mark, canonicalise, group. One more precedes the first round.
 	IncPhases = 4
+	// IncPhaseInit is KernelIncrementalStep's phase that initialises the
+	// incremental state, launched once before round 0.
+	IncPhaseInit = 4
 )
 
 // Constants of NodeSignature (egraph), which the kernels hash e-nodes with.
@@ -331,6 +358,7 @@ var ABI = kernelabi.Module{
 		{Name: KernelPersistent, Doc: "Every round and the compaction in one cooperative launch.", Params: PersistentParams[executor.DevPtr]{}},
 		{Name: KernelBarrierOnly, Doc: "The persistent kernel's barriers alone.", Params: BarrierParams[executor.DevPtr]{}},
 		{Name: KernelIncremental, Doc: "The incremental rounds and the compaction in one cooperative launch.", Params: IncrementalParams[executor.DevPtr]{}},
+		{Name: KernelIncrementalStep, Doc: "One phase of one incremental round, or their initialisation.", Params: IncStepParams[executor.DevPtr]{}},
 		{Name: KernelBucketPairs, Doc: "Pairwise structural equivalence inside one signature bucket's wave.", Params: BucketParams[executor.DevPtr]{}},
 	},
 	Consts: abiConsts(),
@@ -370,10 +398,12 @@ func abiConsts() []kernelabi.Const {
 		{Name: "INC_TOMBS_NEW", Value: IncTombsNew},
 		{Name: "INC_FULL_PASSES", Value: IncFullPasses},
 		{Name: "INC_TOUCHES", Value: IncTouches},
+		{Name: "INC_FULL", Value: IncFull},
 		{Name: "INC_CTL_WORDS", Value: IncCtlWords},
 		{Name: "INC_NIL", Value: IncNil, Doc: "An empty link, list entry or slot; the low word of a table tombstone."},
 		{Name: "INC_TOMBSTONE", Value: IncTombstone},
-		{Name: "INC_PHASES", Value: IncPhases, Doc: "Grid barriers per incremental round."},
+		{Name: "INC_PHASES", Value: IncPhases, Doc: "Grid barriers per incremental round; the step kernel's initialising phase."},
+		{Name: "INC_PHASE_INIT", Value: IncPhaseInit},
 	}
 	names := [...]string{"STAGE_UNITE", "STAGE_CLEAR", "STAGE_CANON_CLASSES", "STAGE_CANON_CHILDREN", "STAGE_GROUP", "STAGE_COMPACT_CLASSES", "STAGE_COMPACT_NODES"}
 	for s := range stageCount {

@@ -94,9 +94,6 @@ func (s *Session) Run(arm Arm) (Run, error) {
 	if _, err := ParseArm(string(arm)); err != nil {
 		return Run{}, err
 	}
-	if s.cfg.Incremental && arm != ArmPersistent {
-		return Run{}, fmt.Errorf("rebuild %s of %s: the incremental rounds run as one cooperative launch, on the %s arm only. Fix: run %s, or open the session without Config.Incremental", arm, s.name, ArmPersistent, ArmPersistent)
-	}
 	m := harness.NewMeter(s.x)
 	if err := s.reset(); err != nil {
 		return Run{}, err
@@ -121,6 +118,13 @@ func (s *Session) Run(arm Arm) (Run, error) {
 // rebuild runs the arm's rounds and the compaction.
 func (s *Session) rebuild(r *Run) (control, error) {
 	if s.cfg.Incremental {
+		r.Incremental = true
+		switch r.Arm {
+		case ArmHostLoop:
+			return s.runIncHostLoop(r)
+		case ArmDeviceLoop:
+			return s.runIncDeviceLoop(r)
+		}
 		return s.runIncremental(r)
 	}
 	switch r.Arm {

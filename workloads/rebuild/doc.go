@@ -39,8 +39,10 @@
 // and whose PTX is committed; Emulation runs every kernel in Go on the
 // executor's fake backend, so every arm is tested without a GPU.
 //
-// Config.Incremental runs egraph.RebuildIncremental's rounds instead, on
-// ArmPersistent, as one cooperative launch of KernelIncremental: the unite
+// Config.Incremental runs egraph.RebuildIncremental's rounds instead, in
+// four phases a round: ArmPersistent as one cooperative launch of
+// KernelIncremental (a grid barrier after each phase), the host and device
+// loops as a launch of KernelIncrementalStep per phase. The unite
 // phase records each loser in a link tree, a mark phase walks the losers'
 // subtrees and lists their uses (egraph.UsesIndex, uploaded once) as the
 // round's dirty rows, and only those are canonicalised and, when a child
@@ -48,8 +50,7 @@
 // owner's form changed becomes a tombstone). A round runs as a full pass
 // when more than half the rows are dirty or the tombstones plus the dirty
 // rows pass a quarter of the table. The partition, rounds, merges and
-// NodeTouches are those of the Go specification; the other arms refuse
-// the option.
+// NodeTouches are those of the Go specification.
 //
 // Bench is the benchmark protocol: the arms interleaved, every sample
 // checked against the Go reference (egraph.Rebuild), the Go reference

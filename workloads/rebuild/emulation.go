@@ -103,12 +103,13 @@ type emulator struct {
 func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
 	e := &emulator{seeds: seeds}
 	return map[string]kernelabi.Fake{
-		KernelReset:       {Run: kernelabi.Emulate(e.runReset), Regs: 16},
-		KernelStep:        {Run: kernelabi.Emulate(e.runStep), Regs: 32},
-		KernelPersistent:  {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
-		KernelBarrierOnly: {Regs: 16, Smem: 8},
-		KernelIncremental: {Run: kernelabi.Emulate(e.runIncremental), Regs: 32, Smem: 8},
-		KernelBucketPairs: {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
+		KernelReset:           {Run: kernelabi.Emulate(e.runReset), Regs: 16},
+		KernelStep:            {Run: kernelabi.Emulate(e.runStep), Regs: 32},
+		KernelPersistent:      {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
+		KernelBarrierOnly:     {Regs: 16, Smem: 8},
+		KernelIncremental:     {Run: kernelabi.Emulate(e.runIncremental), Regs: 32, Smem: 8},
+		KernelIncrementalStep: {Run: kernelabi.Emulate(e.runIncStep), Regs: 32},
+		KernelBucketPairs:     {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
 	}
 }
 

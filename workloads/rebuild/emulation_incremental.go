@@ -16,19 +16,19 @@ type emuInc struct {
 }
 
 // newEmuInc maps the buffers of an incremental launch.
-func newEmuInc(l *executor.FakeLaunch, p IncrementalParams[executor.DevPtr], seed uint64) (*emuInc, error) {
-	s, err := newEmuState(l, p.StateParams, seed)
+func newEmuInc(l *executor.FakeLaunch, st StateParams[executor.DevPtr], p IncStateParams[executor.DevPtr], seed uint64) (*emuInc, error) {
+	s, err := newEmuState(l, st, seed)
 	if err != nil {
 		return nil, err
 	}
 	m := &emuInc{emuState: s}
-	c, r := p.Classes, p.Rows
+	c, r := st.Classes, st.Rows
 	var link, stamp, lists []uint32
 	for _, v := range []struct {
 		dst *[]uint32
 		ptr executor.DevPtr
 		n   uint64
-	}{{&m.useStart, p.UseStart, c + 1}, {&m.uses, p.Uses, max(r+p.ChildSlots, 1)}, {&link, p.Link, 3 * c}, {&m.slot, p.Slot, r},
+	}{{&m.useStart, p.UseStart, c + 1}, {&m.uses, p.Uses, max(r+st.ChildSlots, 1)}, {&link, p.Link, 3 * c}, {&m.slot, p.Slot, r},
 		{&stamp, p.Stamp, c + r}, {&lists, p.Lists, c + 2*r}, {&m.c, p.IncCtl, IncCtlWords}} {
 		if *v.dst, err = kernelabi.View[uint32](l, v.ptr, v.n); err != nil {
 			return nil, err
@@ -41,7 +41,7 @@ func newEmuInc(l *executor.FakeLaunch, p IncrementalParams[executor.DevPtr], see
 }
 
 func (e *emulator) runIncremental(l *executor.FakeLaunch, p IncrementalParams[executor.DevPtr]) error {
-	m, err := newEmuInc(l, p, e.seeds.Next())
+	m, err := newEmuInc(l, p.StateParams, p.IncStateParams, e.seeds.Next())
 	if err != nil {
 		return err
 	}
@@ -51,6 +51,48 @@ func (e *emulator) runIncremental(l *executor.FakeLaunch, p IncrementalParams[ex
 	}
 	m.run(p.MaxRounds)
 	return nil
+}
+
+func (e *emulator) runIncStep(l *executor.FakeLaunch, p IncStepParams[executor.DevPtr]) error {
+	m, err := newEmuInc(l, p.StateParams, p.IncStateParams, e.seeds.Next())
+	if err != nil {
+		return err
+	}
+	m.step(p.Round, p.Phase)
+	return nil
+}
+
+// step mirrors rebuild_incremental_step.
+func (m *emuInc) step(round, phase uint64) {
+	res := m.ctl[CtlResult:]
+	switch {
+	case phase > IncPhaseInit:
+		res[ResultMisuse] = MisusePhases
+		return
+	case phase == IncPhaseInit:
+		m.init()
+		return
+	case res[ResultDone] != 0:
+		return
+	}
+	pending := m.unionPairs
+	if round > 0 {
+		if pending = uint64(m.ctl[CtlCountWord(int(round))]); pending == 0 {
+			res[ResultDone], res[ResultRounds] = 1, uint32(round)
+			return
+		}
+	}
+	next := CtlCountWord(int(round + 1))
+	if phase == 0 {
+		m.ctl[next] = 0
+	}
+	emit := func() uint32 { m.ctl[next]++; return m.ctl[next] - 1 }
+	links := m.phase(uint32(round), uint32(phase), pending, emit)
+	if phase == 0 && round == 0 {
+		res[ResultUnionMerges] += links
+	} else if phase == 0 {
+		res[ResultCongruenceMerges] += links
+	}
 }
 
 // run mirrors rebuild_incremental: the initialisation (a barrier), the
@@ -92,35 +134,55 @@ func (m *emuInc) init() {
 
 // round mirrors inc_round and returns the pairs the round emitted.
 func (m *emuInc) round(round uint32, pending uint64) uint64 {
-	m.c[IncKeyed] = 0
-	src := m.pairs
-	if round == 0 {
-		src = m.unions
-	}
-	if l := m.unitePass(src, pending); round == 0 {
-		m.unionLinks += l
-	} else {
-		m.links += l
-	}
-	if round > 0 {
-		for _, k := range m.order(0, uint64(m.c[IncLosers])) {
-			m.walk(m.losers[k], round)
-		}
-	}
-	nd := uint64(m.c[IncDirty])
-	full := round == 0 || nd > m.rows/2 || uint64(m.c[IncTombs])+nd > m.tableSlots/4
 	var emitted uint32
 	emit := func() uint32 { emitted++; return emitted - 1 }
-	if full {
-		m.canonAll()
-		m.groupPass(nil, m.rows, emit)
-	} else {
-		m.canonDirty(nd)
-		m.groupPass(m.keyed, uint64(m.c[IncKeyed]), emit)
+	for phase := range uint32(IncPhases) {
+		if l := m.phase(round, phase, pending, emit); round == 0 {
+			m.unionLinks += l
+		} else {
+			m.links += l
+		}
 	}
-	m.book(round, full, nd)
 	m.barriers += IncPhases
 	return uint64(emitted)
+}
+
+// phase mirrors inc_phase and returns the links of its unite phase.
+func (m *emuInc) phase(round, phase uint32, pending uint64, emit func() uint32) uint32 {
+	switch phase {
+	case 0:
+		m.c[IncKeyed] = 0
+		src := m.pairs
+		if round == 0 {
+			src = m.unions
+		}
+		return m.unitePass(src, pending)
+	case 1:
+		if round > 0 {
+			for _, k := range m.order(0, uint64(m.c[IncLosers])) {
+				m.walk(m.losers[k], round)
+			}
+		}
+	case 2:
+		nd := uint64(m.c[IncDirty])
+		full := round == 0 || nd > m.rows/2 || uint64(m.c[IncTombs])+nd > m.tableSlots/4
+		m.c[IncFull] = 0
+		if full {
+			m.c[IncFull] = 1
+			m.canonAll()
+		} else {
+			m.canonDirty(nd)
+		}
+	default:
+		full := m.c[IncFull] != 0
+		if full {
+			m.groupPass(nil, m.rows, emit)
+		} else {
+			m.groupPass(m.keyed, uint64(m.c[IncKeyed]), emit)
+		}
+		m.book(round, full)
+	}
+	return 0
 }
 
 // unitePass mirrors inc_unite_pass.
@@ -264,7 +326,8 @@ func (m *emuInc) insertLive(i, h, op, lo, n uint32) (owner, at uint32) {
 }
 
 // book mirrors inc_book.
-func (m *emuInc) book(round uint32, full bool, nd uint64) {
+func (m *emuInc) book(round uint32, full bool) {
+	nd := uint64(m.c[IncDirty])
 	t := uint64(m.c[IncTouches]) | uint64(m.c[IncTouches+1])<<32
 	if full {
 		t += m.rows

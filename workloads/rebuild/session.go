@@ -47,8 +47,9 @@ type Config struct {
 	// Incremental runs the rounds of egraph.RebuildIncremental: after the
 	// first, a round touches only the rows its unions changed, in a hash
 	// table kept across rounds. It adds the incremental buffers to the
-	// memory plan (PlanIncrementalSizes) and runs on ArmPersistent alone,
-	// as KernelIncremental.
+	// memory plan (PlanIncrementalSizes); ArmPersistent runs them as one
+	// launch of KernelIncremental, the host and device loops as launches
+	// of KernelIncrementalStep, a phase each.
 	Incremental bool `json:"incremental,omitempty"`
 	// splitStages, in tests, gives every stage its own layout hash, so
 	// that the fusion plan launches each stage alone.
@@ -92,7 +93,7 @@ type incBuffers struct {
 
 // kernels are a session's entry points.
 type kernels struct {
-	reset, step, persistent, barrier, buckets, incremental *executor.Kernel
+	reset, step, persistent, barrier, buckets, incremental, incStep *executor.Kernel
 }
 
 // Session holds one e-graph resident on the device (its device image and
@@ -194,7 +195,7 @@ func (s *Session) loadKernels() error {
 	var err error
 	s.mod, err = harness.LoadKernels(s.x, rebuildPTX, []harness.Entry{{Dst: &s.k.reset, Name: KernelReset}, {Dst: &s.k.step, Name: KernelStep},
 		{Dst: &s.k.persistent, Name: KernelPersistent}, {Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.buckets, Name: KernelBucketPairs},
-		{Dst: &s.k.incremental, Name: KernelIncremental}})
+		{Dst: &s.k.incremental, Name: KernelIncremental}, {Dst: &s.k.incStep, Name: KernelIncrementalStep}})
 	return err
 }
 

@@ -836,7 +836,8 @@ __device__ __forceinline__ bool inc_full(const State& s, const Inc& m, u32 round
 // inc_book is the bookkeeping thread 0 does in the group phase: the
 // touches, the tombstones and the full passes counted, the losers and
 // dirty rows of the round forgotten.
-__device__ void inc_book(const State& s, const Inc& m, u32 round, bool full, u64 nd) {
+__device__ void inc_book(const State& s, const Inc& m, u32 round, bool full) {
+    u64 nd = __ldcg(&m.c[INC_DIRTY]);
     atomicAdd((unsigned long long*)&m.c[INC_TOUCHES], (unsigned long long)(full ? s.rows : nd));
     m.c[INC_TOMBS] = full ? 0u : __ldcg(&m.c[INC_TOMBS]) + __ldcg(&m.c[INC_TOMBS_NEW]);
     m.c[INC_TOMBS_NEW] = 0u;
@@ -845,31 +846,45 @@ __device__ void inc_book(const State& s, const Inc& m, u32 round, bool full, u64
     m.c[INC_DIRTY] = 0u;
 }
 
+// inc_phase runs phase `phase` of round `round` (pending pairs to unite,
+// e where the group phase counts the pairs it emits) and returns this
+// thread's links. A phase keeps nothing in registers for the next: the
+// persistent kernel puts a grid barrier between phases, the step kernel a
+// launch.
+__device__ u32 inc_phase(const State& s, const Inc& m, u32 round, u32 phase, u64 pending, Emit e) {
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (phase == 0u) {
+        if (first) m.c[INC_KEYED] = 0u;
+        return inc_unite_pass(s, m, round == 0u ? s.unions : s.pairs, pending);
+    }
+    if (phase == 1u) {
+        if (round > 0u) mark_pass(m, round);
+        return 0u;
+    }
+    if (phase == 2u) {
+        u64 nd = __ldcg(&m.c[INC_DIRTY]);
+        bool full = inc_full(s, m, round, nd);
+        if (first) m.c[INC_FULL] = full ? 1u : 0u;
+        if (full) canon_all_pass(s);
+        else canon_dirty_pass(s, m, nd);
+        return 0u;
+    }
+    bool full = __ldcg(&m.c[INC_FULL]) != 0u;
+    inc_group_pass(s, m, full ? nullptr : m.keyed, full ? s.rows : (u64)__ldcg(&m.c[INC_KEYED]), e);
+    if (first) inc_book(s, m, round, full);
+    return 0u;
+}
+
 // inc_round runs one round's four phases from barrier phase *p and
 // returns the pairs it emitted; links counts its unite phase's links.
 __device__ u64 inc_round(const State& s, const Inc& m, u32 round, u32* p, u32* links, u64 pending, u64* s_word) {
     u64* words = (u64*)s.ctl;
     bool first = blockIdx.x == 0 && threadIdx.x == 0;
-    bool full = false;
-    u64 nd = 0ull, v = 0ull;
+    u64 v = 0ull;
     for (u32 phase = 0; phase < INC_PHASES; phase++) {
         if (first) words[((*p + 2) % 3) * (CTL_LINE / 2)] = 0ull;
         u64* word = &words[((*p + 1) % 3) * (CTL_LINE / 2)];
-        if (phase == 0) {
-            if (first) m.c[INC_KEYED] = 0u;
-            *links += inc_unite_pass(s, m, round == 0u ? s.unions : s.pairs, pending);
-        } else if (phase == 1) {
-            if (round > 0u) mark_pass(m, round);
-        } else if (phase == 2) {
-            nd = __ldcg(&m.c[INC_DIRTY]);
-            full = inc_full(s, m, round, nd);
-            if (full) canon_all_pass(s);
-            else canon_dirty_pass(s, m, nd);
-        } else {
-            u64 nk = __ldcg(&m.c[INC_KEYED]);
-            inc_group_pass(s, m, full ? nullptr : m.keyed, full ? s.rows : nk, Emit{nullptr, word});
-            if (first) inc_book(s, m, round, full, nd);
-        }
+        *links += inc_phase(s, m, round, phase, pending, Emit{nullptr, word});
         v = grid_barrier(word, s_word);
         (*p)++;
     }
@@ -916,4 +931,41 @@ extern "C" __global__ void __launch_bounds__(1024) rebuild_incremental(REBUILD_I
         ctl[CTL_RESULT + RESULT_CHANGED] = changed ? 1u : 0u;
         ctl[CTL_RESULT + RESULT_BARRIERS] = p;
     }
+}
+
+// rebuild_incremental_step runs phase `phase` of incremental round `round`
+// (the host loop and the device loop launch the phases in order, each
+// round's after the last's), or, with INC_PHASE_INIT, initialises the
+// incremental state before round 0. The pending pairs, the done flag and
+// the rounds follow rebuild_step: round r reads its pending count from the
+// ring's slot r%3, its unite phase clears slot (r+1)%3 and its group phase
+// counts into it; once a launch finds that the previous round emitted
+// nothing, it marks the rebuild done and every later launch returns at
+// once. A phase past INC_PHASE_INIT sets the misuse result.
+extern "C" __global__ void __launch_bounds__(1024) rebuild_incremental_step(REBUILD_INCREMENTAL_STEP_PARAMS) {
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (phase > INC_PHASE_INIT) {
+        if (first) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
+        return;
+    }
+    State s = make_state(image, unions, parent, cls, canon, table, pairs, ctl, out, sec_class, sec_op, sec_offset,
+                         sec_len, sec_children, sec_groups, rows, child_slots, classes, union_pairs, table_slots);
+    Inc m = make_inc(s, use_start, uses, link, slot, stamp, lists, inc_ctl);
+    if (phase == INC_PHASE_INIT) {
+        inc_init(s, m);
+        return;
+    }
+    if (__ldcg(&ctl[CTL_RESULT + RESULT_DONE]) != 0u) return;
+    u64 pending = round == 0 ? union_pairs : (u64)__ldcg(&ctl[CTL_COUNT(round % 3)]);
+    if (round > 0 && pending == 0) {
+        if (first) {
+            ctl[CTL_RESULT + RESULT_DONE] = 1u;
+            ctl[CTL_RESULT + RESULT_ROUNDS] = (u32)round;
+        }
+        return;
+    }
+    if (phase == 0 && first) ctl[CTL_COUNT((round + 1) % 3)] = 0u;
+    Emit e = {&ctl[CTL_COUNT((round + 1) % 3)], nullptr};
+    u32 links = inc_phase(s, m, (u32)round, (u32)phase, pending, e);
+    if (phase == 0) add_warp(&ctl[CTL_RESULT + (round == 0 ? RESULT_UNION_MERGES : RESULT_CONGRUENCE_MERGES)], links);
 }
