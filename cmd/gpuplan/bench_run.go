@@ -51,7 +51,7 @@ func runBenchOptions(e *env, o *benchOptions) error {
 	if err := o.build.checkHost(o.spec, quote.Text(o.graph), 1); err != nil {
 		return err
 	}
-	if o.partitioned() && o.processes {
+	if o.processes {
 		return benchProcesses(e, o)
 	}
 	if o.partitioned() {

@@ -228,9 +228,15 @@ func openQueryGraph(g *frontier.CSR, directed, cpu bool, device int) (*bfsquery.
 	return res.Graphs[0], res.Close, where, nil
 }
 
+// binaryOutput reports whether -o is written in the binary format:
+// --format binary, or auto with a file name that does not end in .csv.
+func (o *bfsOptions) binaryOutput() bool {
+	return o.out != "" && (o.format == "binary" || (o.format == "auto" && !strings.EqualFold(filepath.Ext(o.out), ".csv")))
+}
+
 // writeAnswers writes the answers as the format and -o say.
 func writeAnswers(e *env, o *bfsOptions, set *bfsquery.Answers) error {
-	binary := o.format == "binary" || (o.format == "auto" && o.out != "" && !strings.EqualFold(filepath.Ext(o.out), ".csv"))
+	binary := o.binaryOutput()
 	if o.out == "" {
 		return set.WriteCSV(e.stdout)
 	}
@@ -295,7 +301,7 @@ func checkAnswerSize(o *bfsOptions, vertices, roots int) error {
 // answerEntryBytes is the host bytes of one answer entry as o writes it.
 func answerEntryBytes(o *bfsOptions) uint64 {
 	per, out := uint64(entryBytes), uint64(entryTextBytes)
-	if !o.json && o.out != "" && (o.format == "binary" || (o.format == "auto" && !strings.EqualFold(filepath.Ext(o.out), ".csv"))) {
+	if !o.json && o.binaryOutput() {
 		out = entryBinaryBytes
 	}
 	if o.parents {
