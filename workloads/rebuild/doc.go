@@ -50,9 +50,13 @@
 // owner's form changed becomes a tombstone). A round runs as a full pass
 // when more than half the rows are dirty or the tombstones plus the dirty
 // rows pass a quarter of the table. The partition, rounds, merges and
-// NodeTouches are those of the Go specification.
+// NodeTouches are those of the Go specification. The incremental arms
+// (IncrementalArms: ArmHostLoopIncremental, ArmDeviceLoopIncremental,
+// ArmPersistentIncremental) name these rounds, driven as their full-round
+// arms drive theirs.
 //
-// Bench is the benchmark protocol: the arms interleaved, every sample
+// Bench is the benchmark protocol: the arms interleaved (the incremental
+// arms on a second session beside the full rounds'), every sample
 // checked against the Go reference (egraph.Rebuild), the Go reference
 // timed, the persistent kernel's round floor, vyre's pairwise structural-
 // equivalence check inside signature buckets as the reference path

@@ -98,7 +98,7 @@ func checkEggPartition(t *testing.T, x *executor.Executor, g *egraph.Graph, p *e
 	s, err := NewSession(x, g, name, Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	for _, arm := range Arms() {
+	for _, arm := range FullRoundArms() {
 		r, err := s.Run(arm)
 		require.NoError(t, err)
 		out, err := s.Output(r)
@@ -160,7 +160,7 @@ func TestGPUIncremental(t *testing.T) {
 		require.NoError(t, err)
 		arms := []Arm{ArmPersistent}
 		if cfg.Incremental {
-			arms = Arms()
+			arms = IncrementalArms()
 		}
 		for _, arm := range arms {
 			r, err := s.Run(arm)

@@ -12,9 +12,9 @@ import (
 )
 
 // checkIncremental runs the incremental rounds on g with every arm under
-// each config (the persistent arm twice: the second run must reset every
-// incremental buffer) and checks
-// the partition against egraph.Rebuild, the counts and rounds against
+// each config (the full-round arms' names run them too on such a session;
+// the persistent arm twice: the second run must reset every incremental
+// buffer) and checks the partition against egraph.Rebuild, the counts and rounds against
 // egraph.RebuildRounds, the touches against egraph.RebuildIncremental, the
 // e-node table against the final labels, and each arm's launches or
 // barriers against the rounds.
@@ -28,7 +28,7 @@ func checkIncremental(t *testing.T, x *executor.Executor, g *egraph.Graph, name 
 		s, err := NewSession(x, g, name, cfg)
 		require.NoError(t, err, name)
 		assert.Equal(t, s.Plans().Memory.RequiredBytes, x.ResidentBytes(), "%s: the session holds exactly its memory plan", name)
-		for run, arm := range append(Arms(), ArmPersistent) {
+		for run, arm := range append(Arms(), ArmPersistentIncremental) {
 			label := fmt.Sprintf("%s/%+v/%s/run %d", name, cfg, arm, run)
 			r, err := s.Run(arm)
 			require.NoError(t, err, label)
@@ -55,7 +55,7 @@ func checkIncremental(t *testing.T, x *executor.Executor, g *egraph.Graph, name 
 // more for the persistent kernel.
 func checkIncLaunches(t *testing.T, s *Session, r Run, label string) {
 	p := s.Plans()
-	switch r.Arm {
+	switch r.Arm.Driver() {
 	case ArmHostLoop:
 		assert.Equal(t, r.Rounds, r.RoundsLaunched, label)
 	case ArmDeviceLoop:

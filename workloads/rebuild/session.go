@@ -49,7 +49,9 @@ type Config struct {
 	// table kept across rounds. It adds the incremental buffers to the
 	// memory plan (PlanIncrementalSizes); ArmPersistent runs them as one
 	// launch of KernelIncremental, the host and device loops as launches
-	// of KernelIncrementalStep, a phase each.
+	// of KernelIncrementalStep, a phase each. The incremental arms
+	// (IncrementalArms) run the same rounds under their own names, and
+	// only on such a session.
 	Incremental bool `json:"incremental,omitempty"`
 	// splitStages, in tests, gives every stage its own layout hash, so
 	// that the fusion plan launches each stage alone.
