@@ -39,6 +39,11 @@
 //     hash-cons, worklist of parents to repair).
 //   - RebuildRounds: the same closure in data-parallel rounds, the
 //     specification of the GPU rebuild.
+//   - RebuildIncremental: the same rounds, with the same pairs and round
+//     count, where a round after the first canonicalises and re-inserts
+//     only the e-nodes its unions changed (found through a uses index)
+//     into a table kept across rounds: the specification of the GPU's
+//     incremental rounds.
 //   - RebuildHybrid (RebuildHybridWith, HybridOptions): those rounds while
 //     each unites many classes, at most 64, then the worklist from their
 //     state: the same closure, never quadratic.

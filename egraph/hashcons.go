@@ -69,6 +69,8 @@ type nodeTable struct {
 	ops   []int32
 	start []int32
 	words []int32
+	// hash replaces NodeSignature when set (tests force collisions).
+	hash func(op int32, children []int32) uint32
 }
 
 // newNodeTable sizes a table for up to n e-nodes.
@@ -82,7 +84,12 @@ func newNodeTable(n int, ops, start, words []int32) *nodeTable {
 
 func (t *nodeTable) key(i int32) []int32 { return t.words[t.start[i]:t.start[i+1]] }
 
-func (t *nodeTable) signature(i int32) uint32 { return NodeSignature(t.ops[i], t.key(i)) }
+func (t *nodeTable) signature(i int32) uint32 {
+	if t.hash != nil {
+		return t.hash(t.ops[i], t.key(i))
+	}
+	return NodeSignature(t.ops[i], t.key(i))
+}
 
 func (t *nodeTable) equal(i, j int32) bool {
 	if t.ops[i] != t.ops[j] {

@@ -38,6 +38,10 @@ type RebuildResult struct {
 	// for RebuildHybrid when a round united too few classes to run another
 	// (or HybridOptions.MaxRounds had run).
 	WorklistFinished bool `json:"worklist_finished"`
+	// NodeTouches counts the e-nodes canonicalised, summed over the
+	// rounds: set by RebuildIncremental only (RebuildRounds touches every
+	// e-node in each of its rounds, Nodes times Rounds).
+	NodeTouches int `json:"node_touches,omitempty"`
 }
 
 // NodeClasses returns the final class of every e-node of g, in e-node

@@ -190,3 +190,33 @@ func BenchmarkEggDumps(b *testing.B) {
 		b.Run(name+"/hybrid", func(b *testing.B) { benchRebuild(b, g, RebuildHybrid) })
 	}
 }
+
+// BenchmarkRebuildIncremental compares the data-parallel rounds, which pass
+// over every e-node in every round, with the incremental rounds, which
+// after the first touch only the dirty e-nodes, on generated e-graphs of
+// 10^5 e-nodes: the giant class (a deep chain of rounds) and the random
+// shape. It also reports the e-node touches per e-node (RebuildRounds
+// touches each e-node once a round).
+func BenchmarkRebuildIncremental(b *testing.B) {
+	methods := []struct {
+		name string
+		f    func(*Graph) (*RebuildResult, error)
+	}{{"rounds", RebuildRounds}, {"incremental", RebuildIncremental}}
+	for _, cfg := range []GenConfig{{Nodes: 100_000, Seed: 7, Shape: ShapeGiantClass}, {Nodes: 100_000, Seed: 1, Shape: ShapeRandom}} {
+		g := benchGraph(b, cfg)
+		for _, m := range methods {
+			b.Run(fmt.Sprintf("gen%d-%s/%s", cfg.Nodes, cfg.Shape, m.name), func(b *testing.B) {
+				benchRebuild(b, g, m.f)
+				res, err := m.f(g)
+				if err != nil {
+					b.Fatal(err)
+				}
+				touches := res.NodeTouches
+				if touches == 0 {
+					touches = res.Rounds * res.Nodes
+				}
+				b.ReportMetric(float64(touches)/float64(res.Nodes), "touches/e-node")
+			})
+		}
+	}
+}

@@ -119,6 +119,7 @@ func checkAllAgree(t *testing.T, g *Graph) (*RebuildResult, *RebuildResult) {
 	assert.Equal(t, []any{0, true}, []any{w.DataParallelRounds, w.WorklistFinished}, "the worklist is never data-parallel")
 	assert.Equal(t, []any{r.Rounds, false}, []any{r.DataParallelRounds, r.WorklistFinished}, "every round of RebuildRounds is data-parallel")
 	checkHybridAgrees(t, g, w, r)
+	checkIncrementalAgrees(t, g, w, r)
 	return w, r
 }
 

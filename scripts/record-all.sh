@@ -17,9 +17,10 @@
 # then kron-26-p2.csv is recorded over both GPUs with NCCL (libnccl.so.2 from
 # GPUPLAN_NCCL_LIBRARY, else the first one found under /usr and /opt). With
 # one GPU both streams run one after the other and the partitioned file is
-# left out. The e-graph files (math-1e6, egraph-gen-1e6, egraph-gen-1e7)
-# follow the BFS streams, then the Kronecker builds (kron-build-22,
-# kron-build-26 and kron-build-28, `gpuplan bench kron`); math-1e6 needs EGG_BENCH, the egg-bench
+# left out. The e-graph files (math-1e6, egraph-gen-1e6, egraph-gen-1e7 and
+# egraph-gen-1e6-giant, whose 769 rounds each change little: the incremental
+# arms' case; each file with all six arms) follow the BFS streams, then the
+# Kronecker builds (kron-build-22, kron-build-26 and kron-build-28, `gpuplan bench kron`); math-1e6 needs EGG_BENCH, the egg-bench
 # baseline's binary, which first writes egg's 1e6 dump under OUTDIR/egg,
 # then runs beside the GPU rebuild on it (without it, math-1e6 is left
 # out). The example runs of `gpuplan run` (examples.Records: the chains,
@@ -123,7 +124,8 @@ else
 fi
 
 # The e-graph files: egg's 1e6 dump (written by egg-bench) with egg-bench
-# beside the GPU rebuild, and two generated e-graphs.
+# beside the GPU rebuild, and three generated e-graphs, every file with
+# the full and the incremental rounds' arms.
 egraphs() {
   if wanted math-1e6 && [ -z "${EGG_BENCH:-}" ]; then
     echo "math-1e6: left out (EGG_BENCH is not set)"
@@ -137,7 +139,8 @@ egraphs() {
     egraph math-1e6 --egraph "file:$out/egg/math-1e6.pre.txt" --peer-egg "$EGG_BENCH" || return 1
   fi
   egraph egraph-gen-1e6 --egraph gen:1e6 --samples 20 || return 1
-  egraph egraph-gen-1e7 --egraph gen:1e7 --samples 10 --structural=false
+  egraph egraph-gen-1e7 --egraph gen:1e7 --samples 10 --structural=false || return 1
+  egraph egraph-gen-1e6-giant --egraph gen:1000000:7:giant --samples 20
 }
 egraphs || fail=1
 

@@ -23,7 +23,7 @@ import (
 )
 
 const benchEgraphAbout = `Measure the e-graph rebuild (congruence closure, egg's rebuild()) on the
-GPU in three arms side by side, against the Go reference and egg itself.
+GPU in six arms side by side, against the Go reference and egg itself.
 
 The e-graph stays resident on the GPU (its device image and pending unions,
 uploaded once) and is rebuilt with every arm:
@@ -35,13 +35,30 @@ uploaded once) and is rebuilt with every arm:
   persistent   one cooperative launch for all rounds, a grid barrier after
                each fusion group, the changed flag read once at the end
 
+and the same three drivers of the incremental rounds, where a round after
+the first touches only the e-nodes its unions changed, in a hash table
+kept across rounds (four phases a round):
+
+  host-loop-incremental    a launch per phase, the changed flag read
+                           every round
+  device-loop-incremental  the phases' launches, rounds back to back, the
+                           done flag read every --check-every rounds
+  persistent-incremental   one cooperative launch, a grid barrier after
+                           each phase
+
+The incremental arms run on a second session beside the first (its own
+copy of the e-graph and the incremental buffers), planned against the
+memory the first leaves; --arms with only one family opens one session.
+
 A round applies the pending union pairs (lock-free union-find, smallest id
 wins), rewrites every e-node's children to their roots, groups equal
 e-nodes in a hash table and emits the pairs of classes to unite next; the
 round that emits nothing is the last. The session runs by its plans (the
 device image, waves, memory, launch fusion, launch shapes, convergence);
-the megakernel topology selection, fed with a measured profile, picks the
-arm it would run, and the bench notes whether it was the fastest.
+the megakernel topology selection, fed with a measured profile of each
+family of rounds, picks how each is driven, the family whose profiled
+host-loop rebuild is the cheaper gives the arm it would run, and the bench
+notes whether it was the fastest.
 
 Arms are interleaved sample by sample; every sample's partition is read
 back (vyre's readback format) and checked against the Go reference outside
@@ -82,7 +99,7 @@ func parseBenchEgraphArgs(e *env, args []string) (*benchEgraphOptions, error) {
 	f.StringVar(&o.spec, "egraph", "", "the e-graph: gen:N[:SEED[:SHAPE]] or file:PATH (an egg dump or a JSON snapshot)")
 	f.IntVar(&o.bench.Samples, "samples", rebuild.DefaultSamples, "timed samples per GPU arm")
 	f.IntVar(&o.bench.CPUSamples, "cpu-samples", rebuild.DefaultCPUSamples, "timed samples of the Go reference (0 skips it)")
-	arms := f.String("arms", "host-loop,device-loop,persistent", "comma-separated GPU arms: host-loop, device-loop, persistent")
+	arms := f.String("arms", rebuildArmNames(rebuild.DefaultArms(), ","), "comma-separated GPU arms: "+rebuildArmNames(rebuild.Arms(), ", "))
 	f.IntVar(&sc.CheckEvery, "check-every", rebuild.DefaultCheckEvery, "device-loop: rounds enqueued between host checks of the done flag")
 	f.IntVar(&sc.Threads, "threads", rebuild.DefaultThreads, "block size of the host-loop and device-loop launches")
 	f.IntVar(&sc.PersistentThreads, "persistent-threads", rebuild.DefaultPersistentThreads, "persistent: threads per block, a multiple of 32 up to 1024")
@@ -184,7 +201,7 @@ func (o *benchEgraphOptions) parseArms(arms string) error {
 	for _, a := range strings.Split(arms, ",") {
 		arm, err := rebuild.ParseArm(strings.TrimSpace(a))
 		if err != nil {
-			return usagef("gpuplan bench egraph: --arms: unknown arm %s. Fix: use host-loop, device-loop, persistent", echoText(strings.TrimSpace(a)))
+			return usagef("gpuplan bench egraph: --arms: unknown arm %s. Fix: use one or more of %s", echoText(strings.TrimSpace(a)), rebuildArmNames(rebuild.Arms(), ", "))
 		}
 		if slices.Contains(o.bench.Arms, arm) {
 			return usagef("gpuplan bench egraph: --arms: %s is listed twice. Fix: list each arm once", echoText(string(arm)))
@@ -192,6 +209,15 @@ func (o *benchEgraphOptions) parseArms(arms string) error {
 		o.bench.Arms = append(o.bench.Arms, arm)
 	}
 	return nil
+}
+
+// rebuildArmNames joins the names of rebuild arms with sep.
+func rebuildArmNames(arms []rebuild.Arm, sep string) string {
+	names := make([]string, len(arms))
+	for i, a := range arms {
+		names[i] = string(a)
+	}
+	return strings.Join(names, sep)
 }
 
 // runBenchEgraph parses "gpuplan bench egraph" and runs it.
@@ -442,8 +468,8 @@ func writeEgraphComments(w io.Writer, table string, res *rebuild.BenchResult, in
 	for _, p := range res.Peer {
 		fmt.Fprintf(w, "# egg sample %d: t2_ms=%.4f t1_ms=%.4f t1_cold_ms=%.4f dump_sha256=%s partition=%s\n", p.Index, p.T2Ns/1e6, p.T1Ns/1e6, p.T1ColdNs/1e6, p.DumpSHA256, p.Checksum)
 	}
-	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"arm-plan", res.ArmPlan}, jsonComment{"launches", res.Launches},
-		jsonComment{"structural", res.Structural})
+	writeJSONComments(w, jsonComment{"plans", res.Plans}, jsonComment{"incremental-plans", res.IncrementalPlans}, jsonComment{"arm-plan", res.ArmPlan},
+		jsonComment{"arm-plans", res.ArmPlans}, jsonComment{"launches", res.Launches}, jsonComment{"structural", res.Structural})
 }
 
 // writeEgraphSummary writes the summary as a Markdown table.
@@ -470,7 +496,7 @@ func writeEgraphSummary(w io.Writer, res *rebuild.BenchResult, in *benchInput) {
 		}
 		if l, ok := launches[a.Arm]; ok {
 			lp = fmt.Sprintf("%.3g/%.3g", l.PlannedLaunches, l.ExecutedLaunches)
-			if l.Arm == rebuild.ArmPersistent {
+			if l.Arm.Driver() == rebuild.ArmPersistent {
 				lp += fmt.Sprintf(" (barriers %.3g/%.3g)", l.PlannedBarriers, l.ExecutedBarriers)
 			}
 		}
@@ -494,7 +520,7 @@ func writeEgraphNotes(w io.Writer, res *rebuild.BenchResult, in *benchInput) {
 		fmt.Fprintf(w, "structural equivalence (reference path): %d buckets, %d candidate pairs, %d exact, identical on the GPU and the CPU\n", c.Buckets, c.CandidatePairs, c.GPU.ExactPairCount)
 	}
 	if res.ArmPlan.Arm != "" {
-		fmt.Fprintf(w, "arm plan: %s (topology %s); fastest measured: %s\n", res.ArmPlan.Arm, res.ArmPlan.Decision.Topology, s.FastestArm)
+		fmt.Fprintf(w, "arm plan: %s (topology %s; %s); fastest measured: %s\n", res.ArmPlan.Arm, res.ArmPlan.Decision.Topology, res.ArmPlanNote, s.FastestArm)
 	}
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "\nnote: %s\n", n)

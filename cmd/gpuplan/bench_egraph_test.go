@@ -135,12 +135,13 @@ func TestBenchEgraphOnFake(t *testing.T) {
 			assert.EqualValues(t, 8728, r.Workload.Nodes)
 		}
 	}
-	assert.Equal(t, map[string]int{"math-1e4/host-loop": 2, "math-1e4/device-loop": 2, "math-1e4/persistent": 2, "math-1e4/go-reference": 2,
-		"math-1e4/egg": 3, "math-1e4-round-floor/persistent": 10}, arms)
+	assert.Equal(t, map[string]int{"math-1e4/host-loop": 2, "math-1e4/device-loop": 2, "math-1e4/persistent": 2, "math-1e4/host-loop-incremental": 2,
+		"math-1e4/device-loop-incremental": 2, "math-1e4/persistent-incremental": 2, "math-1e4/go-reference": 2, "math-1e4/egg": 3,
+		"math-1e4-round-floor/persistent": 10}, arms)
 	assert.True(t, evidence.IsExternalArm("egg"))
 	assert.Contains(t, string(data), "# egg sample 2: t2_ms=1.0000 t1_ms=0.6000")
 	assert.Contains(t, string(data), "# plans {")
-	assert.Contains(t, errb.String(), "correctness: 3 arms give the CPU reference's partition, counts and rounds")
+	assert.Contains(t, errb.String(), "correctness: 6 arms give the CPU reference's partition, counts and rounds")
 }
 
 // TestBenchEgraphRefusals checks inputs the command refuses: a missing

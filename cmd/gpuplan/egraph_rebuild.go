@@ -15,6 +15,7 @@ import (
 	"github.com/gpuplan/gpuplan/internal/graphbudget"
 	"github.com/gpuplan/gpuplan/internal/input"
 	"github.com/gpuplan/gpuplan/internal/quote"
+	"github.com/gpuplan/gpuplan/workloads/rebuild"
 )
 
 const egraphRebuildAbout = `Restore congruence in an e-graph (egg's rebuild) on the CPU and print
@@ -47,8 +48,10 @@ apply pending unions, canonicalise every e-node, group equal e-nodes,
 unite their classes, until a round finds nothing; one round per link of
 the longest chain of congruences, quadratic on long chains). --gpu runs
 the exact rounds on the GPU (CUDA build), in the arm the megakernel
-topology plan picks from a measured profile, or in --arm; the partition
-and the deduplicated e-node table are read back from the device.
+topology plan picks from a measured profile, or in --arm (the -incremental
+arms run the incremental rounds, which touch only the e-nodes a round's
+unions changed); the partition and the deduplicated e-node table are read
+back from the device.
 
 Example: gpuplan egraph rebuild math-1e6.pre.txt -o mine.post.txt --check math-1e6.post.txt`
 
@@ -109,7 +112,7 @@ func parseRebuildArgs(e *env, args []string) (*rebuildOptions, error) {
 	f.StringVar(&o.check, "check", "", "compare the partition with an egg-partition v1 `FILE` (or one class id per line); differing is an error")
 	f.Int64Var(&o.maxBytes, "max-input-bytes", input.DefaultGraphLimit, "refuse an input (and a --check file) larger than `N` bytes")
 	f.BoolVar(&o.gpu, "gpu", false, "rebuild on the GPU (CUDA build) instead of the CPU")
-	f.StringVar(&o.arm, "arm", armPlanned, "with --gpu: the `ARM` to run: planned (the topology plan's choice), host-loop, device-loop or persistent")
+	f.StringVar(&o.arm, "arm", armPlanned, "with --gpu: the `ARM` to run: planned (the topology plan's choice), "+rebuildArmNames(rebuild.Arms(), ", "))
 	f.IntVar(&o.device, "device", 0, "with --gpu: CUDA device ordinal")
 	if err := f.parse(args); err != nil {
 		return nil, err

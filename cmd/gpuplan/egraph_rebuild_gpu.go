@@ -42,21 +42,23 @@ func (o *rebuildOptions) checkGPUFlags(set map[string]bool) error {
 		return nil
 	}
 	if _, err := rebuild.ParseArm(o.arm); err != nil {
-		return usagef("gpuplan egraph rebuild: --arm %q is unknown. Fix: use planned, host-loop, device-loop or persistent", o.arm)
+		return usagef("gpuplan egraph rebuild: --arm %q is unknown. Fix: use planned, %s", o.arm, rebuildArmNames(rebuild.Arms(), ", "))
 	}
 	return nil
 }
 
-// rebuildOnGPU rebuilds g on the GPU: a resident session, the arm (from
-// the topology plan's measured profile unless --arm names one), one timed
-// rebuild, and its partition and e-node table read back.
+// rebuildOnGPU rebuilds g on the GPU: a resident session (with the
+// incremental rounds when --arm names one of their arms), the arm (from
+// the topology plan's measured profile of the full rounds unless --arm
+// names one), one timed rebuild, and its partition and e-node table read
+// back.
 func rebuildOnGPU(o *rebuildOptions, g *egraph.Graph, out *rebuildOutput) (*egraph.RebuildResult, error) {
 	x, err := o.open(o.device)
 	if err != nil {
 		return nil, err
 	}
 	defer x.Close()
-	s, err := rebuild.NewSession(x, g, o.file, rebuild.Config{})
+	s, err := rebuild.NewSession(x, g, o.file, rebuild.Config{Incremental: rebuild.Arm(o.arm).IsIncremental()})
 	if err != nil {
 		return nil, err
 	}

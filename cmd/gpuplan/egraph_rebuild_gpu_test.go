@@ -21,7 +21,7 @@ func TestEgraphRebuildGPU(t *testing.T) {
 	pre := unpackSample(t, dir, "math-1e4.pre.txt")
 	post := unpackSample(t, dir, "math-1e4.post.txt")
 	mine := filepath.Join(dir, "mine.post.txt")
-	for _, arm := range []string{"planned", "host-loop", "device-loop", "persistent"} {
+	for _, arm := range []string{"planned", "host-loop", "device-loop", "persistent", "host-loop-incremental", "device-loop-incremental", "persistent-incremental"} {
 		var out, errb bytes.Buffer
 		e := &env{stdout: &out, stderr: &errb}
 		o, err := parseRebuildArgs(e, []string{pre, "--gpu", "--arm", arm, "--check", post, "-o", mine})

@@ -68,6 +68,42 @@ type PersistentParams[P Ptr] struct {
 	PhaseStarts    uint64 `c:"unsigned long long phase_starts"`
 }
 
+// IncStateParams are the incremental state (egraph.RebuildIncremental's
+// arrays) that KernelIncremental and KernelIncrementalStep take after the
+// resident state. UseStart and Uses are egraph.UsesIndex, uploaded once;
+// Link holds the link tree (head, next and up, classes words each); Slot
+// the table slot each row owns (IncNil for none); Stamp the round stamps
+// of the classes then of the rows; Lists the losers (classes words), the
+// dirty rows and the key-dirty rows (rows words each); IncCtl the counters
+// (IncCtlWords words).
+type IncStateParams[P Ptr] struct {
+	UseStart P `c:"const unsigned int *__restrict__ use_start"`
+	Uses     P `c:"const unsigned int *__restrict__ uses"`
+	Link     P `c:"unsigned int *link"`
+	Slot     P `c:"unsigned int *slot"`
+	Stamp    P `c:"unsigned int *stamp"`
+	Lists    P `c:"unsigned int *lists"`
+	IncCtl   P `c:"unsigned int *inc_ctl"`
+}
+
+// IncrementalParams are the parameters of KernelIncremental: the resident
+// state, the incremental state and the round budget.
+type IncrementalParams[P Ptr] struct {
+	StateParams[P]    `c:"REBUILD_STATE_PARAMS"`
+	IncStateParams[P] `c:"REBUILD_INC_PARAMS"`
+	MaxRounds         uint64 `c:"unsigned long long max_rounds"`
+}
+
+// IncStepParams are the parameters of KernelIncrementalStep: the resident
+// state, the incremental state, the round and the phase (0 to
+// IncPhases-1, or IncPhaseInit).
+type IncStepParams[P Ptr] struct {
+	StateParams[P]    `c:"REBUILD_STATE_PARAMS"`
+	IncStateParams[P] `c:"REBUILD_INC_PARAMS"`
+	Round             uint64 `c:"unsigned long long round"`
+	Phase             uint64 `c:"unsigned long long phase"`
+}
+
 // BarrierParams are the parameters of KernelBarrierOnly.
 type BarrierParams[P Ptr] struct {
 	Ctl    P      `c:"unsigned int *ctl"`
@@ -111,6 +147,15 @@ const (
 	// KernelPersistent runs every round and the compaction in one
 	// cooperative launch, with a grid barrier between phases.
 	KernelPersistent = "rebuild_persistent"
+	// KernelIncremental runs the incremental rounds of
+	// egraph.RebuildIncremental and the compaction in one cooperative
+	// launch: after the first, a round canonicalises and re-inserts only
+	// the rows its unions changed, into a table kept across rounds.
+	KernelIncremental = "rebuild_incremental"
+	// KernelIncrementalStep runs one phase of one incremental round, or
+	// the initialisation of the incremental state: the host loop and the
+	// device loop launch the phases one after another.
+	KernelIncrementalStep = "rebuild_incremental_step"
 	// KernelBarrierOnly crosses the persistent kernel's barriers and does
 	// nothing else: its round floor.
 	KernelBarrierOnly = "rebuild_barrier_only"
@@ -235,13 +280,48 @@ const (
 
 // Misuse codes in ResultMisuse.
 const (
-	// MisuseGrid: KernelPersistent was launched with more than
-	// MaxPersistentBlocks blocks.
+	// MisuseGrid: KernelPersistent or KernelIncremental was launched with
+	// more than MaxPersistentBlocks blocks.
 	MisuseGrid = 1
 	// MisusePhases: KernelPersistent was given phase starts that do not
-	// begin with StageUnite, or a step launch mixed round and compaction
-	// stages.
+	// begin with StageUnite, a step launch mixed round and compaction
+	// stages, or KernelIncrementalStep was given a phase past
+	// IncPhaseInit.
 	MisusePhases = 2
+)
+
+// Counters of KernelIncremental in its IncCtl buffer, in uint32 words.
+const (
+	// IncLosers counts the losers of the round's unite phase.
+	IncLosers = 0
+	// IncDirty counts the round's dirty rows.
+	IncDirty = 1
+	// IncKeyed counts the round's key-dirty rows.
+	IncKeyed = 2
+	// IncTombs is the table's tombstones at the start of the round, and
+	// IncTombsNew those the round retired.
+	IncTombs    = 3
+	IncTombsNew = 4
+	// IncFullPasses counts the rounds after the first run as full passes.
+	IncFullPasses = 5
+	// IncTouches is the 64-bit count of rows canonicalised over all rounds
+	// (egraph.RebuildResult.NodeTouches), words 6 and 7.
+	IncTouches = 6
+	// IncFull is 1 while the round runs as a full pass (set by its
+	// canonicalise phase, read by its group phase).
+	IncFull = 8
+	// IncCtlWords is the size of the IncCtl buffer: one 128-byte line.
+	IncCtlWords = CtlLineWords
+	// IncNil is an empty link, list entry or slot.
+	IncNil = 0xFFFFFFFF
+	// IncTombstone is the low word of a retired table slot.
+	IncTombstone = 0xFFFFFFFF
+	// IncPhases is the grid barriers of one incremental round: unite,
+	// mark, canonicalise, group. One more precedes the first round.
+	IncPhases = 4
+	// IncPhaseInit is KernelIncrementalStep's phase that initialises the
+	// incremental state, launched once before round 0.
+	IncPhaseInit = 4
 )
 
 // Constants of NodeSignature (egraph), which the kernels hash e-nodes with.
@@ -277,6 +357,8 @@ var ABI = kernelabi.Module{
 		{Name: KernelStep, Doc: "The stages of one round, or the compaction, that one launch covers.", Params: StepParams[executor.DevPtr]{}},
 		{Name: KernelPersistent, Doc: "Every round and the compaction in one cooperative launch.", Params: PersistentParams[executor.DevPtr]{}},
 		{Name: KernelBarrierOnly, Doc: "The persistent kernel's barriers alone.", Params: BarrierParams[executor.DevPtr]{}},
+		{Name: KernelIncremental, Doc: "The incremental rounds and the compaction in one cooperative launch.", Params: IncrementalParams[executor.DevPtr]{}},
+		{Name: KernelIncrementalStep, Doc: "One phase of one incremental round, or their initialisation.", Params: IncStepParams[executor.DevPtr]{}},
 		{Name: KernelBucketPairs, Doc: "Pairwise structural equivalence inside one signature bucket's wave.", Params: BucketParams[executor.DevPtr]{}},
 	},
 	Consts: abiConsts(),
@@ -309,6 +391,19 @@ func abiConsts() []kernelabi.Const {
 		{Name: "SIG_FIN_MUL1", Value: sigFinMul1},
 		{Name: "SIG_FIN_MUL2", Value: sigFinMul2},
 		{Name: "BUCKET_RECORD_WORDS", Value: BucketRecordWords, Doc: "Words of a signature bucket record: signature, first row, rows, pairs (64 bits)."},
+		{Name: "INC_LOSERS", Value: IncLosers, Doc: "The incremental kernel's counters, uint32 words of inc_ctl (INC_TOUCHES is 64-bit)."},
+		{Name: "INC_DIRTY", Value: IncDirty},
+		{Name: "INC_KEYED", Value: IncKeyed},
+		{Name: "INC_TOMBS", Value: IncTombs},
+		{Name: "INC_TOMBS_NEW", Value: IncTombsNew},
+		{Name: "INC_FULL_PASSES", Value: IncFullPasses},
+		{Name: "INC_TOUCHES", Value: IncTouches},
+		{Name: "INC_FULL", Value: IncFull},
+		{Name: "INC_CTL_WORDS", Value: IncCtlWords},
+		{Name: "INC_NIL", Value: IncNil, Doc: "An empty link, list entry or slot; the low word of a table tombstone."},
+		{Name: "INC_TOMBSTONE", Value: IncTombstone},
+		{Name: "INC_PHASES", Value: IncPhases, Doc: "Grid barriers per incremental round; the step kernel's initialising phase."},
+		{Name: "INC_PHASE_INIT", Value: IncPhaseInit},
 	}
 	names := [...]string{"STAGE_UNITE", "STAGE_CLEAR", "STAGE_CANON_CLASSES", "STAGE_CANON_CHILDREN", "STAGE_GROUP", "STAGE_COMPACT_CLASSES", "STAGE_COMPACT_NODES"}
 	for s := range stageCount {

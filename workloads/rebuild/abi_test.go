@@ -13,7 +13,7 @@ import (
 // TestABI checks the committed header and PTX against the Go ABI, and that
 // every kernel is emulated.
 func TestABI(t *testing.T) {
-	want := []string{KernelReset, KernelStep, KernelPersistent, KernelBarrierOnly, KernelBucketPairs}
+	want := []string{KernelReset, KernelStep, KernelPersistent, KernelBarrierOnly, KernelIncremental, KernelIncrementalStep, KernelBucketPairs}
 	abitest.Check(t, abitest.Module{ABI: ABI, Header: "kernels/rebuild_abi.h", Package: "./workloads/rebuild", PTX: KernelPTX(), Names: KernelNames(), Want: want,
 		Fakes: NewEmulation(1).Kernels()})
 }

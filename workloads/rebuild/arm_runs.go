@@ -224,3 +224,167 @@ func (s *Session) runPersistent(r *Run) (control, error) {
 	}
 	return control{syncs: 2}, nil
 }
+
+// incState is the incremental kernels' state parameters.
+func (s *Session) incState() IncStateParams[executor.Buffer] {
+	return IncStateParams[executor.Buffer]{UseStart: s.inc.useStart, Uses: s.inc.uses, Link: s.inc.link, Slot: s.inc.slot,
+		Stamp: s.inc.stamp, Lists: s.inc.lists, IncCtl: s.inc.ctl}
+}
+
+// runIncremental runs the incremental rounds and the compaction in one
+// cooperative launch of KernelIncremental over its co-resident grid (a
+// grid barrier after each of a round's IncPhases phases); the host then
+// reads the final changed flag once, as for ArmPersistent.
+func (s *Session) runIncremental(r *Run) (control, error) {
+	z := s.stepParams(0, 0, 0, 0).StateParams
+	t, err := s.x.Launch(s.k.incremental, s.plans.IncrementalGrid.Config(), kernelabi.MustArgs(IncrementalParams[executor.Buffer]{
+		StateParams: z, IncStateParams: s.incState(), MaxRounds: uint64(s.plans.Convergence.MaxDeviceIterations)})...)
+	if err != nil {
+		return control{}, err
+	}
+	r.DeviceNs = t.DeviceNs
+	if err := s.x.DownloadRangeInto(s.buf.ctl, 4*(CtlResult+ResultChanged), s.word[:4]); err != nil {
+		return control{syncs: 1}, err
+	}
+	if binary.LittleEndian.Uint32(s.word) != 0 {
+		return control{syncs: 2}, fmt.Errorf("rebuild incremental of %s did not converge within %d rounds. Fix: raise the convergence plan's round budget", s.name, s.plans.Convergence.MaxDeviceIterations)
+	}
+	return control{syncs: 2}, nil
+}
+
+// readIncremental reads the incremental counters after a run (one
+// readback): the touches and the full passes.
+func (s *Session) readIncremental(r *Run) error {
+	w := make([]byte, 4*IncCtlWords)
+	if err := s.x.DownloadRangeInto(s.inc.ctl, 0, w); err != nil {
+		return err
+	}
+	r.NodeTouches = binary.LittleEndian.Uint64(w[4*IncTouches:])
+	r.FullPasses = int(binary.LittleEndian.Uint32(w[4*IncFullPasses:]))
+	return nil
+}
+
+// Positions of KernelIncrementalStep's round and phase parameters.
+var (
+	incRoundArg = kernelabi.MustIndex(IncStepParams[executor.Buffer]{}, "Round")
+	incPhaseArg = kernelabi.MustIndex(IncStepParams[executor.Buffer]{}, "Phase")
+)
+
+// incPhaseItems is the most items phase of an incremental round strides
+// over: the pending pairs (the unions in round 0, at most a pair per row
+// later), the losers (at most a class each), the rows, child slots and
+// table slot pairs of a full pass, the rows; and the initialisation's
+// classes and rows.
+func (s *Session) incPhaseItems(phase, round int) uint64 {
+	z := s.plans.Sizes
+	switch phase {
+	case 0:
+		return s.stageItems(StageUnite, round)
+	case 1:
+		return z.Classes
+	case 2:
+		return max(z.Rows, z.ChildSlots, z.TableSlots/2)
+	case IncPhaseInit:
+		return max(z.Classes, z.Rows)
+	}
+	return z.Rows
+}
+
+// launchIncStep enqueues one launch of KernelIncrementalStep.
+func (s *Session) launchIncStep(l *executor.HostLoop, vals []uint64, round, phase int) error {
+	vals[incRoundArg], vals[incPhaseArg] = uint64(round), uint64(phase)
+	cfg := executor.Linear(s.strideBlocks(s.incPhaseItems(phase, round)), uint32(s.cfg.Threads))
+	return l.Launch(s.k.incStep, cfg, vals)
+}
+
+// incRound enqueues the IncPhases launches of one incremental round.
+func (s *Session) incRound(l *executor.HostLoop, vals []uint64, round int) error {
+	for phase := range IncPhases {
+		if err := s.launchIncStep(l, vals, round, phase); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// incLoop runs loop as stepLoop does, with KernelIncrementalStep's values
+// resolved and its initialising launch enqueued first (counted with the
+// compaction's, outside the rounds), then the compaction's launches.
+func (s *Session) incLoop(r *Run, loop func(l *executor.HostLoop, vals []uint64, c *control) error) (control, error) {
+	return s.stepLoop(r, func(l *executor.HostLoop, step []uint64, c *control) error {
+		vals, err := l.Resolve(kernelabi.MustArgs(IncStepParams[executor.Buffer]{StateParams: s.stepParams(0, 0, 0, 0).StateParams, IncStateParams: s.incState()}))
+		if err != nil {
+			return err
+		}
+		c.compactLaunches++
+		if err := s.launchIncStep(l, vals, 0, IncPhaseInit); err != nil {
+			return err
+		}
+		if err := loop(l, vals, c); err != nil {
+			return err
+		}
+		for _, g := range s.plans.CompactFusion.Groups {
+			c.compactLaunches++
+			if err := launchStep(l, s.k.step, step, 0, s.groupLaunch(GroupMask(g), 0)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// runIncHostLoop is the host loop of the incremental rounds: per round,
+// its IncPhases launches, then a 4-byte readback of the pairs it emitted
+// and a test on the host.
+func (s *Session) runIncHostLoop(r *Run) (control, error) {
+	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
+	return s.incLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
+		for round := 0; ; round++ {
+			if round >= maxRounds {
+				return notConverged(r.Arm, s.name, uint64(round))
+			}
+			if err := s.incRound(l, vals, round); err != nil {
+				return err
+			}
+			r.RoundsLaunched++
+			c.syncs++
+			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(round+1)), s.word[:4]); err != nil {
+				return err
+			}
+			pending := uint64(binary.LittleEndian.Uint32(s.word))
+			r.EmittedPairs += pending
+			if pending == 0 {
+				r.Rounds = round + 1
+				return nil
+			}
+		}
+	})
+}
+
+// runIncDeviceLoop is the device loop of the incremental rounds:
+// CheckEvery rounds of IncPhases launches back to back, then a read of the
+// done flag.
+func (s *Session) runIncDeviceLoop(r *Run) (control, error) {
+	k := s.cfg.CheckEvery
+	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
+	return s.incLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
+		for base := 0; ; base += k {
+			if base >= maxRounds {
+				return notConverged(r.Arm, s.name, uint64(base))
+			}
+			for round := base; round < base+k; round++ {
+				if err := s.incRound(l, vals, round); err != nil {
+					return err
+				}
+			}
+			r.RoundsLaunched += k
+			c.syncs++
+			if err := l.Read(s.buf.ctl, 4*uint64(CtlResult+ResultDone), s.word[:4]); err != nil {
+				return err
+			}
+			if binary.LittleEndian.Uint32(s.word) != 0 {
+				return nil
+			}
+		}
+	})
+}

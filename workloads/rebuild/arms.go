@@ -3,6 +3,7 @@ package rebuild
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
@@ -28,13 +29,58 @@ const (
 	// barriers between the fusion plan's groups and reads the final changed
 	// flag once.
 	ArmPersistent Arm = "persistent"
+	// ArmHostLoopIncremental, ArmDeviceLoopIncremental and
+	// ArmPersistentIncremental drive the incremental rounds
+	// (egraph.RebuildIncremental, Config.Incremental) as ArmHostLoop,
+	// ArmDeviceLoop and ArmPersistent drive the full rounds: a launch of
+	// KernelIncrementalStep per phase with the changed flag read every
+	// round, CheckEvery rounds of those launches back to back, or one
+	// cooperative launch of KernelIncremental. They run only on a session
+	// opened with Config.Incremental.
+	ArmHostLoopIncremental   Arm = "host-loop-incremental"
+	ArmDeviceLoopIncremental Arm = "device-loop-incremental"
+	ArmPersistentIncremental Arm = "persistent-incremental"
 )
 
-// Arms lists every arm in a fixed order.
-func Arms() []Arm { return []Arm{ArmHostLoop, ArmDeviceLoop, ArmPersistent} }
+// Arms lists every arm in a fixed order: the full rounds' (FullRoundArms),
+// then the incremental rounds' (IncrementalArms).
+func Arms() []Arm { return append(FullRoundArms(), IncrementalArms()...) }
+
+// FullRoundArms lists the arms of the full rounds, which every session
+// runs (a session opened with Config.Incremental runs the incremental
+// rounds under these names too).
+func FullRoundArms() []Arm { return []Arm{ArmHostLoop, ArmDeviceLoop, ArmPersistent} }
+
+// IncrementalArms lists the arms of the incremental rounds, in the order
+// of FullRoundArms.
+func IncrementalArms() []Arm {
+	return []Arm{ArmHostLoopIncremental, ArmDeviceLoopIncremental, ArmPersistentIncremental}
+}
 
 // ParseArm returns the arm named s.
 func ParseArm(s string) (Arm, error) { return harness.ParseArm("rebuild", Arms(), s) }
+
+// IsIncremental reports whether a is one of IncrementalArms.
+func (a Arm) IsIncremental() bool { return slices.Contains(IncrementalArms(), a) }
+
+// Driver returns the full-round arm that drives the rounds as a does: a
+// itself for a full-round arm, ArmPersistent for ArmPersistentIncremental.
+func (a Arm) Driver() Arm {
+	if i := slices.Index(IncrementalArms(), a); i >= 0 {
+		return FullRoundArms()[i]
+	}
+	return a
+}
+
+// Incremental returns the incremental arm that drives the rounds as a
+// does: ArmPersistentIncremental for ArmPersistent, a itself for an
+// incremental arm.
+func (a Arm) Incremental() Arm {
+	if i := slices.Index(FullRoundArms(), a); i >= 0 {
+		return IncrementalArms()[i]
+	}
+	return a
+}
 
 // Run is the measurement of one rebuild with one arm.
 type Run struct {
@@ -63,6 +109,13 @@ type Run struct {
 	harness.Accounting
 	DeviceNs      uint64 `json:"device_ns"`
 	RoundLaunches uint64 `json:"round_launches"`
+	// Incremental reports the incremental rounds (Config.Incremental);
+	// NodeTouches is then the rows they canonicalised
+	// (egraph.RebuildResult.NodeTouches) and FullPasses the rounds after
+	// the first that ran as full passes.
+	Incremental bool   `json:"incremental,omitempty"`
+	NodeTouches uint64 `json:"node_touches,omitempty"`
+	FullPasses  int    `json:"full_passes,omitempty"`
 }
 
 // LaunchesPerRound is the round launches over the rounds launched.
@@ -87,6 +140,9 @@ func (s *Session) Run(arm Arm) (Run, error) {
 	if _, err := ParseArm(string(arm)); err != nil {
 		return Run{}, err
 	}
+	if arm.IsIncremental() && !s.cfg.Incremental {
+		return Run{}, fmt.Errorf("rebuild %s of %s: the arm runs the incremental rounds, and the session was opened without them. Fix: open the session with Config.Incremental, or run %s", arm, s.name, arm.Driver())
+	}
 	m := harness.NewMeter(s.x)
 	if err := s.reset(); err != nil {
 		return Run{}, err
@@ -110,6 +166,16 @@ func (s *Session) Run(arm Arm) (Run, error) {
 
 // rebuild runs the arm's rounds and the compaction.
 func (s *Session) rebuild(r *Run) (control, error) {
+	if s.cfg.Incremental {
+		r.Incremental = true
+		switch r.Arm.Driver() {
+		case ArmHostLoop:
+			return s.runIncHostLoop(r)
+		case ArmDeviceLoop:
+			return s.runIncDeviceLoop(r)
+		}
+		return s.runIncremental(r)
+	}
 	switch r.Arm {
 	case ArmHostLoop:
 		return s.runHostLoop(r)
@@ -164,12 +230,17 @@ func (s *Session) checkControl(r *Run) error {
 	if err != nil {
 		return err
 	}
-	if r.Arm != ArmHostLoop {
+	if r.Arm.Driver() != ArmHostLoop {
 		r.Rounds = int(w[ResultRounds])
 	}
-	if r.Arm == ArmPersistent {
+	if r.Arm.Driver() == ArmPersistent {
 		r.Barriers = int(w[ResultBarriers])
 		r.RoundsLaunched = r.Rounds
+	}
+	if s.cfg.Incremental {
+		if err := s.readIncremental(r); err != nil {
+			return err
+		}
 	}
 	r.UnionMerges, r.CongruenceMerges = int(w[ResultUnionMerges]), int(w[ResultCongruenceMerges])
 	switch {
@@ -179,7 +250,7 @@ func (s *Session) checkControl(r *Run) error {
 		return fmt.Errorf("rebuild %s of %s: a launch fused stages that need a grid barrier between them and did nothing. Fix: launch the fusion plan's groups", r.Arm, s.name)
 	case w[ResultOverflow] != 0:
 		return fmt.Errorf("rebuild %s of %s: a hash table probe passed all %d slots. Fix: this is a sizing bug in the table plan; report it", r.Arm, s.name, s.plans.Sizes.TableSlots)
-	case r.Arm == ArmPersistent && w[ResultChanged] != 0:
+	case r.Arm.Driver() == ArmPersistent && w[ResultChanged] != 0:
 		return notConverged(r.Arm, s.name, uint64(r.Rounds))
 	}
 	return nil

@@ -22,7 +22,7 @@ func checkArms(t *testing.T, x *executor.Executor, g *egraph.Graph, name string,
 		}
 		s, err := NewSession(x, g, name, cfg)
 		require.NoError(t, err, name)
-		for _, arm := range Arms() {
+		for _, arm := range FullRoundArms() {
 			label := fmt.Sprintf("%s/%+v/%s", name, cfg, arm)
 			// The first run of an executor may allocate pinned staging
 			// memory; the measured run is the second.

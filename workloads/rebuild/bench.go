@@ -6,6 +6,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/egraph"
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
@@ -35,14 +36,17 @@ const (
 )
 
 // DefaultArms are the GPU arms measured unless the configuration names
-// others.
+// others: every arm, the full rounds' and the incremental rounds', so that
+// the arm plan chooses among them all.
 func DefaultArms() []Arm { return Arms() }
 
 // BenchConfig is one run of the benchmark protocol.
 type BenchConfig struct {
-	// Session configures the session every arm runs on.
+	// Session configures the sessions the arms run on; its Incremental is
+	// set by the bench: the full-round arms run on a session without it,
+	// the incremental arms on one with it (see Bench).
 	Session Config
-	// Arms are the GPU arms measured (nil: DefaultArms).
+	// Arms are the GPU arms measured (nil: DefaultArms), each once.
 	Arms []Arm
 	// Samples is the timed samples per GPU arm (0: DefaultSamples).
 	Samples int
@@ -93,11 +97,21 @@ type BenchResult struct {
 	// ReferenceChecksum is the Go reference's sample checksum.
 	ReferenceChecksum string                `json:"reference_checksum"`
 	Reference         *egraph.RebuildResult `json:"reference"`
-	Plans             Plans                 `json:"plans"`
-	ArmPlan           ArmPlan               `json:"arm_plan"`
-	Launches          []ArmLaunches         `json:"launches"`
-	Structural        *StructuralCheck      `json:"structural,omitempty"`
-	Peer              []PeerSample          `json:"peer,omitempty"`
+	// Plans are the plans of the full rounds' session, or of the
+	// incremental rounds' when no full-round arm is measured;
+	// IncrementalPlans are the incremental rounds' session's beside a
+	// full rounds' one.
+	Plans            Plans  `json:"plans"`
+	IncrementalPlans *Plans `json:"incremental_plans,omitempty"`
+	// ArmPlan is the arm plan the bench holds against the fastest arm:
+	// ArmPlans has one per family of rounds measured (the full rounds'
+	// first), and ArmPlanNote says how ArmPlan was chosen among them.
+	ArmPlan     ArmPlan          `json:"arm_plan"`
+	ArmPlans    []ArmPlan        `json:"arm_plans"`
+	ArmPlanNote string           `json:"arm_plan_note"`
+	Launches    []ArmLaunches    `json:"launches"`
+	Structural  *StructuralCheck `json:"structural,omitempty"`
+	Peer        []PeerSample     `json:"peer,omitempty"`
 }
 
 // SampleChecksum is a sample's checksum: the partition's (up to renaming)
@@ -115,10 +129,12 @@ func SampleChecksum(partition, inputSHA256 string) string {
 
 // bench is the state of one run.
 type bench struct {
-	cfg       BenchConfig
-	g         *egraph.Graph
-	name      string
-	s         *Session
+	cfg  BenchConfig
+	g    *egraph.Graph
+	name string
+	// full and inc are the full and the incremental rounds' sessions (nil
+	// when none of their arms is measured).
+	full, inc *Session
 	worklist  *egraph.RebuildResult
 	rounds    *egraph.RebuildResult
 	partition string
@@ -129,17 +145,22 @@ type bench struct {
 }
 
 // Bench runs the benchmark protocol on g (named name): the CPU references
-// (egraph.Rebuild and RebuildRounds); a session; the arm plan from a
-// measured profile; every arm once, untimed, with its partition, counts,
-// rounds and e-node table checked against the reference; the structural-
-// equivalence reference path against its CPU reference; Samples timed
-// samples per arm, interleaved (the arms' order rotates every sample),
-// each one's partition read back and checked again outside the timed
-// region; the Go reference's timed samples; the persistent kernel's round
-// floor; and the egg peer on the same dump.
+// (egraph.Rebuild and RebuildRounds); the sessions (openSessions: one for
+// the full rounds, one for the incremental rounds, side by side); the arm
+// plan from a measured profile of each; every arm once, untimed, with its
+// partition, counts, rounds and e-node table checked against the
+// reference; the structural-equivalence reference path against its CPU
+// reference; Samples timed samples per arm, interleaved (the arms' order
+// rotates every sample, across both sessions), each one's partition read
+// back and checked again outside the timed region; the Go reference's
+// timed samples; the persistent kernel's round floor; and the egg peer on
+// the same dump.
 func Bench(x *executor.Executor, g *egraph.Graph, name string, cfg BenchConfig) (*BenchResult, error) {
 	if cfg.Arms == nil {
 		cfg.Arms = DefaultArms()
+	}
+	if err := checkBenchArms(name, cfg.Arms); err != nil {
+		return nil, err
 	}
 	harness.Fill(&cfg.Samples, DefaultSamples)
 	cfg.Log = harness.LogOr(cfg.Log)
@@ -147,12 +168,10 @@ func Bench(x *executor.Executor, g *egraph.Graph, name string, cfg BenchConfig) 
 	if err := b.reference(); err != nil {
 		return nil, err
 	}
-	var err error
-	if b.s, err = NewSession(x, g, name, cfg.Session); err != nil {
+	defer b.closeSessions()
+	if err := b.openSessions(x); err != nil {
 		return nil, err
 	}
-	defer b.s.Close()
-	b.res.Plans = b.s.Plans()
 	for _, step := range []func() error{b.planArm, b.warmUp, b.structural, b.measure, b.measureCPU, b.roundFloor, b.peer} {
 		if err := step(); err != nil {
 			return nil, err
@@ -189,15 +208,55 @@ func (b *bench) reference() error {
 	return nil
 }
 
-// planArm profiles the e-graph and plans the arm.
+// planArm profiles the e-graph on each session and plans its arm
+// (ProfileArm: the topology picks how the family's rounds are driven),
+// then chooses between the families (choosePlan).
 func (b *bench) planArm() error {
-	p, err := b.s.ProfileArm()
-	if err != nil {
-		return err
+	for _, s := range b.sessions() {
+		p, err := s.ProfileArm()
+		if err != nil {
+			return err
+		}
+		b.res.ArmPlans = append(b.res.ArmPlans, p)
+		b.cfg.Log("arm plan of the %s rounds: %s", roundsName(p.Arm), p.Describe("round", p.Profile.RoundNs))
 	}
-	b.res.ArmPlan = p
-	b.cfg.Log("arm plan: %s", p.Describe("round", p.Profile.RoundNs))
+	b.res.ArmPlan, b.res.ArmPlanNote = choosePlan(b.res.ArmPlans)
+	b.cfg.Log("arm plan: %s (topology %s; %s)", b.res.ArmPlan.Arm, b.res.ArmPlan.Decision.Topology, b.res.ArmPlanNote)
 	return nil
+}
+
+// roundsName names the family of rounds an arm runs, "full" or
+// "incremental".
+func roundsName(a Arm) string {
+	if a.IsIncremental() {
+		return "incremental"
+	}
+	return "full"
+}
+
+// profiledNs is the profiled host-loop rebuild of a plan: its rounds at
+// their measured cost.
+func profiledNs(p ArmPlan) float64 { return p.Profile.RoundNs * float64(p.Profile.Rounds) }
+
+// choosePlan chooses the arm plan among one plan per family of rounds
+// measured: the family whose profiled host-loop rebuild is the cheaper,
+// driven as its topology says. The note says why; with one family it says
+// that the other was not measured, so the plan could not consider it.
+func choosePlan(plans []ArmPlan) (ArmPlan, string) {
+	switch len(plans) {
+	case 0:
+		return ArmPlan{}, "no arm measured"
+	case 1:
+		p := plans[0]
+		other := map[bool]string{false: "incremental", true: "full"}[p.Arm.IsIncremental()]
+		return p, fmt.Sprintf("the %s rounds' arms are not measured, so the plan chooses among the %s rounds' arms alone", other, roundsName(p.Arm))
+	}
+	best, other := plans[0], plans[1]
+	if profiledNs(other) < profiledNs(best) {
+		best, other = other, best
+	}
+	return best, fmt.Sprintf("the %s rounds' profiled host-loop rebuild took %s against the %s rounds' %s",
+		roundsName(best.Arm), stats.FormatNs(profiledNs(best)), roundsName(other.Arm), stats.FormatNs(profiledNs(other)))
 }
 
 // runChecked runs one rebuild and checks its partition, counts and rounds
@@ -206,18 +265,19 @@ func (b *bench) planArm() error {
 // output and also checks union compaction's rules and the deduplicated
 // e-node table.
 func (b *bench) runChecked(arm Arm, full bool) (Run, error) {
-	r, err := b.s.Run(arm)
+	s := b.session(arm)
+	r, err := s.Run(arm)
 	if err != nil {
 		return r, err
 	}
 	var res *egraph.RebuildResult
 	var out *Output
 	if full {
-		if out, err = b.s.Output(r); err == nil {
+		if out, err = s.Output(r); err == nil {
 			res = out.Result
 		}
 	} else {
-		res, err = b.s.Partition(r)
+		res, err = s.Partition(r)
 	}
 	if err != nil {
 		return r, err
@@ -260,7 +320,7 @@ func (b *bench) warmUp() error {
 }
 
 func barrierText(l ArmLaunches) string {
-	if l.Arm != ArmPersistent {
+	if l.Arm.Driver() != ArmPersistent {
 		return ""
 	}
 	return fmt.Sprintf("; grid barriers per round planned %.3g, executed %.3g", l.PlannedBarriers, l.ExecutedBarriers)
@@ -269,14 +329,17 @@ func barrierText(l ArmLaunches) string {
 // launches compares a run's launches per round with its plan: the host
 // loop's are the waves of every stage's pass, the device loop's the fusion
 // plan's groups, the persistent kernel's one launch for every round, with
-// a barrier per group.
+// a barrier per group; the incremental arms' are incLaunches'.
 func (b *bench) launches(r Run) ArmLaunches {
-	p := b.s.Plans()
+	if r.Arm.IsIncremental() {
+		return incLaunches(r)
+	}
+	p := b.full.Plans()
 	l := ArmLaunches{Arm: r.Arm, ExecutedLaunches: r.LaunchesPerRound()}
 	switch r.Arm {
 	case ArmHostLoop:
 		for _, st := range RoundStages() {
-			l.PlannedLaunches += float64(len(b.s.passLaunches(st, 1)))
+			l.PlannedLaunches += float64(len(b.full.passLaunches(st, 1)))
 		}
 	case ArmDeviceLoop:
 		l.PlannedLaunches = float64(p.Fusion.LaunchCount)
@@ -288,13 +351,29 @@ func (b *bench) launches(r Run) ArmLaunches {
 	return l
 }
 
+// incLaunches is launches for an incremental arm: the loops launch
+// KernelIncrementalStep once per phase, IncPhases a round (the
+// initialisation and the compaction outside the rounds); the persistent
+// kernel is one launch with a grid barrier after the initialisation and
+// after each of a round's IncPhases phases.
+func incLaunches(r Run) ArmLaunches {
+	rounds := float64(max(r.Rounds, 1))
+	l := ArmLaunches{Arm: r.Arm, ExecutedLaunches: r.LaunchesPerRound(), PlannedLaunches: IncPhases}
+	if r.Arm.Driver() == ArmPersistent {
+		l.PlannedLaunches = 1 / rounds
+		l.PlannedBarriers = float64(1+IncPhases*r.Rounds) / rounds
+		l.ExecutedBarriers = float64(r.Barriers) / rounds
+	}
+	return l
+}
+
 // structural runs the structural-equivalence reference path, when asked,
 // and fails if the GPU and the CPU disagree.
 func (b *bench) structural() error {
 	if !b.cfg.Structural {
 		return nil
 	}
-	c, err := b.s.StructuralEquivalences()
+	c, err := b.sessions()[0].StructuralEquivalences()
 	if err != nil {
 		return err
 	}

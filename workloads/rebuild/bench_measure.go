@@ -11,7 +11,9 @@ import (
 	"github.com/gpuplan/gpuplan/workloads/harness"
 )
 
-// measure takes the GPU arms' timed samples, interleaved.
+// measure takes the GPU arms' timed samples, interleaved across both
+// sessions: each sample of an incremental arm is checked against the
+// reference as every other arm's is.
 func (b *bench) measure() error {
 	return harness.Interleave(b.name, harness.Names(b.cfg.Arms), b.cfg.Samples, b.cfg.Progress, func(smp, a int) error {
 		arm := b.cfg.Arms[a]
@@ -46,11 +48,11 @@ func (b *bench) measureCPU() error {
 	return nil
 }
 
-// roundFloor measures the persistent kernel's round floor, if it is
-// measured.
+// roundFloor measures the persistent kernel's round floor (of the full
+// rounds: ArmPersistent's grid and barriers), if it is measured.
 func (b *bench) roundFloor() error {
 	rounds := b.cfg.FloorRounds
-	ns, median, err := harness.Floor(b.cfg.Arms, ArmPersistent, rounds, func(n int) ([]uint64, error) { return b.s.RoundFloor(n, floorLaunches) })
+	ns, median, err := harness.Floor(b.cfg.Arms, ArmPersistent, rounds, func(n int) ([]uint64, error) { return b.full.RoundFloor(n, floorLaunches) })
 	if err != nil || ns == nil {
 		return err
 	}
@@ -175,7 +177,7 @@ func (b *bench) summarize(x *executor.Executor) {
 		sum.Notes = append(sum.Notes, fmt.Sprintf("the arm plan chose %s but %s measured fastest", p, sum.FastestArm))
 	}
 	for _, l := range b.res.Launches {
-		if l.Arm == ArmDeviceLoop && l.ExecutedLaunches != l.PlannedLaunches || l.Arm == ArmPersistent && l.ExecutedBarriers != l.PlannedBarriers {
+		if d := l.Arm.Driver(); d == ArmDeviceLoop && l.ExecutedLaunches != l.PlannedLaunches || d == ArmPersistent && l.ExecutedBarriers != l.PlannedBarriers {
 			sum.Notes = append(sum.Notes, fmt.Sprintf("%s executed %.3g launches (%.3g barriers) per round against the plan's %.3g (%.3g)", l.Arm, l.ExecutedLaunches, l.ExecutedBarriers, l.PlannedLaunches, l.PlannedBarriers))
 		}
 	}

@@ -83,13 +83,15 @@ func TestBenchOnFake(t *testing.T) {
 		assert.Equal(t, res.ReferenceChecksum, s.Checksum, s.Arm)
 		assert.Zero(t, s.TimedUploads+s.TimedAllocations+s.TimedHostSyncs, s.Arm)
 	}
-	assert.Equal(t, map[string]int{"host-loop": 2, "device-loop": 2, "persistent": 2, ArmCPU: 2, ArmEgg: 3}, counts)
+	assert.Equal(t, map[string]int{"host-loop": 2, "device-loop": 2, "persistent": 2, "host-loop-incremental": 2, "device-loop-incremental": 2,
+		"persistent-incremental": 2, ArmCPU: 2, ArmEgg: 3}, counts)
 	assert.Contains(t, res.ReferenceChecksum, "-in-"+sum[:16])
 	assert.Len(t, res.FloorSamples, floorLaunches)
 	require.NotNil(t, res.Structural)
 	assert.True(t, res.Structural.Same())
+	require.Len(t, res.Launches, len(Arms()))
 	for _, l := range res.Launches {
-		switch l.Arm {
+		switch l.Arm.Driver() {
 		case ArmDeviceLoop:
 			assert.Equal(t, l.PlannedLaunches, l.ExecutedLaunches)
 		case ArmPersistent:

@@ -39,7 +39,24 @@
 // and whose PTX is committed; Emulation runs every kernel in Go on the
 // executor's fake backend, so every arm is tested without a GPU.
 //
-// Bench is the benchmark protocol: the arms interleaved, every sample
+// Config.Incremental runs egraph.RebuildIncremental's rounds instead, in
+// four phases a round: ArmPersistent as one cooperative launch of
+// KernelIncremental (a grid barrier after each phase), the host and device
+// loops as a launch of KernelIncrementalStep per phase. The unite
+// phase records each loser in a link tree, a mark phase walks the losers'
+// subtrees and lists their uses (egraph.UsesIndex, uploaded once) as the
+// round's dirty rows, and only those are canonicalised and, when a child
+// changed, re-inserted into a table kept across rounds (a slot whose
+// owner's form changed becomes a tombstone). A round runs as a full pass
+// when more than half the rows are dirty or the tombstones plus the dirty
+// rows pass a quarter of the table. The partition, rounds, merges and
+// NodeTouches are those of the Go specification. The incremental arms
+// (IncrementalArms: ArmHostLoopIncremental, ArmDeviceLoopIncremental,
+// ArmPersistentIncremental) name these rounds, driven as their full-round
+// arms drive theirs.
+//
+// Bench is the benchmark protocol: the arms interleaved (the incremental
+// arms on a second session beside the full rounds'), every sample
 // checked against the Go reference (egraph.Rebuild), the Go reference
 // timed, the persistent kernel's round floor, vyre's pairwise structural-
 // equivalence check inside signature buckets as the reference path

@@ -103,11 +103,13 @@ type emulator struct {
 func fakes(seeds *kernelabi.LaunchSeeds) map[string]kernelabi.Fake {
 	e := &emulator{seeds: seeds}
 	return map[string]kernelabi.Fake{
-		KernelReset:       {Run: kernelabi.Emulate(e.runReset), Regs: 16},
-		KernelStep:        {Run: kernelabi.Emulate(e.runStep), Regs: 32},
-		KernelPersistent:  {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
-		KernelBarrierOnly: {Regs: 16, Smem: 8},
-		KernelBucketPairs: {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
+		KernelReset:           {Run: kernelabi.Emulate(e.runReset), Regs: 16},
+		KernelStep:            {Run: kernelabi.Emulate(e.runStep), Regs: 32},
+		KernelPersistent:      {Run: kernelabi.Emulate(e.runPersistent), Regs: 32, Smem: 8},
+		KernelBarrierOnly:     {Regs: 16, Smem: 8},
+		KernelIncremental:     {Run: kernelabi.Emulate(e.runIncremental), Regs: 32, Smem: 8},
+		KernelIncrementalStep: {Run: kernelabi.Emulate(e.runIncStep), Regs: 32},
+		KernelBucketPairs:     {Run: kernelabi.Emulate(e.runBuckets), Regs: 24},
 	}
 }
 
@@ -340,7 +342,7 @@ func (s *emuState) runPhase(mask uint64, src []uint32, pending, first, count uin
 	}
 	if has(mask, StageCompactNodes) {
 		for _, k := range s.order(0, s.tableSlots) {
-			if v := s.table[k]; v != 0 {
+			if v := s.table[k]; v != 0 && uint32(v) != IncTombstone {
 				row := uint32(v) - 1
 				s.outNodes[1+s.outNodes[0]] = uint64(s.cls[row])<<32 | uint64(row)
 				s.outNodes[0]++

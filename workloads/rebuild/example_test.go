@@ -29,7 +29,7 @@ func Example() {
 	}
 	defer s.Close()
 	ref, _ := egraph.Rebuild(g)
-	for _, arm := range rebuild.Arms() {
+	for _, arm := range rebuild.FullRoundArms() {
 		run, err := s.Run(arm)
 		if err != nil {
 			fmt.Println(err)

@@ -98,7 +98,7 @@ func checkEggPartition(t *testing.T, x *executor.Executor, g *egraph.Graph, p *e
 	s, err := NewSession(x, g, name, Config{})
 	require.NoError(t, err)
 	defer s.Close()
-	for _, arm := range Arms() {
+	for _, arm := range FullRoundArms() {
 		r, err := s.Run(arm)
 		require.NoError(t, err)
 		out, err := s.Output(r)
@@ -132,4 +132,45 @@ func TestGPUPlanRefusesOversize(t *testing.T) {
 	require.ErrorContains(t, err, "memory budget")
 	assert.Zero(t, x.ResidentBytes())
 	checkMisuse(t, x)
+}
+
+// TestGPUIncremental runs the incremental rounds (KernelIncremental and
+// KernelIncrementalStep) with every arm on every generated shape and on
+// egg's 1e4 dump, under the default plan and small blocks with a check
+// every round and two persistent blocks per SM, and checks them as on the
+// fake backend; then it times every incremental arm against the
+// persistent arm's full rounds on gen:1000000:7:giant, whose 769 rounds
+// each change little.
+func TestGPUIncremental(t *testing.T) {
+	x := gputest.Open(t)
+	configs := []Config{{}, {CheckEvery: 1, Threads: 64, PersistentThreads: 64, PersistentBlocksPerSM: 2}}
+	for _, spec := range []string{"gen:3000:1", "gen:3000:2:chain", "gen:2000:3:giant", "gen:3000:4:cycle", "gen:2000:5:distinct", "gen:1:1", "gen:20000:7:giant"} {
+		checkIncremental(t, x, generate(t, spec), spec, configs)
+	}
+	g, _ := eggDump(t)
+	checkIncremental(t, x, g, "math-1e4", configs)
+	if raceEnabled {
+		return
+	}
+	g = generate(t, "gen:1000000:7:giant")
+	w, err := egraph.Rebuild(g)
+	require.NoError(t, err)
+	for _, cfg := range []Config{{}, {Incremental: true}} {
+		s, err := NewSession(x, g, "giant-1e6", cfg)
+		require.NoError(t, err)
+		arms := []Arm{ArmPersistent}
+		if cfg.Incremental {
+			arms = IncrementalArms()
+		}
+		for _, arm := range arms {
+			r, err := s.Run(arm)
+			require.NoError(t, err)
+			out, err := s.Output(r)
+			require.NoError(t, err)
+			require.NoError(t, CheckAgainst(out.Result, w, nil), "%s incremental %v", arm, cfg.Incremental)
+			t.Logf("giant 1e6, %s, incremental %v: %d rounds, %.3f ms wall, %.3f ms device, %d touches, %d full passes",
+				arm, cfg.Incremental, r.Rounds, float64(r.WallNs)/1e6, float64(r.DeviceNs)/1e6, r.NodeTouches, r.FullPasses)
+		}
+		require.NoError(t, s.Close())
+	}
 }

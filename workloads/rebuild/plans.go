@@ -35,11 +35,55 @@ type Sizes struct {
 	TableBytes  uint64 `json:"table_bytes"`
 	CtlBytes    uint64 `json:"ctl_bytes"`
 	OutBytes    uint64 `json:"out_bytes"`
+	// The incremental rounds' buffers (Config.Incremental; 0 otherwise,
+	// see PlanIncrementalSizes): the uses index, the link tree, the slots
+	// the rows own, the stamps, the lists and the counters.
+	UseStartBytes uint64 `json:"use_start_bytes,omitempty"`
+	UsesBytes     uint64 `json:"uses_bytes,omitempty"`
+	LinkBytes     uint64 `json:"link_bytes,omitempty"`
+	SlotBytes     uint64 `json:"slot_bytes,omitempty"`
+	StampBytes    uint64 `json:"stamp_bytes,omitempty"`
+	ListsBytes    uint64 `json:"lists_bytes,omitempty"`
+	IncCtlBytes   uint64 `json:"inc_ctl_bytes,omitempty"`
 }
 
 // buffers returns the buffer sizes in allocation order.
 func (z Sizes) buffers() []uint64 {
 	return []uint64{z.ImageBytes, z.UnionsBytes, z.PairsBytes, z.ParentBytes, z.ClsBytes, z.CanonBytes, z.TableBytes, z.CtlBytes, z.OutBytes}
+}
+
+// incBuffers returns the incremental buffers' sizes in allocation order.
+func (z Sizes) incBuffers() []uint64 {
+	return []uint64{z.UseStartBytes, z.UsesBytes, z.LinkBytes, z.SlotBytes, z.StampBytes, z.ListsBytes, z.IncCtlBytes}
+}
+
+// PlanIncrementalSizes returns z with the buffers of KernelIncremental
+// sized, every size checked: the uses index (classes+1 and rows+children
+// words), the link tree (3 words a class), the slots (a word a row), the
+// stamps (a word a class and a row), the lists (a word a class, two a row)
+// and the counters (IncCtlWords words).
+func PlanIncrementalSizes(z Sizes) (Sizes, error) {
+	var err error
+	words := func(dst *uint64, field string, terms ...uint64) {
+		var n uint64
+		if err == nil {
+			n, err = checked.Sum(field, terms...)
+		}
+		if err == nil {
+			*dst, err = checked.Mul(n, 4, field)
+		}
+	}
+	words(&z.UseStartBytes, "uses index start bytes", z.Classes, 1)
+	words(&z.UsesBytes, "uses index bytes", z.Rows, z.ChildSlots)
+	words(&z.LinkBytes, "link tree bytes", z.Classes, z.Classes, z.Classes)
+	words(&z.SlotBytes, "owned slot bytes", z.Rows)
+	words(&z.StampBytes, "stamp bytes", z.Classes, z.Rows)
+	words(&z.ListsBytes, "incremental list bytes", z.Classes, z.Rows, z.Rows)
+	z.IncCtlBytes = 4 * IncCtlWords
+	if err != nil {
+		return Sizes{}, err
+	}
+	return z, nil
 }
 
 // Plans are the plan values a Session consumes. Every decision a session
@@ -77,6 +121,9 @@ type Plans struct {
 	StepGrid executor.GridPlan `json:"step_grid"`
 	// PersistentGrid is the persistent kernel's launch shape.
 	PersistentGrid executor.GridPlan `json:"persistent_grid"`
+	// IncrementalGrid is KernelIncremental's launch shape, planned like
+	// PersistentGrid when Config.Incremental is set (nil otherwise).
+	IncrementalGrid *executor.GridPlan `json:"incremental_grid,omitempty"`
 }
 
 // tableSlots returns the smallest power of two at least 2*rows and at
@@ -135,8 +182,8 @@ const (
 // the graph is the image's row and child sections; the frontier is the
 // pending pairs (the input's unions and the pairs a round emits); the
 // scratch is the image's two class sections and the union-find, canonical
-// arrays, hash table and control words; the output is the two readback
-// slabs.
+// arrays, hash table and control words (and the incremental buffers, when
+// sized); the output is the two readback slabs.
 func MemoryRequest(z Sizes, budget uint64) (megakernel.MemoryRequest, error) {
 	graph, err := megakernel.GraphLayoutBytes(graphShape(z), imageRowBytes, imageChildBytes)
 	if err != nil {
@@ -149,7 +196,8 @@ func MemoryRequest(z Sizes, budget uint64) (megakernel.MemoryRequest, error) {
 	if err != nil {
 		return megakernel.MemoryRequest{}, err
 	}
-	scratch, err := checked.Sum("rebuild scratch bytes", z.ImageBytes-graph, z.ParentBytes, z.ClsBytes, z.CanonBytes, z.TableBytes, z.CtlBytes)
+	scratch, err := checked.Sum("rebuild scratch bytes", append([]uint64{z.ImageBytes - graph, z.ParentBytes, z.ClsBytes, z.CanonBytes, z.TableBytes, z.CtlBytes},
+		z.incBuffers()...)...)
 	if err != nil {
 		return megakernel.MemoryRequest{}, err
 	}

@@ -12,7 +12,9 @@ import (
 // arm: one host-loop rebuild (after an untimed one) gives the cost of a
 // round, the rounds and the pairs applied, and harness.OverheadLaunches step
 // launches that find the rebuild done, each with its 4-byte readback and
-// sync, give the launch overhead.
+// sync, give the launch overhead. On a session opened with
+// Config.Incremental the profile is of the incremental rounds, and the
+// plan names the incremental arm (Arm.Incremental) of the topology's.
 func (s *Session) ProfileArm() (ArmPlan, error) {
 	if _, err := s.Run(ArmHostLoop); err != nil {
 		return ArmPlan{}, err
@@ -27,7 +29,11 @@ func (s *Session) ProfileArm() (ArmPlan, error) {
 	}
 	p := Profile{Rounds: r.Rounds, Rows: int(s.plans.Sizes.Rows), PendingPairs: s.plans.Sizes.UnionPairs + r.EmittedPairs,
 		RoundNs: float64(r.WallNs) / float64(max(r.Rounds, 1)), StepCost: harness.StepCost{LaunchOverheadNs: overhead, ReadbackBytes: 4}}
-	return PlanArm(p, graphShape(s.plans.Sizes), s.plans.Memory)
+	plan, err := PlanArm(p, graphShape(s.plans.Sizes), s.plans.Memory)
+	if err == nil && s.cfg.Incremental {
+		plan.Arm = plan.Arm.Incremental()
+	}
+	return plan, err
 }
 
 // launchOverhead times step launches of round `round` after a finished

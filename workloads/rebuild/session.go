@@ -44,6 +44,15 @@ type Config struct {
 	// MaxGroupBytes is the launch fusion planner's budget for one fused
 	// launch (0: the memory budget).
 	MaxGroupBytes uint64 `json:"max_group_bytes,omitempty"`
+	// Incremental runs the rounds of egraph.RebuildIncremental: after the
+	// first, a round touches only the rows its unions changed, in a hash
+	// table kept across rounds. It adds the incremental buffers to the
+	// memory plan (PlanIncrementalSizes); ArmPersistent runs them as one
+	// launch of KernelIncremental, the host and device loops as launches
+	// of KernelIncrementalStep, a phase each. The incremental arms
+	// (IncrementalArms) run the same rounds under their own names, and
+	// only on such a session.
+	Incremental bool `json:"incremental,omitempty"`
 	// splitStages, in tests, gives every stage its own layout hash, so
 	// that the fusion plan launches each stage alone.
 	splitStages bool
@@ -78,9 +87,15 @@ type buffers struct {
 	image, unions, pairs, parent, cls, canon, table, ctl, out executor.Buffer
 }
 
+// incBuffers are the incremental rounds' buffers (Config.Incremental), in
+// allocation order.
+type incBuffers struct {
+	useStart, uses, link, slot, stamp, lists, ctl executor.Buffer
+}
+
 // kernels are a session's entry points.
 type kernels struct {
-	reset, step, persistent, barrier, buckets *executor.Kernel
+	reset, step, persistent, barrier, buckets, incremental, incStep *executor.Kernel
 }
 
 // Session holds one e-graph resident on the device (its device image and
@@ -98,6 +113,8 @@ type Session struct {
 	mod    *executor.Module
 	k      kernels
 	buf    buffers
+	inc    incBuffers
+	uses   [2][]int32 // egraph.UsesIndex: start, uses (Config.Incremental)
 	word   []byte
 	opened executor.TelemetrySnapshot
 }
@@ -152,7 +169,13 @@ func (s *Session) planImage() (egraph.UploadPlan, error) {
 		return up, err
 	}
 	s.plans.Image = up.Layout
-	s.plans.Sizes, err = PlanSizes(up.Layout, up.ByteLen, uint64(s.g.UnionCount()))
+	if s.plans.Sizes, err = PlanSizes(up.Layout, up.ByteLen, uint64(s.g.UnionCount())); err != nil || !s.cfg.Incremental {
+		return up, err
+	}
+	if s.uses[0], s.uses[1], err = egraph.UsesIndex(s.g); err != nil {
+		return up, fmt.Errorf("e-graph rebuild of %s: %w", s.name, err)
+	}
+	s.plans.Sizes, err = PlanIncrementalSizes(s.plans.Sizes)
 	return up, err
 }
 
@@ -173,7 +196,8 @@ func (s *Session) planMemory() error {
 func (s *Session) loadKernels() error {
 	var err error
 	s.mod, err = harness.LoadKernels(s.x, rebuildPTX, []harness.Entry{{Dst: &s.k.reset, Name: KernelReset}, {Dst: &s.k.step, Name: KernelStep},
-		{Dst: &s.k.persistent, Name: KernelPersistent}, {Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.buckets, Name: KernelBucketPairs}})
+		{Dst: &s.k.persistent, Name: KernelPersistent}, {Dst: &s.k.barrier, Name: KernelBarrierOnly}, {Dst: &s.k.buckets, Name: KernelBucketPairs},
+		{Dst: &s.k.incremental, Name: KernelIncremental}, {Dst: &s.k.incStep, Name: KernelIncrementalStep}})
 	return err
 }
 
@@ -204,15 +228,28 @@ func (s *Session) planLaunches() error {
 	if p.StepGrid, err = s.x.CooperativeGrid(s.k.step, s.cfg.Threads, 0); err != nil {
 		return err
 	}
-	p.PersistentGrid, err = harness.PersistentGrid(s.x, s.k.persistent, s.cfg.PersistentThreads, harness.GridCap{BlocksPerSM: s.cfg.PersistentBlocksPerSM,
-		MaxBlocks: MaxPersistentBlocks, Kernel: "rebuild persistent", Field: "PersistentBlocksPerSM"})
+	if p.PersistentGrid, err = s.persistentGrid(s.k.persistent, "rebuild persistent"); err != nil || !s.cfg.Incremental {
+		return err
+	}
+	grid, err := s.persistentGrid(s.k.incremental, "rebuild incremental")
+	p.IncrementalGrid = &grid
 	return err
+}
+
+// persistentGrid plans the co-resident grid of a cooperative kernel.
+func (s *Session) persistentGrid(k *executor.Kernel, name string) (executor.GridPlan, error) {
+	return harness.PersistentGrid(s.x, k, s.cfg.PersistentThreads, harness.GridCap{BlocksPerSM: s.cfg.PersistentBlocksPerSM,
+		MaxBlocks: MaxPersistentBlocks, Kernel: name, Field: "PersistentBlocksPerSM"})
 }
 
 // allocate allocates the buffers the memory plan counts, and checks that
 // they add up to its required bytes.
 func (s *Session) allocate() error {
-	return harness.Allocate(s.x, "e-graph rebuild session", harness.Buffers(&s.buf), s.plans.Sizes.buffers(), s.plans.Memory.RequiredBytes)
+	bufs, sizes := harness.Buffers(&s.buf), s.plans.Sizes.buffers()
+	if s.cfg.Incremental {
+		bufs, sizes = append(bufs, harness.Buffers(&s.inc)...), append(sizes, s.plans.Sizes.incBuffers()...)
+	}
+	return harness.Allocate(s.x, "e-graph rebuild session", bufs, sizes, s.plans.Memory.RequiredBytes)
 }
 
 // upload uploads the image and the pending unions, once, and builds the
@@ -222,7 +259,11 @@ func (s *Session) upload(up egraph.UploadPlan) error {
 	if len(unions) == 0 {
 		unions = make([]byte, 8)
 	}
-	if err := s.x.UploadMany([]executor.Upload{{Buffer: s.buf.image, Data: harness.BytesOf(up.Words)}, {Buffer: s.buf.unions, Data: unions}}); err != nil {
+	uploads := []executor.Upload{{Buffer: s.buf.image, Data: harness.BytesOf(up.Words)}, {Buffer: s.buf.unions, Data: unions}}
+	if s.cfg.Incremental {
+		uploads = append(uploads, executor.Upload{Buffer: s.inc.useStart, Data: harness.BytesOf(s.uses[0])}, executor.Upload{Buffer: s.inc.uses, Data: harness.BytesOf(s.uses[1])})
+	}
+	if err := s.x.UploadMany(uploads); err != nil {
 		return err
 	}
 	base, err := s.x.DevicePtr(s.buf.image)
@@ -257,4 +298,6 @@ func (s *Session) Image() *egraph.DeviceImage { return s.img }
 func (s *Session) Name() string { return s.name }
 
 // Close frees the session's device buffers.
-func (s *Session) Close() error { return harness.Free(s.x, harness.Buffers(&s.buf)) }
+func (s *Session) Close() error {
+	return harness.Free(s.x, append(harness.Buffers(&s.buf), harness.Buffers(&s.inc)...))
+}

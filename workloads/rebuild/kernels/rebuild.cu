@@ -332,7 +332,7 @@ __device__ void compact_classes_pass(const State& s, Range r) {
 }
 
 // compact_nodes_pass emits (row, class) for every row that owns a slot of
-// the final table.
+// the final table (a tombstone of the incremental rounds owns none).
 __device__ void compact_nodes_pass(const State& s) {
     u32 lane = threadIdx.x & 31u;
     Range r = {0ull, s.table_slots};
@@ -340,7 +340,7 @@ __device__ void compact_nodes_pass(const State& s) {
         u64 k = base + lane;
         u64 v = k < r.hi ? __ldcg(&s.table[k]) : 0ull;
         u32 row = (u32)v - 1u;
-        bool emit = v != 0ull;
+        bool emit = v != 0ull && (u32)v != INC_TOMBSTONE;  // the incremental rounds' retired slots
         u64 slot = warp_slot64(&s.out_nodes[0], emit, lane);
         if (emit) s.out_nodes[1 + slot] = ((u64)__ldcg(&s.cls[row]) << 32) | row;
     }
@@ -592,4 +592,380 @@ extern "C" __global__ void rebuild_bucket_pairs(REBUILD_BUCKET_PAIRS_PARAMS) {
         if (tr) atomicAdd((unsigned long long*)&counters[BUCKET_REDUNDANT / 2], (unsigned long long)tr);
         if (tj) atomicAdd((unsigned long long*)&counters[BUCKET_REJECTED / 2], (unsigned long long)tj);
     }
+}
+
+// ---------------------------------------------------------------------------
+// The incremental rounds (egraph.RebuildIncremental), one cooperative
+// launch. Besides the state above:
+//   use_start[classes+1], uses[rows+child_slots]  egraph.UsesIndex: the rows
+//                      whose class or a child is class c;
+//   link[3 * classes]  the link tree: head[c] (the last root linked under c),
+//                      next[c] (the root linked under the same class before
+//                      c), up[c] (the class c was linked under); pushed by the
+//                      thread whose compare-and-swap linked c, never changed
+//                      by path halving;
+//   slot[rows]         the table slot a row owns, or INC_NIL;
+//   stamp[classes + rows]  the round that last walked a class, or listed a
+//                      row as dirty;
+//   lists[classes + 2 * rows]  the round's losers, dirty rows, key-dirty rows;
+//   inc_ctl            the counters (INC_* in rebuild_abi.h).
+// A round is four phases, a grid barrier after each:
+//   unite   apply the pending pairs; a link records its loser and pushes it
+//           on the winner's list in the link tree;
+//   mark    one thread per loser walks the loser's subtree of the link tree
+//           (stackless: down through head, across through next, up through
+//           up), claiming each class with an atomic exchange of its stamp so
+//           that every class whose root changed is walked once, and lists
+//           each use not yet listed (an exchange of the row's stamp);
+//   canon   all threads take the same decision from the counts: round 0,
+//           more than rows/2 dirty rows, or tombstones plus dirty rows over
+//           table_slots/4 make a full pass (clear the table, canonicalise
+//           every row and child); otherwise each dirty row is canonicalised
+//           and, if a child changed, lists itself key-dirty and turns the
+//           slot it owns into a tombstone;
+//   group   insert the key-dirty rows (every row in a full pass) into the
+//           table, stepping over tombstones; a row that claims a slot
+//           records it, a row whose owner has another class emits the pair.
+// The walk's order differs from the Go specification's depth-first walk,
+// but the classes walked and the rows listed are the same sets.
+
+struct Inc {
+    const u32* use_start;
+    const u32* uses;
+    u32 *head, *next, *up;
+    u32* slot;
+    u32 *class_stamp, *row_stamp;
+    u32 *losers, *dirty, *keyed;
+    u32* c;
+};
+
+__device__ __forceinline__ Inc make_inc(const State& s, const u32* use_start, const u32* uses, u32* link, u32* slot,
+                                        u32* stamp, u32* lists, u32* inc_ctl) {
+    Inc m = {use_start, uses, link, link + s.classes, link + 2 * s.classes, slot, stamp, stamp + s.classes,
+             lists, lists + s.classes, lists + s.classes + s.rows, inc_ctl};
+    return m;
+}
+
+// inc_init empties the link tree and the stamps and zeroes the counters.
+__device__ void inc_init(const State& s, const Inc& m) {
+    u64 id = (u64)blockIdx.x * blockDim.x + threadIdx.x;
+    for (u64 c = id; c < s.classes; c += grid_threads()) {
+        m.head[c] = INC_NIL;
+        m.class_stamp[c] = 0u;
+    }
+    for (u64 i = id; i < s.rows; i += grid_threads()) {
+        m.row_stamp[i] = 0u;
+        m.slot[i] = INC_NIL;
+    }
+    for (u64 w = id; w < INC_CTL_WORDS; w += grid_threads()) m.c[w] = 0u;
+}
+
+// unite_link is unite that returns, on a link, the class linked (*lo the
+// root it now points to, *hi the loser).
+__device__ __forceinline__ bool unite_link(u32* parent, u32 a, u32 b, u32* lo, u32* hi) {
+    for (;;) {
+        a = find(parent, a);
+        b = find(parent, b);
+        if (a == b) return false;
+        if (a > b) {
+            u32 t = a;
+            a = b;
+            b = t;
+        }
+        u32 old = atomicCAS(&parent[b], b, a);
+        if (old == b) {
+            *lo = a;
+            *hi = b;
+            return true;
+        }
+        b = old;
+    }
+}
+
+// inc_unite_pass applies pairs [0, pending) of src, pushes every loser on
+// its winner's list and lists it, and returns this thread's links.
+__device__ u32 inc_unite_pass(const State& s, const Inc& m, const u32* src, u64 pending) {
+    u32 links = 0u;
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < pending; k += grid_threads()) {
+        u32 a = __ldcg(&src[2 * k]), b = __ldcg(&src[2 * k + 1]), w, l;
+        if (!unite_link(s.parent, a, b, &w, &l)) continue;
+        links++;
+        m.up[l] = w;
+        m.next[l] = atomicExch(&m.head[w], l);
+        m.losers[atomicAdd(&m.c[INC_LOSERS], 1u)] = l;
+    }
+    return links;
+}
+
+// claim stamps x with st and reports whether it was not stamped st before.
+__device__ __forceinline__ bool claim(u32* stamp, u32 x, u32 st) { return atomicExch(&stamp[x], st) != st; }
+
+// mark_uses lists every use of class c not yet listed in round st.
+__device__ void mark_uses(const Inc& m, u32 c, u32 st) {
+    for (u32 k = __ldg(&m.use_start[c]); k < __ldg(&m.use_start[c + 1]); k++) {
+        u32 i = __ldg(&m.uses[k]);
+        if (claim(m.row_stamp, i, st)) m.dirty[atomicAdd(&m.c[INC_DIRTY], 1u)] = i;
+    }
+}
+
+// first_claim returns the first class of the list from x that it claims,
+// or INC_NIL.
+__device__ __forceinline__ u32 first_claim(const Inc& m, u32 x, u32 st) {
+    while (x != INC_NIL && !claim(m.class_stamp, x, st)) x = __ldcg(&m.next[x]);
+    return x;
+}
+
+// walk marks the uses of every class of loser l's subtree that it claims.
+__device__ void walk(const Inc& m, u32 l, u32 st) {
+    if (!claim(m.class_stamp, l, st)) return;
+    mark_uses(m, l, st);
+    for (u32 c = l;;) {
+        u32 d = first_claim(m, __ldcg(&m.head[c]), st);
+        while (d == INC_NIL && c != l) {
+            d = first_claim(m, __ldcg(&m.next[c]), st);
+            if (d == INC_NIL) c = __ldcg(&m.up[c]);
+        }
+        if (d == INC_NIL) return;
+        c = d;
+        mark_uses(m, c, st);
+    }
+}
+
+// mark_pass walks the subtree of every loser of round st.
+__device__ void mark_pass(const Inc& m, u32 st) {
+    u64 n = __ldcg(&m.c[INC_LOSERS]);
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < n; k += grid_threads()) walk(m, __ldcg(&m.losers[k]), st);
+}
+
+// canon_dirty_pass canonicalises the dirty rows; a row whose children
+// changed lists itself key-dirty and retires the slot it owns.
+__device__ void canon_dirty_pass(const State& s, const Inc& m, u64 nd) {
+    for (u64 k = (u64)blockIdx.x * blockDim.x + threadIdx.x; k < nd; k += grid_threads()) {
+        u32 i = __ldcg(&m.dirty[k]);
+        s.cls[i] = find(s.parent, __ldg(&s.row_class[i]));
+        u32 lo = __ldg(&s.row_offset[i]), n = __ldg(&s.row_len[i]);
+        bool changed = false;
+        for (u32 j = lo; j < lo + n; j++) {
+            u32 r = find(s.parent, __ldg(&s.children[j]));
+            if (r != __ldcg(&s.canon[j])) {
+                s.canon[j] = r;
+                changed = true;
+            }
+        }
+        if (!changed) continue;
+        u32 p = __ldcg(&m.slot[i]);
+        if (p != INC_NIL) {
+            s.table[p] = (__ldcg(&s.table[p]) & 0xffffffff00000000ull) | INC_TOMBSTONE;
+            m.slot[i] = INC_NIL;
+            atomicAdd(&m.c[INC_TOMBS_NEW], 1u);
+        }
+        m.keyed[atomicAdd(&m.c[INC_KEYED], 1u)] = i;
+    }
+}
+
+// canon_all_pass is a full pass's canonicalisation: the table cleared and
+// every row's class and every child slot rewritten.
+__device__ void canon_all_pass(const State& s) {
+    clear_pass(s);
+    canon_children_pass(s, clip(s.child_slots, 0ull, ~0ull));
+    for (u64 i = (u64)blockIdx.x * blockDim.x + threadIdx.x; i < s.rows; i += grid_threads())
+        s.cls[i] = find(s.parent, __ldg(&s.row_class[i]));
+}
+
+// insert_live is insert that steps over tombstones and returns, when row
+// i claims a slot, i and the slot in *pos.
+__device__ u32 insert_live(const State& s, u32 i, u32 h, u32 op, u32 lo, u32 n, u32* at) {
+    u64 mask = s.table_slots - 1ull;
+    u64 key = ((u64)h << 32) | (u64)(i + 1u);
+    u64 pos = (u64)h & mask;
+    for (u64 probes = 0; probes < s.table_slots; probes++, pos = (pos + 1ull) & mask) {
+        u64 v = load_relaxed64(&s.table[pos]);
+        if (v == 0ull) {
+            v = atomicCAS((unsigned long long*)&s.table[pos], 0ull, (unsigned long long)key);
+            if (v == 0ull) {
+                *at = (u32)pos;
+                return i;
+            }
+        }
+        if ((u32)v != INC_TOMBSTONE && (u32)(v >> 32) == h) {
+            u32 j = (u32)v - 1u;
+            __threadfence();  // acquire: the owner's words were published before its compare-and-swap
+            if (same_row(s, j, op, lo, n)) return j;
+        }
+    }
+    s.ctl[CTL_RESULT + RESULT_OVERFLOW] = 1u;
+    return i;
+}
+
+// inc_group_pass inserts rows list[0, n) (rows 0..n-1 when list is null),
+// records the slots claimed and emits the pairs.
+__device__ void inc_group_pass(const State& s, const Inc& m, const u32* list, u64 n, Emit e) {
+    u32 lane = threadIdx.x & 31u;
+    Range r = {0ull, n};
+    for (u64 base = warp_start(r); base < n; base += grid_threads()) {
+        u64 k = base + lane;
+        bool emit = false;
+        u32 c = 0u, oc = 0u;
+        if (k < n) {
+            u32 i = list ? __ldcg(&list[k]) : (u32)k;
+            u32 op = __ldg(&s.row_op[i]), lo = __ldg(&s.row_offset[i]), len = __ldg(&s.row_len[i]);
+            u32 h = signature(s, op, lo, len, false), at = INC_NIL;
+            c = __ldcg(&s.cls[i]);
+            u32 owner = insert_live(s, i, h, op, lo, len, &at);
+            m.slot[i] = at;  // INC_NIL unless claimed; a key-dirty row owns no slot before
+            if (owner != i) {
+                oc = __ldcg(&s.cls[owner]);
+                emit = oc != c;
+            }
+        }
+        __syncwarp();
+        u32 slot = warp_slot(e, emit, lane);
+        if (emit) {
+            s.pairs[2 * (u64)slot] = oc;
+            s.pairs[2 * (u64)slot + 1] = c;
+        }
+    }
+}
+
+// inc_full decides whether round `round` runs as a full pass; every thread
+// decides the same from the counts of the finished mark phase.
+__device__ __forceinline__ bool inc_full(const State& s, const Inc& m, u32 round, u64 nd) {
+    return round == 0u || nd > s.rows / 2 || (u64)__ldcg(&m.c[INC_TOMBS]) + nd > s.table_slots / 4;
+}
+
+// inc_book is the bookkeeping thread 0 does in the group phase: the
+// touches, the tombstones and the full passes counted, the losers and
+// dirty rows of the round forgotten.
+__device__ void inc_book(const State& s, const Inc& m, u32 round, bool full) {
+    u64 nd = __ldcg(&m.c[INC_DIRTY]);
+    atomicAdd((unsigned long long*)&m.c[INC_TOUCHES], (unsigned long long)(full ? s.rows : nd));
+    m.c[INC_TOMBS] = full ? 0u : __ldcg(&m.c[INC_TOMBS]) + __ldcg(&m.c[INC_TOMBS_NEW]);
+    m.c[INC_TOMBS_NEW] = 0u;
+    if (full && round > 0u) m.c[INC_FULL_PASSES] = __ldcg(&m.c[INC_FULL_PASSES]) + 1u;
+    m.c[INC_LOSERS] = 0u;
+    m.c[INC_DIRTY] = 0u;
+}
+
+// inc_phase runs phase `phase` of round `round` (pending pairs to unite,
+// e where the group phase counts the pairs it emits) and returns this
+// thread's links. A phase keeps nothing in registers for the next: the
+// persistent kernel puts a grid barrier between phases, the step kernel a
+// launch.
+__device__ u32 inc_phase(const State& s, const Inc& m, u32 round, u32 phase, u64 pending, Emit e) {
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (phase == 0u) {
+        if (first) m.c[INC_KEYED] = 0u;
+        return inc_unite_pass(s, m, round == 0u ? s.unions : s.pairs, pending);
+    }
+    if (phase == 1u) {
+        if (round > 0u) mark_pass(m, round);
+        return 0u;
+    }
+    if (phase == 2u) {
+        u64 nd = __ldcg(&m.c[INC_DIRTY]);
+        bool full = inc_full(s, m, round, nd);
+        if (first) m.c[INC_FULL] = full ? 1u : 0u;
+        if (full) canon_all_pass(s);
+        else canon_dirty_pass(s, m, nd);
+        return 0u;
+    }
+    bool full = __ldcg(&m.c[INC_FULL]) != 0u;
+    inc_group_pass(s, m, full ? nullptr : m.keyed, full ? s.rows : (u64)__ldcg(&m.c[INC_KEYED]), e);
+    if (first) inc_book(s, m, round, full);
+    return 0u;
+}
+
+// inc_round runs one round's four phases from barrier phase *p and
+// returns the pairs it emitted; links counts its unite phase's links.
+__device__ u64 inc_round(const State& s, const Inc& m, u32 round, u32* p, u32* links, u64 pending, u64* s_word) {
+    u64* words = (u64*)s.ctl;
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    u64 v = 0ull;
+    for (u32 phase = 0; phase < INC_PHASES; phase++) {
+        if (first) words[((*p + 2) % 3) * (CTL_LINE / 2)] = 0ull;
+        u64* word = &words[((*p + 1) % 3) * (CTL_LINE / 2)];
+        *links += inc_phase(s, m, round, phase, pending, Emit{nullptr, word});
+        v = grid_barrier(word, s_word);
+        (*p)++;
+    }
+    return v >> 32;
+}
+
+// rebuild_incremental runs the incremental rounds of
+// egraph.RebuildIncremental in one cooperative launch: the state is
+// initialised (one barrier), then rounds of four phases run until one
+// emits nothing or max_rounds ran, then the compaction. The results are
+// those of rebuild_persistent (RESULT_BARRIERS counts 4 per round and the
+// first); inc_ctl holds the touches and full passes. A grid of more than
+// ARRIVE_MASK blocks sets the misuse result and does nothing.
+extern "C" __global__ void __launch_bounds__(1024) rebuild_incremental(REBUILD_INCREMENTAL_PARAMS) {
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (gridDim.x > ARRIVE_MASK) {
+        if (first) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_GRID;
+        return;
+    }
+    __shared__ u64 s_word;
+    State s = make_state(image, unions, parent, cls, canon, table, pairs, ctl, out, sec_class, sec_op, sec_offset,
+                         sec_len, sec_children, sec_groups, rows, child_slots, classes, union_pairs, table_slots);
+    Inc m = make_inc(s, use_start, uses, link, slot, stamp, lists, inc_ctl);
+    u64* words = (u64*)ctl;
+    if (first) words[2 * (CTL_LINE / 2)] = 0ull;
+    inc_init(s, m);
+    grid_barrier(&words[1 * (CTL_LINE / 2)], &s_word);
+    u32 p = 1u, round = 0u, union_links = 0u, links = 0u;
+    u64 pending = union_pairs;
+    bool changed = true;
+    while (round < max_rounds) {
+        pending = inc_round(s, m, round, &p, round == 0u ? &union_links : &links, pending, &s_word);
+        round++;
+        if (pending == 0) {
+            changed = false;
+            break;
+        }
+    }
+    run_phase(s, COMPACT_STAGES, pairs, 0ull, 0ull, ~0ull, Emit{nullptr, nullptr});
+    add_warp(&ctl[CTL_RESULT + RESULT_UNION_MERGES], union_links);
+    add_warp(&ctl[CTL_RESULT + RESULT_CONGRUENCE_MERGES], links);
+    if (first) {
+        ctl[CTL_RESULT + RESULT_ROUNDS] = round;
+        ctl[CTL_RESULT + RESULT_CHANGED] = changed ? 1u : 0u;
+        ctl[CTL_RESULT + RESULT_BARRIERS] = p;
+    }
+}
+
+// rebuild_incremental_step runs phase `phase` of incremental round `round`
+// (the host loop and the device loop launch the phases in order, each
+// round's after the last's), or, with INC_PHASE_INIT, initialises the
+// incremental state before round 0. The pending pairs, the done flag and
+// the rounds follow rebuild_step: round r reads its pending count from the
+// ring's slot r%3, its unite phase clears slot (r+1)%3 and its group phase
+// counts into it; once a launch finds that the previous round emitted
+// nothing, it marks the rebuild done and every later launch returns at
+// once. A phase past INC_PHASE_INIT sets the misuse result.
+extern "C" __global__ void __launch_bounds__(1024) rebuild_incremental_step(REBUILD_INCREMENTAL_STEP_PARAMS) {
+    bool first = blockIdx.x == 0 && threadIdx.x == 0;
+    if (phase > INC_PHASE_INIT) {
+        if (first) ctl[CTL_RESULT + RESULT_MISUSE] = MISUSE_PHASES;
+        return;
+    }
+    State s = make_state(image, unions, parent, cls, canon, table, pairs, ctl, out, sec_class, sec_op, sec_offset,
+                         sec_len, sec_children, sec_groups, rows, child_slots, classes, union_pairs, table_slots);
+    Inc m = make_inc(s, use_start, uses, link, slot, stamp, lists, inc_ctl);
+    if (phase == INC_PHASE_INIT) {
+        inc_init(s, m);
+        return;
+    }
+    if (__ldcg(&ctl[CTL_RESULT + RESULT_DONE]) != 0u) return;
+    u64 pending = round == 0 ? union_pairs : (u64)__ldcg(&ctl[CTL_COUNT(round % 3)]);
+    if (round > 0 && pending == 0) {
+        if (first) {
+            ctl[CTL_RESULT + RESULT_DONE] = 1u;
+            ctl[CTL_RESULT + RESULT_ROUNDS] = (u32)round;
+        }
+        return;
+    }
+    if (phase == 0 && first) ctl[CTL_COUNT((round + 1) % 3)] = 0u;
+    Emit e = {&ctl[CTL_COUNT((round + 1) % 3)], nullptr};
+    u32 links = inc_phase(s, m, (u32)round, (u32)phase, pending, e);
+    if (phase == 0) add_warp(&ctl[CTL_RESULT + (round == 0 ? RESULT_UNION_MERGES : RESULT_CONGRUENCE_MERGES)], links);
 }

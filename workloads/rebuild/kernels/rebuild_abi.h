@@ -48,6 +48,25 @@
 // Words of a signature bucket record: signature, first row, rows, pairs (64 bits).
 #define BUCKET_RECORD_WORDS 5u
 
+// The incremental kernel's counters, uint32 words of inc_ctl (INC_TOUCHES is 64-bit).
+#define INC_LOSERS 0u
+#define INC_DIRTY 1u
+#define INC_KEYED 2u
+#define INC_TOMBS 3u
+#define INC_TOMBS_NEW 4u
+#define INC_FULL_PASSES 5u
+#define INC_TOUCHES 6u
+#define INC_FULL 8u
+#define INC_CTL_WORDS 32u
+
+// An empty link, list entry or slot; the low word of a table tombstone.
+#define INC_NIL 4294967295u
+#define INC_TOMBSTONE 4294967295u
+
+// Grid barriers per incremental round; the step kernel's initialising phase.
+#define INC_PHASES 4u
+#define INC_PHASE_INIT 4u
+
 // Stage numbers; a launch's stages are a mask of 1 << stage.
 #define STAGE_UNITE 0u
 #define STAGE_CLEAR 1u
@@ -64,7 +83,7 @@
     unsigned long long *out, \
     unsigned long long classes
 
-// Parameters shared by rebuild_step and rebuild_persistent.
+// Parameters shared by rebuild_step, rebuild_persistent, rebuild_incremental and rebuild_incremental_step.
 #define REBUILD_STATE_PARAMS \
     const unsigned int *__restrict__ image, \
     const unsigned int *__restrict__ unions, \
@@ -106,6 +125,29 @@
     unsigned int *ctl, \
     unsigned long long rounds, \
     unsigned long long phases
+
+// Parameters shared by rebuild_incremental and rebuild_incremental_step.
+#define REBUILD_INC_PARAMS \
+    const unsigned int *__restrict__ use_start, \
+    const unsigned int *__restrict__ uses, \
+    unsigned int *link, \
+    unsigned int *slot, \
+    unsigned int *stamp, \
+    unsigned int *lists, \
+    unsigned int *inc_ctl
+
+// The incremental rounds and the compaction in one cooperative launch.
+#define REBUILD_INCREMENTAL_PARAMS \
+    REBUILD_STATE_PARAMS, \
+    REBUILD_INC_PARAMS, \
+    unsigned long long max_rounds
+
+// One phase of one incremental round, or their initialisation.
+#define REBUILD_INCREMENTAL_STEP_PARAMS \
+    REBUILD_STATE_PARAMS, \
+    REBUILD_INC_PARAMS, \
+    unsigned long long round, \
+    unsigned long long phase
 
 // Pairwise structural equivalence inside one signature bucket's wave.
 #define REBUILD_BUCKET_PAIRS_PARAMS \
