@@ -677,41 +677,7 @@ __device__ __forceinline__ void keep_or_push(const Sink<CAP, C, KE, u64>& s, u32
 // range, and its vertex's label lab): the lanes' edges are spread over the
 // lanes, one edge per lane per round, so a warp is busy whether its items
 // hold 2 edges or 200. Each target is offered its source's label + 1.
-// EdgeAt is edge e of a warp's items: its target (0 past the items' edges,
-// where valid is false) and the label of the item that holds it.
-struct EdgeAt {
-    u32 w;
-    u32 lab;
-    bool valid;
-};
-
-// edge_at reads edge e of the warp's items (item excl and it.x of each
-// lane, total edges in all): the owner of edge e is the last lane j with
-// excl_j <= e (lanes with empty items share their successor's excl and are
-// skipped). Every lane of the warp calls it.
-template <typename IT>
-__device__ __forceinline__ EdgeAt edge_at(const int* __restrict__ targets, IT it, u32 excl, u32 lab, u32 total, u32 e) {
-    u32 j = 0;
-#pragma unroll
-    for (u32 step = 16; step >= 1; step >>= 1) {
-        u32 v = __shfl_sync(FULL_MASK, excl, (j + step) & 31);
-        if (j + step < 32 && v <= e) j += step;
-    }
-    auto ob = __shfl_sync(FULL_MASK, it.x, j);
-    u32 oe = __shfl_sync(FULL_MASK, excl, j);
-    EdgeAt a;
-    a.lab = __shfl_sync(FULL_MASK, lab, j);
-    a.valid = e < total;
-    a.w = a.valid ? (u32)__ldg(&targets[ob + (e - oe)]) : 0u;
-    return a;
-}
-
-// expand_items expands the items of the warp (one per lane, it, with label
-// lab), 32 edges a round. With PIPE the targets of the next round are read
-// before this round's claims, so their load overlaps the claims' round
-// trips, at the price of the registers that hold them: the per-level
-// kernels take it, the megakernels (at their register caps) do not.
-template <bool PIPE, u32 CAP, typename C, u32 KE, typename T, typename E>
+template <u32 CAP, typename C, u32 KE, typename T, typename E>
 __device__ __forceinline__ void expand_items(const GraphOf<E>& g, const Sink<CAP, C, KE, E>& s, typename ItemOf<E>::T it,
                                              u32 lab, u32 lane, T* tally) {
     u32 len = (u32)(it.y - it.x);
@@ -719,16 +685,24 @@ __device__ __forceinline__ void expand_items(const GraphOf<E>& g, const Sink<CAP
     u32 total = __shfl_sync(FULL_MASK, incl, 31);
     u32 excl = incl - len;
     bool spec = s.kq != nullptr;
-    if (total == 0) return;
-    EdgeAt cur = edge_at(g.targets, it, excl, lab, total, lane);
     for (u32 e0 = 0; e0 < total; e0 += 32) {
-        EdgeAt next = cur;
-        if (PIPE && e0 + 32 < total) next = edge_at(g.targets, it, excl, lab, total, e0 + 32 + lane);
+        u32 e = e0 + lane;
+        // The owner of edge e is the last lane j with excl_j <= e (lanes
+        // with empty items share their successor's excl and are skipped).
+        u32 j = 0;
+#pragma unroll
+        for (u32 step = 16; step >= 1; step >>= 1) {
+            u32 v = __shfl_sync(FULL_MASK, excl, (j + step) & 31);
+            if (j + step < 32 && v <= e) j += step;
+        }
+        E ob = __shfl_sync(FULL_MASK, it.x, j);
+        u32 oe = __shfl_sync(FULL_MASK, excl, j);
+        u32 ol = __shfl_sync(FULL_MASK, lab, j);
+        bool valid = e < total;
+        u32 w = valid ? (u32)__ldg(&g.targets[ob + (e - oe)]) : 0u;
         FoundOf<E> f;
-        claim(g, cur.valid, cur.w, cur.lab + 1, spec, &f, tally);
+        claim(g, valid, w, ol + 1, spec, &f, tally);
         keep_or_push(s, lane, f, g);
-        if (!PIPE && e0 + 32 < total) next = edge_at(g.targets, it, excl, lab, total, e0 + 32 + lane);
-        cur = next;
     }
 }
 
@@ -770,7 +744,7 @@ __device__ __forceinline__ void expand_kept(const Graph& g, const Sink<CAP, C, K
 // expand_level processes the items of `in` with pos.nwarps warps; this warp
 // is pos.gwarp and takes up to 32 items a round. In the megakernel
 // (pos.rotate) the warps rotate with the step.
-template <bool PIPE, u32 CAP, typename C, u32 KE, typename T, typename E>
+template <u32 CAP, typename C, u32 KE, typename T, typename E>
 __device__ __forceinline__ void expand_level(const GraphOf<E>& g, const Sink<CAP, C, KE, E>& s,
                                              FrontierOf<typename ItemOf<E>::T> in, WarpPos pos, T* tally) {
     if (in.count == 0) return;
@@ -795,7 +769,7 @@ __device__ __forceinline__ void expand_level(const GraphOf<E>& g, const Sink<CAP
             it = __ldcg(&in.items[idx]);
             if (in.labels != nullptr) lab = __ldcg(&in.labels[idx]);
         }
-        expand_items<PIPE>(g, s, it, lab, pos.lane, tally);
+        expand_items(g, s, it, lab, pos.lane, tally);
     }
 }
 // set_root_count sets ring slot 0's frontier count to the root alone, of
@@ -909,7 +883,7 @@ __device__ __forceinline__ void queue_level_body(const E* __restrict__ offsets, 
     WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, false, d};
     Sink<LEVEL_BLOCK_QCAP, u32, KEEP_EDGES, E> s = {nullptr, &bq, nullptr, &bq.n, qout, nullptr, (u32)qcap, out, overflow};
     TallyOf<E> tally = {};
-    expand_level<true>(g, s, FrontierOf<I>{qin, nullptr, d, count}, pos, &tally);
+    expand_level(g, s, FrontierOf<I>{qin, nullptr, d, count}, pos, &tally);
     __syncthreads();
     flush_staged(&bq, qout, (u32)qcap, out, overflow);
 }
@@ -1287,7 +1261,7 @@ __device__ __forceinline__ void do_level_body(const E* __restrict__ offsets, con
     TallyOf<E> tally = {};
     if (dir == DIR_TOP_DOWN) {
         WarpPos pos = {threadIdx.x & 31u, (blockIdx.x * blockDim.x + threadIdx.x) >> 5, (gridDim.x * blockDim.x) >> 5, false, false, d};
-        expand_level<true>(g, s, FrontierOf<I>{qin, nullptr, d, load_cg(&slot[0])}, pos, &tally);
+        expand_level(g, s, FrontierOf<I>{qin, nullptr, d, load_cg(&slot[0])}, pos, &tally);
     } else {
         bu_level<true>(g, vcur, vnxt, (u32)n, d, s, counts, &tile, &tally);
     }
@@ -1412,7 +1386,7 @@ __device__ __forceinline__ void mega_level(const Graph& g, MegaShared& sh, MegaB
     s.kq = &sh.keep[(b.t + 1) % 3];
     if (threadIdx.x == 0) keep_reset(&sh.keep[(b.t + 2) % 3]);
     expand_kept<FRESH>(g, s, &sh.keep[b.t % 3], b.kedges, pos.lane, tally);
-    if (global != nullptr) expand_level<false>(g, s, *global, pos, tally);
+    if (global != nullptr) expand_level(g, s, *global, pos, tally);
     __syncthreads();
     mega_next_level(sh, b);
 }
@@ -1912,7 +1886,7 @@ __device__ __forceinline__ void async_expand(const Graph& g, const Sink<MEGA_BLO
             it = items[i];
             lab = labs[i];
         }
-        expand_items<false>(g, s, it, lab, lane, tally);
+        expand_items(g, s, it, lab, lane, tally);
     }
 }
 
