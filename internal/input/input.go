@@ -203,13 +203,15 @@ func openError(path string, err error) error {
 	return fmt.Errorf("%s: %w. Fix: check the path", echo(path), err)
 }
 
-// echo returns path as a message repeats it: as quote.Text prints it, or
-// quoted and cut to quote.MaxEcho bytes when that is longer.
+// echo returns path as a refusal repeats it, at the head of the message
+// as the operating system's own errors put it: unchanged when it is plain
+// text (quote.Plain) of at most quote.MaxEcho bytes, else as quote.Echo
+// gives it, quoted and cut.
 func echo(path string) string {
-	if s := quote.Text(path); len(s) <= quote.MaxEcho {
-		return s
+	if quote.Plain(path) && len(path) <= quote.MaxEcho {
+		return path
 	}
-	return quote.Cut(path, quote.MaxEcho)
+	return quote.Echo(path)
 }
 
 // limitReader returns *TooLargeError once more than limit bytes were read.
