@@ -3,6 +3,8 @@ package evidence
 import (
 	"fmt"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // extraColumn is the Field of an error about a column past the end of the
@@ -32,9 +34,9 @@ func countGapText(got, want int, extra string) string {
 	case got < want:
 		return fmt.Sprintf("columns %d to %d are missing", got+1, want)
 	case got == want+1:
-		return fmt.Sprintf("column %d %s is extra", want+1, echo(extra))
+		return fmt.Sprintf("column %d %s is extra", want+1, quote.Echo(extra))
 	}
-	return fmt.Sprintf("columns %d to %d are extra, starting with %s", want+1, got, echo(extra))
+	return fmt.Sprintf("columns %d to %d are extra, starting with %s", want+1, got, quote.Echo(extra))
 }
 
 // columnLabel is the name of a column as errors print it after the column
@@ -72,9 +74,9 @@ func headerGap(line string, columns []string) (n, col int, field, value string) 
 func headerGapText(n, col int, field, value string) string {
 	switch {
 	case field == extraColumn:
-		return fmt.Sprintf("the header has %d columns; column %d %s is extra", n, col, echo(value))
+		return fmt.Sprintf("the header has %d columns; column %d %s is extra", n, col, quote.Echo(value))
 	case col > n:
 		return fmt.Sprintf("the header has %d columns; column %d (%s) is missing", n, col, field)
 	}
-	return fmt.Sprintf("header column %d is %s, want %q", col, echo(value), field)
+	return fmt.Sprintf("header column %d is %s, want %q", col, quote.Echo(value), field)
 }

@@ -80,7 +80,7 @@ func armSamples(f ResultFile) (map[armKey][]*Sample, []armKey) {
 // MetricDeviceNS, samples without a device time are left out.
 func Compare(oldRun, newRun ResultFile, metric string) (CompareReport, error) {
 	if metric != MetricWallNS && metric != MetricDeviceNS {
-		return CompareReport{}, fmt.Errorf("metric %s is unknown. Fix: use %s or %s", echo(metric), MetricWallNS, MetricDeviceNS)
+		return CompareReport{}, fmt.Errorf("metric %s is unknown. Fix: use %s or %s", quote.Echo(metric), MetricWallNS, MetricDeviceNS)
 	}
 	rep := CompareReport{Old: oldRun.Path, New: newRun.Path, Metric: metric, Alpha: benchmath.DefaultThresholds.CompareAlpha}
 	oldBy, oldOrder := armSamples(oldRun)

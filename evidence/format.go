@@ -323,7 +323,7 @@ func (st *fileState) sameProvenance(line int, s *Sample) error {
 		return nil
 	}
 	return fieldError(line, d.col, d.have,
-		fmt.Sprintf("%s %s differs from %s on line %d: one file mixes devices or builds", sampleColumns[d.col], echo(d.have), echo(d.was), st.firstLine),
+		fmt.Sprintf("%s %s differs from %s on line %d: one file mixes devices or builds", sampleColumns[d.col], quote.Echo(d.have), quote.Echo(d.was), st.firstLine),
 		"write one evidence file per run, measured with one build on one device")
 }
 
@@ -499,7 +499,7 @@ func checkHeader(line int, rec []string) error {
 		}
 		if strings.TrimSpace(rec[i]) != name {
 			return &FormatError{Line: line, Column: i + 1, Field: name, Value: rec[i],
-				Msg: fmt.Sprintf("header column %d is %s, want %q", i+1, echo(rec[i]), name),
+				Msg: fmt.Sprintf("header column %d is %s, want %q", i+1, quote.Echo(rec[i]), name),
 				Fix: "start the file with the header " + SampleCSVHeader}
 		}
 	}
@@ -527,7 +527,7 @@ func (p *sampleParser) fail(col int, msg, fix string) {
 func (p *sampleParser) u64(col int) uint64 {
 	v, err := strconv.ParseUint(p.rec[col], 10, 64)
 	if err != nil {
-		p.fail(col, fmt.Sprintf("%s %s is not a non-negative integer", sampleColumns[col], echo(p.rec[col])), "write a decimal integer, 0 or above, without sign or separators")
+		p.fail(col, fmt.Sprintf("%s %s is not a non-negative integer", sampleColumns[col], quote.Echo(p.rec[col])), "write a decimal integer, 0 or above, without sign or separators")
 	}
 	return v
 }
@@ -536,11 +536,11 @@ func (p *sampleParser) f64(col int) float64 {
 	v, ok := parseRustFloat(p.rec[col])
 	switch {
 	case !ok:
-		p.fail(col, fmt.Sprintf("%s %s is not a number", sampleColumns[col], echo(p.rec[col])), "write a decimal number of nanoseconds, such as 125000 or 1250.5")
+		p.fail(col, fmt.Sprintf("%s %s is not a number", sampleColumns[col], quote.Echo(p.rec[col])), "write a decimal number of nanoseconds, such as 125000 or 1250.5")
 	case !checked.Finite(v):
-		p.fail(col, fmt.Sprintf("%s %s is not finite", sampleColumns[col], echo(p.rec[col])), "re-measure the sample; NaN and infinite times are not evidence")
+		p.fail(col, fmt.Sprintf("%s %s is not finite", sampleColumns[col], quote.Echo(p.rec[col])), "re-measure the sample; NaN and infinite times are not evidence")
 	case v < 0:
-		p.fail(col, fmt.Sprintf("%s %s is negative", sampleColumns[col], echo(p.rec[col])), "re-measure the sample; a time cannot be negative")
+		p.fail(col, fmt.Sprintf("%s %s is negative", sampleColumns[col], quote.Echo(p.rec[col])), "re-measure the sample; a time cannot be negative")
 	}
 	return v
 }
@@ -550,7 +550,7 @@ func (p *sampleParser) compute(col int) (uint32, uint32) {
 	major, err1 := strconv.ParseUint(a, 10, 32)
 	minor, err2 := strconv.ParseUint(b, 10, 32)
 	if !ok || err1 != nil || err2 != nil {
-		p.fail(col, fmt.Sprintf("compute capability %s is not MAJOR.MINOR", echo(p.rec[col])), "write the compute capability as two integers, for example 9.0")
+		p.fail(col, fmt.Sprintf("compute capability %s is not MAJOR.MINOR", quote.Echo(p.rec[col])), "write the compute capability as two integers, for example 9.0")
 	}
 	return uint32(major), uint32(minor)
 }
@@ -558,7 +558,7 @@ func (p *sampleParser) compute(col int) (uint32, uint32) {
 func (p *sampleParser) date(col int) time.Time {
 	t, err := time.Parse(time.RFC3339, p.rec[col])
 	if err != nil {
-		p.fail(col, fmt.Sprintf("date %s is not RFC 3339", echo(p.rec[col])), "write the time as RFC 3339, for example 2026-11-22T02:00:00Z")
+		p.fail(col, fmt.Sprintf("date %s is not RFC 3339", quote.Echo(p.rec[col])), "write the time as RFC 3339, for example 2026-11-22T02:00:00Z")
 	}
 	return t
 }

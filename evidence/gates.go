@@ -210,21 +210,21 @@ func (at claimAt) check(c Claim, names map[string]int) error {
 	case strings.TrimSpace(c.Name) == "":
 		return at.bad("name", "name is empty", "give the claim a short name")
 	case names[c.Name] > 0:
-		return at.bad("name", fmt.Sprintf("name %s repeats claims[%d]", echo(c.Name), names[c.Name]-1), "give every claim its own name")
+		return at.bad("name", fmt.Sprintf("name %s repeats claims[%d]", quote.Echo(c.Name), names[c.Name]-1), "give every claim its own name")
 	case !isToken(c.Workload):
-		return at.bad("workload", fmt.Sprintf("workload %s is not a token", echo(c.Workload)), "use the workload name of the evidence rows, for example grid-2048")
+		return at.bad("workload", fmt.Sprintf("workload %s is not a token", quote.Echo(c.Workload)), "use the workload name of the evidence rows, for example grid-2048")
 	case !perIter && !isArm(c.Baseline):
-		return at.bad("baseline", fmt.Sprintf("arm %s is not [a-z0-9-]+", echo(c.Baseline)), "use an arm name of the evidence rows, for example host-loop")
+		return at.bad("baseline", fmt.Sprintf("arm %s is not [a-z0-9-]+", quote.Echo(c.Baseline)), "use an arm name of the evidence rows, for example host-loop")
 	case !isArm(c.Candidate):
-		return at.bad("candidate", fmt.Sprintf("arm %s is not [a-z0-9-]+", echo(c.Candidate)), "use an arm name of the evidence rows, for example megakernel")
+		return at.bad("candidate", fmt.Sprintf("arm %s is not [a-z0-9-]+", quote.Echo(c.Candidate)), "use an arm name of the evidence rows, for example megakernel")
 	case c.Baseline == c.Candidate:
 		return at.bad("candidate", "candidate and baseline are the same arm", "compare two different arms")
 	case c.Metric != MetricWallNS && c.Metric != MetricDeviceNS:
-		return at.bad("metric", fmt.Sprintf("metric %s is unknown", echo(c.Metric)), `use "wall_ns" or "device_ns"`)
+		return at.bad("metric", fmt.Sprintf("metric %s is unknown", quote.Echo(c.Metric)), `use "wall_ns" or "device_ns"`)
 	case !perIter && (!checked.Finite(c.MinSpeedup) || c.MinSpeedup <= 0):
 		return at.bad("min_speedup", fmt.Sprintf("min_speedup %v is not a finite number above 0", c.MinSpeedup), "state the required speedup as a positive number, for example 5")
 	case c.File != "" && (!fs.ValidPath(c.File) || !strings.HasSuffix(c.File, ".csv")):
-		return at.bad("file", fmt.Sprintf("file %s is not a relative .csv path inside the results directory", echo(c.File)), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
+		return at.bad("file", fmt.Sprintf("file %s is not a relative .csv path inside the results directory", quote.Echo(c.File)), "name a file under evidence/results/ with forward slashes, for example h200/2026-11-22.csv")
 	}
 	return nil
 }
@@ -236,15 +236,15 @@ func (at claimAt) check(c Claim, names map[string]int) error {
 func checkSpeedupBound(c Claim, bad func(name, msg, fix string) error) error {
 	switch {
 	case c.NoRegression && c.PerIteration():
-		return bad("no_regression", fmt.Sprintf("claim %s is a per-iteration claim, which has no baseline to bound a regression against", echo(c.Name)),
+		return bad("no_regression", fmt.Sprintf("claim %s is a per-iteration claim, which has no baseline to bound a regression against", quote.Echo(c.Name)),
 			"drop no_regression, or state baseline and min_speedup instead of max_ns_per_iteration")
 	case c.PerIteration():
 		return nil
 	case c.NoRegression && c.MinSpeedup > 1:
-		return bad("min_speedup", fmt.Sprintf("claim %s sets no_regression, but its min_speedup %v is above 1, which claims a speedup rather than bounding a slowdown", echo(c.Name), c.MinSpeedup),
+		return bad("min_speedup", fmt.Sprintf("claim %s sets no_regression, but its min_speedup %v is above 1, which claims a speedup rather than bounding a slowdown", quote.Echo(c.Name), c.MinSpeedup),
 			"drop no_regression to claim the speedup, or state min_speedup in (0, 1], for example 0.95 for at most about 5% slower")
 	case !c.NoRegression && c.MinSpeedup < 1:
-		return bad("min_speedup", fmt.Sprintf("claim %s has min_speedup %v, below 1, so it would hold with %s slower than %s", echo(c.Name), c.MinSpeedup, c.Candidate, c.Baseline),
+		return bad("min_speedup", fmt.Sprintf("claim %s has min_speedup %v, below 1, so it would hold with %s slower than %s", quote.Echo(c.Name), c.MinSpeedup, c.Candidate, c.Baseline),
 			`state min_speedup 1 or more, or add "no_regression": true to the claim to allow the candidate to be at most 1/min_speedup times slower`)
 	}
 	return nil

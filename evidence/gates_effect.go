@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // minEffectFix says how to state a minimum effect.
@@ -22,16 +23,16 @@ func checkMinEffect(c Claim, stated bool, bad func(name, msg, fix string) error)
 	e := c.MinEffect
 	switch {
 	case c.PerIteration():
-		return bad("min_effect", fmt.Sprintf("claim %s is a per-iteration claim, which has no baseline for the candidate to differ from", echo(c.Name)),
+		return bad("min_effect", fmt.Sprintf("claim %s is a per-iteration claim, which has no baseline for the candidate to differ from", quote.Echo(c.Name)),
 			"drop min_effect, or tighten max_ns_per_iteration")
 	case !checked.Finite(e) || e <= 0 || e >= 1:
 		return bad("min_effect", fmt.Sprintf("min_effect %v is not a fraction in (0, 1)", e), minEffectFix)
 	case c.NoRegression:
-		return bad("min_effect", fmt.Sprintf("claim %s sets no_regression, which allows %s to be slower than %s, but min_effect requires it to be faster", echo(c.Name), c.Candidate, c.Baseline),
+		return bad("min_effect", fmt.Sprintf("claim %s sets no_regression, which allows %s to be slower than %s, but min_effect requires it to be faster", quote.Echo(c.Name), c.Candidate, c.Baseline),
 			"drop min_effect to bound the slowdown, or drop no_regression and state min_speedup 1 or more to claim a speedup")
 	case 1+e <= c.MinSpeedup:
 		return bad("min_effect", fmt.Sprintf("claim %s: min_effect %v requires at least %sx beyond noise, which its min_speedup %v already requires, so it would change nothing",
-			echo(c.Name), e, formatBound(1+e), c.MinSpeedup),
+			quote.Echo(c.Name), e, formatBound(1+e), c.MinSpeedup),
 			"drop min_effect, or state min_speedup 1 to claim only the effect")
 	}
 	return nil

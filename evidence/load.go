@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // LoadCSVHeader is the header of load evidence, format version 1: one row
@@ -251,14 +252,14 @@ func parseLoadRecord(line int, rec []string) (LoadRow, error) {
 	u := func(col int) uint64 {
 		v, err := strconv.ParseUint(rec[col], 10, 64)
 		if err != nil {
-			fail(col, fmt.Sprintf("%s %s is not a non-negative integer", loadColumns[col], echo(rec[col])), "write a decimal integer, 0 or above")
+			fail(col, fmt.Sprintf("%s %s is not a non-negative integer", loadColumns[col], quote.Echo(rec[col])), "write a decimal integer, 0 or above")
 		}
 		return v
 	}
 	f := func(col int) float64 {
 		v, err := strconv.ParseFloat(rec[col], 64)
 		if err != nil {
-			fail(col, fmt.Sprintf("%s %s is not a number", loadColumns[col], echo(rec[col])), "write a decimal number")
+			fail(col, fmt.Sprintf("%s %s is not a number", loadColumns[col], quote.Echo(rec[col])), "write a decimal number")
 		}
 		return v
 	}
@@ -268,12 +269,12 @@ func parseLoadRecord(line int, rec []string) (LoadRow, error) {
 	a, err1 := strconv.ParseUint(major, 10, 32)
 	b, err2 := strconv.ParseUint(minor, 10, 32)
 	if !ok || err1 != nil || err2 != nil {
-		fail(lcCompute, fmt.Sprintf("compute capability %s is not MAJOR.MINOR", echo(rec[lcCompute])), "write it as two integers, for example 9.0 (0.0 on the CPU)")
+		fail(lcCompute, fmt.Sprintf("compute capability %s is not MAJOR.MINOR", quote.Echo(rec[lcCompute])), "write it as two integers, for example 9.0 (0.0 on the CPU)")
 	}
 	r.Provenance.ComputeMajor, r.Provenance.ComputeMinor = uint32(a), uint32(b)
 	date, err := time.Parse(time.RFC3339, rec[lcDate])
 	if err != nil {
-		fail(lcDate, fmt.Sprintf("date %s is not RFC 3339", echo(rec[lcDate])), "write the time as RFC 3339, for example 2026-12-01T02:00:00Z")
+		fail(lcDate, fmt.Sprintf("date %s is not RFC 3339", quote.Echo(rec[lcDate])), "write the time as RFC 3339, for example 2026-12-01T02:00:00Z")
 	}
 	r.Provenance.Date = date
 	r.Nodes, r.Edges = u(lcNodes), u(lcEdges)

@@ -6,6 +6,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 )
 
@@ -171,7 +172,7 @@ type workloadData struct {
 // not recorded (0) are left out.
 func Summarize(files []ResultFile, metric, baseline string) ([]WorkloadSummary, error) {
 	if metric != MetricWallNS && metric != MetricDeviceNS {
-		return nil, fmt.Errorf("metric %s is unknown. Fix: use %s or %s", echo(metric), MetricWallNS, MetricDeviceNS)
+		return nil, fmt.Errorf("metric %s is unknown. Fix: use %s or %s", quote.Echo(metric), MetricWallNS, MetricDeviceNS)
 	}
 	labels := RunLabels(files)
 	var out []WorkloadSummary

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/planners"
 )
 
@@ -135,7 +136,7 @@ func parseSessionLines(lines []string) ([]ResidentGraphSessionEvidence, error) {
 	if strings.TrimSpace(lines[0]) != ResidentGraphSessionCSVHeader {
 		n, col, field, value := headerGap(lines[0], sessionColumns)
 		return nil, &SessionCSVError{Line: 1, Column: col, Field: field, Value: value,
-			Msg: fmt.Sprintf("header %s is not the resident graph session header; %s", echo(lines[0]), headerGapText(n, col, field, value)),
+			Msg: fmt.Sprintf("header %s is not the resident graph session header; %s", quote.Echo(lines[0]), headerGapText(n, col, field, value)),
 			Fix: "start the file with " + ResidentGraphSessionCSVHeader}
 	}
 	out := make([]ResidentGraphSessionEvidence, 0, len(lines)-1)
@@ -157,7 +158,7 @@ func parseSessionLines(lines []string) ([]ResidentGraphSessionEvidence, error) {
 		}
 		if fields[0] != CUDABackendID {
 			return nil, &SessionCSVError{Line: line, Column: 1, Field: "backend_id", Value: fields[0],
-				Msg: fmt.Sprintf("backend_id %s: release evidence must be produced by the CUDA backend", echo(fields[0])),
+				Msg: fmt.Sprintf("backend_id %s: release evidence must be produced by the CUDA backend", quote.Echo(fields[0])),
 				Fix: "record the session on the CUDA backend (backend_id cuda)"}
 		}
 		p := rowParser{line: line, fields: fields, columns: sessionColumns}
@@ -186,7 +187,7 @@ func parseSessionLines(lines []string) ([]ResidentGraphSessionEvidence, error) {
 		if p.err != nil {
 			se := p.err.(*SpeedupError)
 			return nil, &SessionCSVError{Line: line, Column: se.Column, Field: se.Field, Value: se.Value,
-				Msg: fmt.Sprintf("invalid %s %s", se.Field, echo(se.Value)), Fix: fieldFix(se.Field)}
+				Msg: fmt.Sprintf("invalid %s %s", se.Field, quote.Echo(se.Value)), Fix: fieldFix(se.Field)}
 		}
 		plan, err := planners.PlanResidentGraphSession(profile)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplan/gpuplan/planners"
 
 	"github.com/gpuplan/gpuplan/internal/memcheck"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // specSessionCSV holds vyre's two CLI test rows.
@@ -130,13 +131,13 @@ func TestSessionCSVErrorPositions(t *testing.T) {
 		want  string
 	}{
 		{"speedup header", MegakernelSpeedupCSVHeader + "\n" + row, 1, 8, "graph_layout_hash", "repetitions",
-			`resident graph evidence line 1, column 8 (graph_layout_hash): header ` + echo(MegakernelSpeedupCSVHeader) +
+			`resident graph evidence line 1, column 8 (graph_layout_hash): header ` + quote.Echo(MegakernelSpeedupCSVHeader) +
 				` is not the resident graph session header; header column 8 is "repetitions", want "graph_layout_hash"` + headerFix},
 		{"header column missing", strings.TrimSuffix(ResidentGraphSessionCSVHeader, ",setup_ns") + "\n" + row, 1, 17, "setup_ns", "",
-			`resident graph evidence line 1, column 17 (setup_ns): header ` + echo(strings.TrimSuffix(ResidentGraphSessionCSVHeader, ",setup_ns")) +
+			`resident graph evidence line 1, column 17 (setup_ns): header ` + quote.Echo(strings.TrimSuffix(ResidentGraphSessionCSVHeader, ",setup_ns")) +
 				` is not the resident graph session header; the header has 16 columns; column 17 (setup_ns) is missing` + headerFix},
 		{"header column extra", ResidentGraphSessionCSVHeader + ",note\n" + row, 1, 18, "(extra)", "note",
-			`resident graph evidence line 1, column 18 (extra): header ` + echo(ResidentGraphSessionCSVHeader+",note") +
+			`resident graph evidence line 1, column 18 (extra): header ` + quote.Echo(ResidentGraphSessionCSVHeader+",note") +
 				` is not the resident graph session header; the header has 18 columns; column 18 "note" is extra` + headerFix},
 		{"16 fields", ResidentGraphSessionCSVHeader + "\n" + strings.TrimSuffix(row, ",250000"), 2, 17, "setup_ns", "",
 			"resident graph evidence line 2, column 17 (setup_ns): row has 16 fields but must have 17 fields; column 17 is missing" + rowFix},

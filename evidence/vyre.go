@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // Release thresholds of vyre's megakernel speedup gate (vyre-driver-cuda
@@ -197,7 +198,7 @@ func (e *SpeedupError) message() string {
 	case InvalidRequiredSpeedup:
 		return fmt.Sprintf("required speedup %v is not a finite positive number. Fix: pass a required speedup greater than 0, such as 100", e.RequiredX)
 	case NonCudaEvidence:
-		return fmt.Sprintf("sample %d: backend_id %s is not %q. Fix: record release evidence on the CUDA backend", e.Index, echo(e.BackendID), CUDABackendID)
+		return fmt.Sprintf("sample %d: backend_id %s is not %q. Fix: record release evidence on the CUDA backend", e.Index, quote.Echo(e.BackendID), CUDABackendID)
 	case InsufficientCudaDevice:
 		return fmt.Sprintf("sample %d: device with %d bytes and compute capability %d.%d is below the release floor of %d bytes and 8.0. Fix: measure on a device with at least 16 GiB and compute capability 8.0", e.Index, e.DeviceMemoryBytes, e.Major, e.Minor, uint64(MinReleaseDeviceMemoryBytes))
 	case NotRepeatedFixedGraph:
@@ -209,9 +210,9 @@ func (e *SpeedupError) message() string {
 	case InvalidTiming:
 		if e.Column > 0 {
 			if e.Field == "setup_ns" {
-				return fmt.Sprintf("%s: sample %d: setup_ns %s is not a finite number, 0 or above. Fix: re-measure the sample; NaN, infinite and negative setup times are not evidence", e.position(), e.Index, echo(e.Value))
+				return fmt.Sprintf("%s: sample %d: setup_ns %s is not a finite number, 0 or above. Fix: re-measure the sample; NaN, infinite and negative setup times are not evidence", e.position(), e.Index, quote.Echo(e.Value))
 			}
-			return fmt.Sprintf("%s: sample %d: %s %s is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence", e.position(), e.Index, e.Field, echo(e.Value))
+			return fmt.Sprintf("%s: sample %d: %s %s is not a finite number above 0. Fix: re-measure the sample; NaN, infinite, zero and negative times are not evidence", e.position(), e.Index, e.Field, quote.Echo(e.Value))
 		}
 		return fmt.Sprintf("sample %d: host and resident times must be finite and above 0 and setup finite and not negative. Fix: re-measure the sample", e.Index)
 	case SpeedupBelowThreshold:
@@ -222,10 +223,10 @@ func (e *SpeedupError) message() string {
 		return fmt.Sprintf("only %d accepted samples; at least %d are required. Fix: record more samples", e.N, MinReleaseSampleCount)
 	case InvalidEvidenceHeader:
 		if e.Column > 0 {
-			return fmt.Sprintf("%s: evidence header %s is not the megakernel speedup header; %s. Fix: start the file with %s", e.position(), echo(e.Observed),
+			return fmt.Sprintf("%s: evidence header %s is not the megakernel speedup header; %s. Fix: start the file with %s", e.position(), quote.Echo(e.Observed),
 				headerGapText(e.Fields, e.Column, e.Field, e.Value), MegakernelSpeedupCSVHeader)
 		}
-		return fmt.Sprintf("evidence header %s is not the megakernel speedup header. Fix: start the file with %s", echo(e.Observed), MegakernelSpeedupCSVHeader)
+		return fmt.Sprintf("evidence header %s is not the megakernel speedup header. Fix: start the file with %s", quote.Echo(e.Observed), MegakernelSpeedupCSVHeader)
 	case InvalidEvidenceRow:
 		if e.Column > 0 {
 			return fmt.Sprintf("%s: row has %d fields but the header has %d; %s. Fix: give every row exactly the %d comma-separated fields of the header",
@@ -233,7 +234,7 @@ func (e *SpeedupError) message() string {
 		}
 		return fmt.Sprintf("line %d: wrong number of fields. Fix: give every row exactly as many comma-separated fields as the header", e.Line)
 	case InvalidEvidenceValue:
-		return fmt.Sprintf("%s: invalid value %s. Fix: %s", e.position(), echo(e.Value), fieldFix(e.Field))
+		return fmt.Sprintf("%s: invalid value %s. Fix: %s", e.position(), quote.Echo(e.Value), fieldFix(e.Field))
 	case EvidenceCSVCapacityOverflow:
 		return "evidence CSV size overflows. Fix: format fewer samples at once"
 	}

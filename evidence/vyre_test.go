@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/memcheck"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // baseSpeedupSample is vyre's test base: cuda, 32 GiB, sm 12.0, 10k nodes,
@@ -176,16 +177,16 @@ func TestSpeedupCSVErrorPositions(t *testing.T) {
 		want string
 	}{
 		{"header column renamed", strings.Replace(MegakernelSpeedupCSVHeader, ",setup_ns,", ",setup,", 1) + "\n" + row, InvalidEvidenceHeader, 1, 11, "setup_ns",
-			`line 1, column 11 (setup_ns): evidence header ` + echo(strings.Replace(MegakernelSpeedupCSVHeader, ",setup_ns,", ",setup,", 1)) +
+			`line 1, column 11 (setup_ns): evidence header ` + quote.Echo(strings.Replace(MegakernelSpeedupCSVHeader, ",setup_ns,", ",setup,", 1)) +
 				` is not the megakernel speedup header; header column 11 is "setup", want "setup_ns"` + headerFix},
 		{"header column missing", "\n" + strings.TrimSuffix(MegakernelSpeedupCSVHeader, ",timed_host_syncs") + "\n" + row, InvalidEvidenceHeader, 1, 14, "timed_host_syncs",
-			`line 1, column 14 (timed_host_syncs): evidence header ` + echo(strings.TrimSuffix(MegakernelSpeedupCSVHeader, ",timed_host_syncs")) +
+			`line 1, column 14 (timed_host_syncs): evidence header ` + quote.Echo(strings.TrimSuffix(MegakernelSpeedupCSVHeader, ",timed_host_syncs")) +
 				` is not the megakernel speedup header; the header has 13 columns; column 14 (timed_host_syncs) is missing` + headerFix},
 		{"header 15th column wrong", MegakernelSpeedupCSVHeader + ",fallbacks\n", InvalidEvidenceHeader, 1, 15, "resident_borrowed_fallback_dispatches",
-			`line 1, column 15 (resident_borrowed_fallback_dispatches): evidence header ` + echo(MegakernelSpeedupCSVHeader+",fallbacks") +
+			`line 1, column 15 (resident_borrowed_fallback_dispatches): evidence header ` + quote.Echo(MegakernelSpeedupCSVHeader+",fallbacks") +
 				` is not the megakernel speedup header; header column 15 is "fallbacks", want "resident_borrowed_fallback_dispatches"` + headerFix},
 		{"header column extra", MegakernelSpeedupCSVHeader15 + ",note\n", InvalidEvidenceHeader, 1, 16, "(extra)",
-			`line 1, column 16 (extra): evidence header ` + echo(MegakernelSpeedupCSVHeader15+",note") +
+			`line 1, column 16 (extra): evidence header ` + quote.Echo(MegakernelSpeedupCSVHeader15+",note") +
 				` is not the megakernel speedup header; the header has 16 columns; column 16 "note" is extra` + headerFix},
 		{"row missing one field", MegakernelSpeedupCSVHeader + "\n" + strings.TrimSuffix(row, ",0"), InvalidEvidenceRow, 2, 14, "timed_host_syncs",
 			"line 2, column 14 (timed_host_syncs): row has 13 fields but the header has 14; column 14 is missing. Fix: give every row exactly the 14 comma-separated fields of the header"},

@@ -485,9 +485,5 @@ func parseMTXEntry(f [][]byte, source string, line int, n int64) (u, v int32, er
 	return ids[0], ids[1], nil
 }
 
-// echo is an input's bytes as an error message repeats them: quoted and
-// cut to quote.MaxEcho bytes.
-func echo(b []byte) string { return echoString(string(b)) }
-
-// echoString is echo of a string: a spec or a field a message repeats.
-func echoString(s string) string { return quote.Cut(s, quote.MaxEcho) }
+// echo is an input's bytes as an error message repeats them (quote.Echo).
+func echo(b []byte) string { return quote.Echo(string(b)) }

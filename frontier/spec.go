@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // Spec names a benchmark graph: "grid:N", "grid3d:N", "kron:SCALE",
@@ -30,7 +32,7 @@ const specHelp = "use grid:N, grid3d:N, kron:SCALE, road:N, rgg:N[:DEGREE] or fi
 func ParseSpec(s string) (Spec, error) {
 	kind, arg, ok := strings.Cut(s, ":")
 	if !ok || arg == "" {
-		return Spec{}, fmt.Errorf("graph spec %s: want KIND:ARG. Fix: %s", echoString(s), specHelp)
+		return Spec{}, fmt.Errorf("graph spec %s: want KIND:ARG. Fix: %s", quote.Echo(s), specHelp)
 	}
 	switch kind {
 	case "file":
@@ -38,13 +40,13 @@ func ParseSpec(s string) (Spec, error) {
 	case "grid", "grid3d", "kron", "road":
 		v, err := strconv.Atoi(arg)
 		if err != nil || v < 1 {
-			return Spec{}, fmt.Errorf("graph spec %s: %s is not a positive integer. Fix: use for example %s:%d", echoString(s), echoString(arg), kind, map[string]int{"grid": 2048, "grid3d": 160, "kron": 22, "road": 2048}[kind])
+			return Spec{}, fmt.Errorf("graph spec %s: %s is not a positive integer. Fix: use for example %s:%d", quote.Echo(s), quote.Echo(arg), kind, map[string]int{"grid": 2048, "grid3d": 160, "kron": 22, "road": 2048}[kind])
 		}
 		return Spec{Kind: kind, Size: v}, nil
 	case "rgg":
 		return parseRGGSpec(s, arg)
 	default:
-		return Spec{}, fmt.Errorf("graph spec %s: unknown kind %s. Fix: %s", echoString(s), echoString(kind), specHelp)
+		return Spec{}, fmt.Errorf("graph spec %s: unknown kind %s. Fix: %s", quote.Echo(s), quote.Echo(kind), specHelp)
 	}
 }
 
@@ -53,12 +55,12 @@ func parseRGGSpec(s, arg string) (Spec, error) {
 	size, deg, hasDeg := strings.Cut(arg, ":")
 	n, err := strconv.Atoi(size)
 	if err != nil || n < 1 {
-		return Spec{}, fmt.Errorf("graph spec %s: point count %s is not a positive integer. Fix: use for example rgg:2000000 or rgg:2000000:8", echoString(s), echoString(size))
+		return Spec{}, fmt.Errorf("graph spec %s: point count %s is not a positive integer. Fix: use for example rgg:2000000 or rgg:2000000:8", quote.Echo(s), quote.Echo(size))
 	}
 	d := DefaultRGGDegree
 	if hasDeg {
 		if d, err = strconv.Atoi(deg); err != nil || d < 1 {
-			return Spec{}, fmt.Errorf("graph spec %s: degree %s is not a positive integer. Fix: use for example rgg:%d:%d", echoString(s), echoString(deg), n, DefaultRGGDegree)
+			return Spec{}, fmt.Errorf("graph spec %s: degree %s is not a positive integer. Fix: use for example rgg:%d:%d", quote.Echo(s), quote.Echo(deg), n, DefaultRGGDegree)
 		}
 	}
 	return Spec{Kind: "rgg", Size: n, Degree: d}, nil
@@ -121,5 +123,5 @@ func (s Spec) Build(seed uint64, lim Limits) (*CSR, error) {
 	case "file":
 		return LoadFile(s.Path, lim)
 	}
-	return nil, fmt.Errorf("graph spec kind %s is unknown. Fix: use grid, grid3d, kron, road, rgg or file", echoString(s.Kind))
+	return nil, fmt.Errorf("graph spec kind %s is unknown. Fix: use grid, grid3d, kron, road, rgg or file", quote.Echo(s.Kind))
 }

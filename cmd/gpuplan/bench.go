@@ -13,6 +13,7 @@ import (
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/executor/nccl/rendezvous"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/partition"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/gpuplan/gpuplan/workloads/partbfs"
@@ -253,7 +254,7 @@ func parseBenchArgs(e *env, args []string) (*benchOptions, error) {
 		return nil, usagef("gpuplan bench: no benchmark named. Fix: name frontier, egraph or kron first, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)")
 	}
 	if args[0] != "frontier" {
-		return nil, usagef("gpuplan bench: unknown benchmark %s. Fix: name frontier, egraph or kron, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)", echoText(args[0]))
+		return nil, usagef("gpuplan bench: unknown benchmark %s. Fix: name frontier, egraph or kron, for example 'gpuplan bench frontier --graph grid:2048' (run 'gpuplan bench --help' for usage)", quote.Echo(args[0]))
 	}
 	if err := f.parse(args[1:]); err != nil {
 		return nil, err
@@ -306,7 +307,7 @@ func (o *benchOptions) parseGraphAndRoots(graph, rootIDs string) error {
 	for _, s := range strings.Split(rootIDs, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 		if err != nil {
-			return usagef("gpuplan bench frontier: --root-ids: %s is not an integer. Fix: list vertex ids such as 0,17,42", echoText(s))
+			return usagef("gpuplan bench frontier: --root-ids: %s is not an integer. Fix: list vertex ids such as 0,17,42", quote.Echo(s))
 		}
 		o.rootIDs = append(o.rootIDs, v)
 	}
@@ -353,10 +354,10 @@ func (o *benchOptions) parseArms(arms string) error {
 	for _, a := range strings.Split(arms, ",") {
 		arm, err := bfs.ParseArm(strings.TrimSpace(a))
 		if err != nil {
-			return usagef("gpuplan bench frontier: --arms: unknown arm %s. Fix: use %s", echoText(strings.TrimSpace(a)), strings.Join(knownBenchArms(), ", "))
+			return usagef("gpuplan bench frontier: --arms: unknown arm %s. Fix: use %s", quote.Echo(strings.TrimSpace(a)), strings.Join(knownBenchArms(), ", "))
 		}
 		if slices.Contains(o.bench.Arms, arm) {
-			return usagef("gpuplan bench frontier: --arms: %s is listed twice. Fix: list each arm once", echoText(string(arm)))
+			return usagef("gpuplan bench frontier: --arms: %s is listed twice. Fix: list each arm once", quote.Echo(string(arm)))
 		}
 		o.bench.Arms = append(o.bench.Arms, arm)
 	}

@@ -152,7 +152,7 @@ func (o *benchEgraphOptions) check(arms string) error {
 	case o.spec == "":
 		return bad("--egraph is required. Fix: add the input, for example --egraph gen:1e6 or --egraph file:math-1e6.pre.txt (run 'gpuplan bench egraph --help' for usage)")
 	case !strings.HasPrefix(o.spec, "gen:") && !strings.HasPrefix(o.spec, "file:"):
-		return bad("--egraph %s is neither gen:N[:SEED[:SHAPE]] nor file:PATH. Fix: generate one with gen:N, for example gen:1e6, or read an egg dump or JSON snapshot with file:PATH", echoText(o.spec))
+		return bad("--egraph %s is neither gen:N[:SEED[:SHAPE]] nor file:PATH. Fix: generate one with gen:N, for example gen:1e6, or read an egg dump or JSON snapshot with file:PATH", quote.Echo(o.spec))
 	case o.bench.Samples < 1 || o.bench.Samples > 100000:
 		return bad("--samples %d is outside 1..100000. Fix: use at least 10 so the gate can judge the run", o.bench.Samples)
 	case o.bench.CPUSamples < 0 || o.bench.CPUSamples > 100000:
@@ -168,7 +168,7 @@ func (o *benchEgraphOptions) check(arms string) error {
 	case o.peerN < 1 || o.peerN > 1000:
 		return bad("--peer-samples %d is outside 1..1000. Fix: give the runs of egg-bench, for example %d (the default)", o.peerN, rebuild.DefaultPeerSamples)
 	case o.peerPath != "" && strings.HasPrefix(o.spec, "gen:"):
-		return bad("--peer-egg runs egg on an egg dump, and %s is generated. Fix: pass --egraph file:PATH with a dump egg-bench wrote", echoText(o.spec))
+		return bad("--peer-egg runs egg on an egg dump, and %s is generated. Fix: pass --egraph file:PATH with a dump egg-bench wrote", quote.Echo(o.spec))
 	case o.maxBytes <= 0:
 		return bad("--max-input-bytes %d is not positive. Fix: give the largest input size to accept in bytes, for example %d (the default)", o.maxBytes, input.DefaultGraphLimit)
 	case o.device < 0:
@@ -201,10 +201,10 @@ func (o *benchEgraphOptions) parseArms(arms string) error {
 	for _, a := range strings.Split(arms, ",") {
 		arm, err := rebuild.ParseArm(strings.TrimSpace(a))
 		if err != nil {
-			return usagef("gpuplan bench egraph: --arms: unknown arm %s. Fix: use one or more of %s", echoText(strings.TrimSpace(a)), rebuildArmNames(rebuild.Arms(), ", "))
+			return usagef("gpuplan bench egraph: --arms: unknown arm %s. Fix: use one or more of %s", quote.Echo(strings.TrimSpace(a)), rebuildArmNames(rebuild.Arms(), ", "))
 		}
 		if slices.Contains(o.bench.Arms, arm) {
-			return usagef("gpuplan bench egraph: --arms: %s is listed twice. Fix: list each arm once", echoText(string(arm)))
+			return usagef("gpuplan bench egraph: --arms: %s is listed twice. Fix: list each arm once", quote.Echo(string(arm)))
 		}
 		o.bench.Arms = append(o.bench.Arms, arm)
 	}
@@ -375,7 +375,7 @@ func (o *benchEgraphOptions) peerConfig(in *benchInput) error {
 		return nil
 	}
 	if in.format != formatDump {
-		return usagef("gpuplan bench egraph: --peer-egg needs an egg dump, and %s is a %s. Fix: pass a dump egg-bench wrote", echoText(in.name), in.format)
+		return usagef("gpuplan bench egraph: --peer-egg needs an egg dump, and %s is a %s. Fix: pass a dump egg-bench wrote", quote.Echo(in.name), in.format)
 	}
 	p := &rebuild.PeerConfig{Path: o.peerPath, Samples: o.peerN}
 	var err error
@@ -398,15 +398,15 @@ func splitShellWords(s string) ([]string, error) {
 	var out []string
 	var cur []byte
 	inWord := false
-	var quote byte
+	var open byte
 	for i := 0; i < len(s); i++ {
 		switch c := s[i]; {
-		case quote != 0 && c == quote:
-			quote = 0
-		case quote != 0:
+		case open != 0 && c == open:
+			open = 0
+		case open != 0:
 			cur = append(cur, c)
 		case c == '\'' || c == '"':
-			quote, inWord = c, true
+			open, inWord = c, true
 		case c == ' ' || c == '\t' || c == '\n':
 			if inWord {
 				out = append(out, string(cur))
@@ -416,8 +416,8 @@ func splitShellWords(s string) ([]string, error) {
 			cur, inWord = append(cur, c), true
 		}
 	}
-	if quote != 0 {
-		return nil, usagef("gpuplan bench egraph: --peer-args %s has an unclosed %c quote. Fix: close the quote, as a shell would need", echoText(s), quote)
+	if open != 0 {
+		return nil, usagef("gpuplan bench egraph: --peer-args %s has an unclosed %c quote. Fix: close the quote, as a shell would need", quote.Echo(s), open)
 	}
 	if inWord {
 		out = append(out, string(cur))

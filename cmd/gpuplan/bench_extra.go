@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/stats"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 )
@@ -110,10 +111,10 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 func (x *benchExtra) addPeer(v string) error {
 	name, path, ok := strings.Cut(v, "=")
 	if !ok || path == "" {
-		return fmt.Errorf("%s is not NAME=PATH. Fix: give the peer's name and its driver binary, for example gapbs=/tmp/gapbs-build/bfs_roots", echoText(v))
+		return fmt.Errorf("%s is not NAME=PATH. Fix: give the peer's name and its driver binary, for example gapbs=/tmp/gapbs-build/bfs_roots", quote.Echo(v))
 	}
 	if !slices.Contains(bfs.PeerNames(), name) {
-		return fmt.Errorf("unknown peer %s. Fix: use one of %s", echoText(name), strings.Join(bfs.PeerNames(), ", "))
+		return fmt.Errorf("unknown peer %s. Fix: use one of %s", quote.Echo(name), strings.Join(bfs.PeerNames(), ", "))
 	}
 	x.peers = append(x.peers, bfs.PeerConfig{Kind: name, Binary: path})
 	return nil

@@ -249,9 +249,9 @@ func evidenceFingerprint(out, sourceRoot, workload string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	name := "--source-root " + echoText(root)
+	name := "--source-root " + quote.Echo(root)
 	if sourceRoot == "" {
-		name = "the module root " + echoText(root) + " (the nearest directory with go.mod from the working directory up; --source-root picks another)"
+		name = "the module root " + quote.Echo(root) + " (the nearest directory with go.mod from the working directory up; --source-root picks another)"
 	}
 	if info, err := os.Stat(filepath.Join(root, workload)); err != nil || !info.IsDir() {
 		return "", fmt.Errorf("%s has no %s, the measured code whose fingerprint -o records. Fix: pass --source-root the gpuplan checkout (the directory holding go.mod and %s)", name, workload, workload)
@@ -268,14 +268,14 @@ func evidenceFingerprint(out, sourceRoot, workload string) (string, error) {
 func sourceModuleRoot(sourceRoot string) (string, error) {
 	if sourceRoot != "" {
 		if _, err := os.Stat(filepath.Join(sourceRoot, "go.mod")); err != nil {
-			return "", fmt.Errorf("--source-root %s holds no go.mod, so it is not the module root whose measured code -o fingerprints. Fix: pass --source-root the gpuplan checkout (the directory holding go.mod), or run from the checkout and leave it out", echoText(sourceRoot))
+			return "", fmt.Errorf("--source-root %s holds no go.mod, so it is not the module root whose measured code -o fingerprints. Fix: pass --source-root the gpuplan checkout (the directory holding go.mod), or run from the checkout and leave it out", quote.Echo(sourceRoot))
 		}
 		return sourceRoot, nil
 	}
 	root, err := findModuleRoot(".")
 	if err != nil {
 		wd, _ := filepath.Abs(".")
-		return "", fmt.Errorf("-o records the fingerprint of the measured code, and no directory from %s up holds go.mod, so the module root is unknown. Fix: run from the gpuplan checkout, or pass --source-root DIR (the directory holding go.mod)", echoText(wd))
+		return "", fmt.Errorf("-o records the fingerprint of the measured code, and no directory from %s up holds go.mod, so the module root is unknown. Fix: run from the gpuplan checkout, or pass --source-root DIR (the directory holding go.mod)", quote.Echo(wd))
 	}
 	return root, nil
 }

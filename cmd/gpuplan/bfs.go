@@ -12,6 +12,7 @@ import (
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/frontier/validate"
 	"github.com/gpuplan/gpuplan/internal/checked"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -106,7 +107,7 @@ func parseBFSArgs(e *env, args []string) (*bfsOptions, error) {
 	case o.maxDepth < -1 || o.maxDepth > 1<<30:
 		return nil, bad("--max-depth %d is outside -1..%d. Fix: give a depth of 0 or more, or -1 for no limit", o.maxDepth, 1<<30)
 	case o.format != "auto" && o.format != "csv" && o.format != "binary":
-		return nil, bad("--format %s is not csv, binary or auto. Fix: use one of the three, or leave the flag out to choose by -o's extension", echoText(o.format))
+		return nil, bad("--format %s is not csv, binary or auto. Fix: use one of the three, or leave the flag out to choose by -o's extension", quote.Echo(o.format))
 	case o.format == "binary" && o.out == "":
 		return nil, bad("--format binary needs -o FILE. Fix: name the file to write")
 	case o.device < 0:
@@ -130,7 +131,7 @@ func parseIDs(flag, list string) ([]int32, error) {
 	for _, s := range strings.Split(list, ",") {
 		v, err := strconv.ParseInt(strings.TrimSpace(s), 10, 32)
 		if err != nil || v < 0 {
-			return nil, usagef("gpuplan bfs: %s: %s is not a vertex id. Fix: list non-negative ids such as 0,17,42", flag, echoText(s))
+			return nil, usagef("gpuplan bfs: %s: %s is not a vertex id. Fix: list non-negative ids such as 0,17,42", flag, quote.Echo(s))
 		}
 		out = append(out, int32(v))
 	}

@@ -150,7 +150,7 @@ var (
 
 // flagErrorText rewrites a parse error of package flag so that what it
 // repeats of the command line is quoted when it is not plain text and cut
-// to maxEchoBytes: an undefined flag's name can hold an escape sequence
+// to quote.MaxEcho: an undefined flag's name can hold an escape sequence
 // and a value can be megabytes long. fixed reports that the message
 // already ends in the Fix of a flag's own Set, which then stands alone.
 func flagErrorText(msg string) (text string, fixed bool) {
@@ -175,17 +175,19 @@ func flagErrorText(msg string) (text string, fixed bool) {
 	if strings.Contains(reason, "Fix:") {
 		return "--" + name + ": " + reason, true
 	}
-	return fmt.Sprintf("invalid %svalue %s %s-%s: %s", m[1], echoText(value), m[3], name, reason), false
+	return fmt.Sprintf("invalid %svalue %s %s-%s: %s", m[1], quote.Echo(value), m[3], name, reason), false
 }
 
-// echoName returns s as a message repeats a name from the command line:
-// unchanged when it is plain text of at most maxEchoBytes, else quoted and
-// cut (echoText).
+// echoName returns s as a message repeats a name or path from the command
+// line where it stands bare, as package flag and the operating system
+// print one ("flag provided but not defined: -name", "writing out.csv:
+// ..."): unchanged when it is plain text (quote.Plain) of at most
+// quote.MaxEcho bytes, else as quote.Echo gives it, quoted and cut.
 func echoName(s string) string {
-	if quote.Plain(s) && len(s) <= maxEchoBytes {
+	if quote.Plain(s) && len(s) <= quote.MaxEcho {
 		return s
 	}
-	return echoText(s)
+	return quote.Echo(s)
 }
 
 // maxInputFlag names the flag that bounds the size of every input file.
@@ -319,7 +321,7 @@ func runCommand(e *env, cmds []command, name string, args []string) int {
 		names[i] = c.name
 	}
 	sort.Strings(names)
-	fmt.Fprintf(e.stderr, "gpuplan: unknown command %s; known commands: %s. Fix: use one of the known commands ('gpuplan help' describes them)\n", echoText(name), strings.Join(names, ", "))
+	fmt.Fprintf(e.stderr, "gpuplan: unknown command %s; known commands: %s. Fix: use one of the known commands ('gpuplan help' describes them)\n", quote.Echo(name), strings.Join(names, ", "))
 	return exitUsage
 }
 

@@ -174,7 +174,7 @@ func (o *diagnoseOptions) checkKernelName() error {
 	if strings.Contains(o.kernel, "|") || !quote.Plain(o.kernel) {
 		// The message is one line of |-separated fields; a name holding a
 		// separator, a line break or an escape would forge or split fields.
-		return usagef("gpuplan diagnose: --kernel %s contains '|', a control character or surrounding space, which would split or forge the one-line message. Fix: name the kernel with printable characters other than '|'", echoText(o.kernel))
+		return usagef("gpuplan diagnose: --kernel %s contains '|', a control character or surrounding space, which would split or forge the one-line message. Fix: name the kernel with printable characters other than '|'", quote.Echo(o.kernel))
 	}
 	return nil
 }
@@ -312,7 +312,7 @@ func parseDims(name, s string, max [3]uint64) ([3]uint32, error) {
 	out := [3]uint32{1, 1, 1}
 	parts := strings.Split(strings.NewReplacer("x", ",", "X", ",").Replace(s), ",")
 	if len(parts) > 3 {
-		return out, usagef("gpuplan diagnose: --%s %s has %d dimensions. Fix: give 1 to 3 dimensions, for example 128 or 128,2,1", name, echoText(s), len(parts))
+		return out, usagef("gpuplan diagnose: --%s %s has %d dimensions. Fix: give 1 to 3 dimensions, for example 128 or 128,2,1", name, quote.Echo(s), len(parts))
 	}
 	for i, p := range parts {
 		v, err := parseDim(name, s, i, strings.TrimSpace(p), max)
@@ -330,17 +330,17 @@ func parseDim(name, s string, i int, p string, max [3]uint64) (uint32, error) {
 	axis := axisNames[i]
 	fix := fmt.Sprintf("Fix: give each dimension as a whole number, x from 1 to %d, y from 1 to %d and z from 1 to %d, for example 128,2,1", max[0], max[1], max[2])
 	if p == "" {
-		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d (%c) is empty. %s", name, echoText(s), i+1, axis, fix)
+		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d (%c) is empty. %s", name, quote.Echo(s), i+1, axis, fix)
 	}
 	v, err := strconv.ParseUint(p, 10, 64)
 	switch {
 	case errors.Is(err, strconv.ErrRange), err == nil && v > max[i]:
-		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d (%c) is above CUDA's limit of %d along %c. %s", name, echoText(s), i+1, axis, max[i], axis, fix)
+		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d (%c) is above CUDA's limit of %d along %c. %s", name, quote.Echo(s), i+1, axis, max[i], axis, fix)
 	case err != nil:
-		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d (%c) is not a number. %s", name, echoText(s), i+1, axis, fix)
+		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d (%c) is not a number. %s", name, quote.Echo(s), i+1, axis, fix)
 	case v == 0:
 		// CUDA refuses a launch with a zero dimension.
-		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d is 0, and CUDA refuses a launch with a zero dimension. %s", name, echoText(s), i+1, fix)
+		return 0, usagef("gpuplan diagnose: --%s %s: dimension %d is 0, and CUDA refuses a launch with a zero dimension. %s", name, quote.Echo(s), i+1, fix)
 	}
 	return uint32(v), nil
 }
@@ -354,7 +354,7 @@ func parseSM(s string) (uint16, uint16, error) {
 	a, err1 := strconv.ParseUint(maj, 10, 16)
 	b, err2 := strconv.ParseUint(min, 10, 16)
 	if err1 != nil || err2 != nil {
-		return 0, 0, usagef("gpuplan diagnose: --min-sm %s is not a compute capability. Fix: give it as major.minor, for example 9.0", echoText(s))
+		return 0, 0, usagef("gpuplan diagnose: --min-sm %s is not a compute capability. Fix: give it as major.minor, for example 9.0", quote.Echo(s))
 	}
 	return uint16(a), uint16(b), nil
 }

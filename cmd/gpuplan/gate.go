@@ -138,11 +138,11 @@ func checkGateRoot(root string) error {
 	info, err := os.Stat(root)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("--root %s: no such directory. Fix: %s", echoText(root), gateRootFix)
+		return fmt.Errorf("--root %s: no such directory. Fix: %s", quote.Echo(root), gateRootFix)
 	case err != nil:
-		return fmt.Errorf("--root %s: %v. Fix: check the path and its permissions, or %s", echoText(root), pathErrText(err), gateRootFix)
+		return fmt.Errorf("--root %s: %v. Fix: check the path and its permissions, or %s", quote.Echo(root), pathErrText(err), gateRootFix)
 	case !info.IsDir():
-		return fmt.Errorf("--root %s is not a directory. Fix: %s", echoText(root), gateRootFix)
+		return fmt.Errorf("--root %s is not a directory. Fix: %s", quote.Echo(root), gateRootFix)
 	}
 	return nil
 }
@@ -165,11 +165,11 @@ func pathErrText(err error) string {
 func rootFingerprints(root string) (evidence.Fingerprints, error) {
 	info, err := os.Stat(filepath.Join(root, evidence.WorkloadsDir))
 	if err != nil || !info.IsDir() {
-		return nil, fmt.Errorf("--root %s has no %s directory, so its measured code cannot be fingerprinted. Fix: %s", echoText(root), evidence.WorkloadsDir, gateRootFix)
+		return nil, fmt.Errorf("--root %s has no %s directory, so its measured code cannot be fingerprinted. Fix: %s", quote.Echo(root), evidence.WorkloadsDir, gateRootFix)
 	}
 	fp, err := evidence.SourceFingerprints(root)
 	if err != nil {
-		return nil, fmt.Errorf("--root %s: %w", echoText(root), err)
+		return nil, fmt.Errorf("--root %s: %w", quote.Echo(root), err)
 	}
 	return fp, nil
 }
@@ -208,7 +208,7 @@ func loadEvidence(e *env, root, dir string) ([]evidence.ResultFile, evidence.Fin
 	files, err := evidence.LoadResultsLimit(dir, e.inputLimit)
 	if err != nil && dir == filepath.Join(root, "evidence", "results") {
 		// The directory is the default under --root: name the root too.
-		return nil, nil, fmt.Errorf("--root %s: %w", echoText(root), err)
+		return nil, nil, fmt.Errorf("--root %s: %w", quote.Echo(root), err)
 	}
 	if err != nil {
 		return nil, nil, err
@@ -269,10 +269,10 @@ func readGates(e *env, root, gatesPath string) (evidence.Gates, string, error) {
 		gatesPath = filepath.Join(root, "evidence", "gates.json")
 		if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) {
 			return evidence.Gates{}, "", fmt.Errorf("--root %s has no evidence/gates.json. Fix: create %s with {\"claims\": []}, pass --gates FILE (- for standard input), or %s",
-				echoText(root), echoText(gatesPath), gateRootFix)
+				quote.Echo(root), quote.Echo(gatesPath), gateRootFix)
 		}
 	} else if _, err := os.Stat(gatesPath); errors.Is(err, fs.ErrNotExist) && gatesPath != input.Stdin {
-		return evidence.Gates{}, "", fmt.Errorf("--gates %s: no such file. Fix: check the path, create it with {\"claims\": []}, or pass --gates - to read the claims from standard input", echoText(gatesPath))
+		return evidence.Gates{}, "", fmt.Errorf("--gates %s: no such file. Fix: check the path, create it with {\"claims\": []}, or pass --gates - to read the claims from standard input", quote.Echo(gatesPath))
 	}
 	data, source, err := e.readInput(gatesPath)
 	if err != nil {

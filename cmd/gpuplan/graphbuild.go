@@ -7,6 +7,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/frontier"
 	"github.com/gpuplan/gpuplan/internal/graphbudget"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 	"github.com/gpuplan/gpuplan/workloads/kronbuild"
 )
@@ -38,7 +39,7 @@ func (b graphBuild) check(cmd string) error {
 	case buildOnAuto, buildOnCPU, buildOnGPU:
 		return nil
 	}
-	return usagef("gpuplan %s: --build-on %s is not auto, cpu or gpu. Fix: use --build-on gpu to build kron graphs on the GPU, cpu for the CPU", cmd, echoText(b.on))
+	return usagef("gpuplan %s: --build-on %s is not auto, cpu or gpu. Fix: use --build-on gpu to build kron graphs on the GPU, cpu for the CPU", cmd, quote.Echo(b.on))
 }
 
 // onGPU reports whether spec is built on the GPU: a kron graph, with

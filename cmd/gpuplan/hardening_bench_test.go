@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/rebuild"
 )
 
@@ -122,7 +123,7 @@ func TestBenchEgraphOutsideACheckout(t *testing.T) {
 		{"no module root", []string{"--egraph", "gen:10", "-o", "x.csv"}, exitFailure, []string{"holds go.mod", "--source-root", "Fix:"}},
 		{"source root without go.mod", []string{"--egraph", "gen:10", "-o", "x.csv", "--source-root", "."}, exitFailure, []string{`--source-root "." holds no go.mod`, "Fix:"}},
 		{"source root without the workload", []string{"--egraph", "gen:10", "-o", "x.csv", "--source-root", noWorkload}, exitFailure,
-			[]string{"--source-root " + echoText(noWorkload) + " has no workloads/rebuild", "Fix:"}},
+			[]string{"--source-root " + quote.Echo(noWorkload) + " has no workloads/rebuild", "Fix:"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			out, errs, code := runCLI(t, "", append([]string{"bench", "egraph"}, c.args...)...)

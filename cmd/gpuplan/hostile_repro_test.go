@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/internal/graphbudget"
+	"github.com/gpuplan/gpuplan/internal/quote"
 )
 
 // withHostMemory makes the commands budget their graphs against m for the
@@ -242,8 +243,8 @@ func TestTenMegabyteVertexID(t *testing.T) {
 			assert.Contains(t, errs, "long-id.el:2: vertex id ")
 			m := quoted.FindStringSubmatch(errs)
 			require.NotNil(t, m, errs)
-			assert.LessOrEqual(t, len(m[1])+len("..."), maxEchoBytes)
-			assert.Greater(t, len(m[1]), maxEchoBytes/2)
+			assert.LessOrEqual(t, len(m[1])+len("..."), quote.MaxEcho)
+			assert.Greater(t, len(m[1]), quote.MaxEcho/2)
 			assert.Less(t, len(errs), 512)
 			assert.Contains(t, errs, "Fix:")
 		})

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsserve"
 )
 
@@ -144,7 +145,7 @@ func (o *loadOptions) check(set map[string]bool) error {
 	case o.url == "" && set["name"]:
 		return bad("--name names the graph of the server at --url. Fix: give --url, or leave out --name")
 	case o.chart != "" && chartFormat(o.chart) != "png" && chartFormat(o.chart) != "svg":
-		return bad("--chart %s must end in .png or .svg. Fix: name the chart file with one of them", echoText(o.chart))
+		return bad("--chart %s must end in .png or .svg. Fix: name the chart file with one of them", quote.Echo(o.chart))
 	case o.chart != "" && !buildHasCharts:
 		return errNoCharts
 	case o.device < 0:
@@ -167,7 +168,7 @@ func parseCounts(flag, list string, lo, hi int) ([]int, error) {
 	for _, s := range strings.Split(list, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(s))
 		if err != nil || v < lo || v > hi {
-			return nil, usagef("gpuplan load: %s: %s is not a count from %d to %d. Fix: list counts such as 1,16,64,256", flag, echoText(s), lo, hi)
+			return nil, usagef("gpuplan load: %s: %s is not a count from %d to %d. Fix: list counts such as 1,16,64,256", flag, quote.Echo(s), lo, hi)
 		}
 		out = append(out, v)
 	}
@@ -180,7 +181,7 @@ func parseWindows(list string) ([]time.Duration, error) {
 	for _, s := range strings.Split(list, ",") {
 		d, err := time.ParseDuration(strings.TrimSpace(s))
 		if err != nil || d < 0 || d > bfsserve.MaxWindow {
-			return nil, usagef("gpuplan load: --windows: %s is not a window from 0 to %s. Fix: list windows such as 50us,200us,1ms", echoText(s), bfsserve.MaxWindow)
+			return nil, usagef("gpuplan load: --windows: %s is not a window from 0 to %s. Fix: list windows such as 50us,200us,1ms", quote.Echo(s), bfsserve.MaxWindow)
 		}
 		out = append(out, d)
 	}

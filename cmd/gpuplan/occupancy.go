@@ -80,7 +80,7 @@ func checkRegsFlag(cmd string, regs int) error {
 func checkBlockFlag(d occupancy.Device, label string, block int) error {
 	if block < 1 || block > d.MaxThreadsPerBlock {
 		return usagef("gpuplan occupancy: --block (block_size) %d is outside 1..%d, the max threads per block of %s. Fix: give the threads per block from 1 to %d, for example 128",
-			block, d.MaxThreadsPerBlock, echoText(label), d.MaxThreadsPerBlock)
+			block, d.MaxThreadsPerBlock, quote.Echo(label), d.MaxThreadsPerBlock)
 	}
 	return nil
 }

@@ -68,7 +68,7 @@ func (g *graphFlags) String() string {
 func (g *graphFlags) Set(v string) error {
 	name, spec, ok := strings.Cut(v, "=")
 	if !ok || spec == "" {
-		return fmt.Errorf("%s is not NAME=SPEC. Fix: name the graph, for example --graph kron22=kron:22", echoText(v))
+		return fmt.Errorf("%s is not NAME=SPEC. Fix: name the graph, for example --graph kron22=kron:22", quote.Echo(v))
 	}
 	if err := bfsserve.CheckName(name); err != nil {
 		return err
@@ -160,7 +160,7 @@ func parseServeArgs(e *env, args []string) (*serveOptions, error) {
 func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(level)); err != nil {
-		return nil, usagef("gpuplan serve: --log-level %s is not a level. Fix: use debug, info, warn or error", echoText(level))
+		return nil, usagef("gpuplan serve: --log-level %s is not a level. Fix: use debug, info, warn or error", quote.Echo(level))
 	}
 	opts := &slog.HandlerOptions{Level: l}
 	switch format {
@@ -169,7 +169,7 @@ func newLogger(w io.Writer, level, format string) (*slog.Logger, error) {
 	case "text":
 		return slog.New(slog.NewTextHandler(w, opts)), nil
 	}
-	return nil, usagef("gpuplan serve: --log-format %s is not a format. Fix: use json or text", echoText(format))
+	return nil, usagef("gpuplan serve: --log-format %s is not a format. Fix: use json or text", quote.Echo(format))
 }
 
 // servedGraph is a loaded graph and how it is opened.

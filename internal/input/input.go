@@ -48,7 +48,7 @@ func (e *TooLargeError) Error() string {
 		size = fmt.Sprint(e.Size)
 	}
 	return fmt.Sprintf("%s: input is %s bytes, above the limit of %d bytes. Fix: check that this is the intended file, or raise the limit with the command's size-limit flag",
-		quote.Text(e.Path), size, e.Limit)
+		echo(e.Path), size, e.Limit)
 }
 
 // NotRegularError reports an input that is not a regular file.
@@ -59,7 +59,7 @@ type NotRegularError struct {
 
 // Error names the input and its kind, and ends with a "Fix:".
 func (e *NotRegularError) Error() string {
-	return fmt.Sprintf("%s: is %s, not a regular file. Fix: pass a regular file (or - to read standard input)", quote.Text(e.Path), kind(e.Mode))
+	return fmt.Sprintf("%s: is %s, not a regular file. Fix: pass a regular file (or - to read standard input)", echo(e.Path), kind(e.Mode))
 }
 
 // OutsideRootError reports a path whose target (after following symbolic
@@ -70,8 +70,8 @@ type OutsideRootError struct {
 
 // Error names the path, where it leads and the folder it must stay in.
 func (e *OutsideRootError) Error() string {
-	root := quote.Text(e.Root)
-	return fmt.Sprintf("%s: leads to %s, outside %s. Fix: keep the file itself inside %s rather than a link to elsewhere", quote.Text(e.Path), quote.Text(e.Target), root, root)
+	root := echo(e.Root)
+	return fmt.Sprintf("%s: leads to %s, outside %s. Fix: keep the file itself inside %s rather than a link to elsewhere", echo(e.Path), echo(e.Target), root, root)
 }
 
 func kind(m fs.FileMode) string {
@@ -118,7 +118,7 @@ func (f *File) Close() error {
 // symbolic links is refused before it is opened, so a FIFO cannot block.
 func Open(path string, stdin io.Reader, limit int64) (*File, error) {
 	if limit <= 0 {
-		return nil, fmt.Errorf("%s: size limit %d is not positive. Fix: pass a positive limit in bytes", path, limit)
+		return nil, fmt.Errorf("%s: size limit %d is not positive. Fix: pass a positive limit in bytes", echo(path), limit)
 	}
 	if path == Stdin {
 		if stdin == nil {
@@ -191,11 +191,27 @@ func WithinRoot(root, path string) error {
 func openError(path string, err error) error {
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%s: no such file. Fix: check the path", quote.Text(path))
+		return fmt.Errorf("%s: no such file. Fix: check the path", echo(path))
 	case errors.Is(err, fs.ErrPermission):
-		return fmt.Errorf("%s: permission denied. Fix: make the file readable", quote.Text(path))
+		return fmt.Errorf("%s: permission denied. Fix: make the file readable", echo(path))
 	}
-	return fmt.Errorf("%s: %w. Fix: check the path", quote.Text(path), err)
+	// The system's error repeats the path raw; the message names it once, quoted.
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %s: %w. Fix: check the path", echo(path), pe.Op, pe.Err)
+	}
+	return fmt.Errorf("%s: %w. Fix: check the path", echo(path), err)
+}
+
+// echo returns path as a refusal repeats it, at the head of the message
+// as the operating system's own errors put it: unchanged when it is plain
+// text (quote.Plain) of at most quote.MaxEcho bytes, else as quote.Echo
+// gives it, quoted and cut.
+func echo(path string) string {
+	if quote.Plain(path) && len(path) <= quote.MaxEcho {
+		return path
+	}
+	return quote.Echo(path)
 }
 
 // limitReader returns *TooLargeError once more than limit bytes were read.

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -59,6 +60,33 @@ func TestReadFile(t *testing.T) {
 			case **NotRegularError:
 				assert.True(t, errors.As(err, target))
 			}
+		})
+	}
+}
+
+// TestHostilePathsEchoed checks that a path with control characters, or
+// longer than a message repeats, is quoted and cut in every refusal,
+// the system's own error text included (it repeats the path raw).
+func TestHostilePathsEchoed(t *testing.T) {
+	dir := t.TempDir()
+	long := filepath.Join(dir, "\x1b[2J"+strings.Repeat("a", 300))
+	nested := filepath.Join(dir, "\x1b[2J"+strings.Repeat("b", 100), "x")
+	for _, tt := range []struct {
+		name  string
+		path  string
+		limit int64
+	}{
+		{"name too long", long, 100},
+		{"missing", nested, 100},
+		{"zero limit", long, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ReadFile(tt.path, nil, tt.limit)
+			require.Error(t, err)
+			msg := err.Error()
+			assert.NotContains(t, msg, "\x1b", "the escape is quoted")
+			assert.Less(t, len(msg), 2*quote.MaxEcho+100, "the path is cut")
+			assert.Contains(t, msg, "Fix:")
 		})
 	}
 }

@@ -47,6 +47,17 @@ func All(ss []string) []string {
 // MaxEcho is the most bytes of an input that a message repeats.
 const MaxEcho = 200
 
+// Echo returns s in the form every message uses to repeat text that came
+// from an input (a flag's value, a field, a name, a path): in double
+// quotes, escaped as Text escapes it (strconv.Quote: a newline, an escape
+// sequence, a NUL byte, invalid UTF-8 and every other character that is
+// not printable become Go escapes), and, when that is longer than MaxEcho
+// bytes, cut at a character boundary and followed by "...", so that the
+// whole is at most MaxEcho bytes and a megabyte input does not make a
+// megabyte message. It is Cut(s, MaxEcho). The quotes count towards
+// MaxEcho, so an input of more than MaxEcho-2 printable bytes is cut.
+func Echo(s string) string { return Cut(s, MaxEcho) }
+
 // Cut returns s as a message repeats it: in double quotes, escaped as Text
 // escapes it, and, when that is longer than n bytes, cut at a character
 // boundary and followed by "...", so that the whole is at most n bytes

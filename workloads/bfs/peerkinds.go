@@ -79,7 +79,7 @@ func LookupPeer(name string) (PeerKind, error) {
 	if i := slices.IndexFunc(kinds, func(k PeerKind) bool { return k.Name == name }); i >= 0 {
 		return kinds[i], nil
 	}
-	return PeerKind{}, fmt.Errorf("unknown peer %s. Fix: use one of %s", quote.Cut(name, quote.MaxEcho), strings.Join(PeerNames(), ", "))
+	return PeerKind{}, fmt.Errorf("unknown peer %s. Fix: use one of %s", quote.Echo(name), strings.Join(PeerNames(), ", "))
 }
 
 // sampleMajorSources lists every root once per sample, sample by sample.

@@ -38,7 +38,7 @@ var namePattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
 // digits, '.', '_' or '-', the first a letter or digit.
 func CheckName(name string) error {
 	if !namePattern.MatchString(name) {
-		return fmt.Errorf("graph name %s is not 1 to 64 letters, digits, '.', '_' or '-' starting with a letter or digit. Fix: name it like kron22 or road-usa", quote.Cut(name, quote.MaxEcho))
+		return fmt.Errorf("graph name %s is not 1 to 64 letters, digits, '.', '_' or '-' starting with a letter or digit. Fix: name it like kron22 or road-usa", quote.Echo(name))
 	}
 	return nil
 }
