@@ -45,7 +45,9 @@
 // A query of a traversal wants a few vertices' levels and how many vertices
 // each level holds, not the whole level array. Session.LevelsOf and
 // Session.LevelCounts read both from the last traversal on the device
-// (KernelGather, KernelLevelCounts), and MultiSource.RunAnswers after each
+// (KernelGather, KernelLevelCounts); Session.RunAnswer runs a traversal and
+// reads both with its result words in one dispatch, and
+// MultiSource.RunAnswers after each
 // pass from its bit planes (KernelMSGather, KernelMSLevelCounts), so that
 // 4 bytes per target and 8 per level (per root and level) cross the bus
 // instead of 4 bytes per vertex (per root and vertex).

@@ -127,3 +127,19 @@ func Example() {
 	// megakernel 7 [0 1 2 3] 6 true
 	// host-loop-scan 7 [0 1 2 3] 6 true
 }
+
+// RunAnswer answers a query in one traversal and one answer dispatch: the
+// levels of a few targets and the vertices of each level, without
+// downloading the level array. Here on the emulated kernels, over a 4x4
+// grid from its corner.
+func ExampleSession_RunAnswer() {
+	dev, _ := occupancy.Lookup("h100")
+	x, _ := executor.New(bfs.NewFake(dev, 1), executor.Options{})
+	defer x.Close()
+	g, _ := frontier.Grid(4) // vertex (r, c) is r*4+c
+	s, _ := bfs.NewSession(x, g, bfs.Config{})
+	defer s.Close()
+	run, ans, err := s.RunAnswer(bfs.ArmDeviceLoop, 0, []int32{5, 15, 3})
+	fmt.Println(run.Levels, ans.Levels, ans.Counts, err)
+	// Output: 7 [2 6 3] [1 2 3 4 3 2 1] <nil>
+}
