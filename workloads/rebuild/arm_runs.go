@@ -105,13 +105,8 @@ func launchStep(l *executor.HostLoop, k *executor.Kernel, vals []uint64, round i
 // host; once a round emits nothing, the compaction's stages. The whole
 // loop runs on the driver thread in one hand-off (executor.RunHostLoop).
 func (s *Session) runHostLoop(r *Run) (control, error) {
-	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
 	return s.stepLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
-		pending := s.plans.Sizes.UnionPairs
-		for round := 0; ; round++ {
-			if round >= maxRounds {
-				return notConverged(r.Arm, s.name, uint64(round))
-			}
+		err := s.countedRounds(r, l, c, func(round int, pending uint64) error {
 			for _, st := range RoundStages() {
 				items := s.stageItems(st, round)
 				if st == StageUnite {
@@ -123,17 +118,10 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 					}
 				}
 			}
-			r.RoundsLaunched++
-			c.syncs++
-			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(round+1)), s.word[:4]); err != nil {
-				return err
-			}
-			pending = uint64(binary.LittleEndian.Uint32(s.word))
-			r.EmittedPairs += pending
-			if pending == 0 {
-				r.Rounds = round + 1
-				break
-			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for _, st := range CompactStages() {
 			for _, sl := range s.passLaunches(st, s.stageItems(st, 0)) {
@@ -147,33 +135,50 @@ func (s *Session) runHostLoop(r *Run) (control, error) {
 	})
 }
 
+// countedRounds is a host loop's rounds: each enqueued by round (with the
+// pairs the round before emitted, the union pairs before the first), then
+// a 4-byte readback of the pairs it emitted (a sync) and a test on the
+// host, until a round emits nothing.
+func (s *Session) countedRounds(r *Run, l *executor.HostLoop, c *control, round func(round int, pending uint64) error) error {
+	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
+	pending := s.plans.Sizes.UnionPairs
+	for n := 0; ; n++ {
+		if n >= maxRounds {
+			return notConverged(r.Arm, s.name, uint64(n))
+		}
+		if err := round(n, pending); err != nil {
+			return err
+		}
+		r.RoundsLaunched++
+		c.syncs++
+		if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(n+1)), s.word[:4]); err != nil {
+			return err
+		}
+		pending = uint64(binary.LittleEndian.Uint32(s.word))
+		r.EmittedPairs += pending
+		if pending == 0 {
+			r.Rounds = n + 1
+			return nil
+		}
+	}
+}
+
 // runDeviceLoop enqueues CheckEvery rounds back to back, each as exactly
 // the launch fusion plan's groups (no host sync between them), then reads
 // the done flag once per batch. Rounds past the end see the flag and
 // return at once. Then the compaction, as its fusion plan's groups.
 func (s *Session) runDeviceLoop(r *Run) (control, error) {
-	k := s.cfg.CheckEvery
-	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
 	return s.stepLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
-		for base := 0; ; base += k {
-			if base >= maxRounds {
-				return notConverged(r.Arm, s.name, uint64(base))
-			}
-			for round := base; round < base+k; round++ {
-				for _, g := range s.plans.Fusion.Groups {
-					if err := launchStep(l, s.k.step, vals, round, s.groupLaunch(GroupMask(g), round)); err != nil {
-						return err
-					}
+		err := s.doneBatches(r, l, c, func(round int) error {
+			for _, g := range s.plans.Fusion.Groups {
+				if err := launchStep(l, s.k.step, vals, round, s.groupLaunch(GroupMask(g), round)); err != nil {
+					return err
 				}
 			}
-			r.RoundsLaunched += k
-			c.syncs++
-			if err := l.Read(s.buf.ctl, 4*uint64(CtlResult+ResultDone), s.word[:4]); err != nil {
-				return err
-			}
-			if binary.LittleEndian.Uint32(s.word) != 0 {
-				break
-			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 		for _, g := range s.plans.CompactFusion.Groups {
 			c.compactLaunches++
@@ -183,6 +188,32 @@ func (s *Session) runDeviceLoop(r *Run) (control, error) {
 		}
 		return nil
 	})
+}
+
+// doneBatches is a device loop's rounds: CheckEvery of them enqueued back
+// to back by round, then a read of the done flag (a sync), until the flag
+// is set.
+func (s *Session) doneBatches(r *Run, l *executor.HostLoop, c *control, round func(round int) error) error {
+	k := s.cfg.CheckEvery
+	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
+	for base := 0; ; base += k {
+		if base >= maxRounds {
+			return notConverged(r.Arm, s.name, uint64(base))
+		}
+		for n := base; n < base+k; n++ {
+			if err := round(n); err != nil {
+				return err
+			}
+		}
+		r.RoundsLaunched += k
+		c.syncs++
+		if err := l.Read(s.buf.ctl, 4*uint64(CtlResult+ResultDone), s.word[:4]); err != nil {
+			return err
+		}
+		if binary.LittleEndian.Uint32(s.word) != 0 {
+			return nil
+		}
+	}
 }
 
 // stepLoop runs loop on the driver thread in one hand-off
@@ -337,27 +368,8 @@ func (s *Session) incLoop(r *Run, loop func(l *executor.HostLoop, vals []uint64,
 // its IncPhases launches, then a 4-byte readback of the pairs it emitted
 // and a test on the host.
 func (s *Session) runIncHostLoop(r *Run) (control, error) {
-	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
 	return s.incLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
-		for round := 0; ; round++ {
-			if round >= maxRounds {
-				return notConverged(r.Arm, s.name, uint64(round))
-			}
-			if err := s.incRound(l, vals, round); err != nil {
-				return err
-			}
-			r.RoundsLaunched++
-			c.syncs++
-			if err := l.Read(s.buf.ctl, 4*uint64(CtlCountWord(round+1)), s.word[:4]); err != nil {
-				return err
-			}
-			pending := uint64(binary.LittleEndian.Uint32(s.word))
-			r.EmittedPairs += pending
-			if pending == 0 {
-				r.Rounds = round + 1
-				return nil
-			}
-		}
+		return s.countedRounds(r, l, c, func(round int, _ uint64) error { return s.incRound(l, vals, round) })
 	})
 }
 
@@ -365,26 +377,7 @@ func (s *Session) runIncHostLoop(r *Run) (control, error) {
 // CheckEvery rounds of IncPhases launches back to back, then a read of the
 // done flag.
 func (s *Session) runIncDeviceLoop(r *Run) (control, error) {
-	k := s.cfg.CheckEvery
-	maxRounds := int(s.plans.Convergence.MaxDeviceIterations)
 	return s.incLoop(r, func(l *executor.HostLoop, vals []uint64, c *control) error {
-		for base := 0; ; base += k {
-			if base >= maxRounds {
-				return notConverged(r.Arm, s.name, uint64(base))
-			}
-			for round := base; round < base+k; round++ {
-				if err := s.incRound(l, vals, round); err != nil {
-					return err
-				}
-			}
-			r.RoundsLaunched += k
-			c.syncs++
-			if err := l.Read(s.buf.ctl, 4*uint64(CtlResult+ResultDone), s.word[:4]); err != nil {
-				return err
-			}
-			if binary.LittleEndian.Uint32(s.word) != 0 {
-				return nil
-			}
-		}
+		return s.doneBatches(r, l, c, func(round int) error { return s.incRound(l, vals, round) })
 	})
 }

@@ -464,6 +464,21 @@ __device__ bool phases_ok(u32 starts) {
     return true;
 }
 
+// finish_persistent ends a persistent rebuild after its rounds: the
+// compaction, then the merges each thread counted and (thread 0 of block
+// 0) the rounds, whether the last changed anything and the barriers
+// crossed, into the result words.
+__device__ void finish_persistent(const State& s, u32 round, bool changed, u32 p, u32 union_links, u32 links) {
+    run_phase(s, COMPACT_STAGES, s.pairs, 0ull, 0ull, ~0ull, Emit{nullptr, nullptr});
+    add_warp(&s.ctl[CTL_RESULT + RESULT_UNION_MERGES], union_links);
+    add_warp(&s.ctl[CTL_RESULT + RESULT_CONGRUENCE_MERGES], links);
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        s.ctl[CTL_RESULT + RESULT_ROUNDS] = round;
+        s.ctl[CTL_RESULT + RESULT_CHANGED] = changed ? 1u : 0u;
+        s.ctl[CTL_RESULT + RESULT_BARRIERS] = p;
+    }
+}
+
 // rebuild_persistent runs every round in one cooperative launch: the
 // round's stages in the phases phase_starts gives (the launch fusion plan's
 // groups), a grid barrier after each, the last of which carries the pairs
@@ -507,14 +522,7 @@ extern "C" __global__ void __launch_bounds__(1024) rebuild_persistent(REBUILD_PE
             break;
         }
     }
-    run_phase(s, COMPACT_STAGES, pairs, 0ull, 0ull, ~0ull, Emit{nullptr, nullptr});
-    add_warp(&ctl[CTL_RESULT + RESULT_UNION_MERGES], union_links);
-    add_warp(&ctl[CTL_RESULT + RESULT_CONGRUENCE_MERGES], links);
-    if (first) {
-        ctl[CTL_RESULT + RESULT_ROUNDS] = round;
-        ctl[CTL_RESULT + RESULT_CHANGED] = changed ? 1u : 0u;
-        ctl[CTL_RESULT + RESULT_BARRIERS] = p;
-    }
+    finish_persistent(s, round, changed, p, union_links, links);
 }
 
 // rebuild_barrier_only crosses `phases` persistent-kernel barriers per
@@ -923,14 +931,7 @@ extern "C" __global__ void __launch_bounds__(1024) rebuild_incremental(REBUILD_I
             break;
         }
     }
-    run_phase(s, COMPACT_STAGES, pairs, 0ull, 0ull, ~0ull, Emit{nullptr, nullptr});
-    add_warp(&ctl[CTL_RESULT + RESULT_UNION_MERGES], union_links);
-    add_warp(&ctl[CTL_RESULT + RESULT_CONGRUENCE_MERGES], links);
-    if (first) {
-        ctl[CTL_RESULT + RESULT_ROUNDS] = round;
-        ctl[CTL_RESULT + RESULT_CHANGED] = changed ? 1u : 0u;
-        ctl[CTL_RESULT + RESULT_BARRIERS] = p;
-    }
+    finish_persistent(s, round, changed, p, union_links, links);
 }
 
 // rebuild_incremental_step runs phase `phase` of incremental round `round`
