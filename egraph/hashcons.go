@@ -108,22 +108,11 @@ func (t *nodeTable) equal(i, j int32) bool {
 }
 
 // insert adds e-node i unless an equal e-node is stored: it returns that
-// e-node, or -1 when i was added.
+// e-node, or -1 when i was added. It is insertLive on a table without
+// tombstones.
 func (t *nodeTable) insert(i int32) int32 {
-	h := t.signature(i)
-	for pos := uint64(h) & t.mask; ; pos = (pos + 1) & t.mask {
-		s := t.slots[pos]
-		if s == 0 {
-			t.slots[pos] = uint64(h)<<32 | uint64(i+1)
-			t.count++
-			return -1
-		}
-		if uint32(s>>32) == h {
-			if j := int32(uint32(s)) - 1; t.equal(i, j) {
-				return j
-			}
-		}
-	}
+	owner, _ := t.insertLive(i)
+	return owner
 }
 
 // remove deletes e-node i, which must be stored, and shifts the entries

@@ -376,8 +376,9 @@ func (s *incState) insert(i int32) {
 	}
 }
 
-// insertLive is insert that steps over tombstones; it returns the equal
-// e-node stored, or -1 and the slot claimed.
+// insertLive adds e-node i unless an equal e-node is stored, stepping
+// over tombstones: it returns the equal e-node stored and -1, or -1 and
+// the slot claimed.
 func (t *nodeTable) insertLive(i int32) (owner, slot int32) {
 	h := t.signature(i)
 	for pos := uint64(h) & t.mask; ; pos = (pos + 1) & t.mask {
