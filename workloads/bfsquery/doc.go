@@ -14,8 +14,9 @@
 // chunk of a few roots runs one root at a time instead where that costs
 // less: the graph measures both (a running mean of each kind's wall time)
 // and picks the cheaper, reporting in Phases what it ran; a single root
-// runs with the arm that measured fastest on the graph's own queries
-// (Options.Arm fixes one). A directed graph (Options.
+// runs with the arm that measures fastest on the graph's own queries, the
+// others measured again once in every few dozen runs (Options.Arm fixes
+// one). A directed graph (Options.
 // Directed, "directed:PATH" specs, ReadDirected) follows out-edges, runs
 // every level top-down on the GPU and takes its parents among the
 // in-neighbours (Transpose). Parents are derived from the levels: the
