@@ -40,9 +40,11 @@ type Options struct {
 	// Arm runs single-root queries on the GPU. Zero picks per graph the
 	// fastest of bfs.DefaultArms on the graph's own queries: the first few
 	// single-root queries try each arm in turn (three runs each after a
-	// warm-up), then the cheapest keeps running (the megakernel on
-	// high-diameter graphs, the device loop on Kronecker graphs, as the
-	// benchmarks measure them).
+	// warm-up), then the cheapest by the median of its latest runs keeps
+	// running (the megakernel on high-diameter graphs, the device loop on
+	// Kronecker graphs, as the benchmarks measure them), and every other
+	// arm runs once more after each 64 of its runs, so a choice made on
+	// noisy trials is corrected.
 	Arm bfs.Arm
 	// BatchWidth is the roots of one multi-source pass, 32 or 64 (0:
 	// DefaultBatchWidth).
