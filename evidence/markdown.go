@@ -95,8 +95,14 @@ func ShortCommit(c string) string {
 
 func mdEscape(s string) string {
 	// quote.Text first: a name with a line break or an escape is quoted.
-	return strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "<", "&lt;").Replace(quote.Text(s))
+	// Brackets are escaped so that a name cannot become a link or an
+	// image ("![x](https://host/p.png)" would load from host where the
+	// report is rendered), and '&' so that an entity in a name ("&lt;")
+	// prints as written instead of as the character it names.
+	return mdReplacer.Replace(quote.Text(s))
 }
+
+var mdReplacer = strings.NewReplacer(`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`, "&", "&amp;", "<", "&lt;")
 
 // staleSuffix marks the heading of a stale run's section.
 const staleSuffix = " (stale: measured on other code)"

@@ -125,7 +125,7 @@ and time against the partition planner's prediction. The flags of the
 single-GPU arms (--arms, --metrics, every --mega-* flag, --check,
 --check-every, --chunk, --barrier-levels, --direction, --batch,
 --batch-width, the --peer-* flags, and --device with --devices) do not
-apply there and are refused.
+apply there and are refused; --partition (the cut) applies only there.
 
 With --devices N --processes the partitioned BFS runs one process per
 GPU: gpuplan starts N child processes of itself, rank i seeing only GPU i

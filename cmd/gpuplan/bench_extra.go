@@ -79,6 +79,8 @@ func (x *benchExtra) apply(o *benchOptions, set map[string]bool) error {
 		return usagef("gpuplan bench frontier: --peer-timeout %v is not positive. Fix: give the longest the Gunrock run may take, for example %v (the default)", x.peerTimeout, bfs.DefaultPeerTimeout)
 	case (x.peerDir != "" || x.peerSamples != 0) && x.peerGunrock == "" && len(x.peers) == 0:
 		return usagef("gpuplan bench frontier: --peer-dir and --peer-samples need a peer. Fix: add --peer NAME=PATH (or --peer-gunrock PATH), or drop them")
+	case set["peer-timeout"] && x.peerGunrock == "" && len(x.peers) == 0:
+		return usagef("gpuplan bench frontier: --peer-timeout needs a peer: it bounds a peer's run. Fix: add --peer NAME=PATH (or --peer-gunrock PATH), or drop --peer-timeout")
 	case x.peerSamples < 0 || x.peerSamples > 100000:
 		return usagef("gpuplan bench frontier: --peer-samples %d is outside 0..100000. Fix: give the peers' samples, or 0 for as many as --samples", x.peerSamples)
 	}

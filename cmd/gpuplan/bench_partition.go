@@ -50,9 +50,13 @@ var partitionedIgnored = []string{"arms", "metrics", "check", "check-every", "ch
 
 // checkPartitionedFlags refuses, in the partitioned mode, the flags given
 // (set) that it would ignore, naming them all; --device is one of them
-// with --devices, which opens devices 0 to N-1.
+// with --devices, which opens devices 0 to N-1. Out of it, it refuses
+// --partition, which only the partitioned BFS reads.
 func (o *benchOptions) checkPartitionedFlags(set map[string]bool) error {
 	if !o.partitioned() {
+		if set["partition"] {
+			return usagef("gpuplan bench frontier: --partition applies only to the partitioned BFS, which runs with --devices N (N > 1) or --simulate-devices P; the single-GPU arms keep the whole graph. Fix: add --devices N or --simulate-devices P, or drop --partition")
+		}
 		return nil
 	}
 	mode := fmt.Sprintf("--devices %d", o.devices)

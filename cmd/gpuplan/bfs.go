@@ -150,7 +150,7 @@ func runBFS(e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	e.logf("bfs", "graph %s: %d vertices, %d edge entries%s (loaded in %s)", g.Name, g.NumVertices(), g.NumEdgeEntries(), map[bool]string{true: ", directed"}[directed], time.Since(t0).Round(time.Millisecond))
+	e.logf("bfs", "graph %s: %d vertices, %d edge entries%s (loaded in %s)", echoName(g.Name), g.NumVertices(), g.NumEdgeEntries(), map[bool]string{true: ", directed"}[directed], time.Since(t0).Round(time.Millisecond))
 	roots := o.rootIDs
 	if roots == nil {
 		if roots, err = frontier.Roots(g, o.roots, o.seed); err != nil {

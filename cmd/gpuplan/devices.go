@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -41,11 +42,25 @@ func (df *deviceFlags) resolve(e *env, cmd string) (occupancy.Device, string, er
 		df.defaulted = defaulted
 		return d, source, err
 	}
-	p, err := occupancy.LookupProfile(df.name)
+	p, err := lookupProfile(df.name, "use one of the known names or load a custom profile with --device-file")
 	if err != nil {
-		return occupancy.Device{}, "", usagef("gpuplan %s: %v", cmd, err)
+		return occupancy.Device{}, "", usagef("gpuplan %s: --device: %v", cmd, err)
 	}
 	return p.Device, p.Short, nil
+}
+
+// lookupProfile is occupancy.LookupProfile, except that the refusal of an
+// unknown name repeats the name as every message repeats an input (quoted,
+// escaped and cut to quote.MaxEcho bytes: a name can be a megabyte) and
+// ends with fix, which names what the caller takes instead of a built-in
+// name (--device-file, a workload's device_file, --device-memory).
+func lookupProfile(name, fix string) (occupancy.Profile, error) {
+	p, err := occupancy.LookupProfile(name)
+	var unknown *occupancy.UnknownDeviceError
+	if errors.As(err, &unknown) {
+		return p, fmt.Errorf("unknown device %s; known devices: %s. Fix: %s", quote.Echo(unknown.Name), strings.Join(unknown.Known, ", "), fix)
+	}
+	return p, err
 }
 
 // loadDeviceFile reads and decodes a device profile file and returns it

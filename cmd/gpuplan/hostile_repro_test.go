@@ -187,43 +187,47 @@ func flagReproCases() []reproCase {
 // fix.
 func TestHostileReproducers(t *testing.T) {
 	for _, tc := range append(reproCases(), flagReproCases()...) {
-		t.Run(tc.name, func(t *testing.T) {
-			args := hostileArgs(t, tc.args)
-			if tc.outside {
-				for i, a := range args {
-					if strings.HasPrefix(a, "testdata") {
-						abs, err := filepath.Abs(a)
-						require.NoError(t, err)
-						args[i] = abs
-					}
-				}
-				t.Chdir(t.TempDir())
-			}
-			if tc.memory != (graphbudget.Memory{}) {
-				withHostMemory(t, tc.memory)
-			}
-			out, errs, code := runCLI(t, tc.stdin, args...)
-			require.Equal(t, tc.code, code, "stdout:\n%s\nstderr:\n%s", out, errs)
-			for _, s := range tc.stderr {
-				assert.Contains(t, errs, s)
-			}
-			for _, s := range tc.noStderr {
-				assert.NotContains(t, errs, s)
-			}
-			assert.Contains(t, errs, "Fix:")
-			if tc.maxStderr > 0 {
-				assert.LessOrEqual(t, len(errs), tc.maxStderr, errs)
-			}
-			lines := strings.Split(strings.TrimSpace(errs), "\n")
-			if tc.progress {
-				lines = lines[len(lines)-1:]
-				assert.Contains(t, lines[0], "Fix:")
-			}
-			assert.Len(t, lines, 1, "one error line: %q", errs)
-			assertNoForgedLine(t, out)
-			assertNoForgedLine(t, errs)
-		})
+		t.Run(tc.name, func(t *testing.T) { runRepro(t, tc) })
 	}
+}
+
+// runRepro runs one reproducer and checks its refusal.
+func runRepro(t *testing.T, tc reproCase) {
+	t.Helper()
+	args := hostileArgs(t, tc.args)
+	if tc.outside {
+		for i, a := range args {
+			if strings.HasPrefix(a, "testdata") {
+				abs, err := filepath.Abs(a)
+				require.NoError(t, err)
+				args[i] = abs
+			}
+		}
+		t.Chdir(t.TempDir())
+	}
+	if tc.memory != (graphbudget.Memory{}) {
+		withHostMemory(t, tc.memory)
+	}
+	out, errs, code := runCLI(t, tc.stdin, args...)
+	require.Equal(t, tc.code, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+	for _, s := range tc.stderr {
+		assert.Contains(t, errs, s)
+	}
+	for _, s := range tc.noStderr {
+		assert.NotContains(t, errs, s)
+	}
+	assert.Contains(t, errs, "Fix:")
+	if tc.maxStderr > 0 {
+		assert.LessOrEqual(t, len(errs), tc.maxStderr, errs)
+	}
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if tc.progress {
+		lines = lines[len(lines)-1:]
+		assert.Contains(t, lines[0], "Fix:")
+	}
+	assert.Len(t, lines, 1, "one error line: %q", errs)
+	assertNoForgedLine(t, out)
+	assertNoForgedLine(t, errs)
 }
 
 // TestTenMegabyteVertexID reads an edge list whose second line's vertex id

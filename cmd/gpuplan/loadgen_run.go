@@ -19,6 +19,7 @@ import (
 
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsserve"
 )
 
@@ -331,9 +332,9 @@ func (d *loadDriver) remote(ctx context.Context) ([]loadRow, error) {
 	}
 	switch {
 	case g == nil:
-		return nil, fmt.Errorf("the server at %s serves no graph %q. Fix: give --name one of its graphs (GET /v1/graphs lists them)", d.o.url, name)
+		return nil, fmt.Errorf("the server at %s serves no graph %s. Fix: give --name one of its graphs (GET /v1/graphs lists them)", d.o.url, quote.Echo(name))
 	case g.Vertices != d.g.NumVertices():
-		return nil, fmt.Errorf("--graph %s has %d vertices but the server's graph %q has %d. Fix: give --graph the spec the server loaded", d.o.graph, d.g.NumVertices(), name, g.Vertices)
+		return nil, fmt.Errorf("--graph %s has %d vertices but the server's graph %s has %d. Fix: give --graph the spec the server loaded", echoName(d.o.graph), d.g.NumVertices(), quote.Echo(name), g.Vertices)
 	}
 	st := setting{mode: evidence.LoadBatched, window: time.Duration(info.Batching.WindowNS), maxBatch: info.Batching.MaxBatch}
 	if st.maxBatch == 1 {

@@ -150,7 +150,7 @@ func (o *partitionOptions) parseNames(names string, count int) error {
 	}
 	for d := range count {
 		name := strings.TrimSpace(list[min(d, len(list)-1)])
-		p, err := occupancy.LookupProfile(name)
+		p, err := lookupProfile(name, "use one of the known names, or --device-memory BYTES for a device that is none of them")
 		if err != nil {
 			return usagef("gpuplan partition: --device: %v", err)
 		}

@@ -89,7 +89,7 @@ func runPlan(e *env, args []string) error {
 // name, or a profile file resolved against the workload file's directory.
 func resolvePlanDevice(e *env, w *megakernel.Workload, source, dir string) (occupancy.Device, string, error) {
 	if w.Device != nil {
-		p, err := occupancy.LookupProfile(*w.Device)
+		p, err := lookupProfile(*w.Device, "use one of the known names, or give the path of a profile JSON as device_file instead")
 		if err != nil {
 			return occupancy.Device{}, "", &megakernel.WorkloadError{Source: source, Field: "device", Err: err}
 		}
