@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"maps"
 	"net/http"
+	neturl "net/url"
 	"runtime"
 	"slices"
 	"strings"
@@ -332,7 +333,7 @@ func (d *loadDriver) remote(ctx context.Context) ([]loadRow, error) {
 	}
 	switch {
 	case g == nil:
-		return nil, fmt.Errorf("the server at %s serves no graph %s. Fix: give --name one of its graphs (GET /v1/graphs lists them)", d.o.url, quote.Echo(name))
+		return nil, fmt.Errorf("the server at %s serves no graph %s. Fix: give --name one of its graphs (GET /v1/graphs lists them)", quote.Echo(d.o.url), quote.Echo(name))
 	case g.Vertices != d.g.NumVertices():
 		return nil, fmt.Errorf("--graph %s has %d vertices but the server's graph %s has %d. Fix: give --graph the spec the server loaded", echoName(d.o.graph), d.g.NumVertices(), quote.Echo(name), g.Vertices)
 	}
@@ -359,18 +360,28 @@ func remoteGraphs(ctx context.Context, url string) (*bfsserve.GraphsResponse, er
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url+"/v1/graphs", nil)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("--url %s: %w. Fix: give the server's base URL, for example http://127.0.0.1:8080", quote.Echo(url), urlCause(err))
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("--url %s: %w. Fix: start gpuplan serve there first", url, err)
+		return nil, fmt.Errorf("--url %s: %w. Fix: start gpuplan serve there first", quote.Echo(url), urlCause(err))
 	}
 	defer resp.Body.Close()
 	var out bfsserve.GraphsResponse
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("--url %s: GET /v1/graphs did not list graphs (status %d). Fix: point --url at gpuplan serve", url, resp.StatusCode)
+		return nil, fmt.Errorf("--url %s: GET /v1/graphs did not list graphs (status %d). Fix: point --url at gpuplan serve", quote.Echo(url), resp.StatusCode)
 	}
 	return &out, nil
+}
+
+// urlCause is a request's error without the URL that *url.Error repeats
+// whole: the message names the URL once, quoted and cut.
+func urlCause(err error) error {
+	var ue *neturl.Error
+	if errors.As(err, &ue) && ue.Err != nil {
+		return ue.Err
+	}
+	return err
 }
 
 // report prints the table, writes the evidence and the chart, and fails

@@ -1,11 +1,16 @@
 package bfsserve
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/internal/strictjson"
 	"github.com/gpuplan/gpuplan/planners"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
@@ -49,10 +54,17 @@ func badField(field, msg, fix string) *Error {
 	return &Error{Status: http.StatusBadRequest, Code: CodeBadRequest, Field: field, Msg: fmt.Sprintf("%s: %s. Fix: %s", field, msg, fix)}
 }
 
-// unknownGraph is the 404 of a graph that was never loaded.
+// unknownGraph is the 404 of a graph that was never loaded. The name
+// comes from the request's path: it is repeated quoted and cut
+// (quote.Echo), and suggested as a --graph name only where it is one
+// (CheckName).
 func unknownGraph(name string, infos []graphInfo) *Error {
+	start := "start the server with --graph NAME=SPEC"
+	if CheckName(name) == nil {
+		start = fmt.Sprintf("start the server with --graph %s=SPEC", name)
+	}
 	return &Error{Status: http.StatusNotFound, Code: CodeNotFound, Field: "graph",
-		Msg: fmt.Sprintf("graph: %q is not loaded. Fix: query one of the loaded graphs (%s; GET /v1/graphs lists them), or start the server with --graph %s=SPEC", name, names(infos), name)}
+		Msg: fmt.Sprintf("graph: %s is not loaded. Fix: query one of the loaded graphs (%s; GET /v1/graphs lists them), or %s", quote.Echo(name), names(infos), start)}
 }
 
 // queueFull is the 429 of a graph whose queue is full.
@@ -131,4 +143,41 @@ func asError(err error) *Error {
 		return fromContext(err)
 	}
 	return &Error{Status: http.StatusInternalServerError, Code: CodeInternal, Msg: fmt.Sprintf("%v. Fix: report this failure with the request that caused it", err)}
+}
+
+// withoutAddress returns the cause of a request's or a listener's error
+// without the URL or address that net/http and net repeat in it whole
+// (*url.Error, *net.OpError, *net.AddrError, *net.DNSError), for a message
+// that names the URL or address once, quoted and cut. Other errors are
+// returned as they are.
+func withoutAddress(err error) error {
+	for {
+		var ue *url.Error
+		var oe *net.OpError
+		var ae *net.AddrError
+		var de *net.DNSError
+		switch {
+		case errors.As(err, &ue) && ue.Err != nil:
+			err = ue.Err
+		case errors.As(err, &oe) && oe.Err != nil:
+			err = oe.Err
+		case errors.As(err, &ae):
+			return errors.New(ae.Err)
+		case errors.As(err, &de):
+			return errors.New(de.Err)
+		default:
+			return err
+		}
+	}
+}
+
+// bodyMessage is what an error response's body says, to repeat in a
+// message: its error text when it is the API's Error, else the body; either
+// quoted and cut (quote.Echo), as the body comes from the server.
+func bodyMessage(body []byte) string {
+	var e Error
+	if json.Unmarshal(body, &e) == nil && e.Msg != "" {
+		return quote.Echo(e.Msg)
+	}
+	return quote.Echo(string(bytes.TrimSpace(body)))
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -165,14 +166,14 @@ func (c *LoadConfig) check() error {
 func checkLoopback(raw string) error {
 	u, err := url.Parse(raw)
 	if err != nil || u.Scheme != "http" || u.Host == "" {
-		return &ConfigError{Field: "URL", Msg: fmt.Sprintf("%q is not an http:// URL", raw), Fix: "give the server's base URL, for example http://127.0.0.1:8080"}
+		return &ConfigError{Field: "URL", Msg: fmt.Sprintf("%s is not an http:// URL", quote.Echo(raw)), Fix: "give the server's base URL, for example http://127.0.0.1:8080"}
 	}
 	host := u.Hostname()
 	if host == "localhost" {
 		return nil
 	}
 	if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
-		return &ConfigError{Field: "URL", Msg: fmt.Sprintf("host %q is not a loopback address", host), Fix: "drive a server on this machine, at 127.0.0.1 or [::1]"}
+		return &ConfigError{Field: "URL", Msg: fmt.Sprintf("host %s is not a loopback address", quote.Echo(host)), Fix: "drive a server on this machine, at 127.0.0.1 or [::1]"}
 	}
 	return nil
 }
@@ -333,12 +334,12 @@ func (r *loadRun) send(ctx context.Context, q bfsquery.Query, leave bool, rng *r
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(queryBody(q)))
 	if err != nil {
-		return QueryResponse{}, 0, err
+		return QueryResponse{}, 0, withoutAddress(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := r.client.Do(req)
 	if err != nil {
-		return QueryResponse{}, 0, err
+		return QueryResponse{}, 0, withoutAddress(err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
@@ -349,7 +350,7 @@ func (r *loadRun) send(ctx context.Context, q bfsquery.Query, leave bool, rng *r
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
 		return QueryResponse{}, 0, &refusedError{resp.StatusCode}
 	case resp.StatusCode != http.StatusOK:
-		return QueryResponse{}, 0, fmt.Errorf("status %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+		return QueryResponse{}, 0, fmt.Errorf("status %d: %s", resp.StatusCode, bodyMessage(body))
 	}
 	var a QueryResponse
 	if err := json.Unmarshal(body, &a); err != nil {
@@ -572,20 +573,21 @@ func scrapeFamilies(ctx context.Context, client *http.Client, baseURL string) (m
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, baseURL+"/metrics", nil)
 	if err != nil {
-		return nil, err
+		return nil, withoutAddress(err)
 	}
+	at := quote.Echo(baseURL + "/metrics")
 	resp, err := client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("reading %s/metrics: %w. Fix: check that the server is running", baseURL, err)
+		return nil, fmt.Errorf("reading %s: %w. Fix: check that the server is running", at, withoutAddress(err))
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("reading %s/metrics: status %d. Fix: point at a gpuplan server", baseURL, resp.StatusCode)
+		return nil, fmt.Errorf("reading %s: status %d. Fix: point at a gpuplan server", at, resp.StatusCode)
 	}
 	p := expfmt.NewTextParser(model.UTF8Validation)
 	families, err := p.TextToMetricFamilies(io.LimitReader(resp.Body, 64<<20))
 	if err != nil {
-		return nil, fmt.Errorf("reading %s/metrics: %w. Fix: point at a gpuplan server", baseURL, err)
+		return nil, fmt.Errorf("reading %s: %s. Fix: point at a gpuplan server", at, quote.Echo(err.Error()))
 	}
 	return families, nil
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gpuplan/gpuplan/executor"
+	"github.com/gpuplan/gpuplan/internal/quote"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -322,15 +323,16 @@ func Listen(addr string) (net.Listener, error) {
 	if addr == "" {
 		addr = DefaultAddr
 	}
+	at := quote.Echo(addr)
 	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, fmt.Errorf("listen address %q: %v. Fix: give HOST:PORT, for example 127.0.0.1:8080", addr, err)
+		return nil, fmt.Errorf("listen address %s: %v. Fix: give HOST:PORT, for example 127.0.0.1:8080", at, withoutAddress(err))
 	}
 	l, err := net.Listen("tcp", addr)
 	switch {
 	case errors.Is(err, syscall.EADDRINUSE):
-		return nil, fmt.Errorf("listen address %s: the port is in use by another process. Fix: stop that process, or listen on another port (for example 127.0.0.1:0 picks a free one)", addr)
+		return nil, fmt.Errorf("listen address %s: the port is in use by another process. Fix: stop that process, or listen on another port (for example 127.0.0.1:0 picks a free one)", at)
 	case err != nil:
-		return nil, fmt.Errorf("listen address %s: %v. Fix: give an address of this machine, for example 127.0.0.1:8080", addr, err)
+		return nil, fmt.Errorf("listen address %s: %v. Fix: give an address of this machine, for example 127.0.0.1:8080", at, withoutAddress(err))
 	}
 	return l, nil
 }
