@@ -2,12 +2,18 @@ package main
 
 import (
 	"net"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
+
+// warnBurst is the request warnings a server logs in each period
+// (bfsserve's bound).
+const warnBurst = 5
 
 // gpuplan load repeats a --url it cannot scrape or list graphs from
 // quoted and cut, once: a 3000-byte path makes one short line.
@@ -35,6 +41,49 @@ func TestLoadURLIsQuotedAndCut(t *testing.T) {
 			assert.NotContains(t, errs, strings.Repeat("a", 300))
 			assert.Equal(t, 1, strings.Count(errs, "\n"), "%q", errs)
 			assertNoForgedLine(t, errs)
+		})
+	}
+}
+
+// gpuplan load on graphs of 4 vertices or fewer answers its serial
+// setting's queries (the default budget holds a query of --targets 16 with
+// parents), where every one was refused with 503, the command exited 0 and
+// wrote a WARN line per refusal; a setting whose every query is refused
+// fails the command with one line naming it and the first refusal, the
+// warnings before it bounded.
+func TestLoadOnTinyGraphs(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "three.el")
+	require.NoError(t, os.WriteFile(path, []byte("0 1\n1 2\n"), 0o644))
+	tests := []struct {
+		name  string
+		args  []string
+		code  int
+		last  string
+		lines int // the most lines of standard error
+	}{
+		{"grid:2", []string{"--graph", "grid:2"}, exitOK, "", 4},
+		{"a 3-vertex edge list", []string{"--graph", "file:" + path}, exitOK, "", 4},
+		{"a 3-vertex directed list", []string{"--graph", "directed:" + path}, exitOK, "", 4},
+		{"grid:2, more targets than the budget holds", []string{"--graph", "grid:2", "--targets", "65536"}, exitFailure,
+			"gpuplan load: 1 of 2 settings answered no query, the server refused every one: grid-2 serial window 0s clients 1 (", 4 + 2*warnBurst},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"load", "--cpu", "--clients", "1", "--windows", "0", "--duration", "300ms", "--warmup", "0"}, tc.args...)
+			out, errs, code := runCLI(t, "", args...)
+			require.Equal(t, tc.code, code, "stdout:\n%s\nstderr:\n%s", out, errs)
+			lines := strings.Split(strings.TrimSpace(errs), "\n")
+			assert.LessOrEqual(t, len(lines), tc.lines, errs)
+			if tc.code == exitOK {
+				assert.NotContains(t, errs, "WARN")
+				assert.Regexp(t, `serial, 1 clients: \d+ queries/s, .*; [1-9]\d* answered, .* 0 refused, 0 failed`, errs)
+				return
+			}
+			last := lines[len(lines)-1]
+			assert.True(t, strings.HasPrefix(last, tc.last), last)
+			assert.Contains(t, last, `the first refusal: refused with 503: "query: the query alone needs`)
+			assert.Contains(t, last, ". Fix: ask for fewer --targets")
+			assert.Contains(t, errs, `msg="failed or refused requests not logged"`)
 		})
 	}
 }

@@ -422,9 +422,10 @@ func (d *loadDriver) report(rows []loadRow) error {
 }
 
 // loadFailures is the error of a run whose answers were wrong, whose
-// queries failed or whose soak leaked.
+// queries failed, whose soak leaked, or one of whose settings had every
+// query refused.
 func loadFailures(rows []loadRow) error {
-	var errs []error
+	errs := []error{refusedSettings(rows)}
 	for i := range rows {
 		r := &rows[i]
 		key := r.Key()
@@ -439,6 +440,38 @@ func loadFailures(rows []loadRow) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// maxRefusedKeys is the most settings a refusal names; it counts the
+// rest.
+const maxRefusedKeys = 4
+
+// refusedSettings is the one-line error of the settings whose every query
+// the server refused (none answered), naming the first few and the first
+// refusal, or nil.
+func refusedSettings(rows []loadRow) error {
+	var keys []string
+	n, first := 0, ""
+	for i := range rows {
+		r := &rows[i]
+		if r.Answered > 0 || r.Refused == 0 {
+			continue
+		}
+		if n++; n <= maxRefusedKeys {
+			keys = append(keys, fmt.Sprintf("%s (%d refused)", r.Key(), r.Refused))
+		}
+		if first == "" {
+			first = r.result.FirstRefusal
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > maxRefusedKeys {
+		keys = append(keys, fmt.Sprintf("and %d more", n-maxRefusedKeys))
+	}
+	return fmt.Errorf("%d of %d settings answered no query, the server refused every one: %s; the first refusal: %s. Fix: ask for fewer --targets, or serve the graph with a budget that holds its queries (gpuplan serve --budget-mib) and drive it with --url",
+		n, len(rows), strings.Join(keys, ", "), first)
 }
 
 // loadJSON is the --json report.

@@ -110,7 +110,7 @@ func parseServeArgs(e *env, args []string) (*serveOptions, error) {
 	f.DurationVar(&o.cfg.Window, "window", bfsserve.DefaultWindow, "batching window: how long a graph's first queued query waits for others (0: none)")
 	f.IntVar(&o.cfg.MaxBatch, "max-batch", bfsserve.DefaultMaxBatch, "most distinct roots of one batch (1: one query at a time)")
 	f.IntVar(&o.cfg.QueueDepth, "queue", bfsserve.DefaultQueueDepth, "queries each graph holds queued before refusing with 429")
-	f.Uint64Var(&o.budgetMiB, "budget-mib", 0, "memory one batch may hold, in MiB (0: a full batch over every vertex)")
+	f.Uint64Var(&o.budgetMiB, "budget-mib", 0, "memory one batch may hold, in MiB (0: a full batch of queries over every vertex, or of 1024 targets on a smaller graph)")
 	f.Int64Var(&o.cfg.MaxBodyBytes, "max-body", bfsserve.DefaultMaxBodyBytes, "largest request body in bytes")
 	f.DurationVar(&o.cfg.Timeout, "timeout", bfsserve.DefaultTimeout, "each request's deadline")
 	f.DurationVar(&o.drain, "drain", 30*time.Second, "how long shutdown waits for the queries in flight")

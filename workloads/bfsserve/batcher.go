@@ -3,6 +3,7 @@ package bfsserve
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"log/slog"
 	"sync/atomic"
@@ -70,12 +71,47 @@ func newBatcher(s *Server, g *bfsquery.Graph, info graphInfo) (*batcher, error) 
 	b.relabel(g)
 	if b.budget == 0 {
 		var err error
-		full := g.Footprint(bfsquery.Query{Parents: true})
-		if b.budget, err = defaultBudget(info.Resident, full, s.cfg.MaxBatch); err != nil {
+		if b.budget, err = defaultBudget(info.Resident, budgetQuery(g), s.cfg.MaxBatch); err != nil {
 			return nil, err
 		}
 	}
+	if err := b.holdsOneQuery(g); err != nil {
+		return nil, err
+	}
 	return b, nil
+}
+
+// budgetQuery is the footprint the default budget holds for each query of
+// a full batch: the larger of a query over every vertex with parents and
+// one of BudgetTargets targets with parents. On a graph of few vertices
+// the second is the larger: a query's answer holds a level for each
+// target, repeats included.
+func budgetQuery(g *bfsquery.Graph) bfsquery.Footprint {
+	full := g.Footprint(bfsquery.Query{Parents: true})
+	targets := make([]int32, BudgetTargets)
+	for i := range targets {
+		targets[i] = int32(i % g.Vertices())
+	}
+	few := g.Footprint(bfsquery.Query{Targets: targets, Parents: true})
+	if few.Frontier+few.Output > full.Frontier+full.Output {
+		return few
+	}
+	return full
+}
+
+// holdsOneQuery refuses a budget that does not hold the graph and one
+// query of one target: every query of the graph would be refused.
+func (b *batcher) holdsOneQuery(g *bfsquery.Graph) error {
+	one := b.multiQuery(0, g.Footprint(bfsquery.Query{Targets: []int32{0}}))
+	_, err := planners.PlanMultiQueryExecution([]planners.MultiQuery{one}, b.budget)
+	var me *planners.MultiQueryError
+	if !errors.As(err, &me) || me.Kind != planners.MultiQueryOverBudget {
+		return err
+	}
+	need := me.RequiredBytes
+	return &ConfigError{Field: "BudgetBytes",
+		Msg: fmt.Sprintf("%d bytes do not hold graph %s and one query of one target (%d bytes), so every query would be refused", b.budget, b.info.Name, need),
+		Fix: fmt.Sprintf("give at least %d bytes (gpuplan serve --budget-mib %d), or 0 for the default, a full batch", need, (need+1<<20-1)>>20)}
 }
 
 // relabel takes the series labels of g, the graph as now resident.
@@ -321,8 +357,8 @@ func distinctJobs(jobs []*job) int {
 	return len(seen)
 }
 
-// defaultBudget is a full batch of MaxBatch queries over every vertex
-// with parents, and the graph.
+// defaultBudget is a full batch of maxBatch queries of perQuery's
+// footprint (budgetQuery), and the graph.
 func defaultBudget(graph uint64, perQuery bfsquery.Footprint, maxBatch int) (uint64, error) {
 	q, err := checked.Add(perQuery.Frontier, perQuery.Output, "query bytes")
 	if err != nil {

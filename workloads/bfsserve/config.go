@@ -37,6 +37,11 @@ const (
 	DefaultMaxJSONLevels = 1 << 16
 	// DefaultMaxBatchQueries is the most queries one batch request holds.
 	DefaultMaxBatchQueries = 1024
+	// BudgetTargets is the targets of the smallest query the default
+	// budget holds for each query of a full batch, with parents, beside
+	// one over every vertex: on a graph of fewer vertices than a query's
+	// targets (gpuplan load sends 16), that query is the larger.
+	BudgetTargets = 1 << 10
 	// DefaultRecoverBackoff is the first wait between attempts to reopen
 	// the graphs after a fault; it doubles up to 30 s.
 	DefaultRecoverBackoff = 100 * time.Millisecond
@@ -71,9 +76,12 @@ type Config struct {
 	Timeout time.Duration
 	// BudgetBytes is the memory one batch may hold: the graph plus, for
 	// each query, its multi-source state, its root's levels and its answer
-	// (0: a full batch of MaxBatch queries over every vertex). The
+	// (0: a full batch of MaxBatch queries, each over every vertex or of
+	// BudgetTargets targets, with parents, whichever needs more). The
 	// multi-query plan splits a batch into groups that fit; a query that
-	// alone does not fit is refused with 503 and the plan's numbers.
+	// alone does not fit is refused with 503 and the plan's numbers. New
+	// refuses a budget that does not hold a graph and one query of one
+	// target.
 	BudgetBytes uint64
 	// MaxJSONLevels is the most levels one JSON answer carries (0:
 	// DefaultMaxJSONLevels).

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/gpuplan/gpuplan/internal/strictjson"
@@ -73,13 +74,68 @@ func (s *Server) route(mux *http.ServeMux, method, path, name string, fn apiFunc
 		}
 		status := rec.code()
 		s.metrics.requests.WithLabelValues(s.requestSeries(r).values(name, code(status))...).Observe(time.Since(start).Seconds())
-		level := slog.LevelDebug
-		if status >= 500 {
-			level = slog.LevelWarn
+		attrs := []any{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", status), slog.Duration("elapsed", time.Since(start)), slog.String("remote", r.RemoteAddr)}
+		if status < 500 {
+			s.log.Log(r.Context(), slog.LevelDebug, "request", attrs...)
+			return
 		}
-		s.log.Log(r.Context(), level, "request", slog.String("method", r.Method), slog.String("path", r.URL.Path),
-			slog.Int("status", status), slog.Duration("elapsed", time.Since(start)), slog.String("remote", r.RemoteAddr))
+		ok, skipped := s.warns.allow(time.Now())
+		if !ok {
+			return
+		}
+		if skipped > 0 {
+			attrs = append(attrs, slog.Int64("not_logged", skipped))
+		}
+		s.log.Log(r.Context(), slog.LevelWarn, "request", attrs...)
 	})
+}
+
+// Bounds of the request warnings: the first warnBurst failed or refused
+// requests (status 500 and over) of each warnPeriod are logged at WARN,
+// the rest counted.
+const (
+	warnBurst  = 5
+	warnPeriod = 10 * time.Second
+)
+
+// warnLimit bounds the WARN lines of failed and refused requests, so that
+// a server refusing every query does not write a line per query: the
+// first warnBurst of each warnPeriod are logged, and the next line logged
+// (or Shutdown) says how many were not.
+type warnLimit struct {
+	mu      sync.Mutex
+	start   time.Time
+	logged  int
+	skipped int64
+}
+
+// allow reports whether a warning at now is logged and, when it is, how
+// many were not since the last one.
+func (w *warnLimit) allow(now time.Time) (bool, int64) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if now.Sub(w.start) >= warnPeriod {
+		w.start, w.logged = now, 0
+	}
+	if w.logged >= warnBurst {
+		w.skipped++
+		return false, 0
+	}
+	w.logged++
+	skipped := w.skipped
+	w.skipped = 0
+	return true, skipped
+}
+
+// flush returns the warnings not logged since the last one, and forgets
+// them.
+func (w *warnLimit) flush() int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	skipped := w.skipped
+	w.skipped = 0
+	return skipped
 }
 
 // requestSeries returns the series labels of the loaded graph a request

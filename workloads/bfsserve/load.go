@@ -118,8 +118,10 @@ type LoadResult struct {
 	Checked    int64 `json:"checked"`
 	Mismatches int64 `json:"mismatches"`
 	Unchecked  int64 `json:"unchecked"`
-	// FirstFailure and FirstMismatch describe the first of each.
+	// FirstFailure, FirstRefusal and FirstMismatch describe the first of
+	// each.
 	FirstFailure  string `json:"first_failure,omitempty"`
+	FirstRefusal  string `json:"first_refusal,omitempty"`
 	FirstMismatch string `json:"first_mismatch,omitempty"`
 }
 
@@ -186,7 +188,8 @@ type loadRun struct {
 	answered, refused, failed, abandoned atomic.Int64
 	checked, mismatches, unchecked       atomic.Int64
 	mu                                   sync.Mutex
-	firstFailure, firstMismatch          string
+	firstFailure, firstRefusal           string
+	firstMismatch                        string
 	checks                               []check
 }
 
@@ -319,10 +322,14 @@ func (r *loadRun) draw(rng *rand.Rand) bfsquery.Query {
 	return q
 }
 
-// refusedError is a query the server refused for load.
-type refusedError struct{ status int }
+// refusedError is a query the server refused for load, with the status
+// and the message (quoted and cut) it answered.
+type refusedError struct {
+	status int
+	msg    string
+}
 
-func (e *refusedError) Error() string { return fmt.Sprintf("refused with %d", e.status) }
+func (e *refusedError) Error() string { return fmt.Sprintf("refused with %d: %s", e.status, e.msg) }
 
 // send posts one query and decodes its answer; a leaving client cancels
 // it at a random moment within 2 ms.
@@ -348,7 +355,7 @@ func (r *loadRun) send(ctx context.Context, q bfsquery.Query, leave bool, rng *r
 	}
 	switch {
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable:
-		return QueryResponse{}, 0, &refusedError{resp.StatusCode}
+		return QueryResponse{}, 0, &refusedError{status: resp.StatusCode, msg: bodyMessage(body)}
 	case resp.StatusCode != http.StatusOK:
 		return QueryResponse{}, 0, fmt.Errorf("status %d: %s", resp.StatusCode, bodyMessage(body))
 	}
@@ -373,18 +380,19 @@ func queryBody(q bfsquery.Query) []byte {
 	return append(b, "]}"...)
 }
 
-// failure counts a failed or refused query and keeps the first failure.
+// failure counts a failed or refused query and keeps the first of each.
 func (r *loadRun) failure(err error) {
-	var re *refusedError
-	if errors.As(err, &re) {
+	first := &r.firstFailure
+	if re := (*refusedError)(nil); errors.As(err, &re) {
 		r.refused.Add(1)
-		return
+		first = &r.firstRefusal
+	} else {
+		r.failed.Add(1)
 	}
-	r.failed.Add(1)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.firstFailure == "" {
-		r.firstFailure = err.Error()
+	if *first == "" {
+		*first = err.Error()
 	}
 }
 
@@ -447,7 +455,7 @@ func (r *loadRun) result(stats []clientStats, elapsed time.Duration) LoadResult 
 	res := LoadResult{Clients: r.cfg.Clients, Answered: r.answered.Load(), Refused: r.refused.Load(), Failed: r.failed.Load(),
 		Abandoned: r.abandoned.Load(), Elapsed: elapsed, Batches: map[int]int64{},
 		Checked: r.checked.Load(), Mismatches: r.mismatches.Load(), Unchecked: r.unchecked.Load(),
-		FirstFailure: r.firstFailure, FirstMismatch: r.firstMismatch}
+		FirstFailure: r.firstFailure, FirstRefusal: r.firstRefusal, FirstMismatch: r.firstMismatch}
 	var lat []time.Duration
 	var weighted float64
 	for _, st := range stats {

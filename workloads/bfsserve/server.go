@@ -80,6 +80,8 @@ type Server struct {
 	// shutdown closes them at once, where the HTTP server would wait five
 	// seconds for them (a client's transport dials such spares).
 	fresh map[net.Conn]struct{}
+	// warns bounds the request warnings logged.
+	warns warnLimit
 }
 
 // New opens the residency and returns a server over its graphs, its
@@ -428,6 +430,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.cur.Store(nil)
 	errs = append(errs, closeResidency(s.res))
 	s.res, s.graphs = nil, nil
+	if skipped := s.warns.flush(); skipped > 0 {
+		s.log.Warn("failed or refused requests not logged", slog.Int64("requests", skipped), slog.Int("logged_per_period", warnBurst), slog.Duration("period", warnPeriod))
+	}
 	s.log.Info("stopped")
 	return errors.Join(errs...)
 }
