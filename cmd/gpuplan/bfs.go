@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"path/filepath"
@@ -157,7 +156,11 @@ func runBFS(e *env, args []string) error {
 			return err
 		}
 	}
-	if err := checkAnswerSize(o, g.NumVertices(), len(roots)); err != nil {
+	qs := make([]bfsquery.Query, len(roots))
+	for i, root := range roots {
+		qs[i] = bfsquery.Query{Root: root, Targets: o.targets, MaxDepth: int32(o.maxDepth), Parents: o.parents}
+	}
+	if err := checkAnswerSize(o, g, directed, qs); err != nil {
 		return err
 	}
 	r, closeGraph, where, err := openQueryGraph(g, directed, o.cpu, o.device)
@@ -165,10 +168,6 @@ func runBFS(e *env, args []string) error {
 		return err
 	}
 	defer closeGraph()
-	qs := make([]bfsquery.Query, len(roots))
-	for i, root := range roots {
-		qs[i] = bfsquery.Query{Root: root, Targets: o.targets, MaxDepth: int32(o.maxDepth), Parents: o.parents}
-	}
 	t1 := time.Now()
 	as, err := r.Batch(context.Background(), qs)
 	if err != nil {
@@ -241,44 +240,40 @@ func writeAnswers(e *env, o *bfsOptions, set *bfsquery.Answers) error {
 	if o.out == "" {
 		return set.WriteCSV(e.stdout)
 	}
-	var buf bytes.Buffer
-	var err error
+	write := set.WriteCSV
 	if binary {
-		err = set.WriteBinary(&buf)
-	} else {
-		err = set.WriteCSV(&buf)
+		write = set.WriteBinary
 	}
-	if err != nil {
+	if err := writeFileAtomicFrom(o.out, write); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(o.out, buf.Bytes()); err != nil {
-		return err
-	}
-	e.logf("bfs", "wrote %d answers to %s (%s)", len(set.Answers), o.out, map[bool]string{true: "binary", false: "CSV"}[binary])
+	e.logf("bfs", "wrote %d answers to %s (%s)", len(set.Answers), echoName(o.out), map[bool]string{true: "binary", false: "CSV"}[binary])
 	return nil
 }
 
 // Host bytes of one answer entry (one root and one vertex or target): its
-// level in the traversal's view and in the answer, as much again for its
-// parent with --parents, and its encoding: a CSV row or an indented JSON
-// value (encoded, then indented) at most, or the binary format's 4 bytes
-// of level and of parent.
+// level in the answer, as much again for its parent with --parents, and,
+// with --json, its encoding, an indented JSON value (encoded, then
+// indented) at most; CSV and the binary format are streamed to their
+// output. On a GPU the traversal reads each entry's level (and parent)
+// back into the host's view of its root, viewEntryBytes more.
 const (
-	entryBytes       = 8
-	entryTextBytes   = 48
-	entryBinaryBytes = 4
+	entryBytes     = 4
+	viewEntryBytes = 4
+	entryJSONBytes = 48
 )
 
 // checkAnswerSize refuses, before any traversal runs, answers that standard
 // output does not take (more than maxStdoutRows rows of CSV or JSON) or
-// that the host memory does not hold: the roots times the vertices (or
-// targets) each, at entry bytes apiece.
-func checkAnswerSize(o *bfsOptions, vertices, roots int) error {
-	perRoot := vertices
+// that the host memory does not hold with the traversal that computes them:
+// the queries times the vertices (or targets) each, at entry bytes apiece,
+// and traversalBytes.
+func checkAnswerSize(o *bfsOptions, g *frontier.CSR, directed bool, qs []bfsquery.Query) error {
+	roots, perRoot := len(qs), g.NumVertices()
 	if o.targets != nil {
 		perRoot = len(o.targets)
 	}
-	rows, err := checked.Mul(uint64(max(roots, 0)), uint64(max(perRoot, 0)), "answer rows")
+	rows, err := checked.Mul(uint64(roots), uint64(max(perRoot, 0)), "answer rows")
 	if err != nil {
 		return fmt.Errorf("%w. Fix: ask for fewer roots or name --targets", err)
 	}
@@ -286,7 +281,21 @@ func checkAnswerSize(o *bfsOptions, vertices, roots int) error {
 		return usagef("gpuplan bfs: %d roots over %d vertices or targets each are %d rows, too many for standard output (at most %d). Fix: write them to a file with -o FILE (the binary format for large answers), or ask for fewer roots or --targets",
 			roots, perRoot, rows, maxStdoutRows)
 	}
-	need, err := checked.Mul(rows, answerEntryBytes(o), "answer bytes")
+	answers, err := checked.Mul(rows, answerEntryBytes(o), "answer bytes")
+	if err != nil {
+		return fmt.Errorf("%w. Fix: ask for fewer roots or name --targets", err)
+	}
+	traversal, err := traversalBytes(o, g, directed, qs, rows)
+	if err != nil {
+		return fmt.Errorf("%w. Fix: ask for fewer roots or name --targets, or ask for a smaller graph", err)
+	}
+	return checkAnswerMemory(roots, perRoot, answers, traversal)
+}
+
+// checkAnswerMemory refuses answers and traversal bytes that the host
+// memory does not hold, with a tenth of it left for the runtime.
+func checkAnswerMemory(roots, perRoot int, answers, traversal uint64) error {
+	need, err := checked.Add(answers, traversal, "answer and traversal bytes")
 	m := hostMemory()
 	if err == nil && (m.Bytes == 0 || need <= m.Bytes-m.Bytes/10) {
 		return nil
@@ -295,15 +304,30 @@ func checkAnswerSize(o *bfsOptions, vertices, roots int) error {
 	if m.Bound != "" {
 		within = " within " + m.Bound
 	}
-	return fmt.Errorf("the answers of %d roots over %d vertices or targets each need about %d bytes of host memory, but %d are available%s. Fix: ask for fewer roots (--roots, --root-ids) or name --targets, and run the rest in further runs",
-		roots, perRoot, need, m.Bytes, within)
+	return fmt.Errorf("the answers of %d roots over %d vertices or targets each need about %d bytes of host memory and their traversal about %d more, %d in all, but %d are available%s. Fix: ask for fewer roots (--roots, --root-ids) or name --targets, and run the rest in further runs, or ask for a smaller graph",
+		roots, perRoot, answers, traversal, checked.SaturatingAdd(answers, traversal), m.Bytes, within)
+}
+
+// traversalBytes is the host memory the traversal of qs holds beside the
+// graph and the answers: on the CPU (--cpu, or a build without CUDA) the
+// working set of bfsquery's CPU path (bfsquery.CPUWorkingSet); on a GPU
+// the levels (and parents) read back, viewEntryBytes an answer entry.
+func traversalBytes(o *bfsOptions, g *frontier.CSR, directed bool, qs []bfsquery.Query, rows uint64) (uint64, error) {
+	if o.cpu || !buildHasCUDA {
+		return bfsquery.CPUWorkingSet(bfsquery.CPUBatchOf(g, directed, qs))
+	}
+	per := uint64(viewEntryBytes)
+	if o.parents {
+		per *= 2
+	}
+	return checked.Mul(rows, per, "view bytes")
 }
 
 // answerEntryBytes is the host bytes of one answer entry as o writes it.
 func answerEntryBytes(o *bfsOptions) uint64 {
-	per, out := uint64(entryBytes), uint64(entryTextBytes)
-	if !o.json && o.binaryOutput() {
-		out = entryBinaryBytes
+	per, out := uint64(entryBytes), uint64(0)
+	if o.json {
+		out = entryJSONBytes
 	}
 	if o.parents {
 		per, out = 2*per, 2*out

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -15,6 +16,15 @@ import (
 // renamed into place, so that a reader of the folder never sees half of it.
 // A path that is a directory is refused before anything is written.
 func writeFileAtomic(path string, data []byte) error {
+	return writeFileAtomicFrom(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeFileAtomicFrom is writeFileAtomic of what write writes, streamed to
+// the temporary file rather than held in memory whole.
+func writeFileAtomicFrom(path string, write func(io.Writer) error) error {
 	if info, err := os.Stat(path); err == nil && info.IsDir() {
 		return fmt.Errorf("writing %s: it is a directory. Fix: name a file to write, for example %s", echoName(path), echoName(filepath.Join(path, "out")))
 	}
@@ -23,7 +33,7 @@ func writeFileAtomic(path string, data []byte) error {
 		return writeError(path, err, "check that the directory exists and is writable")
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename there is nothing left to remove
-	if _, err := tmp.Write(data); err != nil {
+	if err := write(tmp); err != nil {
 		tmp.Close()
 		return writeError(path, err, "check the free space of its file system")
 	}

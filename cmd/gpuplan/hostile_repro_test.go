@@ -168,7 +168,7 @@ func flagReproCases() []reproCase {
 		{name: "bfs: 64 roots of a million vertices as JSON, before any traversal", args: wraps("bfs", "--cpu", "--graph", "grid:1000", "--roots", "64", "--json"), code: exitUsage,
 			stderr: []string{"are 64000000 rows, too many for standard output"}, noStderr: []string{"answered"}, progress: true},
 		{name: "bfs: 2000 roots of a million vertices under ulimit -v", args: wraps("bfs", "--cpu", "--graph", "grid:1000", "--roots", "2000", "-o", "@tmp/x.bin"), memory: underUlimitV, code: exitFailure,
-			stderr:   []string{"the answers of 2000 roots over 1000000 vertices or targets each need about 24000000000 bytes of host memory, but 2800000000 are available within the address-space limit"},
+			stderr:   []string{"the answers of 2000 roots over 1000000 vertices or targets each need about 8000000000 bytes of host memory and their traversal about 8040416000 more, 16040416000 in all, but 2800000000 are available within the address-space limit"},
 			noStderr: []string{"answered", "gpuplan bfs: gpuplan bfs"}, progress: true},
 		{name: "bfs: an escape in -o", args: wraps("bfs", "--cpu", "--graph", "grid:8", "-o", "@tmp/no/x\x1b[2J\n.csv"), code: exitFailure,
 			stderr: []string{`x\x1b[2J\n.csv": open: no such file or directory. Fix:`}, progress: true},

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/gpuplan/gpuplan/internal/graphbudget"
 )
 
 // warnBurst is the request warnings a server logs in each period
@@ -84,6 +86,48 @@ func TestLoadOnTinyGraphs(t *testing.T) {
 			assert.Contains(t, last, `the first refusal: refused with 503: "query: the query alone needs`)
 			assert.Contains(t, last, ". Fix: ask for fewer --targets")
 			assert.Contains(t, errs, `msg="failed or refused requests not logged"`)
+		})
+	}
+}
+
+// gpuplan bfs --cpu counts the traversal's working set
+// (bfsquery.CPUWorkingSet) with the answers against the host memory, and
+// refuses before any traversal runs a graph whose answers fit but whose
+// traversal does not, naming both, where it ran out of memory (grid:8000
+// under ulimit -v 4000000 died with exit 2).
+func TestBFSCountsTheTraversalAgainstTheMemory(t *testing.T) {
+	tests := []struct {
+		name   string
+		args   []string
+		memory graphbudget.Memory
+		code   int
+		want   string
+	}{
+		{"one root with parents", []string{"--graph", "grid:1000", "--parents"}, graphbudget.Memory{Bytes: 30_000_000}, exitFailure,
+			"the answers of 1 roots over 1000000 vertices or targets each need about 8000000 bytes of host memory and their traversal about 20000212 more, 28000212 in all, but 30000000 are available. Fix:"},
+		{"two roots in a pass", []string{"--graph", "grid:1000", "--roots", "2"}, graphbudget.Memory{Bytes: 40_000_000, Bound: "the address-space limit of 40000000 bytes (ulimit -v)"}, exitFailure,
+			"need about 8000000 bytes of host memory and their traversal about 48000416 more, 56000416 in all, but 40000000 are available within the address-space limit of 40000000 bytes (ulimit -v)"},
+		{"a directed graph's transpose", []string{"--graph", "directed:@edges", "--root-ids", "0"}, graphbudget.Memory{Bytes: 100}, exitFailure,
+			"their traversal about "},
+		{"within the memory", []string{"--graph", "grid:1000", "--roots", "2"}, graphbudget.Memory{Bytes: 100_000_000}, exitOK, "2 roots answered"},
+	}
+	edges := filepath.Join(t.TempDir(), "edges.el")
+	require.NoError(t, os.WriteFile(edges, []byte(strings.Repeat("0 1\n1 2\n", 8)), 0o644))
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			withHostMemory(t, tc.memory)
+			args := append([]string{"bfs", "--cpu", "-o", filepath.Join(t.TempDir(), "a.bin")}, tc.args...)
+			for i, a := range args {
+				args[i] = strings.Replace(a, "@edges", edges, 1)
+			}
+			_, errs, code := runCLI(t, "", args...)
+			require.Equal(t, tc.code, code, errs)
+			assert.Contains(t, errs, tc.want)
+			if tc.code != exitOK {
+				assert.NotContains(t, errs, "answered", "refused before the traversal")
+				lines := strings.Split(strings.TrimSpace(errs), "\n")
+				assert.Contains(t, lines[len(lines)-1], "Fix: ask for fewer roots")
+			}
 		})
 	}
 }

@@ -106,14 +106,16 @@ func (a *Answers) WriteBinary(w io.Writer) error {
 	binary.LittleEndian.PutUint32(h[24:], uint32(len(a.Answers)))
 	binary.LittleEndian.PutUint32(h[28:], uint32(len(a.Targets)))
 	bw.Write(h[:])
-	word := func(v int32) { bw.Write(binary.LittleEndian.AppendUint32(nil, uint32(v))) }
+	// Each word is appended to the writer's own buffer: a slice made per
+	// word would be garbage of 8 bytes a level.
+	word := func(v int32) { bw.Write(binary.LittleEndian.AppendUint32(bw.AvailableBuffer(), uint32(v))) }
 	for _, t := range a.Targets {
 		word(t)
 	}
 	for _, ans := range a.Answers {
 		word(ans.Root)
 		word(ans.Depth)
-		bw.Write(binary.LittleEndian.AppendUint64(nil, uint64(ans.Reached)))
+		bw.Write(binary.LittleEndian.AppendUint64(bw.AvailableBuffer(), uint64(ans.Reached)))
 		for _, l := range ans.Levels {
 			word(l)
 		}

@@ -89,21 +89,20 @@ func (g *Graph) answer(q Query, w *levelView) Answer {
 		}
 		return Unreached
 	}
-	targets := q.Targets
-	if targets == nil {
-		targets = make([]int32, len(w.full))
-		for v := range targets {
-			targets[v] = int32(v)
-		}
+	// A query over every vertex answers vertex i at i, without a list of
+	// every vertex.
+	count, target := len(q.Targets), func(i int) int32 { return q.Targets[i] }
+	if q.Targets == nil {
+		count, target = len(w.full), func(i int) int32 { return int32(i) }
 	}
-	a.Levels = make([]int32, len(targets))
-	for i, t := range targets {
-		a.Levels[i] = pick(t)
+	a.Levels = make([]int32, count)
+	for i := range a.Levels {
+		a.Levels[i] = pick(target(i))
 	}
 	if q.Parents {
-		a.Parents = make([]int32, len(targets))
-		for i, t := range targets {
-			a.Parents[i] = parent(t)
+		a.Parents = make([]int32, count)
+		for i := range a.Parents {
+			a.Parents[i] = parent(target(i))
 		}
 	}
 	return a
