@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -22,39 +21,21 @@ import (
 	"github.com/gpuplan/gpuplan/evidence"
 	"github.com/gpuplan/gpuplan/executor"
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/syncbuf"
 	"github.com/gpuplan/gpuplan/occupancy"
 	"github.com/gpuplan/gpuplan/workloads/bfs"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 	"github.com/gpuplan/gpuplan/workloads/bfsserve"
 )
 
-// syncBuffer is a buffer safe to write from the command and read from the
-// test at once.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 var servingOn = regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)`)
 
 // startServe runs "gpuplan serve" until the test ends and returns its
 // base URL and its standard error.
-func startServe(t *testing.T, args ...string) (string, *syncBuffer, func() error) {
+func startServe(t *testing.T, args ...string) (string, *syncbuf.Buffer, func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	var stdout, stderr syncBuffer
+	var stdout, stderr syncbuf.Buffer
 	e := &env{stdout: &stdout, stderr: &stderr, ctx: ctx}
 	done := make(chan error, 1)
 	go func() { done <- runServe(e, args) }()
@@ -156,7 +137,7 @@ func TestServeRefuses(t *testing.T) {
 // context of the process does on a real GPU after a sticky fault: the
 // command shuts down and fails with the cause and the restart Fix.
 func TestServeExitsWhenTheServerFails(t *testing.T) {
-	var stderr syncBuffer
+	var stderr syncbuf.Buffer
 	e := &env{stdout: io.Discard, stderr: &stderr, ctx: t.Context()}
 	o, err := parseServeArgs(e, []string{"--graph", "g=grid:8", "--listen", "127.0.0.1:0", "--log-format", "text"})
 	require.NoError(t, err)

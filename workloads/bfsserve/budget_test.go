@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/gpuplan/gpuplan/frontier"
+	"github.com/gpuplan/gpuplan/internal/syncbuf"
 	"github.com/gpuplan/gpuplan/workloads/bfsquery"
 )
 
@@ -106,24 +106,6 @@ func TestBudgetBelowOneQueryIsRefused(t *testing.T) {
 	}
 }
 
-// syncLog is a log destination safe for the server's goroutines.
-type syncLog struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *syncLog) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *syncLog) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestRefusalWarningsAreBounded sends queries the budget refuses: the
 // first warnBurst are logged at WARN, and Shutdown logs how many more were
 // not, where every refusal wrote a line.
@@ -136,7 +118,7 @@ func TestRefusalWarningsAreBounded(t *testing.T) {
 		{40, warnBurst, 40 - warnBurst},
 	} {
 		t.Run(fmt.Sprintf("%d refused", c.queries), func(t *testing.T) {
-			var log syncLog
+			var log syncbuf.Buffer
 			cfg := Config{MaxBatch: 1, Logger: slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelWarn}))}
 			s, err := New(context.Background(), cfg, tinyGraphs(t)["grid2"])
 			require.NoError(t, err)
