@@ -70,50 +70,35 @@ const (
 // does not fit 64 bits is a *checked.OverflowError.
 func CPUWorkingSet(b CPUBatch) (uint64, error) {
 	n := b.Vertices
-	var s sizer
+	perVertex, err := checked.Mul(b.Roots, levelBytes, "level bytes per vertex")
+	if err != nil {
+		return 0, err
+	}
+	terms := []workingTerm{{"level bytes", n, perVertex}, {"read bytes", b.Reads, readBytes},
+		{"root bytes", b.Roots, rootBytes}, {"query bytes", b.Queries, queryBytes}}
 	if b.Directed {
-		s.add("transpose offset bytes", n+1, transposeOffsetBytes)
-		s.add("transpose target bytes", b.Entries, transposeEntryBytes)
+		terms = append(terms, workingTerm{"transpose offset bytes", n + 1, transposeOffsetBytes},
+			workingTerm{"transpose target bytes", b.Entries, transposeEntryBytes})
 	}
-	s.add("level bytes", n, s.mul(b.Roots, levelBytes))
 	if !b.Directed && b.Roots > 1 {
-		s.add("multi-source pass bytes", n, passBytes)
+		terms = append(terms, workingTerm{"multi-source pass bytes", n, passBytes})
 	} else {
-		s.add("32-bit offset bytes", n+1, offsets32Bytes)
-		s.add("frontier bytes", n, frontierBytes)
+		terms = append(terms, workingTerm{"32-bit offset bytes", n + 1, offsets32Bytes}, workingTerm{"frontier bytes", n, frontierBytes})
 	}
-	s.add("read bytes", b.Reads, readBytes)
-	s.add("root bytes", b.Roots, rootBytes)
-	s.add("query bytes", b.Queries, queryBytes)
-	return s.total, s.err
+	sizes := make([]uint64, len(terms))
+	for i, t := range terms {
+		if sizes[i], err = checked.Mul(t.count, t.bytes, t.field); err != nil {
+			return 0, err
+		}
+	}
+	return checked.Sum("CPU working set bytes", sizes...)
 }
 
-// sizer sums products in checked arithmetic, keeping the first overflow.
-type sizer struct {
-	total uint64
-	err   error
-}
-
-// mul returns a*b, or 0 once an overflow is kept.
-func (s *sizer) mul(a, b uint64) uint64 {
-	if s.err != nil {
-		return 0
-	}
-	p, err := checked.Mul(a, b, "CPU working set bytes")
-	s.err = err
-	return p
-}
-
-// add adds a*b bytes of what field names.
-func (s *sizer) add(field string, a, b uint64) {
-	if s.err != nil {
-		return
-	}
-	p, err := checked.Mul(a, b, field)
-	if err == nil {
-		s.total, err = checked.Add(s.total, p, "CPU working set bytes")
-	}
-	s.err = err
+// workingTerm is one part of the working set: count things of bytes each,
+// named by field in an overflow.
+type workingTerm struct {
+	field        string
+	count, bytes uint64
 }
 
 // CPUBatchOf returns the CPUBatch of qs on g, a graph opened with
